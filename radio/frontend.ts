@@ -1,0 +1,79 @@
+import type { Micros } from '../src/core/time.js';
+
+/** The front-end drivers cogmesh knows. */
+export type FrontendKind = 'sim' | 'uhd' | 'sora' | 'usb' | 'file';
+
+/** What a front-end can do; read once at start. */
+export interface FrontendCapabilities {
+  /** Complex samples per second delivered by `readIq`. */
+  readonly sampleRateHz: number;
+  /** Lowest and highest centre frequency it can tune to. */
+  readonly tuneRangeHz: readonly [number, number];
+  /** Gain range of its receive chain. */
+  readonly gainRangeDb: readonly [number, number];
+  /** Time from a tune request until samples are valid again (the radio is deaf meanwhile). */
+  readonly retuneUs: Micros;
+  /** Whether `send` is available (a PHY to transmit frames is configured). */
+  readonly canTransmit: boolean;
+}
+
+/**
+ * A block of complex baseband samples, interleaved I and Q as 32-bit floats
+ * (`fc32`), scaled so that 10*log10(mean(I^2 + Q^2)) + calibrationDb is the
+ * received power in dBm at the antenna port.
+ */
+export interface IqBlock {
+  readonly data: Float32Array;
+  /** Complex samples in `data` (data.length >= 2 * count). */
+  readonly count: number;
+  /** Time of the first sample. */
+  readonly startUs: Micros;
+  readonly sampleRateHz: number;
+  readonly centerHz: number;
+  /** dBm of a full-scale signal (mean |x|^2 = 1) at the gain in force for this block. */
+  readonly calibrationDb: number;
+  /** Samples the front-end lost before this block (overruns), 0 when none. */
+  readonly droppedSamples: number;
+}
+
+/** A frame received by a front-end's PHY. */
+export interface ReceivedFrame {
+  readonly bytes: Uint8Array;
+  readonly centerHz: number;
+  readonly atUs: Micros;
+  readonly rssiDbm: number;
+}
+
+/** The outcome of a retune, with the time it really took. */
+export interface TuneResult {
+  readonly centerHz: number;
+  readonly retuneUs: Micros;
+}
+
+/**
+ * One radio front-end. Drivers (sim, uhd, sora, usb, file) implement it; the
+ * node's real-time driver talks to it, and cores never do. Calls are
+ * asynchronous because real devices are; the sim front-end also offers a
+ * synchronous path for virtual time.
+ */
+export interface Frontend {
+  readonly kind: FrontendKind;
+  /** A name that tells this device apart from others of its kind (serial, ring path, ...). */
+  readonly id: string;
+  readonly capabilities: FrontendCapabilities;
+  /** Current centre frequency, undefined before the first tune. */
+  readonly centerHz: number | undefined;
+  readonly gainDb: number;
+
+  tune(centerHz: number): Promise<TuneResult>;
+  setGain(gainDb: number): Promise<void>;
+  /** dBm of a full-scale signal at the current gain. */
+  calibrationDb(): number;
+  /** The next `count` complex samples at the current centre frequency. */
+  readIq(count: number): Promise<IqBlock>;
+  /** Transmits one frame at the current centre frequency. */
+  send(bytes: Uint8Array): Promise<void>;
+  /** Registers a listener for frames received at the current centre frequency; returns its remover. */
+  onFrame(listener: (frame: ReceivedFrame) => void): () => void;
+  close(): Promise<void>;
+}

@@ -1,0 +1,136 @@
+/**
+ * The configuration of one cogmesh node, as validated against
+ * `config/node.schema.json`. The schema is the one source of defaults: a file
+ * may omit any field that has a default there, and `loadNodeConfig` returns
+ * this type with every default filled in. Units are in the field names.
+ */
+export interface NodeConfig {
+  node: {
+    /** Node identity on the mesh: 0-65535, unique among the routers of a mesh. */
+    id: number;
+    /** A name for logs and the monitor. */
+    name: string;
+    /** Seed of every random stream of this node (and of its emulated band). */
+    seed: number;
+  };
+  channelPlan: {
+    band: 'ism2g4';
+    /** 11 (North America, the seeds' plan) or 13 (ETSI). */
+    channels: 11 | 13;
+    /** Channels the node may use; empty means all of the plan. */
+    allowed: number[];
+  };
+  radios: {
+    /** Receive radio: sits on the channel the decision picks. */
+    R1: RadioConfig;
+    /** Transmit radio: switches among the neighbours' R1 channels. */
+    R2: RadioConfig;
+    /** Control radio: stays on the common control channel. */
+    R3: RadioConfig & { channel: number };
+  };
+  sensing: SensingConfig;
+  channel: ChannelDecisionConfig;
+  switching: {
+    /** How long R2 serves one channel queue before it may switch. */
+    intervalMs: number;
+    /** Adapt the interval to queue load. */
+    adaptive: boolean;
+    /** Time lost per channel switch (radio deaf meanwhile). */
+    overheadUs: number;
+  };
+  /** The emulated band the `sim` front-ends receive from. */
+  sim: { band: BandConfig };
+  log: {
+    level: 'trace' | 'debug' | 'info' | 'warn' | 'error';
+    /** `pretty` for people at a terminal, `json` (one object a line) for machines. */
+    format: 'pretty' | 'json';
+  };
+}
+
+export interface RadioConfig {
+  frontend: 'sim' | 'uhd' | 'sora' | 'usb' | 'file';
+  /** Complex IQ samples per second. */
+  sampleRateHz: number;
+  gainDb: number;
+  /** dBm of a full-scale signal at 0 dB gain (front-end calibration). */
+  calibrationDb: number;
+  /** Driver-specific device selector (UHD device args, ring path, capture file). */
+  device: string;
+}
+
+export interface SensingConfig {
+  /** Which radio senses; data transmission on it pauses while it does. */
+  radio: 'R1' | 'R2' | 'R3';
+  /** T_s: length of one sensing round. */
+  durationMs: number;
+  /** A round starts every period (the seeds' transmission period, 1 s). */
+  periodMs: number;
+  /** Channels visited in one round, in turn; 0 means every channel of the plan. */
+  channelsPerRound: number;
+  /** One sensing sample: the energy detector's averaging window. */
+  windowUs: number;
+  /** A window is busy when its mean power exceeds this (802.11 CCA energy detect: -62 dBm). */
+  ccaThresholdDbm: number;
+  /** Weight of past rounds in w: 0 keeps only the last round, 0.9 remembers long. */
+  memory: number;
+  /** Energy-detector backend: `auto` probes gpu.js at start and keeps the faster. */
+  backend: 'auto' | 'cpu' | 'gpu';
+  cooperative: {
+    /** Merge neighbours' shared w into this node's. */
+    enabled: boolean;
+    /** A neighbour report loses half its weight every half-life. */
+    halfLifeMs: number;
+    /** Reports older than this are dropped. */
+    maxAgeMs: number;
+    /** Weight of a neighbour's window relative to one of our own. */
+    neighbourWeight: number;
+  };
+}
+
+export interface ChannelDecisionConfig {
+  /** C of equation (2): capacity of a channel free of PN traffic. */
+  capacityMbps: number;
+  /** Switch R1 only when another channel offers this fraction of C more than the current one. */
+  hysteresis: number;
+  /** R1 stays at least this long on a channel before it may move again. */
+  minDwellMs: number;
+  /** Traffic this node must receive: a channel that cannot carry it is left even within hysteresis. */
+  loadMbps: number;
+  /** R1's channel before the first sensing round; 0 lets the first decision pick. */
+  initialChannel: number;
+}
+
+export type PnPatternConfig =
+  | { kind: 'off' }
+  | {
+      kind: 'onoff';
+      /** T_idle and T_busy, fixed or as means of exponential distributions. */
+      idleMs: number;
+      busyMs: number;
+      distribution: 'fixed' | 'exponential';
+    }
+  | {
+      kind: 'fraction';
+      /** Target busy fraction in [0, 1]. */
+      busy: number;
+      /** Mean length of one PN burst (bursts and gaps are exponential). */
+      meanBurstMs: number;
+    };
+
+export interface PnConfig {
+  channel: number;
+  /** Received power of this PN at the node's antenna while it transmits. */
+  powerDbm: number;
+  pattern: PnPatternConfig;
+}
+
+export interface BandConfig {
+  /** Receiver noise figure over thermal noise kTB. */
+  noiseFigureDb: number;
+  /** Primary nodes active for the whole run (when `phases` is empty). */
+  pn: PnConfig[];
+  /** A PN load that changes over time: each phase holds for its duration. */
+  phases: Array<{ durationS: number; pn: PnConfig[] }>;
+  /** Start over from the first phase after the last one ends. */
+  repeat: boolean;
+}
