@@ -1,0 +1,577 @@
+import type { BandConfig, PnConfig } from '../../src/config/types.js';
+import { ConfigError, FrontendError, RangeArgumentError, type ConfigIssue } from '../../src/core/errors.js';
+import type { Rng } from '../../src/core/rng.js';
+import type { Scheduler } from '../../src/core/scheduler.js';
+import { assertMicros, US_PER_S, type Micros } from '../../src/core/time.js';
+import type { Channel, ChannelPlan } from '../channels.js';
+import type { ReceivedFrame } from '../frontend.js';
+import { checkPnPattern, PnProcess } from './pn.js';
+
+/** Thermal noise density kT at 290 K. */
+export const THERMAL_NOISE_DBM_PER_HZ = -174;
+
+export const dbmToMw = (dbm: number): number => 10 ** (dbm / 10);
+export const mwToDbm = (mw: number): number => 10 * Math.log10(mw);
+
+export interface EmulatedBandOptions {
+  /** Delivers frames at the end of their airtime. Without one, the first receiver that brings one lends it. */
+  scheduler?: Scheduler;
+  /**
+   * Time at which the PNs (and the first phase) start; before it the band
+   * carries noise only. Default: the scheduler's now, else 0.
+   */
+  startUs?: Micros;
+  /**
+   * How far behind the latest query the band still answers: ground-truth
+   * queries for a past window and receivers whose reads lag one another need
+   * it. Older PN intervals and frames are forgotten. Default 10 s.
+   */
+  historyUs?: Micros;
+}
+
+/** A PN that is on, with the label of its random stream (unique per PN, phase and cycle). */
+export interface ActivePn {
+  readonly label: string;
+  readonly channel: number;
+  readonly powerDbm: number;
+}
+
+/** A frame in the air, as `transmit` scheduled it. */
+export interface Airtime {
+  readonly startUs: Micros;
+  readonly endUs: Micros;
+}
+
+/** What a receiver tells the band when it attaches. */
+export interface ReceiverSpec {
+  /** Unique among the band's receivers; a frame is never delivered to the receiver whose id sent it. */
+  id: string;
+  /** Centre it listens on, undefined while deaf. */
+  centerHz?: number;
+  /** Time since which it has listened on that centre (default: now, or 0 without a scheduler). */
+  sinceUs?: Micros;
+  onFrame: (frame: ReceivedFrame) => void;
+  scheduler?: Scheduler;
+}
+
+/** A receiver's handle on the band. */
+export interface BandReceiver {
+  readonly id: string;
+  readonly centerHz: number | undefined;
+  readonly sinceUs: Micros;
+  /** Listens on `centerHz` from `sinceUs` on; undefined makes it deaf (retuning, closed). */
+  listen(centerHz: number | undefined, sinceUs: Micros): void;
+  detach(): void;
+}
+
+interface PnSlot {
+  readonly label: string;
+  readonly channel: number;
+  readonly chIndex: number;
+  readonly powerDbm: number;
+  readonly powerMw: number;
+  readonly proc: PnProcess;
+}
+
+/** One stretch of time with one PN list: a phase of one cycle, or the whole run for `cfg.pn`. */
+interface PhaseInstance {
+  readonly key: string;
+  readonly startUs: Micros;
+  readonly endUs: Micros;
+  readonly pns: readonly PnSlot[];
+}
+
+interface AirFrame {
+  readonly from: string;
+  readonly chIndex: number;
+  readonly centerHz: number;
+  readonly startUs: Micros;
+  readonly endUs: Micros;
+  readonly powerDbm: number;
+  readonly powerMw: number;
+  readonly bytes: Uint8Array;
+}
+
+interface ReceiverState {
+  id: string;
+  centerHz: number | undefined;
+  sinceUs: Micros;
+  onFrame: (frame: ReceivedFrame) => void;
+  attached: boolean;
+}
+
+/**
+ * The emulated 2.4 GHz air: power, not waveforms. A receiver tuned to a
+ * channel collects thermal noise over the channel width plus, from every
+ * emitter on (primary nodes and mesh frames in the air), its power times the
+ * overlap factor between the emitter's channel and its own. IQ samples are
+ * complex Gaussian noise whose variance follows that power, which is all an
+ * energy detector can tell apart.
+ */
+export class EmulatedBand {
+  readonly startUs: Micros;
+  readonly historyUs: Micros;
+  private scheduler: Scheduler | undefined;
+  private readonly chIndexByCenter = new Map<number, number>();
+  /** overlap[from * n + to]: share of an emitter's power on `from` a receiver on `to` collects. */
+  private readonly overlap: Float64Array;
+  private readonly noiseMw: Float64Array;
+  private readonly phaseStartUs: number[] = [];
+  private readonly cycleUs: number = 0;
+  private readonly instances = new Map<string, PhaseInstance>();
+  /** Frames by start time; those that started more than `maxAirUs` before a time are over by then. */
+  private frames: AirFrame[] = [];
+  private maxAirUs = 0;
+  private readonly receivers = new Map<string, ReceiverState>();
+  private readonly noiseStreams = new Map<string, Rng>();
+  private latestQueryUs = -Infinity;
+  private knownFromUs = -Infinity;
+
+  /** The configuration in force (a copy: changing the caller's object later changes nothing here). */
+  readonly cfg: BandConfig;
+
+  /**
+   * `cfg` is checked against the plan and refused whole (ConfigError) when a
+   * PN names a channel outside it or a pattern is out of range. The fourth
+   * argument is the scheduler that delivers frames, or options.
+   */
+  constructor(
+    readonly plan: ChannelPlan,
+    cfg: BandConfig,
+    private readonly rng: Rng,
+    schedulerOrOpts: Scheduler | EmulatedBandOptions = {},
+  ) {
+    this.cfg = structuredClone(cfg);
+    const opts: EmulatedBandOptions = isScheduler(schedulerOrOpts) ? { scheduler: schedulerOrOpts } : schedulerOrOpts;
+    this.scheduler = opts.scheduler;
+    this.startUs = assertMicros('band start', opts.startUs ?? opts.scheduler?.now() ?? 0);
+    this.historyUs = assertMicros('band history', opts.historyUs ?? 10 * US_PER_S);
+    const chs = plan.channels;
+    const n = chs.length;
+    this.overlap = new Float64Array(n * n);
+    this.noiseMw = new Float64Array(n);
+    chs.forEach((a, i) => {
+      this.chIndexByCenter.set(a.centerHz, i);
+      this.noiseMw[i] = dbmToMw(THERMAL_NOISE_DBM_PER_HZ + 10 * Math.log10(a.widthHz) + cfg.noiseFigureDb);
+      chs.forEach((b, j) => (this.overlap[i * n + j] = plan.overlapFactor(a.number, b.number)));
+    });
+
+    const issues = this.checkConfig();
+    if (issues.length > 0) throw new ConfigError(issues, 'band configuration');
+    let t = 0;
+    for (const ph of cfg.phases) {
+      this.phaseStartUs.push(t);
+      t += Math.round(ph.durationS * US_PER_S);
+    }
+    this.cycleUs = t;
+  }
+
+  /** The plan's channel centred on `centerHz`, or FrontendError `RADIO_NOT_A_CHANNEL`. */
+  channelAt(centerHz: number): Channel {
+    return this.plan.channels[this.chIndexOf(centerHz)]!;
+  }
+
+  isChannelCenter(centerHz: number): boolean {
+    return this.chIndexByCenter.has(centerHz);
+  }
+
+  /** Thermal noise power (kTB plus noise figure) over the channel at `centerHz`. */
+  noiseFloorDbm(centerHz: number): number {
+    return mwToDbm(this.noiseMw[this.chIndexOf(centerHz)]!);
+  }
+
+  /** An independent noise stream for a receiver, derived from the band's seed and the label. */
+  noiseRng(label: string): Rng {
+    return this.rng.fork(`noise/${label}`);
+  }
+
+  /** Total power received at time t by a receiver centred on `centerHz`. */
+  powerDbm(centerHz: number, t: Micros): number {
+    const rx = this.chIndexOf(centerHz);
+    this.touch(t);
+    const n = this.plan.channels.length;
+    let mw = this.noiseMw[rx]!;
+    for (const inst of this.instancesIn(t, t + 1)) {
+      if (t < inst.startUs || t >= inst.endUs) continue;
+      for (const pn of inst.pns) if (pn.proc.isBusy(t)) mw += pn.powerMw * this.overlap[pn.chIndex * n + rx]!;
+    }
+    const frames = this.frames;
+    for (let i = this.firstFrameNear(t); i < frames.length && frames[i]!.startUs <= t; i++) {
+      const f = frames[i]!;
+      if (t < f.endUs) mw += f.powerMw * this.overlap[f.chIndex * n + rx]!;
+    }
+    return mwToDbm(mw);
+  }
+
+  /**
+   * Fills out[0 .. 2*count) with interleaved I, Q samples as a receiver at
+   * `centerHz` sees them: sample k is taken at startUs + k * 1e6 / sampleRateHz
+   * and has mean |x|^2 = 10^((P_dBm - calibrationDb) / 10). The variance is
+   * constant between changes of power, so whole runs are drawn at once.
+   * `noise` is the receiver's own stream (or a label naming one), so that
+   * receivers never shift each other's samples.
+   */
+  synthesize(
+    centerHz: number,
+    startUs: number,
+    count: number,
+    sampleRateHz: number,
+    calibrationDb: number,
+    out: Float32Array,
+    noise: Rng | string,
+  ): void {
+    const rx = this.chIndexOf(centerHz);
+    if (!Number.isSafeInteger(count) || count < 0) throw new RangeArgumentError('count', count, 'an integer >= 0');
+    if (!(sampleRateHz > 0) || !Number.isFinite(sampleRateHz)) {
+      throw new RangeArgumentError('sampleRateHz', sampleRateHz, 'a finite number > 0');
+    }
+    if (out.length < 2 * count) throw new RangeArgumentError('out.length', out.length, `at least ${2 * count}`);
+    if (!Number.isFinite(startUs) || startUs < 0) throw new RangeArgumentError('startUs', startUs, 'a finite time >= 0');
+    if (count === 0) return;
+    const rng = typeof noise === 'string' ? this.noiseStream(noise) : noise;
+    const fullScaleMw = dbmToMw(calibrationDb);
+    const usPerSample = US_PER_S / sampleRateHz;
+    const a0 = Math.floor(startUs);
+    const a1 = Math.max(a0 + 1, Math.ceil(startUs + count * usPerSample));
+    this.touch(a0);
+
+    // Power changes within [a0, a1): +mW where an emitter turns on, -mW where it turns off.
+    const n = this.plan.channels.length;
+    const times: number[] = [];
+    const deltas: number[] = [];
+    const span: number[] = [];
+    for (const inst of this.instancesIn(a0, a1)) {
+      const lo = Math.max(a0, inst.startUs);
+      const hi = Math.min(a1, inst.endUs);
+      if (hi <= lo) continue;
+      for (const pn of inst.pns) {
+        const mw = pn.powerMw * this.overlap[pn.chIndex * n + rx]!;
+        span.length = 0;
+        pn.proc.collect(lo, hi, span);
+        for (let i = 0; i < span.length; i += 2) {
+          times.push(span[i]!, span[i + 1]!);
+          deltas.push(mw, -mw);
+        }
+      }
+    }
+    const frames = this.frames;
+    for (let i = this.firstFrameNear(a0); i < frames.length && frames[i]!.startUs < a1; i++) {
+      const f = frames[i]!;
+      if (f.endUs <= a0) continue;
+      const mw = f.powerMw * this.overlap[f.chIndex * n + rx]!;
+      times.push(Math.max(a0, f.startUs), Math.min(a1, f.endUs));
+      deltas.push(mw, -mw);
+    }
+    const order = Array.from(times.keys()).sort((i, j) => times[i]! - times[j]! || i - j);
+
+    // Sample index of the first sample at or after time t, within [0, count].
+    const sampleAt = (t: number): number => {
+      const k = Math.ceil(((t - startUs) * sampleRateHz) / US_PER_S);
+      return k < 0 ? 0 : k > count ? count : k;
+    };
+    const fill = (from: number, to: number, mw: number): void => {
+      const k0 = sampleAt(from);
+      const k1 = sampleAt(to);
+      if (k1 > k0) rng.fillNormal(out, Math.sqrt(mw / fullScaleMw / 2), 2 * k0, 2 * (k1 - k0));
+    };
+
+    const floorMw = this.noiseMw[rx]!;
+    let emittersMw = 0;
+    let on = 0;
+    let segStart = a0;
+    for (const i of order) {
+      const t = times[i]!;
+      if (t > segStart) {
+        fill(segStart, t, floorMw + emittersMw);
+        segStart = t;
+      }
+      // Events come in pairs: even indices turn an emitter on, odd ones off.
+      on += (i & 1) === 0 ? 1 : -1;
+      // Back to exact zero when nothing is on, so rounding never accumulates.
+      emittersMw = on === 0 ? 0 : emittersMw + deltas[i]!;
+    }
+    fill(segStart, a1, floorMw + emittersMw);
+  }
+
+  /** Fraction of [t0, t1) during which at least one PN on exactly `channel` is on. */
+  pnBusyFraction(channel: number, t0: Micros, t1: Micros): number {
+    if (t1 < t0) throw new RangeArgumentError('window', [t0, t1], 't0 <= t1');
+    return t1 === t0 ? 0 : this.pnBusyTime(channel, t0, t1) / (t1 - t0);
+  }
+
+  /** Time within [t0, t1) during which at least one PN on exactly `channel` is on, in µs. */
+  pnBusyTime(channel: number, t0: Micros, t1: Micros): Micros {
+    this.plan.get(channel);
+    if (t1 < t0) throw new RangeArgumentError('window', [t0, t1], 't0 <= t1');
+    if (t1 === t0) return 0;
+    this.touch(t0);
+    const spans: number[] = [];
+    for (const inst of this.instancesIn(t0, t1)) {
+      const lo = Math.max(t0, inst.startUs);
+      const hi = Math.min(t1, inst.endUs);
+      if (hi <= lo) continue;
+      for (const pn of inst.pns) if (pn.channel === channel) pn.proc.collect(lo, hi, spans);
+    }
+    const order = Array.from({ length: spans.length / 2 }, (_, i) => i).sort((i, j) => spans[2 * i]! - spans[2 * j]!);
+    let total = 0;
+    let curS = -Infinity;
+    let curE = -Infinity;
+    for (const i of order) {
+      const s = spans[2 * i]!;
+      const e = spans[2 * i + 1]!;
+      if (s > curE) {
+        if (curE > curS) total += curE - curS;
+        curS = s;
+        curE = e;
+      } else if (e > curE) curE = e;
+    }
+    if (curE > curS) total += curE - curS;
+    return total;
+  }
+
+  /** The PNs on at time t. */
+  activePn(t: Micros): ActivePn[] {
+    this.touch(t);
+    const out: ActivePn[] = [];
+    for (const inst of this.instancesIn(t, t + 1)) {
+      if (t < inst.startUs || t >= inst.endUs) continue;
+      for (const pn of inst.pns) {
+        if (pn.proc.isBusy(t)) out.push({ label: pn.label, channel: pn.channel, powerDbm: pn.powerDbm });
+      }
+    }
+    return out;
+  }
+
+  /**
+   * Puts a frame in the air from `atUs` for ceil(bits * 1e6 / rateBps) µs. It
+   * adds its power to every receiver (with overlap leakage) meanwhile, and at
+   * its end is delivered to every attached receiver but the sender that
+   * listened on the same centre for the whole airtime. A plain broadcast: no
+   * carrier sense, no collisions.
+   */
+  transmit(from: string, centerHz: number, bytes: Uint8Array, atUs: Micros, powerDbm: number, rateBps: number): Airtime {
+    const chIndex = this.chIndexOf(centerHz);
+    assertMicros('transmit time', atUs);
+    if (bytes.length === 0) throw new RangeArgumentError('frame length', 0, 'at least 1 byte');
+    if (!Number.isFinite(powerDbm)) throw new RangeArgumentError('powerDbm', powerDbm, 'a finite number');
+    if (!(rateBps > 0) || !Number.isFinite(rateBps)) throw new RangeArgumentError('rateBps', rateBps, 'a finite number > 0');
+    const scheduler = this.scheduler;
+    if (!scheduler) {
+      throw new FrontendError('RADIO_NO_SCHEDULER', 'the band needs a scheduler to deliver frames: pass one to the band or to attach');
+    }
+    const airUs = Math.ceil((bytes.length * 8 * US_PER_S) / rateBps);
+    const frame: AirFrame = {
+      from,
+      chIndex,
+      centerHz,
+      startUs: atUs,
+      endUs: atUs + airUs,
+      powerDbm,
+      powerMw: dbmToMw(powerDbm),
+      bytes: bytes.slice(),
+    };
+    // Frames mostly come in time order: insert from the back.
+    let at = this.frames.length;
+    while (at > 0 && this.frames[at - 1]!.startUs > frame.startUs) at--;
+    this.frames.splice(at, 0, frame);
+    this.maxAirUs = Math.max(this.maxAirUs, airUs);
+    scheduler.at(Math.max(frame.endUs, scheduler.now()), () => this.deliver(frame));
+    return { startUs: frame.startUs, endUs: frame.endUs };
+  }
+
+  /** Frames kept in memory (in the air or within the history window). */
+  get storedFrames(): number {
+    return this.frames.length;
+  }
+
+  attach(spec: ReceiverSpec): BandReceiver {
+    if (this.receivers.get(spec.id)?.attached) {
+      throw new FrontendError('RADIO_DUPLICATE_ID', `a receiver with id ${JSON.stringify(spec.id)} is already attached to the band`);
+    }
+    if (spec.scheduler) {
+      if (!this.scheduler) this.scheduler = spec.scheduler;
+      else if (this.scheduler !== spec.scheduler) {
+        throw new FrontendError('RADIO_SCHEDULER_MISMATCH', `receiver ${spec.id} brings a scheduler other than the band's`);
+      }
+    }
+    if (spec.centerHz !== undefined) this.chIndexOf(spec.centerHz);
+    const st: ReceiverState = {
+      id: spec.id,
+      centerHz: spec.centerHz,
+      sinceUs: spec.sinceUs ?? this.scheduler?.now() ?? 0,
+      onFrame: spec.onFrame,
+      attached: true,
+    };
+    this.receivers.set(spec.id, st);
+    const band = this;
+    return {
+      id: st.id,
+      get centerHz() {
+        return st.centerHz;
+      },
+      get sinceUs() {
+        return st.sinceUs;
+      },
+      listen(centerHz: number | undefined, sinceUs: Micros): void {
+        if (centerHz !== undefined) band.chIndexOf(centerHz);
+        st.centerHz = centerHz;
+        st.sinceUs = sinceUs;
+      },
+      detach(): void {
+        if (!st.attached) return;
+        st.attached = false;
+        if (band.receivers.get(st.id) === st) band.receivers.delete(st.id);
+      },
+    };
+  }
+
+  private deliver(f: AirFrame): void {
+    for (const r of [...this.receivers.values()]) {
+      if (!r.attached || r.id === f.from || r.centerHz !== f.centerHz || r.sinceUs > f.startUs) continue;
+      r.onFrame({ bytes: f.bytes.slice(), centerHz: f.centerHz, atUs: f.endUs, rssiDbm: f.powerDbm });
+    }
+  }
+
+  /** Index of the first frame that may still be in the air at time t (all before it ended by then). */
+  private firstFrameNear(t: number): number {
+    const frames = this.frames;
+    let lo = 0;
+    let hi = frames.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (frames[mid]!.startUs + this.maxAirUs <= t) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  private noiseStream(label: string): Rng {
+    let r = this.noiseStreams.get(label);
+    if (!r) {
+      r = this.noiseRng(label);
+      this.noiseStreams.set(label, r);
+    }
+    return r;
+  }
+
+  private chIndexOf(centerHz: number): number {
+    const i = this.chIndexByCenter.get(centerHz);
+    if (i === undefined) {
+      const centres = this.plan.channels.map((c) => c.centerHz / 1e6).join(', ');
+      throw new FrontendError('RADIO_NOT_A_CHANNEL', `${centerHz} Hz is not a channel centre of plan ${this.plan.name} (${centres} MHz)`);
+    }
+    return i;
+  }
+
+  /** Records a query at time t and forgets PN phases and frames that no later query may need. */
+  private touch(t: number): void {
+    if (!Number.isFinite(t) || t < 0) throw new RangeArgumentError('time', t, 'a finite time >= 0');
+    if (t < this.knownFromUs) {
+      throw new RangeArgumentError('time', t, `a time at or after ${this.knownFromUs} us (the band keeps ${this.historyUs} us of history)`);
+    }
+    if (t <= this.latestQueryUs) return;
+    this.latestQueryUs = t;
+    const cut = Math.floor(t) - this.historyUs;
+    if (cut <= this.knownFromUs) return;
+    this.knownFromUs = cut;
+    for (const [key, inst] of this.instances) if (inst.endUs <= cut) this.instances.delete(key);
+    const gone = this.firstFrameNear(cut);
+    if (gone > 0) this.frames.splice(0, gone);
+  }
+
+  /** The phase instances that overlap [t0, t1), created on first use, in time order. */
+  private instancesIn(t0: number, t1: number): PhaseInstance[] {
+    const out: PhaseInstance[] = [];
+    if (t1 <= this.startUs) return out;
+    const phases = this.cfg.phases;
+    if (phases.length === 0) {
+      out.push(this.instance('static', this.startUs, Infinity, this.cfg.pn, 'pn/static'));
+      return out;
+    }
+    const last = phases.length - 1;
+    const rel = Math.max(0, t0 - this.startUs);
+    let cycle = 0;
+    let k = 0;
+    if (this.cfg.repeat) {
+      cycle = Math.floor(rel / this.cycleUs);
+      const r = rel - cycle * this.cycleUs;
+      while (k < last && this.phaseStartUs[k + 1]! <= r) k++;
+    } else {
+      while (k < last && this.phaseStartUs[k + 1]! <= rel) k++;
+    }
+    for (;;) {
+      const base = this.startUs + cycle * this.cycleUs;
+      const s = base + this.phaseStartUs[k]!;
+      if (s >= t1) break;
+      const isLast = k === last;
+      const e = isLast ? (this.cfg.repeat ? base + this.cycleUs : Infinity) : base + this.phaseStartUs[k + 1]!;
+      if (e > s && e > t0) {
+        const ph = phases[k]!;
+        out.push(this.instance(`${cycle}/${k}`, s, e, ph.pn, `pn/cycle${cycle}/phase${k}`));
+      }
+      if (e === Infinity) break;
+      if (isLast) {
+        cycle++;
+        k = 0;
+      } else k++;
+    }
+    return out;
+  }
+
+  private instance(key: string, startUs: Micros, endUs: Micros, pns: readonly PnConfig[], label: string): PhaseInstance {
+    let inst = this.instances.get(key);
+    if (!inst) {
+      inst = {
+        key,
+        startUs,
+        endUs,
+        pns: pns.map((p, i) => {
+          const l = `${label}/${i}`;
+          return {
+            label: l,
+            channel: p.channel,
+            chIndex: this.plan.channels.indexOf(this.plan.get(p.channel)),
+            powerDbm: p.powerDbm,
+            powerMw: dbmToMw(p.powerDbm),
+            proc: new PnProcess(p.pattern, this.rng.fork(l), { startUs, historyUs: this.historyUs }),
+          };
+        }),
+      };
+      this.instances.set(key, inst);
+    }
+    return inst;
+  }
+
+  private checkConfig(): ConfigIssue[] {
+    const cfg = this.cfg;
+    const issues: ConfigIssue[] = [];
+    if (!Number.isFinite(cfg.noiseFigureDb)) {
+      issues.push({ path: '/noiseFigureDb', value: cfg.noiseFigureDb, expected: 'a finite number of dB' });
+    }
+    const checkPns = (pns: readonly PnConfig[], at: string): void =>
+      pns.forEach((p, i) => {
+        const path = `${at}/${i}`;
+        if (!this.plan.has(p.channel)) {
+          issues.push({ path: `${path}/channel`, value: p.channel, expected: `a channel of plan ${this.plan.name} (${this.plan.numbers.join(', ')})` });
+        }
+        if (!Number.isFinite(p.powerDbm)) issues.push({ path: `${path}/powerDbm`, value: p.powerDbm, expected: 'a finite number of dBm' });
+        for (const is of checkPnPattern(p.pattern)) issues.push({ ...is, path: `${path}/pattern${is.path}` });
+      });
+    checkPns(cfg.pn, '/pn');
+    let total = 0;
+    cfg.phases.forEach((ph, k) => {
+      if (!Number.isFinite(ph.durationS) || ph.durationS < 0) {
+        issues.push({ path: `/phases/${k}/durationS`, value: ph.durationS, expected: 'a finite number of seconds >= 0' });
+      } else total += Math.round(ph.durationS * US_PER_S);
+      checkPns(ph.pn, `/phases/${k}/pn`);
+    });
+    if (cfg.repeat && cfg.phases.length > 0 && total === 0) {
+      issues.push({ path: '/phases', value: cfg.phases.map((p) => p.durationS), expected: 'repeating phases that last longer than 0 s in all' });
+    }
+    return issues;
+  }
+}
+
+function isScheduler(x: Scheduler | EmulatedBandOptions): x is Scheduler {
+  return typeof (x as Partial<Scheduler>).at === 'function';
+}

@@ -1,0 +1,35 @@
+#!/usr/bin/env node
+import { Command, Option } from 'commander';
+import { CogmeshError } from '../core/errors.js';
+import { configCommand } from './config.js';
+import { nodeCommand } from './node.js';
+import { senseCommand } from './sense.js';
+
+/** The `cogmesh` command line: one subcommand per job, each with its own --help. */
+export function cli(): Command {
+  const program = new Command('cogmesh')
+    .description('cognitive wireless mesh router stack (Urban-X): sensing, channel decision, routing, OpenFlow and VNFs')
+    .version(process.env.npm_package_version ?? '0.1.0', '-V, --version')
+    .showHelpAfterError('(run with --help for usage)')
+    .configureHelp({ sortSubcommands: true });
+  program.addCommand(nodeCommand());
+  program.addCommand(senseCommand());
+  program.addCommand(configCommand());
+  return program;
+}
+
+export { Option };
+
+async function main(): Promise<void> {
+  try {
+    await cli().parseAsync(process.argv);
+  } catch (e) {
+    if (e instanceof CogmeshError) {
+      process.stderr.write(`cogmesh: ${e.message} [${e.code}]\n`);
+      process.exit(2);
+    }
+    throw e;
+  }
+}
+
+await main();

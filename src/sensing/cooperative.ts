@@ -1,0 +1,110 @@
+import type { Micros } from '../core/time.js';
+import type { ChannelWorkload } from './workload.js';
+
+/** The w a neighbour shared on R3 for one channel. */
+export interface SharedWorkload {
+  channel: number;
+  w: number;
+  /** Sensing samples behind the neighbour's estimate. */
+  windows: number;
+}
+
+export interface CooperativeParams {
+  /** A report loses half its weight every half-life. */
+  halfLifeUs: Micros;
+  /** Reports older than this are dropped. */
+  maxAgeUs: Micros;
+  /** Weight of one neighbour window relative to one of our own. */
+  neighbourWeight: number;
+}
+
+/** The merged w of one channel and what went into it. */
+export interface MergedWorkload {
+  channel: number;
+  w: number;
+  /** This node's own w, when it has one. */
+  ownW: number | undefined;
+  /** Neighbours whose reports counted. */
+  neighbours: number;
+  /** Total weight behind the merge (in own-window equivalents). */
+  weight: number;
+}
+
+/**
+ * Cooperative sensing: neighbours broadcast their w vectors on R3, and each
+ * node merges them with its own as a weighted mean, weights being the
+ * windows behind each estimate, a neighbour factor, and an exponential ageing
+ * by the report's age. A node that has not sensed a channel recently can so
+ * still rank it, which lets sensing rounds stay short.
+ */
+export class CooperativeSensing {
+  private readonly reports = new Map<string, { atUs: Micros; entries: Map<number, SharedWorkload> }>();
+
+  constructor(private params: CooperativeParams) {}
+
+  setParams(p: CooperativeParams): void {
+    this.params = p;
+  }
+
+  /**
+   * Records a neighbour's report (replacing its previous one). Entries with a
+   * w outside [0, 1] or a negative window count are ignored and counted.
+   */
+  receive(from: string, atUs: Micros, entries: readonly SharedWorkload[]): { accepted: number; rejected: number } {
+    const map = new Map<number, SharedWorkload>();
+    let rejected = 0;
+    for (const e of entries) {
+      if (!(e.w >= 0 && e.w <= 1) || !(e.windows >= 0) || !Number.isInteger(e.channel)) {
+        rejected++;
+        continue;
+      }
+      map.set(e.channel, e);
+    }
+    this.reports.set(from, { atUs, entries: map });
+    return { accepted: map.size, rejected };
+  }
+
+  /** Forgets reports older than maxAge. */
+  expire(now: Micros): string[] {
+    const gone: string[] = [];
+    for (const [from, r] of this.reports) {
+      if (now - r.atUs > this.params.maxAgeUs) {
+        this.reports.delete(from);
+        gone.push(from);
+      }
+    }
+    return gone;
+  }
+
+  get neighbourCount(): number {
+    return this.reports.size;
+  }
+
+  /** Merges own estimates with the neighbours' current reports at time `now`. */
+  merge(own: readonly ChannelWorkload[], now: Micros, channels: readonly number[]): MergedWorkload[] {
+    this.expire(now);
+    const out: MergedWorkload[] = [];
+    for (const ch of channels) {
+      let weight = 0;
+      let sum = 0;
+      let neighbours = 0;
+      const mine = own.find((o) => o.channel === ch);
+      if (mine) {
+        weight += mine.windows;
+        sum += mine.windows * mine.w;
+      }
+      for (const r of this.reports.values()) {
+        const e = r.entries.get(ch);
+        if (!e || e.windows <= 0) continue;
+        const age = Math.max(0, now - r.atUs);
+        const wt = this.params.neighbourWeight * e.windows * Math.pow(2, -age / this.params.halfLifeUs);
+        if (wt <= 0) continue;
+        weight += wt;
+        sum += wt * e.w;
+        neighbours++;
+      }
+      if (weight > 0) out.push({ channel: ch, w: sum / weight, ownW: mine?.w, neighbours, weight });
+    }
+    return out;
+  }
+}

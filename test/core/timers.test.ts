@@ -1,0 +1,74 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { Timers } from '../../src/core/timers.js';
+
+enum T {
+  Hello,
+  RreqRetry,
+  RouteExpiry,
+  ChannelDwell,
+  SensingStart,
+}
+
+test('next() is undefined when no timer is set', () => {
+  const t = new Timers<T>();
+  assert.equal(t.next(), undefined);
+  assert.deepEqual(t.due(Number.MAX_SAFE_INTEGER), []);
+  assert.equal(t.size, 0);
+});
+
+test('next() is the earliest deadline and follows set and clear', () => {
+  const t = new Timers<T>();
+  t.set(T.Hello, 300);
+  assert.equal(t.next(), 300);
+  t.set(T.RreqRetry, 100);
+  t.set(T.RouteExpiry, 200);
+  assert.equal(t.next(), 100);
+  t.clear(T.RreqRetry);
+  assert.equal(t.next(), 200);
+  t.set(T.RouteExpiry, 400); // re-arming moves the deadline
+  assert.equal(t.next(), 300);
+  assert.equal(t.get(T.RouteExpiry), 400);
+  assert.ok(t.has(T.Hello));
+  assert.ok(!t.has(T.RreqRetry));
+  assert.equal(t.size, 2);
+});
+
+test('nothing is due before its time, and asking does not consume anything', () => {
+  const t = new Timers<T>();
+  t.set(T.Hello, 1000);
+  t.set(T.ChannelDwell, 2000);
+  for (const now of [0, 1, 500, 999]) assert.deepEqual(t.due(now), []);
+  assert.equal(t.size, 2);
+  assert.equal(t.next(), 1000);
+});
+
+test('due() returns and removes what has fired, earliest first, at or before now', () => {
+  const t = new Timers<T>();
+  t.set(T.SensingStart, 300);
+  t.set(T.Hello, 100);
+  t.set(T.RouteExpiry, 500);
+  t.set(T.RreqRetry, 200);
+  assert.deepEqual(t.due(300), [T.Hello, T.RreqRetry, T.SensingStart]);
+  assert.equal(t.next(), 500);
+  assert.deepEqual(t.due(300), []);
+  assert.deepEqual(t.due(499), []);
+  assert.deepEqual(t.due(500), [T.RouteExpiry]);
+  assert.equal(t.next(), undefined);
+});
+
+test('equal deadlines come out in the order they were first set', () => {
+  const t = new Timers<string>();
+  for (const k of ['c', 'a', 'd', 'b']) t.set(k, 50);
+  t.set('a', 50); // re-setting keeps its place
+  t.set('e', 40);
+  assert.deepEqual(t.due(50), ['e', 'c', 'a', 'd', 'b']);
+});
+
+test('a cleared timer never fires', () => {
+  const t = new Timers<T>();
+  t.set(T.Hello, 10);
+  t.clear(T.Hello);
+  t.clear(T.Hello);
+  assert.deepEqual(t.due(1_000_000), []);
+});

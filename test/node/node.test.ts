@@ -1,0 +1,122 @@
+import assert from 'node:assert/strict';
+import { Writable } from 'node:stream';
+import { test } from 'node:test';
+import { ism2g4 } from '../../radio/channels.js';
+import { applyOverrides, defaultNodeConfig } from '../../src/config/load.js';
+import type { NodeConfig, PnConfig } from '../../src/config/types.js';
+import { EventEngine } from '../../src/core/engine.js';
+import { seconds } from '../../src/core/time.js';
+import type { DriverEvent } from '../../src/node/driver.js';
+import { createLogger } from '../../src/node/log.js';
+import { startNode } from '../../src/node/run.js';
+import { runVirtual } from '../../src/sim/pump.js';
+
+const fraction = (channel: number, busy: number): PnConfig => ({ channel, powerDbm: -50, pattern: { kind: 'fraction', busy, meanBurstMs: 1 } });
+
+function config(sets: string[]): NodeConfig {
+  return applyOverrides(defaultNodeConfig(1), ['sensing.backend="cpu"', 'log.format="json"', ...sets]);
+}
+
+/** Runs a node in virtual time; returns its events and its JSON log. */
+async function run(cfg: NodeConfig, forS: number): Promise<{ events: DriverEvent[]; log: string; r1: number | undefined }> {
+  const engine = new EventEngine();
+  const chunks: string[] = [];
+  const sink = new Writable({
+    write(c, _e, cb) {
+      chunks.push(String(c));
+      cb();
+    },
+  });
+  const log = createLogger({ level: 'debug', format: 'json', virtualClock: engine.clock, destination: sink });
+  const events: DriverEvent[] = [];
+  const node = await startNode(cfg, { scheduler: engine, log, onEvent: (e) => events.push(e) });
+  await runVirtual(engine, seconds(forS));
+  const r1 = node.core.r1;
+  await node.stop();
+  return { events, log: chunks.join(''), r1 };
+}
+
+test('a node picks an R1 channel that neither is nor overlaps the busy ones', async () => {
+  const plan = ism2g4(11);
+  const cfg = config([`sim.band.pn=${JSON.stringify([fraction(1, 0.3), fraction(6, 0.8)])}`]);
+  const { events, r1 } = await run(cfg, 4.5);
+  assert.ok(r1 !== undefined);
+  assert.ok(r1 !== 1 && r1 !== 6 && !plan.overlaps(r1, 1) && !plan.overlaps(r1, 6), `R1 on ${r1}`);
+  const rounds = events.filter((e) => e.kind === 'sensing-round');
+  assert.equal(rounds.length, 5, 'a round every second from t = 0');
+  const tuned = events.filter((e) => e.kind === 'r1-tuned');
+  assert.equal(tuned.at(-1)?.kind === 'r1-tuned' && tuned.at(-1)!.channel, r1, 'the R1 radio really was tuned');
+});
+
+test('data transmission pauses for each sensing round and resumes after it, within T_s', async () => {
+  const cfg = config(['sensing.durationMs=30', 'sensing.periodMs=500']);
+  const { events } = await run(cfg, 2.2);
+  const marks = events.filter((e) => e.kind === 'tx-paused' || e.kind === 'tx-resumed');
+  assert.equal(marks.length, 10);
+  for (let i = 0; i < marks.length; i += 2) {
+    const p = marks[i]!;
+    const r = marks[i + 1]!;
+    assert.equal(p.kind, 'tx-paused');
+    assert.equal(r.kind, 'tx-resumed');
+    if (p.kind === 'tx-paused' && r.kind === 'tx-resumed') {
+      assert.equal(p.atUs, (i / 2) * 500_000);
+      assert.ok(r.atUs - p.atUs <= 30_000, `round took ${r.atUs - p.atUs} us`);
+    }
+  }
+});
+
+test('R1 moves when the PN load moves, and says why', async () => {
+  const phases = [
+    { durationS: 6, pn: [fraction(1, 0.9), fraction(6, 0.9)] },
+    { durationS: 6, pn: [fraction(11, 0.9), fraction(6, 0.9)] },
+  ];
+  const cfg = config([`sim.band.phases=${JSON.stringify(phases)}`, 'sim.band.repeat=false', 'channel.minDwellMs=2000']);
+  const { events } = await run(cfg, 11.5);
+  const moves = events.filter((e) => e.kind === 'r1-decision' && e.decision.changed);
+  assert.equal(moves.length, 2, 'the first choice, then one move');
+  const [first, second] = moves.map((e) => (e.kind === 'r1-decision' ? e.decision : undefined));
+  assert.equal(first!.channel, 11);
+  assert.equal(first!.reason, 'initial');
+  assert.equal(second!.channel, 1);
+  assert.equal(second!.previous, 11);
+  assert.equal(second!.reason, 'better');
+  assert.ok(second!.atUs >= 6_000_000 && second!.atUs <= 8_000_000, `moved at ${second!.atUs} us`);
+});
+
+test('the same seed gives a byte-identical log; another seed does not', async () => {
+  const sets = [`sim.band.pn=${JSON.stringify([fraction(3, 0.5), fraction(9, 0.2)])}`];
+  const a = await run(config([...sets, 'node.seed=7']), 3.5);
+  const b = await run(config([...sets, 'node.seed=7']), 3.5);
+  const c = await run(config([...sets, 'node.seed=8']), 3.5);
+  assert.ok(a.log.length > 1000);
+  assert.equal(a.log, b.log);
+  assert.notEqual(a.log, c.log);
+});
+
+test('a neighbour’s shared workload enters the merged w, and ages out', async () => {
+  const engine = new EventEngine();
+  const sink = new Writable({ write: (_c, _e, cb) => cb() });
+  const log = createLogger({ level: 'warn', format: 'json', virtualClock: engine.clock, destination: sink });
+  const cfg = config(['sensing.channelsPerRound=1', 'sensing.cooperative.maxAgeMs=3000', 'sensing.cooperative.neighbourWeight=1']);
+  const events: DriverEvent[] = [];
+  const node = await startNode(cfg, { scheduler: engine, log, onEvent: (e) => events.push(e) });
+  // Before any own measurement of channel 9, a neighbour says it is 60% busy.
+  node.core.neighbourWorkload('n2', [{ channel: 9, w: 0.6, windows: 1000 }], 0);
+  await runVirtual(engine, seconds(0.5));
+  const first = events.find((e) => e.kind === 'sensing-round');
+  assert.ok(first && first.kind === 'sensing-round');
+  const ch9 = first.channels.find((c) => c.channel === 9)!;
+  assert.equal(ch9.w, 0.6);
+  assert.equal(ch9.ownW, undefined);
+  await runVirtual(engine, seconds(4.5));
+  const last = events.filter((e) => e.kind === 'sensing-round').at(-1)!;
+  assert.ok(last.kind === 'sensing-round' && last.channels.every((c) => c.channel !== 9), 'aged out, and not yet sensed by this node');
+  await node.stop();
+});
+
+test('a front-end kind without a driver is refused at start, naming the radio', async () => {
+  const cfg = config(['radios.R2.frontend="uhd"']);
+  const engine = new EventEngine();
+  const log = createLogger({ level: 'warn', format: 'json', destination: new Writable({ write: (_c, _e, cb) => cb() }) });
+  await assert.rejects(startNode(cfg, { scheduler: engine, log }), (e: Error & { code?: string }) => e.code === 'RADIO_UNSUPPORTED' && /radios\.R2/.test(e.message));
+});
