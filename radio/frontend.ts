@@ -69,8 +69,14 @@ export interface Frontend {
   setGain(gainDb: number): Promise<void>;
   /** dBm of a full-scale signal at the current gain. */
   calibrationDb(): number;
-  /** The next `count` complex samples at the current centre frequency. */
-  readIq(count: number): Promise<IqBlock>;
+  /**
+   * The next `count` complex samples at the current centre frequency. With
+   * `into` (at least 2 * count floats) the samples are written there and the
+   * block's `data` is that buffer, as UHD's recv fills the caller's buffers:
+   * the energy detector hands out buffers in its own memory so that no block
+   * is copied. Such a block is valid until the next read into the same buffer.
+   */
+  readIq(count: number, into?: Float32Array): Promise<IqBlock>;
   /** Transmits one frame at the current centre frequency. */
   send(bytes: Uint8Array): Promise<void>;
   /** Registers a listener for frames received at the current centre frequency; returns its remover. */

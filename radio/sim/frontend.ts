@@ -35,6 +35,8 @@ interface PendingRead {
   readonly count: number;
   readonly calibrationDb: number;
   readonly dueUs: Micros;
+  /** The caller's buffer, when it gave one. */
+  readonly into: Float32Array | undefined;
   event: EventId | undefined;
   readonly resolve: (b: IqBlock) => void;
   readonly reject: (e: unknown) => void;
@@ -183,12 +185,15 @@ export class SimFrontend implements Frontend {
    * when the scheduler reaches the end of the block. The block keeps the
    * centre and gain in force when it was asked for.
    */
-  readIq(count: number): Promise<IqBlock> {
+  readIq(count: number, into?: Float32Array): Promise<IqBlock> {
     if (this.closed) return Promise.reject(this.closedError());
     const centerHz = this.center;
     if (centerHz === undefined) return Promise.reject(this.notTuned());
     if (!Number.isSafeInteger(count) || count <= 0) {
       return Promise.reject(new RangeArgumentError('count', count, 'an integer > 0'));
+    }
+    if (into !== undefined && into.length < 2 * count) {
+      return Promise.reject(new RangeArgumentError('into', into.length, `a buffer of at least ${2 * count} floats (2 per complex sample)`));
     }
     const startUs = Math.max(this.scheduler.now(), this.readyAtUs, this.streamEndUs);
     const endUs = startUs + (count * US_PER_S) / this.capabilities.sampleRateHz;
@@ -200,6 +205,7 @@ export class SimFrontend implements Frontend {
         count,
         calibrationDb: this.calibrationDb(),
         dueUs: Math.ceil(endUs),
+        into,
         event: undefined,
         resolve,
         reject,
@@ -274,9 +280,9 @@ export class SimFrontend implements Frontend {
     return Promise.resolve();
   }
 
-  private capture(centerHz: number, startUs: number, count: number, calibrationDb: number): IqBlock {
+  private capture(centerHz: number, startUs: number, count: number, calibrationDb: number, into?: Float32Array): IqBlock {
     const sampleRateHz = this.capabilities.sampleRateHz;
-    const data = new Float32Array(2 * count);
+    const data = into ?? new Float32Array(2 * count);
     this.band.synthesize(centerHz, startUs, count, sampleRateHz, calibrationDb, data, this.noise);
     return { data, count, startUs, sampleRateHz, centerHz, calibrationDb, droppedSamples: 0 };
   }
@@ -284,7 +290,7 @@ export class SimFrontend implements Frontend {
   private finishRead(read: PendingRead): void {
     this.reads.delete(read);
     try {
-      read.resolve(this.capture(read.centerHz, read.startUs, read.count, read.calibrationDb));
+      read.resolve(this.capture(read.centerHz, read.startUs, read.count, read.calibrationDb, read.into));
     } catch (e) {
       read.reject(e);
     }

@@ -40,7 +40,7 @@ export function nodeCommand(): Command {
         if (forS === undefined) throw new UsageError('--virtual needs --for SECONDS: virtual time runs as fast as it can and must know when to stop');
         const engine = new EventEngine();
         const log = createLogger({ ...cfg.log, virtualClock: engine.clock });
-        const node = await startNode(cfg, { scheduler: engine, log });
+        const node = await startNode(cfg, { scheduler: engine, log, reproducible: true });
         await runVirtual(engine, seconds(forS));
         await node.stop();
         log.info({ event: 'node-stop' }, `node stopped after ${forS} s of virtual time`);

@@ -93,7 +93,7 @@ export async function runSense(o: SenseOptions): Promise<SenseResult> {
   const engine = new EventEngine();
   const silent = new Writable({ write: (_c, _e, cb) => cb() });
   const log = createLogger({ level: 'warn', format: 'json', virtualClock: engine.clock, destination: silent });
-  const node = await startNode(cfg, { scheduler: engine, log });
+  const node = await startNode(cfg, { scheduler: engine, log, reproducible: true });
   await runVirtual(engine, seconds(secs));
   await node.stop();
 

@@ -73,8 +73,8 @@ export interface SensingConfig {
   ccaThresholdDbm: number;
   /** Weight of past rounds in w: 0 keeps only the last round, 0.9 remembers long. */
   memory: number;
-  /** Energy-detector backend: `auto` probes gpu.js at start and keeps the faster. */
-  backend: 'auto' | 'cpu' | 'gpu';
+  /** Energy-detector backend: `auto` probes the CPU loop, WebAssembly SIMD and gpu.js at start and keeps the fastest that agrees with the CPU loop. */
+  backend: 'auto' | 'cpu' | 'wasm' | 'gpu';
   cooperative: {
     /** Merge neighbours' shared w into this node's. */
     enabled: boolean;

@@ -8,6 +8,8 @@ import type { NodeAction, NodeCore, NodeEvent } from './core.js';
 /** What the driver needs of the energy detector. */
 export interface Detector {
   detect(block: IqBlock): { windows: number; busyWindows: number; meanPowerDbm: number; busyMeanPowerDbm: number | undefined };
+  /** A buffer the detector reads in place (its backend's memory), or undefined. */
+  allocateBlock?(count: number): Float32Array | undefined;
 }
 
 export interface NodeDriverParts {
@@ -42,7 +44,16 @@ export class NodeDriver {
   private busy: Promise<void> = Promise.resolve();
   private txPaused = false;
 
-  constructor(private readonly p: NodeDriverParts) {}
+  /** Where sensing blocks are read into: the detector's own memory when it has some, so no block is copied. */
+  private readonly blockBuffer: Float32Array | undefined;
+
+  constructor(private readonly p: NodeDriverParts) {
+    this.blockBuffer = p.detector.allocateBlock?.(this.maxBlock);
+  }
+
+  private get maxBlock(): number {
+    return this.p.maxBlockSamples ?? 1 << 16;
+  }
 
   get transmitPaused(): boolean {
     return this.txPaused;
@@ -127,14 +138,14 @@ export class NodeDriver {
     const fe = this.p.sensing;
     await fe.tune(this.p.core.plan.get(channel).centerHz);
     let remaining = Math.round((captureUs * fe.capabilities.sampleRateHz) / 1e6);
-    const max = this.p.maxBlockSamples ?? 1 << 16;
+    const max = this.maxBlock;
     let windows = 0;
     let busy = 0;
     let power = 0;
     let busyPower = 0;
     while (remaining > 0) {
       const n = Math.min(remaining, max);
-      const d = this.p.detector.detect(await fe.readIq(n));
+      const d = this.p.detector.detect(await fe.readIq(n, this.blockBuffer));
       windows += d.windows;
       busy += d.busyWindows;
       power += d.windows * 10 ** (d.meanPowerDbm / 10);

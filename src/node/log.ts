@@ -25,9 +25,10 @@ export function createLogger(o: LogOptions): Logger {
     destination: o.destination ?? 1,
     sync: true,
     colorize: o.destination === undefined && process.stdout.isTTY === true,
-    ignore: 'event,round,visited,channels,decision,scores,t_us,channel,previous,reason,retuneUs,where,err,probe',
+    // Each message already says what its record holds; the fields are for the json format.
+    hideObject: true,
+    ignore: 't_us',
     translateTime: vc ? false : 'SYS:HH:MM:ss.l',
-    customPrettifiers: vc ? {} : undefined,
     messageFormat: vc ? '[t={t_us}us] {msg}' : '{msg}',
   });
   return pino(base, stream);

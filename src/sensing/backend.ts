@@ -2,25 +2,35 @@ import { CogmeshError } from '../core/errors.js';
 import { Rng } from '../core/rng.js';
 import type { SensingConfig } from '../config/types.js';
 import { checkDetectArgs, detectEnergy, thresholdSum, type EnergyCounts } from './detector.js';
+import { wasmBackend } from './wasm.js';
 
 /** Something that runs the energy detector's loop over a buffer of fc32 IQ. */
 export interface EnergyBackend {
-  readonly name: 'cpu' | 'gpu';
+  readonly name: 'cpu' | 'gpu' | 'wasm';
   /** What runs the loop, for logs and the probe's reason (e.g. `gpu.js webasm`). */
   readonly engine: string;
   /** Same contract and results as `detectEnergy`. */
   detect(data: Float32Array, count: number, windowSamples: number, thresholdSum: number): EnergyCounts;
+  /**
+   * A buffer for `count` complex samples in the backend's own memory, where
+   * `detect` reads in place: front-ends fill it directly, so no block is
+   * copied. Only backends with memory of their own (wasm) have it.
+   */
+  allocate?(count: number): Float32Array;
   /** Releases what the backend holds (kernels, contexts); the backend is unusable afterwards. */
   close?(): Promise<void>;
 }
 
-/** The gpu backend was asked for and cannot run here; `reason` says why. */
+/** A backend (gpu unless `options.backend` says otherwise) was asked for and cannot run here; `reason` says why. */
 export class BackendUnavailableError extends CogmeshError {
+  readonly backend: string;
   constructor(
     readonly reason: string,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; backend?: string },
   ) {
-    super('SENSING_BACKEND_UNAVAILABLE', `energy-detector gpu backend unavailable: ${reason}`, options);
+    const backend = options?.backend ?? 'gpu';
+    super('SENSING_BACKEND_UNAVAILABLE', `energy-detector ${backend} backend unavailable: ${reason}`, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.backend = backend;
   }
 }
 
@@ -270,6 +280,10 @@ export interface ProbeFigures {
   gpuMsps?: number;
   /** Why the gpu backend was not measured or not trusted. */
   gpuError?: string;
+  /** Absent when the wasm backend could not be built, failed on the probe, or was left out. */
+  wasmMsps?: number;
+  /** Why the wasm backend was not measured or not trusted. */
+  wasmError?: string;
 }
 
 export interface BackendChoice {
@@ -283,63 +297,124 @@ export interface BackendChoice {
 export interface ChooseBackendOptions {
   /** Builds the gpu backend. Default: `gpuBackend()`. */
   gpu?: () => Promise<EnergyBackend>;
+  /** Builds the wasm backend. Default: `wasmBackend()`. `false` leaves wasm out of the `auto` probe. */
+  wasm?: (() => EnergyBackend | Promise<EnergyBackend>) | false;
   /** Times a backend on the probe block. Default: `timeBackend()` (about 0.12 s each). */
   measure?: Measure;
   /** The probe's input. Default: `probeBlock()` (256 Ki samples in windows of 16). */
   probe?: ProbeBlock;
 }
 
+/** A backend with an arena of its own (the wasm one): data allocated there is read in place. */
+interface ArenaBackend extends EnergyBackend {
+  allocate(count: number): Float32Array;
+  reset(): void;
+  readonly used: number;
+}
+
+function hasArena(b: EnergyBackend): b is ArenaBackend {
+  const a = b as Partial<ArenaBackend>;
+  return typeof a.allocate === 'function' && typeof a.reset === 'function' && typeof a.used === 'number';
+}
+
+/**
+ * The probe block as the backend will be fed in the product: copied into its
+ * arena when it has one (and room), so that the in-place path is what is
+ * timed. `release` frees the copy again when the arena was empty before.
+ */
+function probeFor(b: EnergyBackend, probe: ProbeBlock): { input: ProbeBlock; release: () => void } {
+  if (!hasArena(b)) return { input: probe, release: () => undefined };
+  const wasEmpty = b.used === 0;
+  let view: Float32Array;
+  try {
+    view = b.allocate(probe.count);
+  } catch {
+    return { input: probe, release: () => undefined };
+  }
+  view.set(probe.data.subarray(0, 2 * probe.count));
+  return { input: { ...probe, data: view }, release: () => (wasEmpty ? b.reset() : undefined) };
+}
+
 /**
  * Picks the energy-detector backend for the configured preference: `cpu`
- * takes the CPU loop; `gpu` takes gpu.js or throws BackendUnavailableError with
- * the reason; `auto` runs both on a fixed probe block and takes gpu only when
- * it found the same busy count as the CPU and ran strictly faster, else cpu.
- * The whole probe normally takes a few tenths of a second (gpu.js import and
- * kernel build included).
+ * takes the CPU loop; `wasm` and `gpu` take that backend or throw
+ * BackendUnavailableError with the reason; `auto` runs cpu, wasm and gpu on a
+ * fixed probe block (wasm with the block in its arena, as the product feeds
+ * it) and takes the fastest of those that found the same busy count as the
+ * CPU, cpu on a tie. The backends not taken are closed. The reason lists one
+ * clause per candidate (its figure against cpu's, or why it was not
+ * measured). The whole probe normally takes a few tenths of a second (gpu.js
+ * import and kernel build included).
  */
 export async function chooseBackend(pref: SensingConfig['backend'], opts: ChooseBackendOptions = {}): Promise<BackendChoice> {
   const loadGpu = opts.gpu ?? (() => gpuBackend());
+  const loadWasm = opts.wasm === false || opts.wasm === undefined ? () => wasmBackend() : opts.wasm;
   if (pref === 'cpu') return { backend: cpuBackend, reason: `cpu backend configured (${cpuBackend.engine})`, probe: undefined };
   if (pref === 'gpu') {
     const gpu = await loadGpu();
     return { backend: gpu, reason: `gpu backend configured (${gpu.engine})`, probe: undefined };
   }
+  if (pref === 'wasm') {
+    const wasm = await loadWasm();
+    return { backend: wasm, reason: `wasm backend configured (${wasm.engine})`, probe: undefined };
+  }
 
   const probe = opts.probe ?? probeBlock();
   const measure = opts.measure ?? timeBackend();
-  const run = (b: EnergyBackend): EnergyCounts => b.detect(probe.data, probe.count, probe.windowSamples, probe.thresholdSum);
-  const ref = run(cpuBackend);
+  const run = (b: EnergyBackend, p: ProbeBlock): EnergyCounts => b.detect(p.data, p.count, p.windowSamples, p.thresholdSum);
+  const ref = run(cpuBackend, probe);
   const cpuMsps = measure(cpuBackend, probe);
   const cpuFigure = `cpu ${msps(cpuMsps)} Msps`;
+  const figures: ProbeFigures = { cpuMsps };
+  const clauses: string[] = [];
+  let best: { backend: EnergyBackend; msps: number } = { backend: cpuBackend, msps: cpuMsps };
+  const unused: EnergyBackend[] = [];
 
-  let gpu: EnergyBackend;
-  try {
-    gpu = await loadGpu();
-  } catch (e) {
-    const why = e instanceof BackendUnavailableError ? e.reason : messageOf(e);
-    return { backend: cpuBackend, reason: `gpu unavailable (${why}): using cpu`, probe: { cpuMsps, gpuError: why } };
-  }
-  const refuse = async (why: string, gpuMsps?: number): Promise<BackendChoice> => {
-    await gpu.close?.();
-    const figures: ProbeFigures = gpuMsps === undefined ? { cpuMsps, gpuError: why } : { cpuMsps, gpuMsps };
-    return { backend: cpuBackend, reason: `${why}: using cpu`, probe: figures };
-  };
+  const candidates: Array<['wasm' | 'gpu', () => EnergyBackend | Promise<EnergyBackend>]> = [];
+  if (opts.wasm !== false) candidates.push(['wasm', loadWasm]);
+  candidates.push(['gpu', loadGpu]);
 
-  let got: EnergyCounts;
-  try {
-    got = run(gpu);
-  } catch (e) {
-    return refuse(`${gpu.engine} failed on the probe block (${messageOf(e)})`);
+  for (const [kind, load] of candidates) {
+    let b: EnergyBackend;
+    try {
+      b = await load();
+    } catch (e) {
+      const why = e instanceof BackendUnavailableError ? e.reason : messageOf(e);
+      figures[`${kind}Error`] = why;
+      clauses.push(`${kind} unavailable (${why})`);
+      continue;
+    }
+    const { input, release } = probeFor(b, probe);
+    const refuse = (why: string): void => {
+      release();
+      figures[`${kind}Error`] = why;
+      clauses.push(why);
+      unused.push(b);
+    };
+    let got: EnergyCounts;
+    try {
+      got = run(b, input);
+    } catch (e) {
+      refuse(`${b.engine} failed on the probe block (${messageOf(e)})`);
+      continue;
+    }
+    if (got.windows !== ref.windows || got.busyWindows !== ref.busyWindows) {
+      refuse(`${b.engine} found ${got.busyWindows} busy of ${got.windows} windows where cpu found ${ref.busyWindows} of ${ref.windows}`);
+      continue;
+    }
+    const bMsps = measure(b, input);
+    release();
+    figures[`${kind}Msps`] = bMsps;
+    clauses.push(`${b.engine} ${msps(bMsps)} Msps ${bMsps > cpuMsps ? '>' : bMsps < cpuMsps ? '<' : '='} ${cpuFigure}`);
+    if (bMsps > best.msps) {
+      if (best.backend !== cpuBackend) unused.push(best.backend);
+      best = { backend: b, msps: bMsps };
+    } else {
+      unused.push(b);
+    }
   }
-  if (got.windows !== ref.windows || got.busyWindows !== ref.busyWindows) {
-    return refuse(`${gpu.engine} found ${got.busyWindows} busy of ${got.windows} windows where cpu found ${ref.busyWindows} of ${ref.windows}`);
-  }
-  const gpuMsps = measure(gpu, probe);
-  const gpuFigure = `${gpu.engine} ${msps(gpuMsps)} Msps`;
-  if (gpuMsps > cpuMsps) {
-    return { backend: gpu, reason: `${gpuFigure} > ${cpuFigure}: using gpu`, probe: { cpuMsps, gpuMsps } };
-  }
-  return refuse(`${gpuFigure} ${gpuMsps < cpuMsps ? '<' : '='} ${cpuFigure}`, gpuMsps);
+  for (const b of unused) await b.close?.();
+  return { backend: best.backend, reason: `${clauses.join('; ')}: using ${best.backend.name}`, probe: figures };
 }
 
 /** Three significant digits, no exponent. */

@@ -150,8 +150,8 @@ function meanDbm(sum: number, samples: number, calibrationDb: number): number {
 
 /**
  * The energy detector of a node: the window length and CCA threshold of its
- * sensing configuration, run by a backend (the typed-array loop on the CPU, or
- * gpu.js). The window in samples follows each block's sample rate, and the
+ * sensing configuration, run by a backend (the typed-array loop on the CPU,
+ * WebAssembly SIMD, or gpu.js). The window in samples follows each block's sample rate, and the
  * threshold each block's calibration, so a retuned gain or another front-end
  * needs no new detector.
  */
@@ -179,6 +179,11 @@ export class EnergyDetector {
       throw new RangeArgumentError('sampleRateHz', sampleRateHz, 'a positive number of samples per second');
     }
     return windowSamplesFor(this.windowUs, sampleRateHz);
+  }
+
+  /** A block buffer for `count` complex samples that the backend reads without a copy, when it has one. */
+  allocateBlock(count: number): Float32Array | undefined {
+    return this.backend.allocate?.(count);
   }
 
   detect(block: IqBlock): Detection {

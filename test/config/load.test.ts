@@ -166,7 +166,7 @@ describe('parseNodeConfig: schema errors', () => {
 
   test('bad enum value', () => {
     const e = refusal(() => parseNodeConfig(cfg({ sensing: { backend: 'fpga' }, channelPlan: { channels: 12 } })));
-    hasIssue(e, '/sensing/backend', 'fpga', /^one of "auto", "cpu", "gpu"$/);
+    hasIssue(e, '/sensing/backend', 'fpga', /^one of "auto", "cpu", "wasm", "gpu"$/);
     hasIssue(e, '/channelPlan/channels', 12, /^one of 11, 13$/);
   });
 
@@ -239,7 +239,7 @@ describe('parseNodeConfig: schema errors', () => {
     );
     hasIssue(e, '/node/id', -1, /^an integer >= 0 and <= 65535$/);
     hasIssue(e, '/node/colour', 'red', /^no such field/);
-    hasIssue(e, '/sensing/backend', 'tpu', /^one of "auto", "cpu", "gpu"$/);
+    hasIssue(e, '/sensing/backend', 'tpu', /^one of "auto", "cpu", "wasm", "gpu"$/);
     hasIssue(e, '/sensing/durationMs', 900, /at most sensing\.periodMs \(500 ms\)/);
     hasIssue(e, '/radios/R3/channel', 12, /a channel of the plan .*11 channels/);
     hasIssue(e, '/log/format', 'xml', /^one of "pretty", "json"$/);

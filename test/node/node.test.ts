@@ -29,7 +29,7 @@ async function run(cfg: NodeConfig, forS: number): Promise<{ events: DriverEvent
   });
   const log = createLogger({ level: 'debug', format: 'json', virtualClock: engine.clock, destination: sink });
   const events: DriverEvent[] = [];
-  const node = await startNode(cfg, { scheduler: engine, log, onEvent: (e) => events.push(e) });
+  const node = await startNode(cfg, { scheduler: engine, log, reproducible: true, onEvent: (e) => events.push(e) });
   await runVirtual(engine, seconds(forS));
   const r1 = node.core.r1;
   await node.stop();
@@ -99,7 +99,7 @@ test('a neighbour’s shared workload enters the merged w, and ages out', async 
   const log = createLogger({ level: 'warn', format: 'json', virtualClock: engine.clock, destination: sink });
   const cfg = config(['sensing.channelsPerRound=1', 'sensing.cooperative.maxAgeMs=3000', 'sensing.cooperative.neighbourWeight=1']);
   const events: DriverEvent[] = [];
-  const node = await startNode(cfg, { scheduler: engine, log, onEvent: (e) => events.push(e) });
+  const node = await startNode(cfg, { scheduler: engine, log, reproducible: true, onEvent: (e) => events.push(e) });
   // Before any own measurement of channel 9, a neighbour says it is 60% busy.
   node.core.neighbourWorkload('n2', [{ channel: 9, w: 0.6, windows: 1000 }], 0);
   await runVirtual(engine, seconds(0.5));
@@ -118,5 +118,5 @@ test('a front-end kind without a driver is refused at start, naming the radio', 
   const cfg = config(['radios.R2.frontend="uhd"']);
   const engine = new EventEngine();
   const log = createLogger({ level: 'warn', format: 'json', destination: new Writable({ write: (_c, _e, cb) => cb() }) });
-  await assert.rejects(startNode(cfg, { scheduler: engine, log }), (e: Error & { code?: string }) => e.code === 'RADIO_UNSUPPORTED' && /radios\.R2/.test(e.message));
+  await assert.rejects(startNode(cfg, { scheduler: engine, log, reproducible: true }), (e: Error & { code?: string }) => e.code === 'RADIO_UNSUPPORTED' && /radios\.R2/.test(e.message));
 });

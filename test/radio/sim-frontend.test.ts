@@ -326,3 +326,26 @@ test('in real time, readIq paces like a radio', async () => {
     sched.cancelAll();
   }
 });
+
+test('readIq fills a caller-supplied buffer with the same samples it would allocate, and refuses a short one', async () => {
+  const a = rig({ pn: [{ channel: 6, powerDbm: -50, pattern: { kind: 'fraction', busy: 0.5, meanBurstMs: 1 } }] });
+  const b = rig({ pn: [{ channel: 6, powerDbm: -50, pattern: { kind: 'fraction', busy: 0.5, meanBurstMs: 1 } }] });
+  const ra = a.radio('r');
+  const rb = b.radio('r');
+  for (const [r, e] of [[ra, a.engine], [rb, b.engine]] as const) {
+    const t = track(r.tune(ch(6)));
+    e.run(2_000);
+    await flush();
+    assert.ok(t.done);
+  }
+  const into = new Float32Array(2 * 1000 + 6);
+  const own = track(ra.readIq(1000));
+  const given = track(rb.readIq(1000, into));
+  a.engine.run(10_000);
+  b.engine.run(10_000);
+  await flush();
+  assert.ok(own.done && given.done);
+  assert.equal(given.value!.data, into, 'the block is the caller’s buffer');
+  assert.ok(sameBytes(own.value!.data, into.subarray(0, 2000)));
+  await assert.rejects(rb.readIq(1000, new Float32Array(1999)), { code: 'CORE_OUT_OF_RANGE' });
+});

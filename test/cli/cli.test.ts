@@ -1,0 +1,106 @@
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { ism2g4 } from '../../radio/channels.js';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const demo = join(root, 'config/examples/demo.json');
+
+/** Runs the cogmesh CLI from source, as `cogmesh ARGS...`. */
+function cogmesh(...args: string[]): { code: number | null; out: string; err: string } {
+  const r = spawnSync(process.execPath, ['--import', 'tsx', join(root, 'src/cli/main.ts'), ...args], {
+    cwd: root,
+    encoding: 'utf8',
+    timeout: 120_000,
+  });
+  return { code: r.status, out: r.stdout, err: r.stderr };
+}
+
+test('every subcommand has --help', () => {
+  for (const cmd of [[], ['node'], ['sense'], ['config'], ['config', 'check'], ['config', 'defaults'], ['config', 'schema']]) {
+    const r = cogmesh(...cmd, '--help');
+    assert.equal(r.code, 0, `${cmd.join(' ')} --help: ${r.err}`);
+    assert.match(r.out, /^Usage: cogmesh/m, cmd.join(' '));
+  }
+});
+
+test('cogmesh sense reports w near the PN loads, ~0 far from them, and an R1 clear of both', () => {
+  const r = cogmesh('sense', '--pn', '1:0.3,6:0.8', '--seconds', '5', '--seed', '1', '--json');
+  assert.equal(r.code, 0, r.err);
+  const j = JSON.parse(r.out) as { channels: Array<{ channel: number; w: number; rc: number }>; r1: number };
+  const w = (c: number) => j.channels.find((x) => x.channel === c)!.w;
+  assert.ok(Math.abs(w(1) - 0.3) < 0.05, `w(1) = ${w(1)}`);
+  assert.ok(Math.abs(w(6) - 0.8) < 0.05, `w(6) = ${w(6)}`);
+  assert.ok(w(11) < 0.02, `w(11) = ${w(11)}`);
+  // w is printed to 4 decimals, RC to the bit per second.
+  for (const c of j.channels) assert.ok(Math.abs(c.rc - (1 - c.w) * 2e6) <= 101, `RC = (1 - w) C, C = 2 Mbps: ${JSON.stringify(c)}`);
+  const plan = ism2g4(11);
+  assert.ok(j.r1 !== 1 && j.r1 !== 6 && !plan.overlaps(j.r1, 1) && !plan.overlaps(j.r1, 6), `r1 = ${j.r1}`);
+  const again = cogmesh('sense', '--pn', '1:0.3,6:0.8', '--seconds', '5', '--seed', '1', '--json');
+  assert.equal(again.out, r.out, 'same seed, same bytes');
+});
+
+test('cogmesh sense refuses a bad --pn, naming the item', () => {
+  for (const [pn, what] of [
+    ['1:1.5', /busy fraction 1.5/],
+    ['14:0.3', /channel 14/],
+    ['1-0.3', /"1-0.3" is not CH:BUSY/],
+    ['3:0.2,3:0.4', /channel 3 is named twice/],
+  ] as const) {
+    const r = cogmesh('sense', '--pn', pn);
+    assert.equal(r.code, 2, pn);
+    assert.match(r.err, what);
+    assert.equal(r.out, '');
+  }
+});
+
+test('cogmesh node runs the demo in virtual time: a round a second, and R1 follows the PN load', () => {
+  const r = cogmesh('node', '--config', demo, '--virtual', '--for', '46', '--log-format', 'json');
+  assert.equal(r.code, 0, r.err);
+  const lines = r.out.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+  assert.equal(lines.filter((l) => l.event === 'sensing-round').length, 46, 'rounds at 0, 1, ... 45 s');
+  const moves = lines.filter((l) => l.event === 'r1-decision' && l.changed === true);
+  assert.deepEqual(moves.map((m) => m.channel), [11, 6, 1], 'the one quiet channel of each 15 s phase');
+  for (const l of lines.filter((x) => x.event === 'r1-decision')) assert.equal(typeof l.reason, 'string');
+  const again = cogmesh('node', '--config', demo, '--virtual', '--for', '46', '--log-format', 'json');
+  assert.equal(again.out, r.out, 'virtual time is reproducible byte for byte');
+});
+
+test('cogmesh node refuses a bad configuration whole, naming field, value and expectation', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'cogmesh-cli-'));
+  try {
+    const bad = join(dir, 'bad.json');
+    writeFileSync(bad, JSON.stringify({ node: { id: 1 }, sensing: { durationMs: 0, backend: 'fpga' } }));
+    const r = cogmesh('node', '--config', bad, '--virtual', '--for', '1');
+    assert.equal(r.code, 2);
+    assert.match(r.err, /\/sensing\/durationMs: 0/);
+    assert.match(r.err, /\/sensing\/backend: "fpga"/);
+    assert.match(r.err, /CONFIG_INVALID/);
+    assert.equal(r.out, '', 'nothing ran');
+    const set = cogmesh('node', '--config', demo, '--set', 'sensing.periodMs=-5', '--virtual', '--for', '1');
+    assert.equal(set.code, 2);
+    assert.match(set.err, /periodMs/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('cogmesh node runs in real time and stops after --for', () => {
+  const r = cogmesh('node', '--config', demo, '--for', '2.5', '--log-format', 'json', '--set', 'sensing.periodMs=500', '--set', 'channel.minDwellMs=500');
+  assert.equal(r.code, 0, r.err);
+  const lines = r.out.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+  const rounds = lines.filter((l) => l.event === 'sensing-round');
+  assert.ok(rounds.length >= 3 && rounds.length <= 6, `${rounds.length} rounds in 2.5 s at 500 ms`);
+  assert.ok(lines.some((l) => l.event === 'r1-decision' && l.channel === 11));
+  assert.ok(lines.some((l) => l.event === 'node-stop'));
+});
+
+test('cogmesh config check validates a file and prints its version', () => {
+  const r = cogmesh('config', 'check', demo);
+  assert.equal(r.code, 0, r.err);
+  assert.match(r.out, /valid, version [0-9a-f]{16}/);
+});
