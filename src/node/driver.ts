@@ -114,7 +114,7 @@ export class NodeDriver {
         case 'visit': {
           let obs: ChannelObservation;
           try {
-            obs = await this.visit(a.visit.channel, a.visit.captureUs);
+            obs = await this.visit(a.visit.channel, a.visit.captureUs, a.visit.endUs);
           } catch (error) {
             if (!this.running) return; // stopping: the radio was closed under the visit
             // A failed visit counts as a visit that saw nothing; the round goes on.
@@ -134,9 +134,11 @@ export class NodeDriver {
     this.arm();
   }
 
-  private async visit(channel: number, captureUs: Micros): Promise<ChannelObservation> {
+  private async visit(channel: number, plannedUs: Micros, endUs: Micros): Promise<ChannelObservation> {
     const fe = this.p.sensing;
     await fe.tune(this.p.core.plan.get(channel).centerHz);
+    // Timer lateness (real time) would otherwise add up over a round's visits and stretch T_s.
+    const captureUs = Math.max(0, Math.min(plannedUs, endUs - this.p.scheduler.now()));
     let remaining = Math.round((captureUs * fe.capabilities.sampleRateHz) / 1e6);
     const max = this.maxBlock;
     let windows = 0;

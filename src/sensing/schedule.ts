@@ -20,6 +20,12 @@ export interface Visit {
   channel: number;
   startUs: Micros;
   captureUs: Micros;
+  /**
+   * When the visit should be over, on the round's own plan (round start +
+   * its share of T_s for each visit so far). A real-time driver whose timers
+   * ran late captures less so that the round still fits in T_s.
+   */
+  endUs: Micros;
 }
 
 export type SensingAction =
@@ -126,6 +132,7 @@ export class SensingSchedule {
       channel: c.channels[c.index]!,
       startUs: now,
       captureUs: c.dwellUs - this.params.retuneUs,
+      endUs: c.startUs + (c.index + 1) * c.dwellUs,
     };
   }
 }

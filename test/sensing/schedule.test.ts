@@ -82,3 +82,16 @@ test('reconfigure applies from the next round', () => {
   const next = runRound(s, s.nextDeadline()!);
   assert.equal(next.visits[0]!.captureUs, 10_000 - 1_000);
 });
+
+test('each visit carries its end on the round plan, so late timers cannot stretch T_s', () => {
+  const s = new SensingSchedule(P, 0);
+  const dwell = Math.floor(70_000 / 3);
+  const first = s.tick(0).find((a) => a.kind === 'visit');
+  assert.ok(first?.kind === 'visit');
+  assert.equal(first.visit.endUs, dwell);
+  // The driver came back 5 ms late: the next visit still ends on the plan.
+  const second = s.visitDone(dwell + 5_000).find((a) => a.kind === 'visit');
+  assert.ok(second?.kind === 'visit');
+  assert.equal(second.visit.startUs, dwell + 5_000);
+  assert.equal(second.visit.endUs, 2 * dwell);
+});
