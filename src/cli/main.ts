@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { Command, Option } from 'commander';
+import { Command } from 'commander';
 import { CogmeshError } from '../core/errors.js';
 import { configCommand } from './config.js';
 import { nodeCommand } from './node.js';
@@ -17,8 +17,6 @@ export function cli(): Command {
   program.addCommand(configCommand());
   return program;
 }
-
-export { Option };
 
 async function main(): Promise<void> {
   try {

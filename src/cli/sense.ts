@@ -1,7 +1,7 @@
 import { Command } from 'commander';
 import { ism2g4 } from '../../radio/channels.js';
 import { ChannelDecision } from '../channel/decision.js';
-import { applyOverrides, defaultNodeConfig, loadNodeConfig, parseNodeConfig } from '../config/load.js';
+import { applyOverrides, defaultNodeConfig, loadNodeConfig } from '../config/load.js';
 import type { NodeConfig, PnConfig } from '../config/types.js';
 import { EventEngine } from '../core/engine.js';
 import { UsageError } from '../core/errors.js';
@@ -76,6 +76,7 @@ export async function runSense(o: SenseOptions): Promise<SenseResult> {
 
   const base: NodeConfig = o.config ? await loadNodeConfig(o.config) : defaultNodeConfig(1);
   const sets = [
+    'channelPlan.allowed=[]',
     `node.seed=${seed}`,
     `channelPlan.channels=${nch}`,
     `sim.band.pn=${JSON.stringify(pn)}`,
@@ -85,9 +86,9 @@ export async function runSense(o: SenseOptions): Promise<SenseResult> {
     `sensing.periodMs=${dwell * nch}`,
     ...(o.ccaDbm !== undefined ? [`sensing.ccaThresholdDbm=${o.ccaDbm}`] : []),
   ];
-  const checked = applyOverrides({ ...base, channelPlan: { ...base.channelPlan, allowed: [] } }, sets);
-  // Pool every sample of the run: equation (1) over everything monitored.
-  const cfg = parseNodeConfig(checked, 'sense configuration');
+  // applyOverrides validates the result whole and hands back a fresh object.
+  const cfg = applyOverrides(base, sets, 'sense configuration');
+  // Pool every sample of the run: equation (1) over everything monitored (beyond the schema's 0.99).
   cfg.sensing.memory = 1;
 
   const engine = new EventEngine();

@@ -159,8 +159,7 @@ export class NodeCore {
   private endRound(round: number, startUs: Micros, endUs: Micros, visited: number[], now: Micros): NodeAction[] {
     const channels = usableChannels(this.cfg, this.plan);
     const own = this.workload.all();
-    const shared = this.cfg.sensing.cooperative.enabled ? this.cooperative : new CooperativeSensing(cooperativeParams(this.cfg));
-    const merged = shared.merge(own, now, channels);
+    const merged = this.cooperative.merge(own, now, channels, this.cfg.sensing.cooperative.enabled);
     const C = this.cfg.channel.capacityMbps * 1e6;
     const reports: ChannelReport[] = merged.map((m) => ({
       channel: m.channel,

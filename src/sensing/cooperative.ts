@@ -80,9 +80,13 @@ export class CooperativeSensing {
     return this.reports.size;
   }
 
-  /** Merges own estimates with the neighbours' current reports at time `now`. */
-  merge(own: readonly ChannelWorkload[], now: Micros, channels: readonly number[]): MergedWorkload[] {
+  /**
+   * Merges own estimates with the neighbours' current reports at time `now`;
+   * with `withNeighbours` false (cooperation off) own estimates stand alone.
+   */
+  merge(own: readonly ChannelWorkload[], now: Micros, channels: readonly number[], withNeighbours = true): MergedWorkload[] {
     this.expire(now);
+    const reports = withNeighbours ? [...this.reports.values()] : [];
     const out: MergedWorkload[] = [];
     for (const ch of channels) {
       let weight = 0;
@@ -93,7 +97,7 @@ export class CooperativeSensing {
         weight += mine.windows;
         sum += mine.windows * mine.w;
       }
-      for (const r of this.reports.values()) {
+      for (const r of reports) {
         const e = r.entries.get(ch);
         if (!e || e.windows <= 0) continue;
         const age = Math.max(0, now - r.atUs);

@@ -91,3 +91,12 @@ test('malformed shared entries are counted and ignored', () => {
   assert.deepEqual(r, { accepted: 1, rejected: 3 });
   assert.deepEqual(c.merge([], 0, [1, 2, 3, 4]).map((m) => m.channel), [4]);
 });
+
+test('with cooperation off, own estimates stand alone and neighbour reports are kept for later', () => {
+  const c = coop();
+  c.receive('n2', 0, [{ channel: 1, w: 1, windows: 1000 }]);
+  const own = [{ channel: 1, w: 0.2, windows: 100, meanPowerDbm: -90, updatedUs: 0 }];
+  const alone = c.merge(own, 0, [1, 7], false);
+  assert.deepEqual(alone, [{ channel: 1, w: 0.2, ownW: 0.2, neighbours: 0, weight: 100 }]);
+  assert.equal(c.merge(own, 0, [1], true)[0]!.neighbours, 1);
+});
