@@ -301,9 +301,19 @@ export class EmulatedBand {
 
   /** Time within [t0, t1) during which at least one PN on exactly `channel` is on, in µs. */
   pnBusyTime(channel: number, t0: Micros, t1: Micros): Micros {
+    let total = 0;
+    for (const [s, e] of this.pnBusyIntervals(channel, t0, t1)) total += e - s;
+    return total;
+  }
+
+  /**
+   * The stretches of [t0, t1) during which at least one PN on exactly
+   * `channel` is on: sorted, disjoint, each clipped to the window.
+   */
+  pnBusyIntervals(channel: number, t0: Micros, t1: Micros): Array<readonly [Micros, Micros]> {
     this.plan.get(channel);
     if (t1 < t0) throw new RangeArgumentError('window', [t0, t1], 't0 <= t1');
-    if (t1 === t0) return 0;
+    if (t1 === t0) return [];
     this.touch(t0);
     const spans: number[] = [];
     for (const inst of this.instancesIn(t0, t1)) {
@@ -313,20 +323,20 @@ export class EmulatedBand {
       for (const pn of inst.pns) if (pn.channel === channel) pn.proc.collect(lo, hi, spans);
     }
     const order = Array.from({ length: spans.length / 2 }, (_, i) => i).sort((i, j) => spans[2 * i]! - spans[2 * j]!);
-    let total = 0;
+    const out: Array<readonly [Micros, Micros]> = [];
     let curS = -Infinity;
     let curE = -Infinity;
     for (const i of order) {
       const s = spans[2 * i]!;
       const e = spans[2 * i + 1]!;
       if (s > curE) {
-        if (curE > curS) total += curE - curS;
+        if (curE > curS) out.push([curS, curE]);
         curS = s;
         curE = e;
       } else if (e > curE) curE = e;
     }
-    if (curE > curS) total += curE - curS;
-    return total;
+    if (curE > curS) out.push([curS, curE]);
+    return out;
   }
 
   /** The PNs on at time t. */

@@ -1,0 +1,125 @@
+import type { Micros } from '../../src/core/time.js';
+
+/**
+ * The contracts of the emulated air medium that carries mesh frames: who
+ * hears whom, an 802.11 DCF MAC per radio, PN interference. `medium.ts`
+ * implements them; the simulator composes routers from them.
+ */
+
+/** 802.11 PHY/MAC timing and limits (defaults: 802.11b DSSS long preamble at 2 Mbps, as in ns-2). */
+export interface PhyParams {
+  /** Rate of data frames (the channel's capacity C). */
+  dataRateBps: number;
+  /** Rate of control frames (ACK, RTS, CTS) and broadcasts. */
+  basicRateBps: number;
+  slotUs: Micros;
+  sifsUs: Micros;
+  difsUs: Micros;
+  /** Contention window bounds (slots), CW doubles from cwMin + 1 up to cwMax + 1. */
+  cwMin: number;
+  cwMax: number;
+  /** PLCP preamble and header time in front of every frame. */
+  plcpUs: Micros;
+  /** MAC header and FCS of a data frame. */
+  macHeaderBytes: number;
+  ackBytes: number;
+  rtsBytes: number;
+  ctsBytes: number;
+  /** Attempts for frames at or below the RTS threshold (without RTS). */
+  shortRetryLimit: number;
+  /** Attempts for frames above the RTS threshold (with RTS/CTS). */
+  longRetryLimit: number;
+  /** Unicast frames whose payload is longer than this use RTS/CTS; Infinity turns RTS/CTS off. */
+  rtsThresholdBytes: number;
+}
+
+export interface MediumParams {
+  /** Distance up to which a frame is received (absent interference). */
+  txRangeM: number;
+  /** Distance up to which a frame makes the medium busy (carrier sense) and interferes. */
+  csRangeM: number;
+  /** A frame survives an overlapping one when it is this many dB stronger (ns-2 CPThresh 10). */
+  captureDb: number;
+  /** Probability that a frame overlapping a PN burst on its channel is lost. */
+  pnLossProbability: number;
+  /** Whether the MAC's clear-channel assessment treats an active PN on the channel as busy. */
+  pnCarrierSense: boolean;
+}
+
+export interface Position {
+  xM: number;
+  yM: number;
+}
+
+/** A frame handed to a station: the mesh packet it carries and its MAC destination. */
+export interface MacFrame {
+  /** Sending node's mesh address. */
+  src: number;
+  /** Receiving node's mesh address, or 0xffff for broadcast (no ACK, no retries). */
+  dst: number;
+  /** The bytes of the mesh packet (data header + payload, or a control message). */
+  payload: Uint8Array;
+  /** Opaque to the medium: returned untouched in `onSent` (the scheduler's packet record). */
+  tag?: unknown;
+}
+
+export type SendOutcome =
+  | { ok: true; attempts: number; atUs: Micros }
+  | { ok: false; reason: 'retry-limit' | 'aborted'; attempts: number; atUs: Micros };
+
+export interface StationSpec {
+  /** Unique among the medium's stations, e.g. `3/R2`. */
+  id: string;
+  /** Mesh address of the router the station belongs to. */
+  node: number;
+  position: Position;
+  /** Whether unicast frames to `node` are taken by this station (R1, R3) or not (R2, which only sends). */
+  acceptsUnicast: boolean;
+  /** Whether it takes broadcast frames (R3). */
+  acceptsBroadcast: boolean;
+  /** Channel at start; undefined: deaf until `retune`. */
+  channel?: number;
+  /** Whether PN bursts affect this station (carrier sense and loss). Default true. */
+  pnAffected?: boolean;
+  /** Frames waiting at the station beyond the one in service (default 64). */
+  queueLimit?: number;
+}
+
+export interface StationHandlers {
+  /** A frame addressed to this station's node (or broadcast) arrived intact, at the end of its airtime. */
+  onReceive(frame: MacFrame, now: Micros): void;
+  /** A unicast frame was acknowledged or given up, or a broadcast left the air, or a retune aborted it. */
+  onSent(frame: MacFrame, outcome: SendOutcome): void;
+}
+
+/** Named counters of one station, readable by the control API and the reports. */
+export interface StationCounters {
+  txFrames: number;
+  txBytes: number;
+  rxFrames: number;
+  rxBytes: number;
+  acked: number;
+  retries: number;
+  retryLimitDrops: number;
+  queueDrops: number;
+  aborted: number;
+  /** Frames to this station's node lost to an overlapping frame. */
+  collisions: number;
+  /** Frames to this station's node lost to a PN burst. */
+  pnLosses: number;
+  /** Frames missed because the station was deaf (retuning, on another channel, transmitting). */
+  missedDeaf: number;
+  /** Duplicates filtered (a retry of a frame already received). */
+  duplicates: number;
+  /** Time spent transmitting, µs. */
+  airtimeUs: number;
+}
+
+/**
+ * Where the medium learns PN activity (the emulated band implements it):
+ * the stretches of [t0, t1) during which a PN on exactly `channel` is on,
+ * sorted and disjoint. PNs are taken to be received alike by every router.
+ */
+export interface PnSource {
+  pnBusyIntervals(channel: number, t0: Micros, t1: Micros): ReadonlyArray<readonly [Micros, Micros]>;
+}

@@ -1,0 +1,42 @@
+import type { Micros } from '../core/time.js';
+import type { NodeAddr } from '../wire/mesh.js';
+
+/** Why a packet left the stack without being delivered (counted per reason). */
+export type DropReason =
+  | 'queue-full'
+  | 'no-route'
+  | 'ttl-expired'
+  | 'retry-limit'
+  | 'no-channel'
+  | 'malformed'
+  | 'route-broken';
+
+/** A packet waiting for R2. */
+export interface QueuedPacket<T = unknown> {
+  nextHop: NodeAddr;
+  bytes: number;
+  enqueuedUs: Micros;
+  /** The packet itself, opaque to the scheduler. */
+  item: T;
+}
+
+export interface ChannelSchedulerParams {
+  /** Channels that have a queue. */
+  channels: readonly number[];
+  /** Packets each channel queue holds. */
+  queuePackets: number;
+  /** Time R2 serves one channel before it may switch. */
+  switchingIntervalUs: Micros;
+  /** R2 deaf and silent per switch. */
+  overheadUs: Micros;
+  /** Scale each dwell by the queue's share of the load (0.5x to 2x the interval). */
+  adaptive: boolean;
+}
+
+export type SchedAction<T = unknown> =
+  /** Retune R2 to `channel`; it is usable from `readyUs` (now + overhead). */
+  | { kind: 'tune'; channel: number; readyUs: Micros }
+  /** Hand this packet to R2's MAC now, on the channel R2 is tuned to. */
+  | { kind: 'transmit'; channel: number; packet: QueuedPacket<T> }
+  /** A packet the scheduler dropped. */
+  | { kind: 'drop'; packet: QueuedPacket<T>; reason: DropReason };

@@ -1,0 +1,118 @@
+/**
+ * The typed values of cogmesh's mesh messages: what travels on the control
+ * radio R3 (HELLO, RREQ, RREP, RERR) and the header in front of every data
+ * packet on R2/R1. `codec.ts` turns them into bytes and back; nothing else
+ * in the stack looks at the bytes.
+ */
+
+/** A router's address on the mesh: its node id, 0-65534. */
+export type NodeAddr = number;
+
+/** Link-layer and mesh broadcast address. */
+export const BROADCAST: NodeAddr = 0xffff;
+
+/** One channel's shared workload, as cooperative sensing exchanges it. */
+export interface HelloWorkload {
+  channel: number;
+  /** w in [0, 1] (carried with a resolution of 1/65535). */
+  w: number;
+  /** Sensing windows behind w (0-2^32-1). */
+  windows: number;
+}
+
+/**
+ * HELLO (RFC 3561 section 6.9, carried as a message of its own on R3): tells
+ * neighbours the sender is alive, its destination sequence number, the
+ * channel its receive radio R1 listens on, and its own w per channel.
+ */
+export interface Hello {
+  type: 'hello';
+  src: NodeAddr;
+  /** The sender's own destination sequence number. */
+  seq: number;
+  /** The sender's R1 channel; 0 while R1 has no channel yet. */
+  r1Channel: number;
+  workload: HelloWorkload[];
+}
+
+/** RREQ (RFC 3561 section 5.1) with the fields multipath AODV adds. */
+export interface Rreq {
+  type: 'rreq';
+  /** J, R, G, D, U flags of RFC 3561. */
+  join: boolean;
+  repair: boolean;
+  gratuitous: boolean;
+  destinationOnly: boolean;
+  unknownSeq: boolean;
+  /** Hops from the originator to the node handling this copy. */
+  hopCount: number;
+  /** RREQ ID, 32 bits, per originator. */
+  rreqId: number;
+  dst: NodeAddr;
+  dstSeq: number;
+  orig: NodeAddr;
+  origSeq: number;
+  /** Remaining IP TTL of this copy (the ring size while expanding). */
+  ttl: number;
+  /**
+   * AOMDV's first hop: the originator's neighbour this copy went through
+   * (the originator's own address in the copy the originator sends), so that
+   * the destination can tell link-disjoint copies apart.
+   */
+  firstHop: NodeAddr;
+  /** Path cost from the originator to the node handling this copy (sum of link costs, see path decision). */
+  pathCost: number;
+}
+
+/** RREP (RFC 3561 section 5.2) with the fields multipath AODV adds. */
+export interface Rrep {
+  type: 'rrep';
+  repair: boolean;
+  /** A flag: acknowledgment (RREP-ACK) required. */
+  ackRequired: boolean;
+  /** Hops from the node handling this copy to the destination. */
+  hopCount: number;
+  dst: NodeAddr;
+  dstSeq: number;
+  orig: NodeAddr;
+  /** Lifetime of the route, in milliseconds (32 bits). */
+  lifetimeMs: number;
+  /** AOMDV's last hop: the destination's neighbour on this path (the destination itself when it replies). */
+  lastHop: NodeAddr;
+  /** Path cost from the node handling this copy to the destination. */
+  pathCost: number;
+}
+
+/** RERR (RFC 3561 section 5.3). */
+export interface Rerr {
+  type: 'rerr';
+  /** N flag: a local repair is under way, do not delete the route. */
+  noDelete: boolean;
+  /** At least one, at most 255 destinations. */
+  unreachable: Array<{ dst: NodeAddr; dstSeq: number }>;
+}
+
+export type ControlMsg = Hello | Rreq | Rrep | Rerr;
+
+/** What a data packet carries on top of the mesh. */
+export type DataProto = 'udp' | 'tcp' | 'raw';
+
+/**
+ * The mesh header in front of each data packet (R2 to R1): the mesh's own
+ * source, destination and hop limit, so that a relay forwards without looking
+ * into what it carries.
+ */
+export interface DataHeader {
+  src: NodeAddr;
+  dst: NodeAddr;
+  /** Hops left; a relay that would send it with 0 drops it. */
+  ttl: number;
+  proto: DataProto;
+  /** Flow identifier chosen by the source (16 bits). */
+  flow: number;
+  /** Per-flow sequence number (32 bits). */
+  seq: number;
+}
+
+/** Pathcost values are carried in thousandths, 32 bits: at most this. */
+export const MAX_PATH_COST = 0xffffffff / 1000;
