@@ -10,7 +10,7 @@ import type { Micros } from '../../src/core/time.js';
 export interface PhyParams {
   /** Rate of data frames (the channel's capacity C). */
   dataRateBps: number;
-  /** Rate of control frames (ACK, RTS, CTS) and broadcasts. */
+  /** Rate of control frames (ACK, RTS, CTS). Broadcast data frames go at `dataRateBps`, as in ns-2. */
   basicRateBps: number;
   slotUs: Micros;
   sifsUs: Micros;
@@ -20,6 +20,14 @@ export interface PhyParams {
   cwMax: number;
   /** PLCP preamble and header time in front of every frame. */
   plcpUs: Micros;
+  /**
+   * OFDM PHYs (802.11a/g ERP-OFDM): the frame body goes in whole symbols of
+   * this length, with 16 service and 6 tail bits. Undefined for DSSS/CCK,
+   * whose body takes exactly ceil(bits / rate).
+   */
+  ofdmSymbolUs?: Micros;
+  /** Idle time after every OFDM frame in the 2.4 GHz band (802.11g ERP-OFDM: 6 µs); 0 or undefined elsewhere. */
+  signalExtensionUs?: Micros;
   /** MAC header and FCS of a data frame. */
   macHeaderBytes: number;
   ackBytes: number;
@@ -44,6 +52,12 @@ export interface MediumParams {
   pnLossProbability: number;
   /** Whether the MAC's clear-channel assessment treats an active PN on the channel as busy. */
   pnCarrierSense: boolean;
+  /**
+   * Whether a frame on one channel is sensed and interferes on the channels
+   * its spectrum overlaps (the 802.11 DSSS mask, as the emulated band has it).
+   * Off: channels are orthogonal, as in ns-2's multichannel extensions.
+   */
+  adjacentChannelInterference: boolean;
 }
 
 export interface Position {
@@ -61,6 +75,28 @@ export interface MacFrame {
   payload: Uint8Array;
   /** Opaque to the medium: returned untouched in `onSent` (the scheduler's packet record). */
   tag?: unknown;
+}
+
+/** A radio's handle on the air medium: an 802.11 DCF MAC with a FIFO queue. */
+export interface Station {
+  readonly id: string;
+  /** The channel it is on; undefined while deaf (retuning, or never tuned). */
+  readonly channel: number | undefined;
+  readonly counters: StationCounters;
+  /** Nothing in service and nothing queued. */
+  readonly idle: boolean;
+  /** Frames waiting behind the one in service. */
+  readonly queued: number;
+  /** Queues a frame (FIFO); false when the station's queue is full (counted in queueDrops). */
+  send(frame: MacFrame): boolean;
+  /**
+   * Deaf and silent for overheadUs, then on `channel` (undefined: stays deaf).
+   * Aborts the exchange in service: its frame comes back through onSent with
+   * reason 'aborted'; queued frames stay queued.
+   */
+  retune(channel: number | undefined, overheadUs: Micros): void;
+  /** Leaves the medium: the frame in service and the queued ones come back through onSent as 'aborted'. */
+  detach(): void;
 }
 
 export type SendOutcome =

@@ -4,6 +4,7 @@ import { CogmeshError } from '../core/errors.js';
 import { configCommand } from './config.js';
 import { nodeCommand } from './node.js';
 import { senseCommand } from './sense.js';
+import { simCommand } from './sim.js';
 
 /** The `cogmesh` command line: one subcommand per job, each with its own --help. */
 export function cli(): Command {
@@ -14,6 +15,7 @@ export function cli(): Command {
     .configureHelp({ sortSubcommands: true });
   program.addCommand(nodeCommand());
   program.addCommand(senseCommand());
+  program.addCommand(simCommand());
   program.addCommand(configCommand());
   return program;
 }

@@ -37,7 +37,10 @@ export interface NodeConfig {
     adaptive: boolean;
     /** Time lost per channel switch (radio deaf meanwhile). */
     overheadUs: number;
+    /** Packets each channel queue holds. */
+    queuePackets: number;
   };
+  routing: RoutingConfig;
   /** The emulated band the `sim` front-ends receive from. */
   sim: { band: BandConfig };
   log: {
@@ -45,6 +48,21 @@ export interface NodeConfig {
     /** `pretty` for people at a terminal, `json` (one object a line) for machines. */
     format: 'pretty' | 'json';
   };
+}
+
+/** Multipath AODV on R3 and the path decision (RFC 3561 names in the descriptions of the schema). */
+export interface RoutingConfig {
+  helloIntervalMs: number;
+  allowedHelloLoss: number;
+  activeRouteTimeoutMs: number;
+  nodeTraversalMs: number;
+  netDiameter: number;
+  rreqRetries: number;
+  maxPaths: number;
+  pathHysteresis: number;
+  destinationOnly: boolean;
+  /** Packets a source holds per destination during discovery. */
+  bufferPackets: number;
 }
 
 export interface RadioConfig {
@@ -98,6 +116,8 @@ export interface ChannelDecisionConfig {
   loadMbps: number;
   /** R1's channel before the first sensing round; 0 lets the first decision pick. */
   initialChannel: number;
+  /** R1 avoids channels overlapping R3's control channel by at least this factor. */
+  controlGuard: number;
 }
 
 export type PnPatternConfig =

@@ -89,7 +89,10 @@ export class Rng {
 
   /**
    * Fills `out` with independent normal deviates of standard deviation `sigma`;
-   * the bulk path for noise synthesis.
+   * the bulk path for noise synthesis. Marsaglia and Tsang's ziggurat (128
+   * layers, 32-bit draws): one draw and a comparison for about 98.8% of the
+   * deviates, so noise costs a fraction of what Box-Muller's log, sqrt, cos
+   * and sin do.
    */
   fillNormal(out: Float32Array, sigma: number, offset = 0, count = out.length - offset): void {
     let i = offset;
@@ -98,15 +101,93 @@ export class Rng {
       out[i++] = this.spare * sigma;
       this.spare = undefined;
     }
-    for (; i + 1 < end; i += 2) {
-      const r = sigma * Math.sqrt(-2 * Math.log(this.nextOpen()));
-      const th = 2 * Math.PI * this.next();
-      out[i] = r * Math.cos(th);
-      out[i + 1] = r * Math.sin(th);
+    const kn = ZIG.kn;
+    const wn = ZIG.wn;
+    // xoshiro128** inlined on local state (the hot loop of noise synthesis).
+    let s0 = this.s0;
+    let s1 = this.s1;
+    let s2 = this.s2;
+    let s3 = this.s3;
+    for (; i < end; i++) {
+      const r = Math.imul(s1, 5);
+      const hz = Math.imul((r << 7) | (r >>> 25), 9);
+      const t = s1 << 9;
+      s2 ^= s0;
+      s3 ^= s1;
+      s1 ^= s2;
+      s0 ^= s3;
+      s2 ^= t;
+      s3 = (s3 << 11) | (s3 >>> 21);
+      const iz = hz & 127;
+      if (Math.abs(hz) < kn[iz]!) out[i] = hz * wn[iz]! * sigma;
+      else {
+        this.s0 = s0;
+        this.s1 = s1;
+        this.s2 = s2;
+        this.s3 = s3;
+        out[i] = this.zigguratTail(hz, iz) * sigma;
+        s0 = this.s0;
+        s1 = this.s1;
+        s2 = this.s2;
+        s3 = this.s3;
+      }
     }
-    if (i < end) out[i] = this.normal() * sigma;
+    this.s0 = s0;
+    this.s1 = s1;
+    this.s2 = s2;
+    this.s3 = s3;
+  }
+
+  /** The ziggurat's slow path: the wedge of layer iz, or the tail beyond R for the base layer. */
+  private zigguratTail(hz: number, iz: number): number {
+    const { kn, wn, fn } = ZIG;
+    for (;;) {
+      const x = hz * wn[iz]!;
+      if (iz === 0) {
+        let tx: number;
+        let ty: number;
+        do {
+          tx = -Math.log(this.nextOpen()) / ZIG_R;
+          ty = -Math.log(this.nextOpen());
+        } while (ty + ty < tx * tx);
+        return hz > 0 ? ZIG_R + tx : -ZIG_R - tx;
+      }
+      if (fn[iz]! + this.next() * (fn[iz - 1]! - fn[iz]!) < Math.exp(-0.5 * x * x)) return x;
+      hz = this.nextU32() | 0;
+      iz = hz & 127;
+      if (Math.abs(hz) < kn[iz]!) return hz * wn[iz]!;
+    }
   }
 }
+
+/** Start of the normal's tail in the 128-layer ziggurat, and the area of each layer. */
+const ZIG_R = 3.442619855899;
+const ZIG_V = 9.91256303526217e-3;
+
+/** Ziggurat tables for 32-bit signed draws (Marsaglia and Tsang, 2000). */
+const ZIG = ((): { kn: Float64Array; wn: Float64Array; fn: Float64Array } => {
+  const m1 = 2147483648;
+  const kn = new Float64Array(128);
+  const wn = new Float64Array(128);
+  const fn = new Float64Array(128);
+  let dn = ZIG_R;
+  let tn = dn;
+  const q = ZIG_V / Math.exp(-0.5 * dn * dn);
+  kn[0] = (dn / q) * m1;
+  kn[1] = 0;
+  wn[0] = q / m1;
+  wn[127] = dn / m1;
+  fn[0] = 1;
+  fn[127] = Math.exp(-0.5 * dn * dn);
+  for (let i = 126; i >= 1; i--) {
+    dn = Math.sqrt(-2 * Math.log(ZIG_V / dn + Math.exp(-0.5 * dn * dn)));
+    kn[i + 1] = (dn / tn) * m1;
+    tn = dn;
+    fn[i] = Math.exp(-0.5 * dn * dn);
+    wn[i] = dn / m1;
+  }
+  return { kn, wn, fn };
+})();
 
 function rotl(x: number, k: number): number {
   return (x << k) | (x >>> (32 - k));

@@ -49,8 +49,24 @@ export function decisionParams(cfg: NodeConfig, plan: ChannelPlan): DecisionPara
     hysteresis: cfg.channel.hysteresis,
     minDwellUs: cfg.channel.minDwellMs * US_PER_MS,
     loadBps: cfg.channel.loadMbps * 1e6,
-    allowed: usableChannels(cfg, plan),
+    allowed: r1Channels(cfg, plan),
   };
+}
+
+/**
+ * The channels R1 may take: the usable ones clear of the common control
+ * channel R3 sits on (spectral overlap below `channel.controlGuard`), so that
+ * data never contends with HELLOs and route discovery. When the guard leaves
+ * nothing, R1 may take any usable channel but R3's own; when even that leaves
+ * nothing, any usable channel.
+ */
+export function r1Channels(cfg: NodeConfig, plan: ChannelPlan): number[] {
+  const usable = usableChannels(cfg, plan);
+  const cch = cfg.radios.R3.channel;
+  const clear = usable.filter((c) => plan.overlapFactor(c, cch) < cfg.channel.controlGuard);
+  if (clear.length > 0) return clear;
+  const notCch = usable.filter((c) => c !== cch);
+  return notCch.length > 0 ? notCch : usable;
 }
 
 export function cooperativeParams(cfg: NodeConfig): CooperativeParams {

@@ -2,7 +2,7 @@ import type { Frontend, IqBlock } from '../../radio/frontend.js';
 import type { EventId } from '../core/engine.js';
 import type { Scheduler } from '../core/scheduler.js';
 import type { Micros } from '../core/time.js';
-import type { ChannelObservation } from '../sensing/workload.js';
+import { VisitTally, type ChannelObservation } from '../sensing/workload.js';
 import type { NodeAction, NodeCore, NodeEvent } from './core.js';
 
 /** What the driver needs of the energy detector. */
@@ -141,27 +141,13 @@ export class NodeDriver {
     const captureUs = Math.max(0, Math.min(plannedUs, endUs - this.p.scheduler.now()));
     let remaining = Math.round((captureUs * fe.capabilities.sampleRateHz) / 1e6);
     const max = this.maxBlock;
-    let windows = 0;
-    let busy = 0;
-    let power = 0;
-    let busyPower = 0;
+    const tally = new VisitTally();
     while (remaining > 0) {
       const n = Math.min(remaining, max);
-      const d = this.p.detector.detect(await fe.readIq(n, this.blockBuffer));
-      windows += d.windows;
-      busy += d.busyWindows;
-      power += d.windows * 10 ** (d.meanPowerDbm / 10);
-      if (d.busyMeanPowerDbm !== undefined) busyPower += d.busyWindows * 10 ** (d.busyMeanPowerDbm / 10);
+      tally.add(this.p.detector.detect(await fe.readIq(n, this.blockBuffer)));
       remaining -= n;
     }
-    return {
-      channel,
-      windows,
-      busyWindows: busy,
-      meanPowerDbm: windows > 0 ? 10 * Math.log10(power / windows) : -Infinity,
-      busyMeanPowerDbm: busy > 0 ? 10 * Math.log10(busyPower / busy) : undefined,
-      atUs: this.p.scheduler.now(),
-    };
+    return tally.observation(channel, this.p.scheduler.now());
   }
 
   private async tuneR1(channel: number): Promise<void> {

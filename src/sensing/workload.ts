@@ -64,3 +64,33 @@ export class WorkloadEstimator {
       .filter((x): x is ChannelWorkload => x !== undefined);
   }
 }
+
+/**
+ * Adds up what the energy detector found block by block during one visit,
+ * powers in milliwatts so that the visit's mean is a true mean.
+ */
+export class VisitTally {
+  private windows = 0;
+  private busy = 0;
+  private power = 0;
+  private busyPower = 0;
+
+  add(d: { windows: number; busyWindows: number; meanPowerDbm: number; busyMeanPowerDbm: number | undefined }): void {
+    this.windows += d.windows;
+    this.busy += d.busyWindows;
+    if (d.windows > 0) this.power += d.windows * 10 ** (d.meanPowerDbm / 10);
+    if (d.busyMeanPowerDbm !== undefined) this.busyPower += d.busyWindows * 10 ** (d.busyMeanPowerDbm / 10);
+  }
+
+  observation(channel: number, atUs: Micros): ChannelObservation {
+    const { windows, busy } = this;
+    return {
+      channel,
+      windows,
+      busyWindows: busy,
+      meanPowerDbm: windows > 0 ? 10 * Math.log10(this.power / windows) : -Infinity,
+      busyMeanPowerDbm: busy > 0 ? 10 * Math.log10(this.busyPower / busy) : undefined,
+      atUs,
+    };
+  }
+}

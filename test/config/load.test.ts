@@ -77,8 +77,10 @@ describe('parseNodeConfig: defaults', () => {
     assert.equal(c.sensing.memory, 0.5);
     assert.equal(c.sensing.backend, 'auto');
     assert.deepEqual(c.sensing.cooperative, { enabled: true, halfLifeMs: 2000, maxAgeMs: 5000, neighbourWeight: 0.5 });
-    assert.deepEqual(c.channel, { capacityMbps: 2, hysteresis: 0.1, minDwellMs: 3000, loadMbps: 0, initialChannel: 0 });
-    assert.deepEqual(c.switching, { intervalMs: 50, adaptive: false, overheadUs: 1000 });
+    assert.deepEqual(c.channel, { capacityMbps: 2, hysteresis: 0.1, minDwellMs: 3000, loadMbps: 0, initialChannel: 0, controlGuard: 0.05 });
+    assert.deepEqual(c.switching, { intervalMs: 50, adaptive: false, overheadUs: 1000, queuePackets: 50 });
+    assert.equal(c.routing.helloIntervalMs, 1000);
+    assert.equal(c.routing.maxPaths, 3);
     assert.deepEqual(c.sim, { band: { noiseFigureDb: 6, pn: [], phases: [], repeat: true } });
     assert.deepEqual(c.log, { level: 'info', format: 'pretty' });
   });
@@ -129,7 +131,7 @@ describe('parseNodeConfig: defaults', () => {
 describe('parseNodeConfig: schema errors', () => {
   test('unknown field at the root', () => {
     const e = refusal(() => parseNodeConfig(cfg({ sensin: { durationMs: 20 } })));
-    hasIssue(e, '/sensin', { durationMs: 20 }, /^no such field \(allowed: node, channelPlan, radios, sensing, channel, switching, sim, log\)$/);
+    hasIssue(e, '/sensin', { durationMs: 20 }, /^no such field \(allowed: node, channelPlan, radios, sensing, channel, switching, routing, sim, log\)$/);
   });
 
   test('unknown nested field', () => {

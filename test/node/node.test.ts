@@ -70,7 +70,8 @@ test('R1 moves when the PN load moves, and says why', async () => {
     { durationS: 6, pn: [fraction(1, 0.9), fraction(6, 0.9)] },
     { durationS: 6, pn: [fraction(11, 0.9), fraction(6, 0.9)] },
   ];
-  const cfg = config([`sim.band.phases=${JSON.stringify(phases)}`, 'sim.band.repeat=false', 'channel.minDwellMs=2000']);
+  // R1 never takes the control channel: keep R3 off the channels this test moves R1 to.
+  const cfg = config([`sim.band.phases=${JSON.stringify(phases)}`, 'sim.band.repeat=false', 'channel.minDwellMs=2000', 'radios.R3.channel=3', 'channel.controlGuard=1']);
   const { events } = await run(cfg, 11.5);
   const moves = events.filter((e) => e.kind === 'r1-decision' && e.decision.changed);
   assert.equal(moves.length, 2, 'the first choice, then one move');
@@ -81,6 +82,16 @@ test('R1 moves when the PN load moves, and says why', async () => {
   assert.equal(second!.previous, 11);
   assert.equal(second!.reason, 'better');
   assert.ok(second!.atUs >= 6_000_000 && second!.atUs <= 8_000_000, `moved at ${second!.atUs} us`);
+});
+
+test('R1 never takes the common control channel R3 sits on', async () => {
+  // Channel 1 is the only PN-free channel, but R3 is on it.
+  const busy = Array.from({ length: 10 }, (_, i) => fraction(i + 2, 0.5));
+  const cfg = config([`sim.band.pn=${JSON.stringify(busy)}`, 'radios.R3.channel=1']);
+  const { events } = await run(cfg, 2.5);
+  const decisions = events.filter((e) => e.kind === 'r1-decision');
+  assert.ok(decisions.length > 0);
+  for (const e of decisions) if (e.kind === 'r1-decision') assert.notEqual(e.decision.channel, 1);
 });
 
 test('the same seed gives a byte-identical log; another seed does not', async () => {

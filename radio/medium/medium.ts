@@ -1,0 +1,584 @@
+import { FrontendError, RangeArgumentError } from '../../src/core/errors.js';
+import type { EventId } from '../../src/core/engine.js';
+import type { Rng } from '../../src/core/rng.js';
+import type { Scheduler } from '../../src/core/scheduler.js';
+import type { Micros } from '../../src/core/time.js';
+import type { ChannelPlan } from '../channels.js';
+import { airtimeUs, checkPhy, phy80211b } from './phy.js';
+import { distanceM, pathLoss, powerAt, type PathLoss } from './propagation.js';
+import { BROADCAST, DcfStation, type Air, type AirFrame, type FrameKind, type Hearing, type Timing } from './station.js';
+import type { MacFrame, MediumParams, PhyParams, PnSource, Position, Station, StationHandlers, StationSpec } from './types.js';
+
+export type { Station } from './types.js';
+
+export const DEFAULT_MEDIUM_PARAMS: Readonly<MediumParams> = Object.freeze({
+  txRangeM: 250,
+  csRangeM: 550,
+  captureDb: 10,
+  pnLossProbability: 1,
+  pnCarrierSense: true,
+  adjacentChannelInterference: true,
+});
+
+/** What the medium is built from: the clock, the channels, the randomness and, optionally, the PN activity. */
+export interface MediumParts {
+  scheduler: Scheduler;
+  plan: ChannelPlan;
+  rng: Rng;
+  pn?: PnSource;
+}
+
+/** Use of one channel. */
+export interface ChannelUsage {
+  /** Frames put on the air on it (data, broadcast, RTS, CTS, ACK). */
+  frames: number;
+  /** Time with at least one frame on the air on exactly this channel, µs (stretches that ended). */
+  busyUs: Micros;
+}
+
+export interface MediumCounters {
+  /** Frames put on the air, all channels. */
+  frames: number;
+  /** Frames cut short because their sender retuned or detached. */
+  truncated: number;
+  /** By channel number. */
+  readonly channels: ReadonlyMap<number, ChannelUsage>;
+}
+
+/** PN intervals are asked for in stretches this long and kept per channel. */
+const PN_CHUNK_US = 1_000_000;
+/** How far back of the first question a PN cache starts, and how long it keeps past bursts. */
+const PN_HISTORY_US = 1_000_000;
+/** A burst that reaches this many chunks ahead is taken to end there, for now. */
+const PN_MAX_EXTEND_CHUNKS = 16;
+
+/**
+ * The emulated air that carries mesh frames between stations (radios): who
+ * hears whom (ns-2 TwoRayGround, receive and carrier-sense thresholds from
+ * the ranges, channel overlap from the plan), collisions with capture, PN
+ * bursts, and an 802.11 DCF MAC per station. Event-driven: a frame costs a
+ * few events and O(stations) work, never an event per backoff slot.
+ */
+export class AirMedium {
+  readonly params: Readonly<MediumParams>;
+  readonly phy: Readonly<PhyParams>;
+  private readonly core: MediumCore;
+
+  constructor(parts: MediumParts, params: Partial<MediumParams> = {}, phy: PhyParams = phy80211b()) {
+    this.params = Object.freeze(checkParams({ ...DEFAULT_MEDIUM_PARAMS, ...params }));
+    checkPhy(phy);
+    this.phy = Object.freeze({ ...phy });
+    this.core = new MediumCore(parts, this.params, this.phy);
+  }
+
+  addStation(spec: StationSpec, handlers: StationHandlers): Station {
+    return this.core.addStation(spec, handlers);
+  }
+
+  /** The attached station with this id. */
+  station(id: string): Station | undefined {
+    return this.core.ids.get(id);
+  }
+
+  /** Airtime of a data frame carrying `payloadBytes`: PLCP, MAC header and FCS included, at the data rate. */
+  frameAirtimeUs(payloadBytes: number): Micros {
+    if (!Number.isSafeInteger(payloadBytes) || payloadBytes < 0) {
+      throw new RangeArgumentError('payloadBytes', payloadBytes, 'an integer number of bytes >= 0');
+    }
+    return this.core.t.dataUs(payloadBytes);
+  }
+
+  /** Power received at `b` from a station at `a` transmitting on `channel`, W. */
+  receivedPowerW(a: Position, b: Position, channel: number): number {
+    checkPosition('a', a);
+    checkPosition('b', b);
+    return powerAt(this.core.pl[this.core.channelIndex(channel)]!, distanceM(a, b));
+  }
+
+  /** The receive threshold (power at txRangeM) and carrier-sense threshold (power at csRangeM) on a channel, W. */
+  thresholdsW(channel: number): { rxW: number; csW: number } {
+    const k = this.core.channelIndex(channel);
+    return { rxW: this.core.rxThresh[k]!, csW: this.core.csThresh[k]! };
+  }
+
+  get counters(): MediumCounters {
+    return this.core.counters;
+  }
+}
+
+function checkParams(p: MediumParams): MediumParams {
+  if (!Number.isFinite(p.txRangeM) || p.txRangeM <= 0) throw new RangeArgumentError('txRangeM', p.txRangeM, 'a finite distance > 0 m');
+  if (!Number.isFinite(p.csRangeM) || p.csRangeM < p.txRangeM) {
+    throw new RangeArgumentError('csRangeM', p.csRangeM, `a finite distance >= txRangeM (${p.txRangeM} m)`);
+  }
+  if (!Number.isFinite(p.captureDb)) throw new RangeArgumentError('captureDb', p.captureDb, 'a finite number of dB');
+  if (!(p.pnLossProbability >= 0 && p.pnLossProbability <= 1)) {
+    throw new RangeArgumentError('pnLossProbability', p.pnLossProbability, 'a probability in [0, 1]');
+  }
+  if (typeof p.pnCarrierSense !== 'boolean') throw new RangeArgumentError('pnCarrierSense', p.pnCarrierSense, 'true or false');
+  return p;
+}
+
+function checkPosition(field: string, p: Position): void {
+  if (!p || !Number.isFinite(p.xM) || !Number.isFinite(p.yM)) throw new RangeArgumentError(field, p, 'a position with finite xM and yM');
+}
+
+/** The medium's state and the services stations use; the public face is AirMedium. */
+class MediumCore implements Air {
+  readonly t: Timing;
+  readonly ids = new Map<string, DcfStation>();
+  readonly pl: PathLoss[];
+  readonly rxThresh: Float64Array;
+  readonly csThresh: Float64Array;
+  readonly counters: MediumCounters;
+  private readonly scheduler: Scheduler;
+  private readonly plan: ChannelPlan;
+  private readonly rng: Rng;
+  private readonly pn: PnSource | undefined;
+  private readonly nch: number;
+  private readonly chIndexByNumber = new Map<number, number>();
+  /** overlap[from * nch + to]. */
+  private readonly overlap: Float64Array;
+  private readonly captureRatio: number;
+  private readonly stations: DcfStation[] = [];
+  private readonly positions: Position[] = [];
+  /** dist[i][j]: metres between stations i and j. */
+  private readonly dist: number[][] = [];
+  private readonly byNode = new Map<number, DcfStation[]>();
+  private readonly inAir: AirFrame[] = [];
+  private readonly usage: ChannelUsage[];
+  private readonly framesOnChannel: Int32Array;
+  private readonly busySince: Float64Array;
+  private readonly pnCaches: Array<PnCache | undefined>;
+  private readonly pnRng: Rng;
+  private readonly outbox: Array<() => void> = [];
+  private flushing = false;
+
+  constructor(
+    parts: MediumParts,
+    readonly params: Readonly<MediumParams>,
+    readonly phy: Readonly<PhyParams>,
+  ) {
+    this.scheduler = parts.scheduler;
+    this.plan = parts.plan;
+    this.rng = parts.rng;
+    this.pn = parts.pn;
+    this.pnRng = parts.rng.fork('medium/pn-loss');
+    const chs = parts.plan.channels;
+    const n = chs.length;
+    this.nch = n;
+    this.overlap = new Float64Array(n * n);
+    this.pl = chs.map((c) => pathLoss(c.centerHz));
+    this.rxThresh = Float64Array.from(this.pl, (pl) => powerAt(pl, params.txRangeM));
+    this.csThresh = Float64Array.from(this.pl, (pl) => powerAt(pl, params.csRangeM));
+    chs.forEach((a, i) => {
+      this.chIndexByNumber.set(a.number, i);
+      chs.forEach((b, j) => {
+        // Orthogonal channels (ns-2's multichannel model) when adjacent-channel interference is off.
+        this.overlap[i * n + j] = params.adjacentChannelInterference ? parts.plan.overlapFactor(a.number, b.number) : i === j ? 1 : 0;
+      });
+    });
+    this.captureRatio = 10 ** (params.captureDb / 10);
+    this.usage = chs.map(() => ({ frames: 0, busyUs: 0 }));
+    this.framesOnChannel = new Int32Array(n);
+    this.busySince = new Float64Array(n);
+    this.pnCaches = chs.map(() => undefined);
+    this.counters = { frames: 0, truncated: 0, channels: new Map(chs.map((c, i) => [c.number, this.usage[i]!])) };
+
+    const sifs = phy.sifsUs;
+    const ackUs = airtimeUs(phy, phy.ackBytes, phy.basicRateBps);
+    const ctsUs = airtimeUs(phy, phy.ctsBytes, phy.basicRateBps);
+    const header = phy.macHeaderBytes;
+    const rate = phy.dataRateBps;
+    this.t = {
+      ackUs,
+      ctsUs,
+      rtsUs: airtimeUs(phy, phy.rtsBytes, phy.basicRateBps),
+      eifsUs: sifs + ackUs + phy.difsUs,
+      ackTimeoutUs: sifs + ackUs + phy.slotUs,
+      ctsTimeoutUs: sifs + ctsUs + phy.slotUs,
+      dataUs: (payloadBytes) => airtimeUs(phy, payloadBytes + header, rate),
+    };
+  }
+
+  addStation(spec: StationSpec, handlers: StationHandlers): Station {
+    if (typeof spec.id !== 'string' || spec.id === '') throw new RangeArgumentError('id', spec.id, 'a non-empty string');
+    if (this.ids.has(spec.id)) throw new FrontendError('RADIO_DUPLICATE_ID', `a station with id ${JSON.stringify(spec.id)} is already on the medium`);
+    if (!Number.isInteger(spec.node) || spec.node < 0 || spec.node >= BROADCAST) {
+      throw new RangeArgumentError('node', spec.node, 'a mesh address in [0, 65534]');
+    }
+    checkPosition('position', spec.position);
+    if (spec.channel !== undefined) this.channelIndex(spec.channel);
+    if (spec.queueLimit !== undefined && (!Number.isSafeInteger(spec.queueLimit) || spec.queueLimit < 0)) {
+      throw new RangeArgumentError('queueLimit', spec.queueLimit, 'an integer number of frames >= 0');
+    }
+    if (typeof handlers?.onReceive !== 'function' || typeof handlers.onSent !== 'function') {
+      throw new RangeArgumentError('handlers', handlers, 'an object with onReceive and onSent functions');
+    }
+    const index = this.stations.length;
+    const st = new DcfStation(index, spec, handlers, this, this.rng.fork(`mac/${spec.id}`));
+    const pos = { xM: spec.position.xM, yM: spec.position.yM };
+    const row: number[] = [];
+    for (let j = 0; j < index; j++) {
+      const d = distanceM(pos, this.positions[j]!);
+      row.push(d);
+      this.dist[j]!.push(d);
+    }
+    row.push(0);
+    this.dist.push(row);
+    this.positions.push(pos);
+    this.stations.push(st);
+    this.ids.set(st.id, st);
+    const same = this.byNode.get(st.node);
+    if (same) same.push(st);
+    else this.byNode.set(st.node, [st]);
+    if (st.chIdx >= 0) this.joinChannel(st);
+    return st;
+  }
+
+  channelIndex(channel: number): number {
+    const k = this.chIndexByNumber.get(channel);
+    if (k === undefined) this.plan.get(channel); // throws RangeArgumentError naming `channel`
+    return k!;
+  }
+
+  now(): Micros {
+    return this.scheduler.now();
+  }
+
+  at(t: Micros, fire: () => void): EventId {
+    return this.scheduler.at(Math.max(t, this.scheduler.now()), () => {
+      fire();
+      this.flush();
+    });
+  }
+
+  cancel(id: EventId): void {
+    this.scheduler.cancel(id);
+  }
+
+  post(fn: () => void): void {
+    this.outbox.push(fn);
+  }
+
+  flush(): void {
+    if (this.flushing) return;
+    this.flushing = true;
+    let i = 0;
+    try {
+      while (i < this.outbox.length) this.outbox[i++]!();
+    } finally {
+      this.outbox.splice(0, i);
+      this.flushing = false;
+    }
+  }
+
+  transmit(st: DcfStation, kind: FrameKind, mac: MacFrame | undefined, seq: number, target: DcfStation | undefined, navUs: Micros): AirFrame {
+    const now = this.scheduler.now();
+    const k = st.chIdx;
+    const t = this.t;
+    const airUs = kind === 'ack' ? t.ackUs : kind === 'cts' ? t.ctsUs : kind === 'rts' ? t.rtsUs : t.dataUs(mac!.payload.length);
+    if (kind === 'data' || kind === 'rts') target = this.unicastTarget(st, mac!.dst, k);
+    const f: AirFrame = {
+      kind,
+      sender: st,
+      chIdx: k,
+      startUs: now,
+      endUs: now + airUs,
+      navUs,
+      mac,
+      seq,
+      target,
+      hearers: [],
+      truncated: false,
+      pnLost: undefined,
+      endEv: 0,
+    };
+    st.freeze(now, true);
+    st.txFrame = f;
+    st.eifs = false;
+    st.counters.airtimeUs += airUs;
+    // It cannot receive what is on the air while it sends.
+    for (const h of st.heard) if (h.frame.endUs > now) h.deaf = true;
+    this.counters.frames++;
+    this.usage[k]!.frames++;
+    if (this.framesOnChannel[k]!++ === 0) this.busySince[k] = now;
+    this.inAir.push(f);
+
+    const pl = this.pl[k]!;
+    const rxThresh = this.rxThresh[k]!;
+    const row = this.dist[st.index]!;
+    const cap = this.captureRatio;
+    const bcast = kind === 'bcast';
+    for (const r of this.stations) {
+      if (r.detached || r === st || r.node === st.node) continue;
+      const p0 = powerAt(pl, row[r.index]!);
+      const rk = r.chIdx;
+      if (rk !== k) {
+        // A broadcast its station should have taken, missed while deaf or elsewhere.
+        if (bcast && r.acceptsBroadcast && p0 >= rxThresh) r.counters.missedDeaf++;
+        if (rk < 0) continue;
+      }
+      const p = rk === k ? p0 : p0 * this.overlap[k * this.nch + rk]!;
+      if (p < this.csThresh[rk]!) continue;
+      const candidate = rk === k && p >= rxThresh;
+      const h: Hearing = { frame: f, st: r, p, candidate, collided: false, deaf: candidate && r.txFrame !== undefined, gone: false };
+      const heard = r.heard;
+      for (const g of heard) {
+        if (g.frame.endUs <= now) continue;
+        if (p < cap * g.p) h.collided = true;
+        if (g.p < cap * p) g.collided = true;
+      }
+      const wasIdle = heard.length === 0;
+      heard.push(h);
+      f.hearers.push(h);
+      if (wasIdle && !r.txFrame) r.freeze(now);
+    }
+    f.endEv = this.at(f.endUs, () => this.endFrame(f, false));
+    return f;
+  }
+
+  truncate(f: AirFrame): void {
+    this.scheduler.cancel(f.endEv);
+    this.counters.truncated++;
+    this.endFrame(f, true);
+  }
+
+  /** Removes a station's hearings (retune, detach); those it should have received count as missed while deaf. */
+  leaveChannel(st: DcfStation): void {
+    const now = this.scheduler.now();
+    for (const h of st.heard) {
+      if (h.gone) continue;
+      h.gone = true;
+      const f = h.frame;
+      if (h.candidate && !f.truncated && f.endUs > now && (f.target === st || (f.kind === 'bcast' && st.acceptsBroadcast))) {
+        st.counters.missedDeaf++;
+      }
+    }
+    st.heard = [];
+  }
+
+  /** A station arrives on its channel: it senses the frames already in the air, but cannot decode them. */
+  joinChannel(st: DcfStation): void {
+    const k = st.chIdx;
+    const now = this.scheduler.now();
+    for (const f of this.inAir) {
+      const s = f.sender;
+      if (s === st || s.node === st.node || f.endUs <= now) continue;
+      const p = powerAt(this.pl[f.chIdx]!, this.dist[s.index]![st.index]!) * this.overlap[f.chIdx * this.nch + k]!;
+      if (p < this.csThresh[k]!) continue;
+      const h: Hearing = { frame: f, st, p, candidate: false, collided: false, deaf: false, gone: false };
+      st.heard.push(h);
+      f.hearers.push(h);
+    }
+  }
+
+  remove(st: DcfStation): void {
+    if (this.ids.get(st.id) === st) this.ids.delete(st.id);
+    const same = this.byNode.get(st.node);
+    if (same) {
+      const i = same.indexOf(st);
+      if (i >= 0) same.splice(i, 1);
+      if (same.length === 0) this.byNode.delete(st.node);
+    }
+  }
+
+  pnCarrierSense(st: DcfStation): boolean {
+    return this.pn !== undefined && this.params.pnCarrierSense && st.pnAffected;
+  }
+
+  pnAt(chIdx: number, t: Micros): { on: boolean; until: Micros; lastEnd: Micros } {
+    return this.pnCache(chIdx, t).at(t);
+  }
+
+  pnNextStart(chIdx: number, t: Micros, limit: Micros): Micros {
+    return this.pnCache(chIdx, t).nextStart(t, limit);
+  }
+
+  /** The receiving station of a unicast frame: the one of node `dst` that takes unicast and is on channel k. */
+  private unicastTarget(st: DcfStation, dst: number, k: number): DcfStation | undefined {
+    const list = this.byNode.get(dst);
+    if (!list || dst === st.node) return undefined;
+    for (const r of list) if (r.acceptsUnicast && r.chIdx === k) return r;
+    // None listening there: the first that would have been in range missed it.
+    const pl = this.pl[k]!;
+    const row = this.dist[st.index]!;
+    for (const r of list) {
+      if (r.acceptsUnicast && powerAt(pl, row[r.index]!) >= this.rxThresh[k]!) {
+        r.counters.missedDeaf++;
+        break;
+      }
+    }
+    return undefined;
+  }
+
+  private endFrame(f: AirFrame, truncated: boolean): void {
+    const now = truncated ? this.scheduler.now() : f.endUs;
+    f.endUs = now;
+    f.truncated = truncated;
+    const air = this.inAir;
+    const i = air.indexOf(f);
+    if (i >= 0) {
+      air[i] = air[air.length - 1]!;
+      air.pop();
+    }
+    const k = f.chIdx;
+    if (--this.framesOnChannel[k]! === 0) this.usage[k]!.busyUs += now - this.busySince[k]!;
+
+    const sender = f.sender;
+    if (!truncated) {
+      sender.txFrame = undefined;
+      if (sender.heard.length === 0) sender.idleStartUs = now;
+    }
+    // First the state of every hearer, then what decoding sets off, then their access timers.
+    let decodedBy: DcfStation[] | undefined;
+    const hearers = f.hearers;
+    for (const h of hearers) {
+      if (h.gone) continue;
+      h.gone = true;
+      const r = h.st;
+      const heard = r.heard;
+      const j = heard.indexOf(h);
+      if (j >= 0) {
+        heard[j] = heard[heard.length - 1]!;
+        heard.pop();
+      }
+      let ok = false;
+      if (!truncated && h.candidate) {
+        const forR = f.target === r || (f.kind === 'bcast' && r.acceptsBroadcast);
+        if (h.deaf) {
+          if (forR) r.counters.missedDeaf++;
+        } else if (h.collided) {
+          if (forR) r.counters.collisions++;
+        } else if (r.pnAffected && this.pnDestroyed(f)) {
+          if (forR) r.counters.pnLosses++;
+        } else ok = true;
+      }
+      // ns-2: a frame heard but not received correctly makes the next defer EIFS.
+      r.eifs = !ok;
+      if (ok) (decodedBy ??= []).push(r);
+      if (heard.length === 0 && !r.txFrame) r.idleStartUs = now;
+    }
+    if (!truncated) sender.ownFrameEnded(f, now);
+    if (decodedBy) for (const r of decodedBy) r.decoded(f, now);
+    for (const h of hearers) {
+      const r = h.st;
+      if (!r.detached && r.heard.length === 0 && !r.txFrame) r.reschedule(now);
+    }
+    if (!truncated && sender.heard.length === 0 && !sender.txFrame) sender.reschedule(now);
+  }
+
+  /** Whether a PN burst on the frame's channel destroyed it: one draw per frame, shared by every receiver. */
+  private pnDestroyed(f: AirFrame): boolean {
+    if (f.pnLost !== undefined) return f.pnLost;
+    let lost = false;
+    const prob = this.params.pnLossProbability;
+    if (this.pn && prob > 0 && this.pnCache(f.chIdx, f.startUs).overlaps(f.startUs, f.endUs)) {
+      lost = prob >= 1 || this.pnRng.next() < prob;
+    }
+    f.pnLost = lost;
+    return lost;
+  }
+
+  private pnCache(chIdx: number, t: Micros): PnCache {
+    let c = this.pnCaches[chIdx];
+    if (!c) {
+      c = new PnCache(this.pn!, this.plan.channels[chIdx]!.number, Math.max(0, Math.min(t, this.scheduler.now()) - PN_HISTORY_US));
+      this.pnCaches[chIdx] = c;
+    }
+    return c;
+  }
+}
+
+/**
+ * The PN bursts of one channel, asked of the PnSource a chunk at a time and
+ * kept sorted and merged (a burst that spans a chunk boundary comes back as
+ * one), with the past dropped after PN_HISTORY_US.
+ */
+class PnCache {
+  private starts: number[] = [];
+  private ends: number[] = [];
+  private head = 0;
+  private lastDroppedEnd = -Infinity;
+  private fetchedTo: Micros;
+
+  constructor(
+    private readonly src: PnSource,
+    private readonly channel: number,
+    private readonly fromUs: Micros,
+  ) {
+    this.fetchedTo = fromUs;
+  }
+
+  /** On at t until `until`, or off since `lastEnd` (-Infinity when never on). */
+  at(t: Micros): { on: boolean; until: Micros; lastEnd: Micros } {
+    this.fetchPast(t);
+    this.drop(t);
+    const i = this.firstEndingAfter(t);
+    if (i < this.ends.length && this.starts[i]! <= t) {
+      for (let n = 0; this.ends[i]! >= this.fetchedTo && n < PN_MAX_EXTEND_CHUNKS; n++) this.fetchChunk();
+      return { on: true, until: this.ends[i]!, lastEnd: t };
+    }
+    return { on: false, until: t, lastEnd: i > this.head ? this.ends[i - 1]! : this.lastDroppedEnd };
+  }
+
+  /** Start of the first burst within [t, limit), t itself when on at t, or Infinity. */
+  nextStart(t: Micros, limit: Micros): Micros {
+    this.fetchPast(limit);
+    const i = this.firstEndingAfter(t);
+    if (i >= this.ends.length) return Infinity;
+    const s = Math.max(this.starts[i]!, t);
+    return s < limit ? s : Infinity;
+  }
+
+  /** Whether a burst is on at some point of [t0, t1). */
+  overlaps(t0: Micros, t1: Micros): boolean {
+    this.fetchPast(t1);
+    const i = this.firstEndingAfter(Math.max(t0, this.fromUs));
+    return i < this.ends.length && this.starts[i]! < t1;
+  }
+
+  private fetchPast(t: Micros): void {
+    while (this.fetchedTo <= t) this.fetchChunk();
+  }
+
+  private fetchChunk(): void {
+    const a = this.fetchedTo;
+    const b = a + PN_CHUNK_US;
+    const starts = this.starts;
+    const ends = this.ends;
+    for (const [s, e] of this.src.pnBusyIntervals(this.channel, a, b)) {
+      if (!(e > s)) continue;
+      const n = ends.length;
+      if (n > this.head && ends[n - 1]! >= s) {
+        if (e > ends[n - 1]!) ends[n - 1] = e;
+      } else {
+        starts.push(s);
+        ends.push(e);
+      }
+    }
+    this.fetchedTo = b;
+  }
+
+  private firstEndingAfter(t: Micros): number {
+    const ends = this.ends;
+    let lo = this.head;
+    let hi = ends.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (ends[mid]! <= t) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  private drop(t: Micros): void {
+    const cut = t - PN_HISTORY_US;
+    while (this.head < this.ends.length - 1 && this.ends[this.head]! < cut) this.lastDroppedEnd = this.ends[this.head++]!;
+    if (this.head > 1024) {
+      this.starts.splice(0, this.head);
+      this.ends.splice(0, this.head);
+      this.head = 0;
+    }
+  }
+}

@@ -1,0 +1,232 @@
+import type { Micros } from '../core/time.js';
+import type { FlowRecord } from './apps.js';
+import type { SimRouter } from './router.js';
+
+/** One flow's figures in one run. */
+export interface FlowResult {
+  flow: number;
+  kind: string;
+  src: number;
+  dst: number;
+  offeredMbps: number;
+  sent: number;
+  received: number;
+  duplicates: number;
+  /** received / sent. */
+  deliveryRatio: number;
+  /** Payload bits received over the flow's active time (start to stop or end of run), Mbps. */
+  throughputMbps: number;
+  delayMeanMs: number | null;
+  delayP50Ms: number | null;
+  delayP95Ms: number | null;
+  delayMaxMs: number | null;
+  /** Mean absolute difference of consecutive packets' delays (RFC 3550's D, unsmoothed), ms. */
+  jitterMs: number | null;
+}
+
+/** One router's figures in one run. */
+export interface NodeResult {
+  node: number;
+  xM: number;
+  yM: number;
+  /** R1's channel at the end, and every change (time in s). */
+  r1Channel: number | null;
+  r1Changes: Array<{ atS: number; channel: number }>;
+  neighbours: Array<{ addr: number; r1Channel: number }>;
+  switches: number;
+  stays: number;
+  /** Time R2 was tuned to each channel, s. */
+  r2DwellS: Record<string, number>;
+  queues: Array<{ channel: number; meanPackets: number; maxPackets: number }>;
+  drops: Record<string, number>;
+  originated: number;
+  forwarded: number;
+  delivered: number;
+  rerouted: number;
+  malformed: number;
+  sensingRounds: number;
+  mac: Record<'R1' | 'R2' | 'R3', Record<string, number>>;
+  routing: Record<string, number>;
+}
+
+export interface RunResult {
+  seed: number;
+  durationS: number;
+  events: number;
+  flows: FlowResult[];
+  nodes: NodeResult[];
+}
+
+/** Mean and spread of one figure over the runs of several seeds. */
+export interface Spread {
+  mean: number;
+  std: number;
+  min: number;
+  max: number;
+  /** Half-width of the 95% confidence interval of the mean (Student t), 0 with one run. */
+  ci95: number;
+}
+
+export interface SimResult {
+  scenario: string;
+  seeds: number[];
+  durationS: number;
+  runs: RunResult[];
+  /** Per flow, over the runs. */
+  summary: Array<{ flow: number; src: number; dst: number } & Record<'throughputMbps' | 'deliveryRatio' | 'delayMeanMs' | 'jitterMs', Spread | null>>;
+}
+
+/** Rounds to 6 significant digits, so that reports read well and compare exactly. */
+export function sig(x: number): number {
+  if (!Number.isFinite(x) || x === 0) return x;
+  return Number(x.toPrecision(6));
+}
+
+const msOf = (us: number): number => sig(us / 1000);
+
+export function flowResult(f: FlowRecord): FlowResult {
+  const activeUs = Math.max(1, f.endUs - f.startUs);
+  const d = [...f.delaysUs];
+  let jitter: number | null = null;
+  if (d.length >= 2) {
+    let s = 0;
+    for (let i = 1; i < d.length; i++) s += Math.abs(d[i]! - d[i - 1]!);
+    jitter = msOf(s / (d.length - 1));
+  }
+  const sorted = d.sort((a, b) => a - b);
+  const q = (p: number): number | null => (sorted.length === 0 ? null : msOf(sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!));
+  return {
+    flow: f.flow,
+    kind: f.kind,
+    src: f.src,
+    dst: f.dst,
+    offeredMbps: f.offeredMbps,
+    sent: f.sent,
+    received: f.received,
+    duplicates: f.duplicates,
+    deliveryRatio: f.sent > 0 ? sig(f.received / f.sent) : 0,
+    throughputMbps: sig((f.receivedBytes * 8) / activeUs),
+    delayMeanMs: sorted.length > 0 ? msOf(sorted.reduce((a, b) => a + b, 0) / sorted.length) : null,
+    delayP50Ms: q(0.5),
+    delayP95Ms: q(0.95),
+    delayMaxMs: sorted.length > 0 ? msOf(sorted[sorted.length - 1]!) : null,
+    jitterMs: jitter,
+  };
+}
+
+export function nodeResult(r: SimRouter, pos: { xM: number; yM: number }): NodeResult {
+  const drops: Record<string, number> = {};
+  const sd = r.sched.counters.drops as Record<string, number>;
+  for (const [k, v] of Object.entries(r.drops)) drops[k] = v + (sd[k] ?? 0);
+  for (const [k, v] of Object.entries(sd)) if (!(k in drops)) drops[k] = v;
+  const dwell: Record<string, number> = {};
+  for (const [ch, us] of Object.entries(r.sched.counters.dwellUs)) if (us > 0) dwell[ch] = sig(us / 1e6);
+  const mac = (s: { counters: object }): Record<string, number> => ({ ...(s.counters as Record<string, number>) });
+  return {
+    node: r.addr,
+    xM: pos.xM,
+    yM: pos.yM,
+    r1Channel: r.core.r1 ?? null,
+    r1Changes: r.r1History.map((c) => ({ atS: sig(c.atUs / 1e6), channel: c.channel })),
+    neighbours: r.neighbourChannels(),
+    switches: r.sched.counters.switches,
+    stays: r.sched.counters.stays,
+    r2DwellS: dwell,
+    queues: r.queueStats().map((q) => ({ channel: q.channel, meanPackets: sig(q.meanPackets), maxPackets: q.maxPackets })),
+    drops,
+    originated: r.counters.originated,
+    forwarded: r.counters.forwarded,
+    delivered: r.counters.delivered,
+    rerouted: r.counters.rerouted,
+    malformed: r.counters.malformedControl + r.counters.malformedData,
+    sensingRounds: r.counters.sensingRounds,
+    mac: { R1: mac(r.r1), R2: mac(r.r2), R3: mac(r.r3) },
+    routing: { ...r.aodv.counters },
+  };
+}
+
+// Two-sided 97.5% Student t quantiles for 1..30 degrees of freedom; 1.96 beyond.
+const T975 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.16, 2.145, 2.131, 2.12, 2.11, 2.101, 2.093, 2.086, 2.08, 2.074, 2.069, 2.064, 2.06, 2.056, 2.052, 2.048, 2.045, 2.042];
+
+export function spread(values: ReadonlyArray<number | null>): Spread | null {
+  const v = values.filter((x): x is number => x !== null);
+  if (v.length === 0) return null;
+  const mean = v.reduce((a, b) => a + b, 0) / v.length;
+  const std = v.length > 1 ? Math.sqrt(v.reduce((a, b) => a + (b - mean) ** 2, 0) / (v.length - 1)) : 0;
+  const t = v.length > 1 ? (T975[v.length - 2] ?? 1.96) : 0;
+  return { mean: sig(mean), std: sig(std), min: sig(Math.min(...v)), max: sig(Math.max(...v)), ci95: sig((t * std) / Math.sqrt(v.length)) };
+}
+
+export function summarize(scenario: string, durationS: number, runs: RunResult[]): SimResult {
+  const first = runs[0];
+  const summary = (first?.flows ?? []).map((f, i) => ({
+    flow: f.flow,
+    src: f.src,
+    dst: f.dst,
+    throughputMbps: spread(runs.map((r) => r.flows[i]!.throughputMbps)),
+    deliveryRatio: spread(runs.map((r) => r.flows[i]!.deliveryRatio)),
+    delayMeanMs: spread(runs.map((r) => r.flows[i]!.delayMeanMs)),
+    jitterMs: spread(runs.map((r) => r.flows[i]!.jitterMs)),
+  }));
+  return { scenario, seeds: runs.map((r) => r.seed), durationS, runs, summary };
+}
+
+function csvCell(v: unknown): string {
+  if (v === null || v === undefined) return '';
+  const s = typeof v === 'object' ? JSON.stringify(v) : String(v);
+  return /[",\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+}
+
+/** One line per flow and run. */
+export function flowsCsv(res: SimResult): string {
+  const cols: Array<keyof FlowResult> = ['flow', 'kind', 'src', 'dst', 'offeredMbps', 'sent', 'received', 'duplicates', 'deliveryRatio', 'throughputMbps', 'delayMeanMs', 'delayP50Ms', 'delayP95Ms', 'delayMaxMs', 'jitterMs'];
+  const lines = [['seed', ...cols].join(',')];
+  for (const r of res.runs) for (const f of r.flows) lines.push([r.seed, ...cols.map((c) => f[c])].map(csvCell).join(','));
+  return `${lines.join('\n')}\n`;
+}
+
+/** One line per router and run: channel choices, switches, queues, drops. */
+export function nodesCsv(res: SimResult): string {
+  const head = ['seed', 'node', 'xM', 'yM', 'r1Channel', 'r1Changes', 'switches', 'stays', 'queueMeanPackets', 'queueMaxPackets', 'dropsQueueFull', 'dropsNoRoute', 'dropsRetryLimit', 'dropsOther', 'forwarded', 'macRetries', 'macCollisions', 'macPnLosses'];
+  const lines = [head.join(',')];
+  for (const r of res.runs) {
+    for (const n of r.nodes) {
+      const qMean = n.queues.reduce((a, q) => a + q.meanPackets, 0);
+      const qMax = n.queues.reduce((a, q) => Math.max(a, q.maxPackets), 0);
+      const d = n.drops;
+      const known = (d['queue-full'] ?? 0) + (d['no-route'] ?? 0) + (d['retry-limit'] ?? 0);
+      const all = Object.values(d).reduce((a, b) => a + b, 0);
+      const sum = (k: string): number => (n.mac.R1[k] ?? 0) + (n.mac.R2[k] ?? 0) + (n.mac.R3[k] ?? 0);
+      lines.push(
+        [r.seed, n.node, n.xM, n.yM, n.r1Channel, n.r1Changes.map((c) => `${c.atS}:${c.channel}`).join(' '), n.switches, n.stays, sig(qMean), qMax, d['queue-full'] ?? 0, d['no-route'] ?? 0, d['retry-limit'] ?? 0, all - known, n.forwarded, sum('retries'), sum('collisions'), sum('pnLosses')]
+          .map(csvCell)
+          .join(','),
+      );
+    }
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+/** A short table for people at a terminal. */
+export function textReport(res: SimResult, wallMs?: number): string {
+  const out: string[] = [];
+  out.push(`scenario ${res.scenario}: ${res.runs.length} run(s) of ${res.durationS} s (seeds ${res.seeds.join(', ')})${wallMs !== undefined ? `, ${(wallMs / 1000).toFixed(2)} s wall` : ''}`);
+  for (const s of res.summary) {
+    const f = (x: Spread | null, unit: string, k = 1): string =>
+      x === null ? 'n/a' : res.runs.length > 1 ? `${sig(x.mean * k)}${unit} ± ${sig(x.ci95 * k)}` : `${sig(x.mean * k)}${unit}`;
+    out.push(
+      `flow ${s.flow} (${s.src} -> ${s.dst}): throughput ${f(s.throughputMbps, ' Mbps')}, delivery ${f(s.deliveryRatio, '%', 100)}, delay ${f(s.delayMeanMs, ' ms')}, jitter ${f(s.jitterMs, ' ms')}`,
+    );
+  }
+  const last = res.runs[res.runs.length - 1];
+  if (last) {
+    out.push(`routers (seed ${last.seed}):`);
+    for (const n of last.nodes) {
+      const drops = Object.entries(n.drops).filter(([, v]) => v > 0).map(([k, v]) => `${k} ${v}`).join(', ') || 'none';
+      out.push(`  r${n.node}: R1 ch ${n.r1Channel ?? '-'} (${n.r1Changes.length} change(s)), R2 ${n.switches} switch(es), forwarded ${n.forwarded}, drops: ${drops}`);
+    }
+  }
+  return `${out.join('\n')}\n`;
+}
+
+export type { Micros };

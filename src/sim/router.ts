@@ -1,0 +1,513 @@
+import type { ChannelPlan } from '../../radio/channels.js';
+import type { AirMedium, Station } from '../../radio/medium/index.js';
+import type { MacFrame, Position, SendOutcome } from '../../radio/medium/types.js';
+import type { EmulatedBand } from '../../radio/sim/band.js';
+import type { NodeConfig } from '../config/types.js';
+import type { EventEngine, EventId } from '../core/engine.js';
+import type { Rng } from '../core/rng.js';
+import { US_PER_MS, type Micros } from '../core/time.js';
+import { NodeCore, type NodeAction, type NodeEvent } from '../node/core.js';
+import { MultipathAodv, type AodvAction, type AodvParams } from '../routing/aodv.js';
+import { ChannelScheduler } from '../sched/channel-scheduler.js';
+import type { ChannelSchedulerParams, DropReason, QueuedPacket, SchedAction } from '../sched/types.js';
+import type { EnergyDetector } from '../sensing/detector.js';
+import { VisitTally, type ChannelObservation } from '../sensing/workload.js';
+import { encodeControl, encodeData, packetKind, parseControl, parseData } from '../wire/codec.js';
+import type { DataHeader, DataProto, NodeAddr } from '../wire/mesh.js';
+
+/** What a router needs from the simulation around it. */
+export interface RouterParts {
+  engine: EventEngine;
+  medium: AirMedium;
+  /** The band its energy detector senses (PN traffic). */
+  band: EmulatedBand;
+  plan: ChannelPlan;
+  detector: EnergyDetector;
+  rng: Rng;
+  position: Position;
+  /** Whether PN bursts hit R3's channel (false: a dedicated control channel). */
+  controlChannelPn: boolean;
+  /** When its first sensing round starts (routers do not boot in step). */
+  startUs: Micros;
+  /** A data packet addressed to this router arrived. */
+  deliver: (header: DataHeader, payload: Uint8Array, now: Micros) => void;
+}
+
+/** A packet on its way through R2: the bytes and the channel queue it was in. */
+interface InFlight {
+  packet: QueuedPacket<Uint8Array>;
+  channel: number;
+}
+
+/** Routes sampled by the report: a destination and the next hop the path decision chose. */
+export interface R1Change {
+  atUs: Micros;
+  channel: number;
+}
+
+export type RouterDrop = DropReason | 'buffer-full' | 'discovery-failed';
+
+export function aodvParams(cfg: NodeConfig): Partial<AodvParams> {
+  const r = cfg.routing;
+  return {
+    helloIntervalUs: r.helloIntervalMs * US_PER_MS,
+    allowedHelloLoss: r.allowedHelloLoss,
+    activeRouteTimeoutUs: r.activeRouteTimeoutMs * US_PER_MS,
+    myRouteTimeoutUs: 2 * r.activeRouteTimeoutMs * US_PER_MS,
+    nodeTraversalUs: r.nodeTraversalMs * US_PER_MS,
+    netDiameter: r.netDiameter,
+    rreqRetries: r.rreqRetries,
+    maxPaths: r.maxPaths,
+    pathHysteresis: r.pathHysteresis,
+    destinationOnly: r.destinationOnly,
+  };
+}
+
+export function schedulerParams(cfg: NodeConfig, channels: readonly number[]): ChannelSchedulerParams {
+  return {
+    channels,
+    queuePackets: cfg.switching.queuePackets,
+    switchingIntervalUs: cfg.switching.intervalMs * US_PER_MS,
+    overheadUs: cfg.switching.overheadUs,
+    adaptive: cfg.switching.adaptive,
+  };
+}
+
+/**
+ * One Urban-X mesh router in virtual time: the node core (sensing and the R1
+ * channel decision), multipath AODV on R3, the channel scheduler of R2, and
+ * three MAC stations on the air medium, composed by a thin synchronous
+ * driver. Each core says when it next needs to run; the driver keeps one
+ * engine event per core at that deadline.
+ */
+export class SimRouter {
+  readonly addr: NodeAddr;
+  readonly core: NodeCore;
+  readonly aodv: MultipathAodv;
+  readonly sched: ChannelScheduler<Uint8Array>;
+  readonly r1: Station;
+  readonly r2: Station;
+  readonly r3: Station;
+
+  /** Each neighbour's R1 channel, from its HELLOs. */
+  private readonly neighbourR1 = new Map<NodeAddr, number>();
+  /** Packets this router originated while their route is being discovered. */
+  private readonly pending = new Map<NodeAddr, Uint8Array[]>();
+  private readonly alarms: Record<'core' | 'aodv' | 'sched', { id: EventId | undefined; at: Micros | undefined }> = {
+    core: { id: undefined, at: undefined },
+    aodv: { id: undefined, at: undefined },
+    sched: { id: undefined, at: undefined },
+  };
+  private readonly iq: Float32Array;
+  private readonly noise: Rng;
+  private readonly retuneUs: Micros;
+  private readonly sensingOnR1: boolean;
+  private visitOut = false;
+
+  readonly drops: Record<RouterDrop, number> = {
+    'queue-full': 0,
+    'no-route': 0,
+    'ttl-expired': 0,
+    'retry-limit': 0,
+    'no-channel': 0,
+    malformed: 0,
+    'route-broken': 0,
+    'buffer-full': 0,
+    'discovery-failed': 0,
+  };
+  readonly counters = { originated: 0, delivered: 0, forwarded: 0, controlReceived: 0, malformedControl: 0, malformedData: 0, rerouted: 0, followedMove: 0, sensingRounds: 0 };
+  readonly r1History: R1Change[] = [];
+  private readonly queueSum = new Map<number, number>();
+  private readonly queueMax = new Map<number, number>();
+  private queueSamples = 0;
+
+  constructor(
+    private readonly cfg: NodeConfig,
+    private readonly p: RouterParts,
+  ) {
+    this.addr = cfg.node.id;
+    this.retuneUs = cfg.switching.overheadUs;
+    this.sensingOnR1 = cfg.sensing.radio === 'R1';
+    this.core = new NodeCore(cfg, p.plan, this.retuneUs, p.startUs);
+    this.aodv = new MultipathAodv(
+      {
+        self: this.addr,
+        rng: p.rng.fork('aodv'),
+        startUs: p.engine.now(),
+        hello: () => this.helloContent(),
+        linkCost: (j) => this.linkCost(j),
+      },
+      aodvParams(cfg),
+    );
+    this.sched = new ChannelScheduler<Uint8Array>(schedulerParams(cfg, p.plan.numbers), p.engine.now());
+    const at = p.position;
+    const id = cfg.node.name;
+    this.r1 = p.medium.addStation(
+      { id: `${id}/R1`, node: this.addr, position: at, acceptsUnicast: true, acceptsBroadcast: false },
+      { onReceive: (f, now) => this.receive(f, now), onSent: () => undefined },
+    );
+    this.r2 = p.medium.addStation(
+      { id: `${id}/R2`, node: this.addr, position: at, acceptsUnicast: false, acceptsBroadcast: false, queueLimit: 1 },
+      { onReceive: () => undefined, onSent: (f, o) => this.r2Sent(f, o) },
+    );
+    this.r3 = p.medium.addStation(
+      {
+        id: `${id}/R3`,
+        node: this.addr,
+        position: at,
+        acceptsUnicast: true,
+        acceptsBroadcast: true,
+        channel: cfg.radios.R3.channel,
+        pnAffected: p.controlChannelPn,
+        queueLimit: 256,
+      },
+      { onReceive: (f, now) => this.receive(f, now), onSent: () => undefined },
+    );
+    this.noise = p.rng.fork('sensing-noise');
+    this.iq = new Float32Array(2 * 65536);
+    const r1 = this.core.r1;
+    if (r1 !== undefined) this.tuneR1(r1, p.startUs);
+    this.rearm();
+  }
+
+  // -------------------------------------------------------------------------
+  // Data plane
+
+  /** An application on this router sends `payload` to `dst`. */
+  originate(dst: NodeAddr, proto: DataProto, flow: number, seq: number, payload: Uint8Array, now: Micros): void {
+    this.counters.originated++;
+    const header: DataHeader = { src: this.addr, dst, ttl: this.cfg.routing.netDiameter, proto, flow, seq };
+    const bytes = encodeData(header, payload);
+    if (dst === this.addr) {
+      this.counters.delivered++;
+      this.p.deliver(header, payload, now);
+      return;
+    }
+    this.route(bytes, dst, undefined, now);
+  }
+
+  private route(bytes: Uint8Array, dst: NodeAddr, prevHop: NodeAddr | undefined, now: Micros): void {
+    const hop = this.aodv.lookup(dst, now);
+    if (!hop) {
+      if (prevHop === undefined) this.hold(bytes, dst, now);
+      else {
+        this.drop('no-route');
+        this.runAodv(this.aodv.noRoute(dst, prevHop, now), now);
+      }
+      return;
+    }
+    const channel = this.neighbourR1.get(hop.nextHop);
+    if (channel === undefined) {
+      this.drop('no-channel');
+      return;
+    }
+    this.aodv.forwarding(dst, prevHop, hop.nextHop, now);
+    const r = this.sched.enqueue(channel, { nextHop: hop.nextHop, bytes: bytes.length, enqueuedUs: now, item: bytes }, now);
+    if (r.ok) this.runSched(this.sched.tick(now), now);
+    this.rearm();
+  }
+
+  private hold(bytes: Uint8Array, dst: NodeAddr, now: Micros): void {
+    let q = this.pending.get(dst);
+    if (!q) this.pending.set(dst, (q = []));
+    if (q.length >= this.cfg.routing.bufferPackets) {
+      this.drop('buffer-full');
+      return;
+    }
+    q.push(bytes);
+    this.runAodv(this.aodv.discover(dst, now), now);
+  }
+
+  private receive(frame: MacFrame, now: Micros): void {
+    const bytes = frame.payload;
+    const kind = packetKind(bytes);
+    if (kind === 'control') {
+      const m = parseControl(bytes);
+      if (!m.ok) {
+        this.counters.malformedControl++;
+        return;
+      }
+      this.counters.controlReceived++;
+      this.runAodv(this.aodv.handle(m.value, frame.src, now), now);
+      return;
+    }
+    const d = kind === 'data' ? parseData(bytes) : undefined;
+    if (!d || !d.ok) {
+      this.counters.malformedData++;
+      this.drop('malformed');
+      return;
+    }
+    const { header, payload } = d.value;
+    if (header.dst === this.addr) {
+      this.counters.delivered++;
+      this.p.deliver(header, payload, now);
+      return;
+    }
+    if (header.ttl <= 1) {
+      this.drop('ttl-expired');
+      return;
+    }
+    this.counters.forwarded++;
+    this.route(encodeData({ ...header, ttl: header.ttl - 1 }, payload), header.dst, frame.src, now);
+  }
+
+  private r2Sent(frame: MacFrame, outcome: SendOutcome): void {
+    const now = this.p.engine.now();
+    const f = frame.tag as InFlight;
+    if (!outcome.ok && outcome.reason === 'aborted') {
+      this.sched.requeueFront(f.channel, f.packet);
+      this.rearm();
+      return;
+    }
+    const moved = this.neighbourR1.get(f.packet.nextHop);
+    if (!outcome.ok && moved !== undefined && moved !== f.channel) {
+      // The next hop moved its R1 while this frame was trying the old
+      // channel: not a broken link. The packet follows it to the new queue.
+      this.sched.requeueFront(moved, f.packet);
+      this.counters.followedMove++;
+      this.rearm();
+      return;
+    }
+    if (!outcome.ok) {
+      // The MAC gave up on the next hop: AODV fails over to an alternate path
+      // or reports the break; what was queued for that neighbour is rerouted.
+      const lost = f.packet.nextHop;
+      this.runAodv(this.aodv.linkFailed(lost, now), now);
+      this.reroute([f.packet], 'retry-limit', now);
+      this.reroute(this.sched.removeNextHop(lost, now), 'route-broken', now);
+    }
+    this.runSched(this.sched.txDone(now), now);
+    this.rearm();
+  }
+
+  /** Packets whose next hop went away: through another path if AODV has one, else dropped. */
+  private reroute(packets: ReadonlyArray<QueuedPacket<Uint8Array>>, reason: DropReason, now: Micros): void {
+    for (const pkt of packets) {
+      const d = parseData(pkt.item);
+      if (!d.ok) {
+        this.drop('malformed');
+        continue;
+      }
+      const hop = this.aodv.lookup(d.value.header.dst, now);
+      const channel = hop ? this.neighbourR1.get(hop.nextHop) : undefined;
+      if (!hop || channel === undefined || hop.nextHop === pkt.nextHop) {
+        this.drop(reason);
+        continue;
+      }
+      this.counters.rerouted++;
+      this.sched.enqueue(channel, { ...pkt, nextHop: hop.nextHop }, now);
+    }
+  }
+
+  private drop(reason: RouterDrop): void {
+    this.drops[reason]++;
+  }
+
+  // -------------------------------------------------------------------------
+  // Cores' actions
+
+  private runAodv(actions: AodvAction[], now: Micros): void {
+    for (const a of actions) {
+      switch (a.kind) {
+        case 'send':
+          this.r3.send({ src: this.addr, dst: a.to, payload: encodeControl(a.msg) });
+          break;
+        case 'route-found': {
+          const q = this.pending.get(a.dst);
+          this.pending.delete(a.dst);
+          for (const bytes of q ?? []) this.route(bytes, a.dst, undefined, now);
+          break;
+        }
+        case 'route-failed': {
+          const q = this.pending.get(a.dst);
+          this.pending.delete(a.dst);
+          this.drops['discovery-failed'] += q?.length ?? 0;
+          break;
+        }
+        case 'hello-heard': {
+          const ch = a.hello.r1Channel;
+          const before = this.neighbourR1.get(a.from);
+          if (ch > 0 && this.p.plan.has(ch)) {
+            this.neighbourR1.set(a.from, ch);
+            this.core.neighbourChannel(String(a.from), ch);
+            if (before !== ch) this.runSched(this.sched.rechannel(a.from, ch, now), now);
+          } else if (before !== undefined) {
+            this.neighbourR1.delete(a.from);
+            this.core.neighbourChannel(String(a.from), undefined);
+          }
+          this.core.neighbourWorkload(String(a.from), a.hello.workload, now);
+          break;
+        }
+        case 'neighbour-lost':
+          this.neighbourR1.delete(a.addr);
+          this.core.neighbourChannel(String(a.addr), undefined);
+          this.reroute(this.sched.removeNextHop(a.addr, now), 'route-broken', now);
+          break;
+        case 'route-lost':
+        case 'neighbour-up':
+          break;
+      }
+    }
+  }
+
+  private runSched(actions: SchedAction<Uint8Array>[], _now: Micros): void {
+    for (const a of actions) {
+      switch (a.kind) {
+        case 'tune':
+          this.r2.retune(a.channel, this.retuneUs);
+          break;
+        case 'transmit': {
+          const tag: InFlight = { packet: a.packet, channel: a.channel };
+          this.r2.send({ src: this.addr, dst: a.packet.nextHop, payload: a.packet.item, tag });
+          break;
+        }
+        case 'drop':
+          // Counted by the scheduler itself.
+          break;
+      }
+    }
+  }
+
+  private runCore(actions: NodeAction[], now: Micros): void {
+    for (const a of actions) {
+      switch (a.kind) {
+        case 'pause-tx':
+          this.runSched(this.sched.pause(now), now);
+          // The sensing radio leaves its data channel for the round.
+          if (this.sensingOnR1) this.r1.retune(undefined, 0);
+          else this.r2.retune(undefined, 0);
+          break;
+        case 'resume-tx':
+          if (this.sensingOnR1 && this.core.r1 !== undefined) this.r1.retune(this.core.r1, this.retuneUs);
+          this.runSched(this.sched.resume(now), now);
+          break;
+        case 'visit': {
+          const obs = this.sense(a.visit.channel, a.visit.startUs + this.retuneUs, a.visit.captureUs, a.visit.endUs);
+          this.visitOut = true;
+          this.p.engine.at(Math.max(a.visit.endUs, now), (t) => {
+            this.visitOut = false;
+            this.runCore(this.core.visitDone(obs, t), t);
+            this.rearm();
+          });
+          break;
+        }
+        case 'tune-r1':
+          this.tuneR1(a.channel, now);
+          break;
+        case 'event':
+          this.onNodeEvent(a.event, now);
+          break;
+      }
+    }
+  }
+
+  private onNodeEvent(e: NodeEvent, now: Micros): void {
+    if (e.kind === 'sensing-round') this.counters.sensingRounds++;
+    void now;
+  }
+
+  private tuneR1(channel: number, now: Micros): void {
+    this.r1History.push({ atUs: now, channel });
+    // Sensing on R1 keeps it off its channel until the round ends.
+    if (!(this.sensingOnR1 && this.sched.paused)) this.r1.retune(channel, this.retuneUs);
+    // Neighbours must learn the new channel before they send to it.
+    this.runAodv(this.aodv.announce(now), now);
+  }
+
+  /** The energy detector on `channel` for `captureUs` from `fromUs`: the band's IQ, synthesised and detected block by block. */
+  private sense(channel: number, fromUs: Micros, captureUs: Micros, endUs: Micros): ChannelObservation {
+    const radio = this.sensingOnR1 ? this.cfg.radios.R1 : this.cfg.radios.R2;
+    const rate = radio.sampleRateHz;
+    const centerHz = this.p.plan.get(channel).centerHz;
+    const cal = radio.calibrationDb - radio.gainDb;
+    let remaining = Math.round((captureUs * rate) / 1e6);
+    let t = fromUs;
+    const tally = new VisitTally();
+    const max = this.iq.length / 2;
+    while (remaining > 0) {
+      const n = Math.min(remaining, max);
+      this.p.band.synthesize(centerHz, t, n, rate, cal, this.iq, this.noise);
+      tally.add(this.p.detector.detect({ data: this.iq, count: n, startUs: t, sampleRateHz: rate, centerHz, calibrationDb: cal, droppedSamples: 0 }));
+      remaining -= n;
+      t += (n * 1e6) / rate;
+    }
+    return tally.observation(channel, endUs);
+  }
+
+  // -------------------------------------------------------------------------
+  // What the cores ask of the node
+
+  private helloContent(): { r1Channel: number; workload: Array<{ channel: number; w: number; windows: number }> } {
+    return {
+      r1Channel: this.core.r1 ?? 0,
+      workload: this.core.sharedWorkload().map((e) => ({
+        channel: e.channel,
+        w: Math.min(1, Math.max(0, e.w)),
+        windows: Math.min(0xffffffff, Math.round(e.windows)),
+      })),
+    };
+  }
+
+  /**
+   * The path decision's link cost to neighbour j: 1 / (1 - w) of j's R1
+   * channel as this router estimates it (the expected transmissions when a
+   * fraction w of the air is taken by PNs), w capped at 0.95.
+   */
+  private linkCost(j: NodeAddr): number {
+    const ch = this.neighbourR1.get(j);
+    if (ch === undefined) return 1;
+    const w = this.core.latestRound?.channels.find((c) => c.channel === ch)?.w ?? 0;
+    return 1 / (1 - Math.min(0.95, Math.max(0, w)));
+  }
+
+  // -------------------------------------------------------------------------
+  // Timers
+
+  /** Keeps one engine event per core at that core's next deadline. */
+  rearm(): void {
+    this.arm('core', this.visitOut ? undefined : this.core.nextDeadline(), (t) => this.runCore(this.core.tick(t), t));
+    this.arm('aodv', this.aodv.nextDeadline(), (t) => this.runAodv(this.aodv.tick(t), t));
+    this.arm('sched', this.sched.nextDeadline(), (t) => this.runSched(this.sched.tick(t), t));
+  }
+
+  private arm(which: 'core' | 'aodv' | 'sched', due: Micros | undefined, run: (t: Micros) => void): void {
+    const a = this.alarms[which];
+    const at = due === undefined ? undefined : Math.max(due, this.p.engine.now());
+    if (a.at === at && a.id !== undefined) return;
+    if (a.id !== undefined) this.p.engine.cancel(a.id);
+    a.id = undefined;
+    a.at = at;
+    if (at === undefined) return;
+    a.id = this.p.engine.at(at, (t) => {
+      a.id = undefined;
+      a.at = undefined;
+      run(t);
+      this.rearm();
+    });
+  }
+
+  // -------------------------------------------------------------------------
+  // Observation
+
+  /** Adds the current queue lengths to the time averages (called on a fixed period). */
+  sampleQueues(): void {
+    this.queueSamples++;
+    for (const q of this.sched.queues()) {
+      this.queueSum.set(q.channel, (this.queueSum.get(q.channel) ?? 0) + q.packets);
+      this.queueMax.set(q.channel, Math.max(this.queueMax.get(q.channel) ?? 0, q.packets));
+    }
+  }
+
+  queueStats(): Array<{ channel: number; meanPackets: number; maxPackets: number }> {
+    const out: Array<{ channel: number; meanPackets: number; maxPackets: number }> = [];
+    for (const [channel, max] of [...this.queueMax].sort((a, b) => a[0] - b[0])) {
+      if (max === 0) continue;
+      out.push({ channel, meanPackets: (this.queueSum.get(channel) ?? 0) / Math.max(1, this.queueSamples), maxPackets: max });
+    }
+    return out;
+  }
+
+  neighbourChannels(): Array<{ addr: NodeAddr; r1Channel: number }> {
+    return [...this.neighbourR1].sort((a, b) => a[0] - b[0]).map(([addr, r1Channel]) => ({ addr, r1Channel }));
+  }
+}

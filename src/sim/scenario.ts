@@ -1,0 +1,286 @@
+import { readFileSync } from 'node:fs';
+import { ism2g4 } from '../../radio/channels.js';
+import type { PnConfig, PnPatternConfig, BandConfig, NodeConfig } from '../config/types.js';
+import { configFilePath, nodeSchema, parseNodeConfig } from '../config/load.js';
+import { cloneJson, isObject, overridePaths, readJsonFile, schemaChecker, type Schema } from '../config/schema.js';
+import { ConfigError, type ConfigIssue } from '../core/errors.js';
+import { Rng } from '../core/rng.js';
+
+/** A simulation scenario as validated against `config/scenario.schema.json`, defaults filled in. */
+export interface Scenario {
+  name: string;
+  description: string;
+  seed: number;
+  seeds: number;
+  durationS: number;
+  topology: Topology;
+  medium: MediumScenario;
+  pn: {
+    noiseFigureDb: number;
+    sources: PnSource[];
+    phases: Array<{ durationS: number; sources: PnSource[] }>;
+    repeat: boolean;
+  };
+  /** Partial node configuration shared by every router. */
+  node: Record<string, unknown>;
+  nodeOverrides: Record<string, Record<string, unknown>>;
+  flows: FlowSpec[];
+}
+
+export type Topology =
+  | { kind: 'chain'; nodes: number; spacingM: number }
+  | { kind: 'dumbbell'; spacingM: number }
+  | { kind: 'grid'; rows: number; cols: number; spacingM: number }
+  | { kind: 'random'; nodes: number; widthM: number; heightM: number }
+  | { kind: 'positions'; nodes: Array<{ xM: number; yM: number }> };
+
+export interface MediumScenario {
+  phy: '802.11b' | '802.11g';
+  dataRateMbps: number;
+  txRangeM: number;
+  csRangeM: number;
+  captureDb: number;
+  adjacentChannelInterference: boolean;
+  pnLossProbability: number;
+  pnCarrierSense: boolean;
+  rtsCts: boolean;
+  controlChannelPn: boolean;
+}
+
+export interface PnSource {
+  channels: 'all' | number[];
+  powerDbm: number;
+  pattern: PnPatternConfig;
+}
+
+export type FlowSpec = {
+  kind: 'udp-cbr';
+  src: number;
+  dst: number | 'last';
+  rateMbps: number;
+  packetBytes: number;
+  startS: number;
+  stopS: number;
+};
+
+export const scenarioSchemaPath: string = configFilePath('scenario.schema.json');
+export const scenarioSchema: Readonly<Schema> = JSON.parse(readFileSync(scenarioSchemaPath, 'utf8')) as Schema;
+const check = schemaChecker(scenarioSchema, [nodeSchema]);
+
+/** Options that the command line folds into a scenario before it is checked. */
+export interface ScenarioOverrides {
+  /** `path=value` overrides of any scenario field. */
+  set?: readonly string[];
+  seed?: number;
+  seeds?: number;
+  durationS?: number;
+  /** Chain length in hops (a chain scenario only). */
+  hops?: number;
+}
+
+/**
+ * Validates a scenario (schema, then what the schema cannot say: flows name
+ * existing routers, ranges, each router's configuration) and returns it with
+ * every default filled in. The input is not changed. Refused whole with a
+ * ConfigError that lists every problem with its path.
+ */
+export function parseScenario(input: unknown, source = 'scenario', o: ScenarioOverrides = {}): Scenario {
+  let doc = cloneJson(input, source);
+  const issues: ConfigIssue[] = [];
+  // Defaults first, so that an override may name a field the file left out.
+  check(doc);
+  if (o.set && o.set.length > 0) {
+    const r = overridePaths(doc, o.set, { create: true });
+    issues.push(...r.issues);
+    doc = r.doc;
+  }
+  if (isObject(doc)) {
+    if (o.seed !== undefined) doc.seed = o.seed;
+    if (o.seeds !== undefined) doc.seeds = o.seeds;
+    if (o.durationS !== undefined) doc.durationS = o.durationS;
+    if (o.hops !== undefined) {
+      const topo = doc.topology;
+      if (isObject(topo) && topo.kind === 'chain') topo.nodes = o.hops + 1;
+      else issues.push({ path: '/topology/kind', value: isObject(topo) ? topo.kind : topo, expected: '"chain" (--hops sets the length of a chain)' });
+    }
+  }
+  if (issues.length > 0) throw new ConfigError(issues, source);
+  issues.push(...check(doc));
+  if (issues.length === 0) issues.push(...semanticIssues(doc as Scenario));
+  if (issues.length > 0) throw new ConfigError(issues, source);
+  return doc as Scenario;
+}
+
+export async function loadScenario(path: string, o: ScenarioOverrides = {}): Promise<Scenario> {
+  return parseScenario(await readJsonFile(path, 'scenario file'), path, o);
+}
+
+/** Number of routers a topology places. */
+export function nodeCount(t: Topology): number {
+  switch (t.kind) {
+    case 'chain':
+    case 'random':
+      return t.nodes;
+    case 'dumbbell':
+      return 7;
+    case 'grid':
+      return t.rows * t.cols;
+    case 'positions':
+      return t.nodes.length;
+  }
+}
+
+/** The routers' positions (m). A random topology is drawn from `seed` until it is connected within `txRangeM`. */
+export function placeNodes(t: Topology, txRangeM: number, seed: number): Array<{ xM: number; yM: number }> {
+  switch (t.kind) {
+    case 'chain':
+      return Array.from({ length: t.nodes }, (_, i) => ({ xM: i * t.spacingM, yM: 0 }));
+    case 'grid': {
+      const out: Array<{ xM: number; yM: number }> = [];
+      for (let r = 0; r < t.rows; r++) for (let c = 0; c < t.cols; c++) out.push({ xM: c * t.spacingM, yM: r * t.spacingM });
+      return out;
+    }
+    case 'dumbbell': {
+      // Sources 0 and 1 both reach 2 (and not 3); 2-3-4 is the bottleneck; 4 reaches sinks 5 and 6.
+      const d = t.spacingM;
+      const h = d / 2;
+      return [
+        { xM: 0, yM: h },
+        { xM: 0, yM: -h },
+        { xM: d, yM: 0 },
+        { xM: 2 * d, yM: 0 },
+        { xM: 3 * d, yM: 0 },
+        { xM: 4 * d, yM: h },
+        { xM: 4 * d, yM: -h },
+      ];
+    }
+    case 'positions':
+      return t.nodes.map((p) => ({ xM: p.xM, yM: p.yM }));
+    case 'random': {
+      const rng = Rng.fromSeed(seed).fork('topology');
+      for (let attempt = 0; attempt < 10000; attempt++) {
+        const pts = Array.from({ length: t.nodes }, () => ({ xM: rng.next() * t.widthM, yM: rng.next() * t.heightM }));
+        if (connected(pts, txRangeM)) return pts;
+      }
+      throw new ConfigError(
+        [{ path: '/topology', value: t, expected: `an area where ${t.nodes} routers placed at random are connected within ${txRangeM} m (10000 draws failed): make it smaller or add routers` }],
+        'scenario',
+      );
+    }
+  }
+}
+
+function connected(pts: ReadonlyArray<{ xM: number; yM: number }>, range: number): boolean {
+  const seen = new Set<number>([0]);
+  const stack = [0];
+  while (stack.length > 0) {
+    const i = stack.pop()!;
+    for (let j = 0; j < pts.length; j++) {
+      if (seen.has(j)) continue;
+      if (Math.hypot(pts[i]!.xM - pts[j]!.xM, pts[i]!.yM - pts[j]!.yM) <= range) {
+        seen.add(j);
+        stack.push(j);
+      }
+    }
+  }
+  return seen.size === pts.length;
+}
+
+/** A flow's destination as a router number. */
+export function flowDst(f: FlowSpec, nodes: number): number {
+  return f.dst === 'last' ? nodes - 1 : f.dst;
+}
+
+/** The band every router hears: the scenario's PN sources expanded to one PN per channel. */
+export function bandConfig(sc: Scenario, channels: number): BandConfig {
+  const expand = (sources: PnSource[]): PnConfig[] =>
+    sources.flatMap((s) =>
+      (s.channels === 'all' ? Array.from({ length: channels }, (_, i) => i + 1) : s.channels).map((channel) => ({
+        channel,
+        powerDbm: s.powerDbm,
+        pattern: structuredClone(s.pattern),
+      })),
+    );
+  return {
+    noiseFigureDb: sc.pn.noiseFigureDb,
+    pn: expand(sc.pn.sources),
+    phases: sc.pn.phases.map((p) => ({ durationS: p.durationS, pn: expand(p.sources) })),
+    repeat: sc.pn.repeat,
+  };
+}
+
+/**
+ * The configuration of router `index`: node defaults, then the scenario's
+ * shared `node` section, then its own override; id, name and seed are the
+ * router's. Problems are reported at their path in the scenario.
+ */
+export function routerConfig(sc: Scenario, index: number, seed: number): NodeConfig {
+  const own = sc.nodeOverrides[String(index)] ?? {};
+  const merged = deepMerge(deepMerge({}, sc.node), own);
+  const node = isObject(merged.node) ? merged.node : {};
+  merged.node = { ...node, id: index, name: `r${index}`, seed: (seed * 1000003 + index) >>> 0 };
+  try {
+    return parseNodeConfig(merged, `router ${index}`);
+  } catch (e) {
+    if (!(e instanceof ConfigError)) throw e;
+    const at = Object.hasOwn(sc.nodeOverrides, String(index)) ? `/nodeOverrides/${index}` : '/node';
+    throw new ConfigError(
+      e.issues.map((i) => ({ ...i, path: `${at}${i.path === '/' ? '' : i.path}` })),
+      `scenario ${sc.name}, router ${index}`,
+    );
+  }
+}
+
+function deepMerge(base: Record<string, unknown>, over: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = structuredClone(base);
+  for (const [k, v] of Object.entries(over)) {
+    const b = out[k];
+    out[k] = isObject(b) && isObject(v) ? deepMerge(b, v) : structuredClone(v);
+  }
+  return out;
+}
+
+function semanticIssues(sc: Scenario): ConfigIssue[] {
+  const issues: ConfigIssue[] = [];
+  const n = nodeCount(sc.topology);
+  if (sc.medium.csRangeM < sc.medium.txRangeM) {
+    issues.push({ path: '/medium/csRangeM', value: sc.medium.csRangeM, expected: `at least medium.txRangeM (${sc.medium.txRangeM} m)` });
+  }
+  const b = sc.medium.phy === '802.11b';
+  if (b !== [1, 2, 5.5, 11].includes(sc.medium.dataRateMbps)) {
+    issues.push({ path: '/medium/dataRateMbps', value: sc.medium.dataRateMbps, expected: b ? 'one of 1, 2, 5.5, 11 for 802.11b' : 'one of 6, 9, 12, 18, 24, 36, 48, 54 for 802.11g' });
+  }
+  sc.flows.forEach((f, i) => {
+    if (f.src >= n) issues.push({ path: `/flows/${i}/src`, value: f.src, expected: `a router of the topology (0..${n - 1})` });
+    const dst = flowDst(f, n);
+    if (dst >= n) issues.push({ path: `/flows/${i}/dst`, value: f.dst, expected: `a router of the topology (0..${n - 1}) or "last"` });
+    else if (dst === f.src) issues.push({ path: `/flows/${i}/dst`, value: f.dst, expected: `a router other than the source (${f.src})` });
+    if (f.stopS !== 0 && f.stopS <= f.startS) issues.push({ path: `/flows/${i}/stopS`, value: f.stopS, expected: `0 or later than startS (${f.startS} s)` });
+  });
+  for (const key of Object.keys(sc.nodeOverrides)) {
+    if (Number(key) >= n) issues.push({ path: `/nodeOverrides/${key}`, value: sc.nodeOverrides[key], expected: `a router of the topology (0..${n - 1})` });
+  }
+  // Every router's configuration (shared section and overrides) is checked now, not at run time.
+  const count = isObject(sc.node.channelPlan) && sc.node.channelPlan.channels === 13 ? 13 : 11;
+  const plan = ism2g4(count);
+  const checkSources = (base: string, sources: PnSource[]): void =>
+    sources.forEach((s, i) => {
+      if (s.channels === 'all') return;
+      s.channels.forEach((c, j) => {
+        if (!plan.has(c)) issues.push({ path: `${base}/${i}/channels/${j}`, value: c, expected: `a channel of the plan (1..${count})` });
+      });
+    });
+  checkSources('/pn/sources', sc.pn.sources);
+  sc.pn.phases.forEach((p, k) => checkSources(`/pn/phases/${k}/sources`, p.sources));
+  if (issues.length > 0) return issues;
+  for (let i = 0; i < n; i++) {
+    if (i > 0 && !Object.hasOwn(sc.nodeOverrides, String(i))) continue;
+    try {
+      routerConfig(sc, i, sc.seed);
+    } catch (e) {
+      if (e instanceof ConfigError) issues.push(...e.issues);
+      else throw e;
+    }
+  }
+  return issues;
+}

@@ -1,0 +1,625 @@
+import { CogmeshError, RangeArgumentError } from '../core/errors.js';
+import { err, ok, type Result } from '../core/result.js';
+import {
+  MAX_PATH_COST,
+  type ControlMsg,
+  type DataHeader,
+  type DataProto,
+  type Hello,
+  type HelloWorkload,
+  type Rerr,
+  type Rrep,
+  type Rreq,
+} from './mesh.js';
+
+/**
+ * Bytes of the mesh messages in `mesh.ts`, and back. Big-endian (network
+ * order), no padding, no length fields: every length follows from the type
+ * and, for RERR and HELLO, an entry count. docs/wire.md has the same tables.
+ *
+ * Every packet starts with the same two bytes:
+ *
+ *   0  type     u8   1 RREQ, 2 RREP, 3 RERR, 0x10 HELLO, 0x20 DATA
+ *   1  version  u8   WIRE_VERSION (1); any other value is WIRE_BAD_VERSION
+ *
+ * RREQ (type 1), 27 bytes. RFC 3561 5.1 order, 16-bit addresses, then the
+ * AOMDV/cost fields.
+ *
+ *   2  flags     u8   J 0x80, R 0x40, G 0x20, D 0x10, U 0x08; 0x07 reserved
+ *   3  hopCount  u8
+ *   4  rreqId    u32
+ *   8  dst       u16
+ *  10  dstSeq    u32
+ *  14  orig      u16
+ *  16  origSeq   u32
+ *  20  ttl       u8
+ *  21  firstHop  u16
+ *  23  pathCost  u32  thousandths, rounded to nearest
+ *
+ * RREP (type 2), 22 bytes. RFC 3561 5.2 order (no prefix size: addresses
+ * are node ids, not subnets).
+ *
+ *   2  flags      u8   R 0x80, A 0x40; 0x3f reserved
+ *   3  hopCount   u8
+ *   4  dst        u16
+ *   6  dstSeq     u32
+ *  10  orig       u16
+ *  12  lifetimeMs u32
+ *  16  lastHop    u16
+ *  18  pathCost   u32  thousandths, rounded to nearest
+ *
+ * RERR (type 3), 4 + 6 per destination (10 to 1534 bytes). RFC 3561 5.3.
+ *
+ *   2  flags      u8   N 0x80; 0x7f reserved
+ *   3  destCount  u8   1-255; 0 is WIRE_BAD_LENGTH
+ *   4  destCount x { dst u16, dstSeq u32 }
+ *
+ * HELLO (type 0x10), 10 + 7 per workload entry (10 to 1795 bytes).
+ *
+ *   2  src        u16
+ *   4  seq        u32
+ *   8  r1Channel  u8   0 = R1 has no channel yet
+ *   9  count      u8   0-255
+ *  10  count x { channel u8 (1-255), w u16 (round(w * 65535)), windows u32 }
+ *
+ * DATA (type 0x20), DATA_HEADER_BYTES = 14, then the payload to the end of
+ * the packet (so a data packet has no trailing-bytes check).
+ *
+ *   2  ttl    u8
+ *   3  proto  u8   17 udp, 6 tcp, 0 raw; any other is WIRE_BAD_FIELD
+ *   4  src    u16
+ *   6  dst    u16
+ *   8  flow   u16
+ *  10  seq    u32
+ *
+ * Reserved flag bits are sent as zero and a packet with any set is refused
+ * (WIRE_BAD_FIELD): with the version byte there to mark a new layout, this
+ * keeps parsing the exact inverse of encoding (an accepted packet re-encodes
+ * to the same bytes). Parsers check, in order: the type, the version, the
+ * fixed length, the count, the full length, the field values, then trailing
+ * bytes; so any proper prefix of a valid packet is WIRE_TRUNCATED.
+ */
+
+export const WIRE_VERSION = 1;
+
+export const TYPE_RREQ = 1;
+export const TYPE_RREP = 2;
+export const TYPE_RERR = 3;
+export const TYPE_HELLO = 0x10;
+export const TYPE_DATA = 0x20;
+
+export const RREQ_BYTES = 27;
+export const RREP_BYTES = 22;
+export const RERR_FIXED_BYTES = 4;
+export const RERR_ENTRY_BYTES = 6;
+export const HELLO_FIXED_BYTES = 10;
+export const HELLO_ENTRY_BYTES = 7;
+export const DATA_HEADER_BYTES = 14;
+
+/** Most destinations one RERR carries, and most workload entries one HELLO carries. */
+export const MAX_ENTRIES = 255;
+
+export type WireErrorCode =
+  | 'WIRE_TRUNCATED'
+  | 'WIRE_UNKNOWN_TYPE'
+  | 'WIRE_BAD_VERSION'
+  | 'WIRE_BAD_LENGTH'
+  | 'WIRE_BAD_FIELD'
+  | 'WIRE_TRAILING_BYTES';
+
+/** Bytes that are not a packet this stack accepts; `what` is the message kind ('RREQ', ..., or 'packet'). */
+export class WireError extends CogmeshError {
+  declare readonly code: WireErrorCode;
+
+  constructor(
+    code: WireErrorCode,
+    readonly what: string,
+    message: string,
+  ) {
+    super(code, message);
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Packet kind
+
+/** Whether a packet is control (R3) or data, from its first byte only; undefined for an unknown type or no bytes. */
+export function packetKind(b: Uint8Array): 'control' | 'data' | undefined {
+  switch (b[0]) {
+    case TYPE_RREQ:
+    case TYPE_RREP:
+    case TYPE_RERR:
+    case TYPE_HELLO:
+      return 'control';
+    case TYPE_DATA:
+      return 'data';
+    default:
+      return undefined;
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Control messages: encode
+
+/** Bytes `m` takes on the wire. Throws RangeArgumentError when `m` cannot be encoded. */
+export function controlLength(m: ControlMsg): number {
+  switch (m.type) {
+    case 'rreq':
+      return RREQ_BYTES;
+    case 'rrep':
+      return RREP_BYTES;
+    case 'rerr':
+      checkCount('rerr.unreachable.length', m.unreachable, 1);
+      return RERR_FIXED_BYTES + RERR_ENTRY_BYTES * m.unreachable.length;
+    case 'hello':
+      checkCount('hello.workload.length', m.workload, 0);
+      return HELLO_FIXED_BYTES + HELLO_ENTRY_BYTES * m.workload.length;
+    default:
+      return badType(m);
+  }
+}
+
+/** `m` as a new packet. Throws RangeArgumentError naming the field that is out of range. */
+export function encodeControl(m: ControlMsg): Uint8Array {
+  const out = new Uint8Array(controlLength(m));
+  emitControl(m, out, 0);
+  return out;
+}
+
+/**
+ * Writes `m` into `out` at `offset` and returns the bytes written. Every
+ * field is checked before the first byte is written, so a refused message
+ * leaves `out` as it was.
+ */
+export function emitControl(m: ControlMsg, out: Uint8Array, offset = 0): number {
+  const n = controlLength(m);
+  checkRoom(out, offset, n);
+  switch (m.type) {
+    case 'rreq':
+      checkRreq(m);
+      writeRreq(m, out, offset);
+      break;
+    case 'rrep':
+      checkRrep(m);
+      writeRrep(m, out, offset);
+      break;
+    case 'rerr':
+      checkRerr(m);
+      writeRerr(m, out, offset);
+      break;
+    case 'hello':
+      checkHello(m);
+      writeHello(m, out, offset);
+      break;
+    default:
+      return badType(m);
+  }
+  return n;
+}
+
+function checkRreq(m: Rreq): void {
+  u8('rreq.hopCount', m.hopCount);
+  u32('rreq.rreqId', m.rreqId);
+  u16('rreq.dst', m.dst);
+  u32('rreq.dstSeq', m.dstSeq);
+  u16('rreq.orig', m.orig);
+  u32('rreq.origSeq', m.origSeq);
+  u8('rreq.ttl', m.ttl);
+  u16('rreq.firstHop', m.firstHop);
+  pathCost('rreq.pathCost', m.pathCost);
+}
+
+function writeRreq(m: Rreq, b: Uint8Array, o: number): void {
+  b[o] = TYPE_RREQ;
+  b[o + 1] = WIRE_VERSION;
+  b[o + 2] =
+    (m.join ? 0x80 : 0) |
+    (m.repair ? 0x40 : 0) |
+    (m.gratuitous ? 0x20 : 0) |
+    (m.destinationOnly ? 0x10 : 0) |
+    (m.unknownSeq ? 0x08 : 0);
+  b[o + 3] = m.hopCount;
+  put32(b, o + 4, m.rreqId);
+  put16(b, o + 8, m.dst);
+  put32(b, o + 10, m.dstSeq);
+  put16(b, o + 14, m.orig);
+  put32(b, o + 16, m.origSeq);
+  b[o + 20] = m.ttl;
+  put16(b, o + 21, m.firstHop);
+  put32(b, o + 23, costToWire(m.pathCost));
+}
+
+function checkRrep(m: Rrep): void {
+  u8('rrep.hopCount', m.hopCount);
+  u16('rrep.dst', m.dst);
+  u32('rrep.dstSeq', m.dstSeq);
+  u16('rrep.orig', m.orig);
+  u32('rrep.lifetimeMs', m.lifetimeMs);
+  u16('rrep.lastHop', m.lastHop);
+  pathCost('rrep.pathCost', m.pathCost);
+}
+
+function writeRrep(m: Rrep, b: Uint8Array, o: number): void {
+  b[o] = TYPE_RREP;
+  b[o + 1] = WIRE_VERSION;
+  b[o + 2] = (m.repair ? 0x80 : 0) | (m.ackRequired ? 0x40 : 0);
+  b[o + 3] = m.hopCount;
+  put16(b, o + 4, m.dst);
+  put32(b, o + 6, m.dstSeq);
+  put16(b, o + 10, m.orig);
+  put32(b, o + 12, m.lifetimeMs);
+  put16(b, o + 16, m.lastHop);
+  put32(b, o + 18, costToWire(m.pathCost));
+}
+
+function checkRerr(m: Rerr): void {
+  const list = m.unreachable;
+  for (let i = 0; i < list.length; i++) {
+    const e = list[i];
+    if (e === undefined || typeof e !== 'object') {
+      throw new RangeArgumentError(`rerr.unreachable[${i}]`, e, 'an object { dst, dstSeq }');
+    }
+    if (!isUint(e.dst, 0xffff)) u16(`rerr.unreachable[${i}].dst`, e.dst);
+    if (!isUint(e.dstSeq, 0xffffffff)) u32(`rerr.unreachable[${i}].dstSeq`, e.dstSeq);
+  }
+}
+
+function writeRerr(m: Rerr, b: Uint8Array, o: number): void {
+  const list = m.unreachable;
+  b[o] = TYPE_RERR;
+  b[o + 1] = WIRE_VERSION;
+  b[o + 2] = m.noDelete ? 0x80 : 0;
+  b[o + 3] = list.length;
+  let p = o + RERR_FIXED_BYTES;
+  for (let i = 0; i < list.length; i++) {
+    const e = list[i]!;
+    put16(b, p, e.dst);
+    put32(b, p + 2, e.dstSeq);
+    p += RERR_ENTRY_BYTES;
+  }
+}
+
+function checkHello(m: Hello): void {
+  u16('hello.src', m.src);
+  u32('hello.seq', m.seq);
+  u8('hello.r1Channel', m.r1Channel);
+  const list = m.workload;
+  for (let i = 0; i < list.length; i++) {
+    const e = list[i];
+    if (e === undefined || typeof e !== 'object') {
+      throw new RangeArgumentError(`hello.workload[${i}]`, e, 'an object { channel, w, windows }');
+    }
+    if (!isUint(e.channel, 0xff) || e.channel === 0) {
+      throw new RangeArgumentError(`hello.workload[${i}].channel`, e.channel, 'an integer in [1, 255]');
+    }
+    if (!(e.w >= 0 && e.w <= 1)) {
+      throw new RangeArgumentError(`hello.workload[${i}].w`, e.w, 'a number in [0, 1]');
+    }
+    if (!isUint(e.windows, 0xffffffff)) u32(`hello.workload[${i}].windows`, e.windows);
+  }
+}
+
+function writeHello(m: Hello, b: Uint8Array, o: number): void {
+  const list = m.workload;
+  b[o] = TYPE_HELLO;
+  b[o + 1] = WIRE_VERSION;
+  put16(b, o + 2, m.src);
+  put32(b, o + 4, m.seq);
+  b[o + 8] = m.r1Channel;
+  b[o + 9] = list.length;
+  let p = o + HELLO_FIXED_BYTES;
+  for (let i = 0; i < list.length; i++) {
+    const e = list[i]!;
+    b[p] = e.channel;
+    put16(b, p + 1, Math.round(e.w * 0xffff));
+    put32(b, p + 3, e.windows);
+    p += HELLO_ENTRY_BYTES;
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Control messages: parse
+
+/** The control message in `b`, which must hold exactly one. Never throws. */
+export function parseControl(b: Uint8Array): Result<ControlMsg, WireError> {
+  if (b.length === 0) return err(truncated('packet', 0, 1));
+  const t = b[0]!;
+  switch (t) {
+    case TYPE_RREQ:
+      return parseRreq(b);
+    case TYPE_RREP:
+      return parseRrep(b);
+    case TYPE_RERR:
+      return parseRerr(b);
+    case TYPE_HELLO:
+      return parseHello(b);
+    case TYPE_DATA:
+      return err(new WireError('WIRE_UNKNOWN_TYPE', 'DATA', `DATA (type 0x20) is not a control message`));
+    default:
+      return err(unknownType(t));
+  }
+}
+
+function parseRreq(b: Uint8Array): Result<Rreq, WireError> {
+  const bad = checkHead(b, 'RREQ', RREQ_BYTES);
+  if (bad) return err(bad);
+  const flags = b[2]!;
+  if (flags & 0x07) return err(reservedBits('RREQ', flags & 0x07));
+  if (b.length > RREQ_BYTES) return err(trailing('RREQ', b.length, RREQ_BYTES));
+  return ok({
+    type: 'rreq',
+    join: (flags & 0x80) !== 0,
+    repair: (flags & 0x40) !== 0,
+    gratuitous: (flags & 0x20) !== 0,
+    destinationOnly: (flags & 0x10) !== 0,
+    unknownSeq: (flags & 0x08) !== 0,
+    hopCount: b[3]!,
+    rreqId: get32(b, 4),
+    dst: get16(b, 8),
+    dstSeq: get32(b, 10),
+    orig: get16(b, 14),
+    origSeq: get32(b, 16),
+    ttl: b[20]!,
+    firstHop: get16(b, 21),
+    pathCost: get32(b, 23) / 1000,
+  });
+}
+
+function parseRrep(b: Uint8Array): Result<Rrep, WireError> {
+  const bad = checkHead(b, 'RREP', RREP_BYTES);
+  if (bad) return err(bad);
+  const flags = b[2]!;
+  if (flags & 0x3f) return err(reservedBits('RREP', flags & 0x3f));
+  if (b.length > RREP_BYTES) return err(trailing('RREP', b.length, RREP_BYTES));
+  return ok({
+    type: 'rrep',
+    repair: (flags & 0x80) !== 0,
+    ackRequired: (flags & 0x40) !== 0,
+    hopCount: b[3]!,
+    dst: get16(b, 4),
+    dstSeq: get32(b, 6),
+    orig: get16(b, 10),
+    lifetimeMs: get32(b, 12),
+    lastHop: get16(b, 16),
+    pathCost: get32(b, 18) / 1000,
+  });
+}
+
+function parseRerr(b: Uint8Array): Result<Rerr, WireError> {
+  const bad = checkHead(b, 'RERR', RERR_FIXED_BYTES);
+  if (bad) return err(bad);
+  const count = b[3]!;
+  if (count === 0) {
+    return err(new WireError('WIRE_BAD_LENGTH', 'RERR', 'RERR destCount: 0, needs 1-255 destinations'));
+  }
+  const need = RERR_FIXED_BYTES + RERR_ENTRY_BYTES * count;
+  if (b.length < need) return err(truncated('RERR', b.length, need, `${count} destinations`));
+  const flags = b[2]!;
+  if (flags & 0x7f) return err(reservedBits('RERR', flags & 0x7f));
+  if (b.length > need) return err(trailing('RERR', b.length, need));
+  const unreachable: Rerr['unreachable'] = new Array(count);
+  let p = RERR_FIXED_BYTES;
+  for (let i = 0; i < count; i++) {
+    unreachable[i] = { dst: get16(b, p), dstSeq: get32(b, p + 2) };
+    p += RERR_ENTRY_BYTES;
+  }
+  return ok({ type: 'rerr', noDelete: (flags & 0x80) !== 0, unreachable });
+}
+
+function parseHello(b: Uint8Array): Result<Hello, WireError> {
+  const bad = checkHead(b, 'HELLO', HELLO_FIXED_BYTES);
+  if (bad) return err(bad);
+  const count = b[9]!;
+  const need = HELLO_FIXED_BYTES + HELLO_ENTRY_BYTES * count;
+  if (b.length < need) return err(truncated('HELLO', b.length, need, `${count} workload entries`));
+  const workload: HelloWorkload[] = new Array(count);
+  let p = HELLO_FIXED_BYTES;
+  for (let i = 0; i < count; i++) {
+    const channel = b[p]!;
+    if (channel === 0) {
+      return err(new WireError('WIRE_BAD_FIELD', 'HELLO', `HELLO workload[${i}].channel: 0, needs 1-255`));
+    }
+    workload[i] = { channel, w: get16(b, p + 1) / 0xffff, windows: get32(b, p + 3) };
+    p += HELLO_ENTRY_BYTES;
+  }
+  if (b.length > need) return err(trailing('HELLO', b.length, need));
+  return ok({ type: 'hello', src: get16(b, 2), seq: get32(b, 4), r1Channel: b[8]!, workload });
+}
+
+// ---------------------------------------------------------------------------
+// Data packets
+
+const PROTO_NUMBER: Record<DataProto, number> = { udp: 17, tcp: 6, raw: 0 };
+
+/** The header and the payload as one new packet. Throws RangeArgumentError naming the field that is out of range. */
+export function encodeData(h: DataHeader, payload: Uint8Array): Uint8Array {
+  const out = new Uint8Array(DATA_HEADER_BYTES + payload.length);
+  emitDataHeader(h, out, 0);
+  out.set(payload, DATA_HEADER_BYTES);
+  return out;
+}
+
+/**
+ * Writes the DATA_HEADER_BYTES of `h` into `out` at `offset` (the payload
+ * goes right after) and returns DATA_HEADER_BYTES. Every field is checked
+ * before the first byte is written.
+ */
+export function emitDataHeader(h: DataHeader, out: Uint8Array, offset = 0): number {
+  u16('data.src', h.src);
+  u16('data.dst', h.dst);
+  u8('data.ttl', h.ttl);
+  const proto = Object.hasOwn(PROTO_NUMBER, h.proto) ? PROTO_NUMBER[h.proto] : undefined;
+  if (proto === undefined) throw new RangeArgumentError('data.proto', h.proto, "'udp', 'tcp' or 'raw'");
+  u16('data.flow', h.flow);
+  u32('data.seq', h.seq);
+  checkRoom(out, offset, DATA_HEADER_BYTES);
+  out[offset] = TYPE_DATA;
+  out[offset + 1] = WIRE_VERSION;
+  out[offset + 2] = h.ttl;
+  out[offset + 3] = proto;
+  put16(out, offset + 4, h.src);
+  put16(out, offset + 6, h.dst);
+  put16(out, offset + 8, h.flow);
+  put32(out, offset + 10, h.seq);
+  return DATA_HEADER_BYTES;
+}
+
+/**
+ * The header of the data packet in `b` and its payload: everything after the
+ * header, as a view into `b` (no copy; it changes if `b` does). Never throws.
+ */
+export function parseData(b: Uint8Array): Result<{ header: DataHeader; payload: Uint8Array }, WireError> {
+  if (b.length === 0) return err(truncated('packet', 0, 1));
+  const t = b[0]!;
+  if (t !== TYPE_DATA) {
+    const name = controlName(t);
+    return err(
+      name === undefined
+        ? unknownType(t)
+        : new WireError('WIRE_UNKNOWN_TYPE', name, `${name} (type ${hex(t)}) is not a data packet`),
+    );
+  }
+  const bad = checkHead(b, 'DATA', DATA_HEADER_BYTES);
+  if (bad) return err(bad);
+  const p = b[3]!;
+  const proto: DataProto | undefined = p === 17 ? 'udp' : p === 6 ? 'tcp' : p === 0 ? 'raw' : undefined;
+  if (proto === undefined) {
+    return err(new WireError('WIRE_BAD_FIELD', 'DATA', `DATA proto: ${p}, needs 17 (udp), 6 (tcp) or 0 (raw)`));
+  }
+  return ok({
+    header: {
+      src: get16(b, 4),
+      dst: get16(b, 6),
+      ttl: b[2]!,
+      proto,
+      flow: get16(b, 8),
+      seq: get32(b, 10),
+    },
+    payload: b.subarray(DATA_HEADER_BYTES),
+  });
+}
+
+// ---------------------------------------------------------------------------
+// Helpers
+
+// Direct byte access rather than a DataView: reading `.buffer` of a small
+// typed array makes V8 move its bytes off the heap, which costs more than
+// the whole encode. Callers have checked the length first.
+
+function put16(b: Uint8Array, o: number, v: number): void {
+  b[o] = v >>> 8;
+  b[o + 1] = v;
+}
+
+function put32(b: Uint8Array, o: number, v: number): void {
+  b[o] = v >>> 24;
+  b[o + 1] = v >>> 16;
+  b[o + 2] = v >>> 8;
+  b[o + 3] = v;
+}
+
+function get16(b: Uint8Array, o: number): number {
+  return (b[o]! << 8) | b[o + 1]!;
+}
+
+function get32(b: Uint8Array, o: number): number {
+  return b[o]! * 0x1000000 + ((b[o + 1]! << 16) | (b[o + 2]! << 8) | b[o + 3]!);
+}
+
+/** The two bytes every packet starts with, then the fixed part's length. */
+function checkHead(b: Uint8Array, what: string, fixed: number): WireError | undefined {
+  if (b.length < 2) return truncated(what, b.length, fixed);
+  const version = b[1]!;
+  if (version !== WIRE_VERSION) {
+    return new WireError(
+      'WIRE_BAD_VERSION',
+      what,
+      `${what} version: ${version}, this stack speaks version ${WIRE_VERSION}`,
+    );
+  }
+  if (b.length < fixed) return truncated(what, b.length, fixed);
+  return undefined;
+}
+
+function truncated(what: string, have: number, need: number, why?: string): WireError {
+  const tail = why === undefined ? '' : ` for ${why}`;
+  return new WireError('WIRE_TRUNCATED', what, `${what} truncated: ${have} bytes, needs ${need}${tail}`);
+}
+
+function trailing(what: string, have: number, need: number): WireError {
+  return new WireError(
+    'WIRE_TRAILING_BYTES',
+    what,
+    `${what} has ${have - need} trailing bytes: ${have} bytes, message ends at ${need}`,
+  );
+}
+
+function reservedBits(what: string, bits: number): WireError {
+  return new WireError('WIRE_BAD_FIELD', what, `${what} flags: reserved bits ${hex(bits)} set, must be zero`);
+}
+
+function unknownType(t: number): WireError {
+  return new WireError('WIRE_UNKNOWN_TYPE', 'packet', `packet type: ${hex(t)} is not a known message type`);
+}
+
+function controlName(t: number): string | undefined {
+  switch (t) {
+    case TYPE_RREQ:
+      return 'RREQ';
+    case TYPE_RREP:
+      return 'RREP';
+    case TYPE_RERR:
+      return 'RERR';
+    case TYPE_HELLO:
+      return 'HELLO';
+    default:
+      return undefined;
+  }
+}
+
+function hex(n: number): string {
+  return `0x${n.toString(16).padStart(2, '0')}`;
+}
+
+function isUint(v: number, max: number): boolean {
+  return Number.isInteger(v) && v >= 0 && v <= max;
+}
+
+function u8(field: string, v: number): void {
+  if (!isUint(v, 0xff)) throw new RangeArgumentError(field, v, 'an integer in [0, 255]');
+}
+
+function u16(field: string, v: number): void {
+  if (!isUint(v, 0xffff)) throw new RangeArgumentError(field, v, 'an integer in [0, 65535]');
+}
+
+function u32(field: string, v: number): void {
+  if (!isUint(v, 0xffffffff)) throw new RangeArgumentError(field, v, 'an integer in [0, 4294967295]');
+}
+
+function pathCost(field: string, v: number): void {
+  if (!(v >= 0 && v <= MAX_PATH_COST)) {
+    throw new RangeArgumentError(field, v, `a number in [0, ${MAX_PATH_COST}]`);
+  }
+}
+
+function costToWire(c: number): number {
+  return Math.min(Math.round(c * 1000), 0xffffffff);
+}
+
+function checkCount(field: string, list: unknown, min: number): void {
+  const n = Array.isArray(list) ? list.length : undefined;
+  if (n === undefined || n < min || n > MAX_ENTRIES) {
+    throw new RangeArgumentError(field, n, `an array of ${min} to ${MAX_ENTRIES} entries`);
+  }
+}
+
+function checkRoom(out: Uint8Array, offset: number, n: number): void {
+  if (!Number.isInteger(offset) || offset < 0 || offset + n > out.length) {
+    throw new RangeArgumentError('offset', offset, `room for ${n} bytes in a buffer of ${out.length}`);
+  }
+}
+
+function badType(m: never): never {
+  throw new RangeArgumentError('type', (m as { type?: unknown }).type, "'hello', 'rreq', 'rrep' or 'rerr'");
+}

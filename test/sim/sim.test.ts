@@ -1,0 +1,114 @@
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { runScenario } from '../../src/sim/run.js';
+import { parseScenario } from '../../src/sim/scenario.js';
+import { summarize, type SimResult } from '../../src/sim/report.js';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+
+function cogmesh(...args: string[]): { code: number | null; out: string; err: string } {
+  const r = spawnSync(process.execPath, ['--import', 'tsx', join(root, 'src/cli/main.ts'), ...args], { cwd: root, encoding: 'utf8', timeout: 300_000 });
+  return { code: r.status, out: r.stdout, err: r.stderr };
+}
+
+/** A short chain with no PN traffic and a light UDP flow. */
+function quiet(hops: number, extra: Record<string, unknown> = {}) {
+  return parseScenario({
+    name: 'quiet',
+    durationS: 12,
+    topology: { kind: 'chain', nodes: hops + 1 },
+    medium: { controlChannelPn: false },
+    node: { sensing: { durationMs: 20, periodMs: 1000 } },
+    flows: [{ kind: 'udp-cbr', src: 0, dst: 'last', rateMbps: 0.2, packetBytes: 500, startS: 3 }],
+    ...extra,
+  });
+}
+
+describe('simulator: a mesh carries packets', () => {
+  test('a light UDP flow crosses a 3-hop chain with no PN traffic, nearly all of it', () => {
+    const r = runScenario(quiet(3), 1);
+    const f = r.flows[0]!;
+    assert.ok(f.sent > 400, `sent ${f.sent}`);
+    assert.ok(f.deliveryRatio > 0.95, `delivery ${f.deliveryRatio}`);
+    assert.ok(Math.abs(f.throughputMbps - 0.2) < 0.02, `throughput ${f.throughputMbps}`);
+    // Every relay forwarded, and routers sit on distinct R1 channels next to each other.
+    for (const n of r.nodes.slice(1, -1)) assert.ok(n.forwarded > 400, `router ${n.node} forwarded ${n.forwarded}`);
+    for (const n of r.nodes) assert.ok(n.r1Channel !== null && n.r1Channel !== 1, 'R1 has a channel and it is not the control channel');
+  });
+
+  test('the same scenario and seed give byte-identical results; another seed does not', () => {
+    const sc = quiet(2, { pn: { sources: [{ channels: 'all', pattern: { kind: 'onoff', idleMs: 800, busyMs: 200, distribution: 'exponential' } }] } });
+    const a = JSON.stringify(summarize('q', sc.durationS, [runScenario(sc, 4)]));
+    const b = JSON.stringify(summarize('q', sc.durationS, [runScenario(sc, 4)]));
+    const c = JSON.stringify(summarize('q', sc.durationS, [runScenario(sc, 5)]));
+    assert.equal(a, b);
+    assert.notEqual(a, c);
+  });
+
+  test('PN bursts cost packets when frames may not wait for them', () => {
+    const pn = { sources: [{ channels: 'all', pattern: { kind: 'onoff', idleMs: 300, busyMs: 300, distribution: 'exponential' } }] };
+    const clear = runScenario(quiet(2), 2).flows[0]!;
+    const hit = runScenario(quiet(2, { pn, medium: { controlChannelPn: false, pnCarrierSense: false } }), 2);
+    const pnLosses = hit.nodes.reduce((a, n) => a + (n.mac.R1.pnLosses ?? 0), 0);
+    assert.ok(pnLosses > 10, `PN losses ${pnLosses}`);
+    assert.ok(hit.flows[0]!.delayMeanMs! > clear.delayMeanMs!, 'retries after PN losses add delay');
+  });
+
+  test('several seeds give mean and spread', () => {
+    const sc = quiet(1);
+    const res = summarize('q', sc.durationS, [1, 2, 3].map((s) => runScenario(sc, s)));
+    const t = res.summary[0]!.throughputMbps!;
+    assert.deepEqual(res.seeds, [1, 2, 3]);
+    assert.ok(t.min <= t.mean && t.mean <= t.max);
+    assert.ok(t.ci95 >= 0);
+  });
+});
+
+describe('cogmesh sim', () => {
+  test('--json prints the result; --out writes JSON and CSV; both are the same for a seed', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cogmesh-sim-'));
+    try {
+      const args = ['sim', 'config/scenarios/urbanx-chain.json', '--hops', '2', '--duration', '8', '--seed', '3', '--set', 'flows.0.rateMbps=0.5', '--json'];
+      const a = cogmesh(...args, '--out', dir);
+      assert.equal(a.code, 0, a.err);
+      const res = JSON.parse(a.out) as SimResult;
+      assert.equal(res.runs[0]!.nodes.length, 3);
+      assert.equal(res.runs[0]!.flows[0]!.dst, 2);
+      assert.ok(res.runs[0]!.flows[0]!.received > 0);
+      assert.equal(readFileSync(join(dir, 'result.json'), 'utf8'), a.out);
+      const flows = readFileSync(join(dir, 'flows.csv'), 'utf8').trim().split('\n');
+      assert.equal(flows.length, 2);
+      assert.match(flows[0]!, /^seed,flow,kind,src,dst/);
+      assert.equal(readFileSync(join(dir, 'nodes.csv'), 'utf8').trim().split('\n').length, 4);
+      const b = cogmesh(...args);
+      assert.equal(b.out, a.out, 'byte-identical JSON for the same seed');
+      assert.match(a.err, /simulated 1 x 8 s in [0-9.]+ s wall/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('a bad scenario or override is refused whole, naming the field', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cogmesh-sim-'));
+    try {
+      const path = join(dir, 'bad.json');
+      writeFileSync(path, JSON.stringify({ topology: { kind: 'chain', nodes: 3 }, flows: [{ kind: 'udp-cbr', src: 0, dst: 9 }] }));
+      const r = cogmesh('sim', path);
+      assert.equal(r.code, 2);
+      assert.match(r.err, /\/flows\/0\/dst: 9 — expected a router of the topology \(0\.\.2\)/);
+      const s = cogmesh('sim', 'config/scenarios/urbanx-chain.json', '--set', 'medium.txRangeM=-5');
+      assert.equal(s.code, 2);
+      assert.match(s.err, /\/medium\/txRangeM: -5/);
+      const h = cogmesh('sim', 'config/scenarios/urbanx-chain.json', '--hops', 'x');
+      assert.equal(h.code, 2);
+      assert.match(h.err, /--hops: "x"/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
