@@ -22,6 +22,8 @@ export class ChannelPlan {
   constructor(
     readonly name: string,
     readonly channels: readonly Channel[],
+    /** Whether channels are treated as orthogonal (no overlap at all), as ns-2's multichannel model has them. */
+    readonly orthogonal = false,
   ) {
     this.byNumber = new Map(channels.map((c) => [c.number, c]));
   }
@@ -44,6 +46,7 @@ export class ChannelPlan {
   overlaps(a: number, b: number): boolean {
     const ca = this.get(a);
     const cb = this.get(b);
+    if (this.orthogonal) return false;
     return Math.abs(ca.centerHz - cb.centerHz) < (ca.widthHz + cb.widthHz) / 2;
   }
 
@@ -66,6 +69,7 @@ export class ChannelPlan {
     const key = a.number * 1000 + b.number;
     const cached = this.overlapCache.get(key);
     if (cached !== undefined) return cached;
+    if (this.orthogonal) return a.number === b.number ? 1 : 0;
     const f = maskOverlap(b.centerHz - a.centerHz, a.widthHz, b.widthHz);
     this.overlapCache.set(key, f);
     return f;
@@ -73,7 +77,16 @@ export class ChannelPlan {
 
   /** A channel plan of the given channel numbers only. */
   subset(numbers: readonly number[]): ChannelPlan {
-    return new ChannelPlan(this.name, numbers.map((n) => this.get(n)));
+    return new ChannelPlan(this.name, numbers.map((n) => this.get(n)), this.orthogonal);
+  }
+
+  /**
+   * The same channels taken as orthogonal: an emitter reaches only receivers
+   * on its own channel. Not the 2.4 GHz band's physics, but the model of
+   * ns-2's multichannel extensions, which the seeds' results come from.
+   */
+  asOrthogonal(): ChannelPlan {
+    return new ChannelPlan(`${this.name}-orthogonal`, this.channels, true);
   }
 }
 

@@ -17,7 +17,6 @@ export const DEFAULT_MEDIUM_PARAMS: Readonly<MediumParams> = Object.freeze({
   captureDb: 10,
   pnLossProbability: 1,
   pnCarrierSense: true,
-  adjacentChannelInterference: true,
 });
 
 /** What the medium is built from: the clock, the channels, the randomness and, optionally, the PN activity. */
@@ -173,10 +172,7 @@ class MediumCore implements Air {
     this.csThresh = Float64Array.from(this.pl, (pl) => powerAt(pl, params.csRangeM));
     chs.forEach((a, i) => {
       this.chIndexByNumber.set(a.number, i);
-      chs.forEach((b, j) => {
-        // Orthogonal channels (ns-2's multichannel model) when adjacent-channel interference is off.
-        this.overlap[i * n + j] = params.adjacentChannelInterference ? parts.plan.overlapFactor(a.number, b.number) : i === j ? 1 : 0;
-      });
+      chs.forEach((b, j) => (this.overlap[i * n + j] = parts.plan.overlapFactor(a.number, b.number)));
     });
     this.captureRatio = 10 ** (params.captureDb / 10);
     this.usage = chs.map(() => ({ frames: 0, busyUs: 0 }));

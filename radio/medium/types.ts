@@ -52,12 +52,6 @@ export interface MediumParams {
   pnLossProbability: number;
   /** Whether the MAC's clear-channel assessment treats an active PN on the channel as busy. */
   pnCarrierSense: boolean;
-  /**
-   * Whether a frame on one channel is sensed and interferes on the channels
-   * its spectrum overlaps (the 802.11 DSSS mask, as the emulated band has it).
-   * Off: channels are orthogonal, as in ns-2's multichannel extensions.
-   */
-  adjacentChannelInterference: boolean;
 }
 
 export interface Position {

@@ -13,6 +13,13 @@ export interface DecisionParams {
   loadBps: number;
   /** Channels R1 may take. */
   allowed: readonly number[];
+  /**
+   * Chance of taking a better channel when the current one is shared with
+   * another router: routers that decide at the same moment would otherwise
+   * all leave together and collide again elsewhere (p-persistence). A move
+   * away from PN load on an unshared channel is always taken.
+   */
+  contendedMoveProbability: number;
 }
 
 /** How one candidate channel scored. */
@@ -37,6 +44,7 @@ export type DecisionReason =
   | 'load-unmet'
   | 'better'
   | 'within-hysteresis'
+  | 'yielded'
   | 'no-measurement';
 
 export interface Decision {
@@ -110,7 +118,7 @@ export class ChannelDecision {
   }
 
   /** Decides R1's channel from the current workload estimates and the neighbours' announced R1 channels. */
-  decide(workload: ReadonlyMap<number, number>, neighbourR1: ReadonlyMap<string, number>, now: Micros): Decision {
+  decide(workload: ReadonlyMap<number, number>, neighbourR1: ReadonlyMap<string, number>, now: Micros, draw = 0): Decision {
     const scores = this.score(workload, neighbourR1);
     const previous = this.currentChannel;
     const best = scores[0];
@@ -132,7 +140,11 @@ export class ChannelDecision {
     const C = this.params.capacityBps;
     // Leave a channel that cannot carry the load for one that can, margin or not.
     if (this.params.loadBps > 0 && mineScore < this.params.loadBps && best.score >= this.params.loadBps) return move('load-unmet');
-    if (best.score - mineScore > this.params.hysteresis * C) return move('better');
+    if (best.score - mineScore > this.params.hysteresis * C) {
+      // `draw` is uniform in [0, 1), from the caller's seeded stream.
+      if (mine && mine.sharers > 0 && draw >= this.params.contendedMoveProbability) return stay('yielded');
+      return move('better');
+    }
     return stay('within-hysteresis');
   }
 }

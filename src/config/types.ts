@@ -118,6 +118,8 @@ export interface ChannelDecisionConfig {
   initialChannel: number;
   /** R1 avoids channels overlapping R3's control channel by at least this factor. */
   controlGuard: number;
+  /** Chance of leaving a channel shared with another router for a better one, per decision. */
+  contendedMoveProbability: number;
 }
 
 export type PnPatternConfig =

@@ -2,6 +2,7 @@ import type { ChannelPlan } from '../../radio/channels.js';
 import { remainingCapacity } from '../channel/capacity.js';
 import { ChannelDecision, type Decision, type DecisionParams } from '../channel/decision.js';
 import type { NodeConfig } from '../config/types.js';
+import { Rng } from '../core/rng.js';
 import { US_PER_MS, type Micros } from '../core/time.js';
 import { CooperativeSensing, type CooperativeParams, type SharedWorkload } from '../sensing/cooperative.js';
 import { SensingSchedule, type SensingScheduleParams, type Visit } from '../sensing/schedule.js';
@@ -50,6 +51,7 @@ export function decisionParams(cfg: NodeConfig, plan: ChannelPlan): DecisionPara
     minDwellUs: cfg.channel.minDwellMs * US_PER_MS,
     loadBps: cfg.channel.loadMbps * 1e6,
     allowed: r1Channels(cfg, plan),
+    contendedMoveProbability: cfg.channel.contendedMoveProbability,
   };
 }
 
@@ -90,8 +92,12 @@ export class NodeCore {
   readonly cooperative: CooperativeSensing;
   readonly decision: ChannelDecision;
   private readonly neighbourR1 = new Map<string, number>();
+  /** Per neighbour, the R1 channels of its own neighbours (receivers two hops away). */
+  private readonly twoHopR1 = new Map<string, ReadonlyArray<{ addr: number; r1Channel: number }>>();
   private readonly roundWindows = new Map<number, number>();
   private lastDecision: Decision | undefined;
+  /** Draws for the channel decision's p-persistent moves, from the node's seed. */
+  private readonly decisionRng: Rng;
   private lastRound: Extract<NodeEvent, { kind: 'sensing-round' }> | undefined;
 
   constructor(
@@ -105,6 +111,7 @@ export class NodeCore {
     this.cooperative = new CooperativeSensing(cooperativeParams(cfg));
     const initial = cfg.channel.initialChannel > 0 ? cfg.channel.initialChannel : undefined;
     this.decision = new ChannelDecision(plan, decisionParams(cfg, plan), initial, startUs);
+    this.decisionRng = Rng.fromSeed(cfg.node.seed).fork(`decision/${cfg.node.id}`);
   }
 
   get config(): NodeConfig {
@@ -154,8 +161,32 @@ export class NodeCore {
 
   /** A neighbour announced its R1 channel on R3 (undefined: it left). */
   neighbourChannel(from: string, channel: number | undefined): void {
-    if (channel === undefined) this.neighbourR1.delete(from);
-    else this.neighbourR1.set(from, channel);
+    if (channel === undefined) {
+      this.neighbourR1.delete(from);
+      this.twoHopR1.delete(from);
+    } else this.neighbourR1.set(from, channel);
+  }
+
+  /** A neighbour told the R1 channels of its own neighbours (its HELLO's neighbour list). */
+  neighbourNeighbours(from: string, list: ReadonlyArray<{ addr: number; r1Channel: number }>): void {
+    this.twoHopR1.set(from, list);
+  }
+
+  /**
+   * The receivers whose channel R1 would share: neighbours, and receivers
+   * two hops away (their senders are this node's neighbours, within
+   * interference range), each counted once.
+   */
+  sharers(): Map<string, number> {
+    const out = new Map(this.neighbourR1);
+    const self = String(this.cfg.node.id);
+    for (const list of this.twoHopR1.values()) {
+      for (const e of list) {
+        const key = String(e.addr);
+        if (key !== self && !out.has(key)) out.set(key, e.r1Channel);
+      }
+    }
+    return out;
   }
 
   /** What this node shares with its neighbours: its own w per channel. */
@@ -187,7 +218,7 @@ export class NodeCore {
     }));
     const roundEvent: NodeEvent = { kind: 'sensing-round', round, startUs, endUs, visited, channels: reports };
     this.lastRound = roundEvent;
-    const decision = this.decision.decide(new Map(merged.map((m) => [m.channel, m.w])), this.neighbourR1, now);
+    const decision = this.decision.decide(new Map(merged.map((m) => [m.channel, m.w])), this.sharers(), now, this.decisionRng.next());
     this.lastDecision = decision;
     const out: NodeAction[] = [
       { kind: 'event', event: roundEvent },

@@ -29,6 +29,7 @@ const REASONS: Record<Decision['reason'], string> = {
   'load-unmet': 'current channel cannot carry the load',
   better: 'gain above the hysteresis margin',
   'within-hysteresis': 'gain within the hysteresis margin',
+  yielded: 'channel shared: leaving it to the other routers this round',
   'no-measurement': 'no channel measured yet',
 };
 

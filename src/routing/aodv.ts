@@ -6,6 +6,7 @@ import {
   MAX_PATH_COST,
   type ControlMsg,
   type Hello,
+  type HelloNeighbour,
   type HelloWorkload,
   type NodeAddr,
   type Rerr,
@@ -158,7 +159,7 @@ export interface AodvParts {
   rng: Rng;
   startUs: Micros;
   /** Current HELLO content, asked each time a HELLO goes out. */
-  hello: () => { r1Channel: number; workload: HelloWorkload[] };
+  hello: () => { r1Channel: number; workload: HelloWorkload[]; neighbours?: HelloNeighbour[] };
   /** Cost (>= 1) of sending to this neighbour: 1 on a PN-free link, more when the neighbour's R1 channel is busy with PN traffic. */
   linkCost: (neighbour: NodeAddr) => number;
 }
@@ -1201,7 +1202,7 @@ export class MultipathAodv {
   private helloAction(): AodvAction {
     const c = this.parts.hello();
     this.counters.helloSent++;
-    const msg: Hello = { type: 'hello', src: this.self, seq: this.ownSeqValue, r1Channel: c.r1Channel, workload: c.workload };
+    const msg: Hello = { type: 'hello', src: this.self, seq: this.ownSeqValue, r1Channel: c.r1Channel, workload: c.workload, neighbours: c.neighbours ?? [] };
     return { kind: 'send', to: BROADCAST, msg };
   }
 }

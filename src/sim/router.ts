@@ -13,7 +13,7 @@ import type { ChannelSchedulerParams, DropReason, QueuedPacket, SchedAction } fr
 import type { EnergyDetector } from '../sensing/detector.js';
 import { VisitTally, type ChannelObservation } from '../sensing/workload.js';
 import { encodeControl, encodeData, packetKind, parseControl, parseData } from '../wire/codec.js';
-import type { DataHeader, DataProto, NodeAddr } from '../wire/mesh.js';
+import type { DataHeader, DataProto, HelloNeighbour, HelloWorkload, NodeAddr } from '../wire/mesh.js';
 
 /** What a router needs from the simulation around it. */
 export interface RouterParts {
@@ -336,6 +336,7 @@ export class SimRouter {
             this.core.neighbourChannel(String(a.from), undefined);
           }
           this.core.neighbourWorkload(String(a.from), a.hello.workload, now);
+          this.core.neighbourNeighbours(String(a.from), a.hello.neighbours);
           break;
         }
         case 'neighbour-lost':
@@ -437,9 +438,10 @@ export class SimRouter {
   // -------------------------------------------------------------------------
   // What the cores ask of the node
 
-  private helloContent(): { r1Channel: number; workload: Array<{ channel: number; w: number; windows: number }> } {
+  private helloContent(): { r1Channel: number; workload: HelloWorkload[]; neighbours: HelloNeighbour[] } {
     return {
       r1Channel: this.core.r1 ?? 0,
+      neighbours: this.neighbourChannels().slice(0, 255).map((n) => ({ addr: n.addr, r1Channel: n.r1Channel })),
       workload: this.core.sharedWorkload().map((e) => ({
         channel: e.channel,
         w: Math.min(1, Math.max(0, e.w)),

@@ -28,7 +28,9 @@ export function runScenario(sc: Scenario, seed: number, opts: RunOptions = {}): 
   const rng = Rng.fromSeed(seed);
   const n = nodeCount(sc.topology);
   const configs = Array.from({ length: n }, (_, i) => routerConfig(sc, i, seed));
-  const plan = ism2g4(configs[0]!.channelPlan.channels);
+  // Without adjacent-channel interference every part (band, medium, channel decisions) sees orthogonal channels.
+  const fullPlan = ism2g4(configs[0]!.channelPlan.channels);
+  const plan = sc.medium.adjacentChannelInterference ? fullPlan : fullPlan.asOrthogonal();
   const durationUs = seconds(sc.durationS);
   // The medium reads PN bursts ahead of the sensing radios; the band keeps the whole run so either may ask.
   const band = new EmulatedBand(plan, bandConfig(sc, plan.channels.length), rng.fork('band'), { startUs: 0, historyUs: durationUs + seconds(60) });
@@ -42,7 +44,6 @@ export function runScenario(sc: Scenario, seed: number, opts: RunOptions = {}): 
       txRangeM: m.txRangeM,
       csRangeM: m.csRangeM,
       captureDb: m.captureDb,
-      adjacentChannelInterference: m.adjacentChannelInterference,
       pnLossProbability: m.pnLossProbability,
       pnCarrierSense: m.pnCarrierSense,
     },

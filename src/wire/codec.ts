@@ -6,6 +6,7 @@ import {
   type DataHeader,
   type DataProto,
   type Hello,
+  type HelloNeighbour,
   type HelloWorkload,
   type Rerr,
   type Rrep,
@@ -54,13 +55,15 @@ import {
  *   3  destCount  u8   1-255; 0 is WIRE_BAD_LENGTH
  *   4  destCount x { dst u16, dstSeq u32 }
  *
- * HELLO (type 0x10), 10 + 7 per workload entry (10 to 1795 bytes).
+ * HELLO (type 0x10), 11 + 7 per workload entry + 3 per neighbour (11 to 2561 bytes).
  *
  *   2  src        u16
  *   4  seq        u32
  *   8  r1Channel  u8   0 = R1 has no channel yet
  *   9  count      u8   0-255
  *  10  count x { channel u8 (1-255), w u16 (round(w * 65535)), windows u32 }
+ *   n  ncount     u8   0-255 (n = 10 + 7 * count)
+ * n+1  ncount x { addr u16, r1Channel u8 (1-255) }
  *
  * DATA (type 0x20), DATA_HEADER_BYTES = 14, then the payload to the end of
  * the packet (so a data packet has no trailing-bytes check).
@@ -92,8 +95,11 @@ export const RREQ_BYTES = 27;
 export const RREP_BYTES = 22;
 export const RERR_FIXED_BYTES = 4;
 export const RERR_ENTRY_BYTES = 6;
-export const HELLO_FIXED_BYTES = 10;
+export const HELLO_FIXED_BYTES = 11;
 export const HELLO_ENTRY_BYTES = 7;
+export const HELLO_NEIGHBOUR_BYTES = 3;
+/** Where a HELLO's workload entries start (the neighbour count follows them). */
+const HELLO_ENTRIES_AT = 10;
 export const DATA_HEADER_BYTES = 14;
 
 /** Most destinations one RERR carries, and most workload entries one HELLO carries. */
@@ -153,7 +159,8 @@ export function controlLength(m: ControlMsg): number {
       return RERR_FIXED_BYTES + RERR_ENTRY_BYTES * m.unreachable.length;
     case 'hello':
       checkCount('hello.workload.length', m.workload, 0);
-      return HELLO_FIXED_BYTES + HELLO_ENTRY_BYTES * m.workload.length;
+      checkCount('hello.neighbours.length', m.neighbours, 0);
+      return HELLO_FIXED_BYTES + HELLO_ENTRY_BYTES * m.workload.length + HELLO_NEIGHBOUR_BYTES * m.neighbours.length;
     default:
       return badType(m);
   }
@@ -297,6 +304,15 @@ function checkHello(m: Hello): void {
     }
     if (!isUint(e.windows, 0xffffffff)) u32(`hello.workload[${i}].windows`, e.windows);
   }
+  m.neighbours.forEach((nb, i) => {
+    if (nb === undefined || typeof nb !== 'object') {
+      throw new RangeArgumentError(`hello.neighbours[${i}]`, nb, 'an object { addr, r1Channel }');
+    }
+    u16(`hello.neighbours[${i}].addr`, nb.addr);
+    if (!isUint(nb.r1Channel, 0xff) || nb.r1Channel === 0) {
+      throw new RangeArgumentError(`hello.neighbours[${i}].r1Channel`, nb.r1Channel, 'an integer in [1, 255]');
+    }
+  });
 }
 
 function writeHello(m: Hello, b: Uint8Array, o: number): void {
@@ -307,13 +323,19 @@ function writeHello(m: Hello, b: Uint8Array, o: number): void {
   put32(b, o + 4, m.seq);
   b[o + 8] = m.r1Channel;
   b[o + 9] = list.length;
-  let p = o + HELLO_FIXED_BYTES;
+  let p = o + HELLO_ENTRIES_AT;
   for (let i = 0; i < list.length; i++) {
     const e = list[i]!;
     b[p] = e.channel;
     put16(b, p + 1, Math.round(e.w * 0xffff));
     put32(b, p + 3, e.windows);
     p += HELLO_ENTRY_BYTES;
+  }
+  b[p++] = m.neighbours.length;
+  for (const nb of m.neighbours) {
+    put16(b, p, nb.addr);
+    b[p + 2] = nb.r1Channel;
+    p += HELLO_NEIGHBOUR_BYTES;
   }
 }
 
@@ -410,10 +432,13 @@ function parseHello(b: Uint8Array): Result<Hello, WireError> {
   const bad = checkHead(b, 'HELLO', HELLO_FIXED_BYTES);
   if (bad) return err(bad);
   const count = b[9]!;
-  const need = HELLO_FIXED_BYTES + HELLO_ENTRY_BYTES * count;
-  if (b.length < need) return err(truncated('HELLO', b.length, need, `${count} workload entries`));
+  const base = HELLO_FIXED_BYTES + HELLO_ENTRY_BYTES * count;
+  if (b.length < base) return err(truncated('HELLO', b.length, base, `${count} workload entries`));
+  const ncount = b[base - 1]!;
+  const need = base + HELLO_NEIGHBOUR_BYTES * ncount;
+  if (b.length < need) return err(truncated('HELLO', b.length, need, `${count} workload entries and ${ncount} neighbours`));
   const workload: HelloWorkload[] = new Array(count);
-  let p = HELLO_FIXED_BYTES;
+  let p = HELLO_ENTRIES_AT;
   for (let i = 0; i < count; i++) {
     const channel = b[p]!;
     if (channel === 0) {
@@ -422,8 +447,18 @@ function parseHello(b: Uint8Array): Result<Hello, WireError> {
     workload[i] = { channel, w: get16(b, p + 1) / 0xffff, windows: get32(b, p + 3) };
     p += HELLO_ENTRY_BYTES;
   }
+  const neighbours: HelloNeighbour[] = new Array(ncount);
+  p = base;
+  for (let i = 0; i < ncount; i++) {
+    const r1Channel = b[p + 2]!;
+    if (r1Channel === 0) {
+      return err(new WireError('WIRE_BAD_FIELD', 'HELLO', `HELLO neighbours[${i}].r1Channel: 0, needs 1-255`));
+    }
+    neighbours[i] = { addr: get16(b, p), r1Channel };
+    p += HELLO_NEIGHBOUR_BYTES;
+  }
   if (b.length > need) return err(trailing('HELLO', b.length, need));
-  return ok({ type: 'hello', src: get16(b, 2), seq: get32(b, 4), r1Channel: b[8]!, workload });
+  return ok({ type: 'hello', src: get16(b, 2), seq: get32(b, 4), r1Channel: b[8]!, workload, neighbours });
 }
 
 // ---------------------------------------------------------------------------

@@ -20,10 +20,19 @@ export interface HelloWorkload {
   windows: number;
 }
 
+/** A neighbour of a HELLO's sender and the channel its R1 listens on. */
+export interface HelloNeighbour {
+  addr: NodeAddr;
+  /** 1-255. */
+  r1Channel: number;
+}
+
 /**
  * HELLO (RFC 3561 section 6.9, carried as a message of its own on R3): tells
  * neighbours the sender is alive, its destination sequence number, the
- * channel its receive radio R1 listens on, and its own w per channel.
+ * channel its receive radio R1 listens on, its own w per channel, and the R1
+ * channels of its own neighbours (so that the channel decision knows which
+ * channels receivers two hops away use).
  */
 export interface Hello {
   type: 'hello';
@@ -33,6 +42,8 @@ export interface Hello {
   /** The sender's R1 channel; 0 while R1 has no channel yet. */
   r1Channel: number;
   workload: HelloWorkload[];
+  /** The sender's neighbours with a known R1 channel (at most 255). */
+  neighbours: HelloNeighbour[];
 }
 
 /** RREQ (RFC 3561 section 5.1) with the fields multipath AODV adds. */

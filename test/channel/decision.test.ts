@@ -6,7 +6,7 @@ import { ChannelDecision, type DecisionParams } from '../../src/channel/decision
 
 const plan = ism2g4(11);
 const C = 2e6;
-const P: DecisionParams = { capacityBps: C, hysteresis: 0.1, minDwellUs: 3_000_000, loadBps: 0, allowed: plan.numbers };
+const P: DecisionParams = { capacityBps: C, hysteresis: 0.1, minDwellUs: 3_000_000, loadBps: 0, allowed: plan.numbers, contendedMoveProbability: 0.5 };
 const none = new Map<string, number>();
 /** Workload map: every channel at `rest` except the ones named. */
 const wl = (named: Record<number, number>, rest = 0.5): Map<number, number> =>
@@ -109,4 +109,25 @@ test('a channel no longer allowed is left at once', () => {
   const r = d.decide(wl({ 1: 0.5, 6: 0.2, 11: 0.5 }), none, 1);
   assert.equal(r.channel, 6);
   assert.equal(r.reason, 'not-allowed');
+});
+
+test('a router on a shared channel leaves it for a better one only with the contended-move probability', () => {
+  const d = new ChannelDecision(plan, P, 6, 0);
+  const w = wl({ 6: 0, 11: 0 }, 0.9);
+  const sharing = new Map([['7', 6]]); // a neighbour's R1 on our channel 6
+  const t = 5_000_000;
+  const stay = d.decide(w, sharing, t, 0.7);
+  assert.equal(stay.reason, 'yielded');
+  assert.equal(stay.channel, 6);
+  assert.equal(d.current, 6);
+  const go = d.decide(w, sharing, t + 1, 0.2);
+  assert.equal(go.reason, 'better');
+  assert.equal(go.channel, 11);
+});
+
+test('a move away from PN load on an unshared channel is never yielded', () => {
+  const d = new ChannelDecision(plan, P, 6, 0);
+  const moved = d.decide(wl({ 6: 0.9, 11: 0 }, 0.9), none, 5_000_000, 0.99);
+  assert.equal(moved.reason, 'better');
+  assert.equal(moved.channel, 11);
 });

@@ -62,3 +62,15 @@ test('non-overlapping channels leak less than -30 dB, overlapping ones more', ()
   assert.ok(db(p.overlapFactor(1, 6)) < -30, '1 -> 6');
   assert.ok(db(p.overlapFactor(6, 11)) < -30, '6 -> 11');
 });
+
+test('an orthogonal plan keeps the channels and drops every overlap', () => {
+  const full = ism2g4(11);
+  const orth = full.asOrthogonal();
+  assert.deepEqual(orth.numbers, full.numbers);
+  assert.equal(orth.overlapFactor(6, 6), 1);
+  assert.equal(orth.overlapFactor(6, 7), 0);
+  assert.equal(orth.overlaps(6, 7), false);
+  assert.deepEqual(orth.overlapping(6), []);
+  assert.ok(full.overlapFactor(6, 7) > 0.5, 'the full plan still overlaps');
+  assert.equal(orth.subset([1, 6]).overlapFactor(1, 6), 0);
+});

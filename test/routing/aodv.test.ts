@@ -68,7 +68,7 @@ const rrep = (o: Partial<Rrep> = {}): Rrep => ({
   pathCost: 0,
   ...o,
 });
-const hello = (src: number, seq: number, r1Channel = 3): Hello => ({ type: 'hello', src, seq, r1Channel, workload: [] });
+const hello = (src: number, seq: number, r1Channel = 3): Hello => ({ type: 'hello', src, seq, r1Channel, workload: [], neighbours: [] });
 const route = (c: MultipathAodv, dst: number, now: Micros) => c.routes(now).find((r) => r.dst === dst);
 
 const MS = 1_000;
@@ -524,7 +524,7 @@ test('HELLO: every interval with jitter, carrying the R1 channel, workload and o
     const base = 100 * MS + i * 1_000_000;
     assert.ok(times[i]! >= base && times[i]! <= base + 10 * MS, `HELLO ${i} at ${times[i]}`);
   }
-  assert.deepEqual(h, { type: 'hello', src: 5, seq: 1, r1Channel: 6, workload: [{ channel: 6, w: 0.25, windows: 100 }] });
+  assert.deepEqual(h, { type: 'hello', src: 5, seq: 1, r1Channel: 6, workload: [{ channel: 6, w: 0.25, windows: 100 }], neighbours: [] });
   assert.equal(core.counters.helloSent, 5);
   // announce() sends one at once and restarts the interval.
   const a = core.announce(now + 300 * MS);

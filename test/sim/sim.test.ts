@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { runScenario } from '../../src/sim/run.js';
-import { parseScenario } from '../../src/sim/scenario.js';
+import { loadScenario, parseScenario } from '../../src/sim/scenario.js';
 import { summarize, type SimResult } from '../../src/sim/report.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -57,6 +57,30 @@ describe('simulator: a mesh carries packets', () => {
     const pnLosses = hit.nodes.reduce((a, n) => a + (n.mac.R1.pnLosses ?? 0), 0);
     assert.ok(pnLosses > 10, `PN losses ${pnLosses}`);
     assert.ok(hit.flows[0]!.delayMeanMs! > clear.delayMeanMs!, 'retries after PN losses add delay');
+  });
+
+  test('without PN traffic the routers settle on distinct channels within two hops and stay', async () => {
+    // urbanx-chain's routers end their sensing rounds within a few ms of one another:
+    // without p-persistence (probability 1) they all leave a shared channel together, forever.
+    for (const [p, settles] of [[1, false], [0.5, true]] as const) {
+      for (const seed of [3, 4]) {
+        const sc = await loadScenario('config/scenarios/urbanx-chain.json', {
+          hops: 3,
+          durationS: 40,
+          set: ['pn.sources=[]', `node.channel.contendedMoveProbability=${p}`, 'flows.0.rateMbps=0.5'],
+        });
+        const r = runScenario(sc, seed);
+        const moves = Math.max(...r.nodes.map((n) => n.r1Changes.length));
+        const ch = r.nodes.map((n) => n.r1Channel);
+        const distinct = ch.every((c, i) => c !== ch[i + 1] && c !== ch[i + 2]);
+        if (settles) {
+          assert.ok(moves <= 4, `p=${p} seed ${seed}: a router moved R1 ${moves} times`);
+          assert.ok(distinct, `p=${p} seed ${seed}: R1 channels ${ch.join(' ')} repeat within two hops`);
+        } else {
+          assert.ok(moves > 8, `p=${p} seed ${seed}: expected the routers to oscillate, most moves ${moves}`);
+        }
+      }
+    }
   });
 
   test('several seeds give mean and spread', () => {

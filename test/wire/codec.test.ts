@@ -6,6 +6,7 @@ import {
   DATA_HEADER_BYTES,
   HELLO_ENTRY_BYTES,
   HELLO_FIXED_BYTES,
+  HELLO_NEIGHBOUR_BYTES,
   RERR_ENTRY_BYTES,
   RERR_FIXED_BYTES,
   RREP_BYTES,
@@ -103,6 +104,10 @@ function hello(n = 2, over: Partial<Hello> = {}): Hello {
       w: (i * 257) / 0xffff,
       windows: i * 1000,
     })),
+    neighbours: [
+      { addr: 2, r1Channel: 11 },
+      { addr: 0xfffe, r1Channel: 255 },
+    ],
     ...over,
   };
 }
@@ -187,11 +192,12 @@ describe('exact bytes', () => {
         { channel: 1, w: 1, windows: 5 },
         { channel: 6, w: 0, windows: U32 },
       ],
+      neighbours: [{ addr: 0x0304, r1Channel: 9 }],
     };
     const b = encodeControl(m);
     assert.equal(
       toHex(b),
-      '10' + '01' + '0102' + '0a0b0c0d' + '0b' + '02' + '01' + 'ffff' + '00000005' + '06' + '0000' + 'ffffffff',
+      '10' + '01' + '0102' + '0a0b0c0d' + '0b' + '02' + '01' + 'ffff' + '00000005' + '06' + '0000' + 'ffffffff' + '01' + '0304' + '09',
     );
     assert.deepEqual(parsedOk(b), m);
   });
@@ -212,9 +218,10 @@ describe('exact bytes', () => {
       assert.equal(controlLength(rerr(n)), RERR_FIXED_BYTES + RERR_ENTRY_BYTES * n);
     }
     for (const n of [0, 1, 255]) {
-      assert.equal(encodeControl(hello(n)).length, HELLO_FIXED_BYTES + HELLO_ENTRY_BYTES * n);
+      assert.equal(encodeControl(hello(n)).length, HELLO_FIXED_BYTES + HELLO_ENTRY_BYTES * n + 2 * HELLO_NEIGHBOUR_BYTES);
+      assert.equal(encodeControl(hello(n, { neighbours: [] })).length, HELLO_FIXED_BYTES + HELLO_ENTRY_BYTES * n);
     }
-    assert.deepEqual([RERR_FIXED_BYTES, RERR_ENTRY_BYTES, HELLO_FIXED_BYTES, HELLO_ENTRY_BYTES], [4, 6, 10, 7]);
+    assert.deepEqual([RERR_FIXED_BYTES, RERR_ENTRY_BYTES, HELLO_FIXED_BYTES, HELLO_ENTRY_BYTES, HELLO_NEIGHBOUR_BYTES], [4, 6, 11, 7, 3]);
   });
 });
 
@@ -405,7 +412,7 @@ describe('refused bytes', () => {
     const b = encodeControl(rrep());
     parseFails(parseControl(b.subarray(0, 12)), 'WIRE_TRUNCATED', 'RREP', /^RREP truncated: 12 bytes, needs 22$/);
     const h = encodeControl(hello(2));
-    const needs24 = /^HELLO truncated: 20 bytes, needs 24 for 2 workload entries$/;
+    const needs24 = /^HELLO truncated: 20 bytes, needs 25 for 2 workload entries$/;
     parseFails(parseControl(h.subarray(0, 20)), 'WIRE_TRUNCATED', 'HELLO', needs24);
     parseFails(parseControl(new Uint8Array(0)), 'WIRE_TRUNCATED', 'packet', /^packet truncated: 0 bytes, needs 1$/);
   });
@@ -476,8 +483,14 @@ describe('refused bytes', () => {
 
   test('a HELLO workload entry for channel 0', () => {
     const b = encodeControl(hello(3));
-    b[HELLO_FIXED_BYTES + 2 * HELLO_ENTRY_BYTES] = 0;
+    b[HELLO_FIXED_BYTES - 1 + 2 * HELLO_ENTRY_BYTES] = 0;
     parseFails(parseControl(b), 'WIRE_BAD_FIELD', 'HELLO', /^HELLO workload\[2\]\.channel: 0, needs 1-255$/);
+  });
+
+  test('a HELLO neighbour on channel 0', () => {
+    const b = encodeControl(hello(1));
+    b[b.length - 1] = 0;
+    parseFails(parseControl(b), 'WIRE_BAD_FIELD', 'HELLO', /^HELLO neighbours\[1\]\.r1Channel: 0, needs 1-255$/);
   });
 
   test('a RERR with no destination', () => {
@@ -558,6 +571,10 @@ describe('refused values', () => {
 
   test('HELLO fields out of range are refused by name', () => {
     assert.throws(() => encodeControl(hello(256)), refused('hello.workload.length'));
+    const many = Array.from({ length: 256 }, (_, i) => ({ addr: i, r1Channel: 1 }));
+    assert.throws(() => encodeControl(hello(0, { neighbours: many })), refused('hello.neighbours.length'));
+    assert.throws(() => encodeControl(hello(0, { neighbours: [{ addr: 0x10000, r1Channel: 1 }] })), refused('hello.neighbours[0].addr'));
+    assert.throws(() => encodeControl(hello(0, { neighbours: [{ addr: 1, r1Channel: 0 }] })), refused('hello.neighbours[0].r1Channel'));
     assert.throws(() => encodeControl(hello(1, { src: 0x10000 })), refused('hello.src'));
     assert.throws(() => encodeControl(hello(1, { seq: 2 ** 32 })), refused('hello.seq'));
     assert.throws(() => encodeControl(hello(1, { r1Channel: 256 })), refused('hello.r1Channel'));
