@@ -524,6 +524,16 @@ export class MultipathAodv {
       if (path) path.expiresUs = Math.max(path.expiresUs, until);
     };
     refresh(dst, nextHop);
+    // The route is active: its alternates stay ready for failover as long as
+    // their first hop is a live neighbour (a break further on comes back as a
+    // RERR, or as a MAC failure once the alternate is used).
+    const active = this.table.get(dst);
+    if (active) {
+      for (const q of active.paths) {
+        const nb = this.nbrs.get(q.nextHop);
+        if (q.nextHop !== nextHop && nb && nb.lastHeardUs + this.t.neighbourLossUs > now) q.expiresUs = Math.max(q.expiresUs, until);
+      }
+    }
     refresh(nextHop, nextHop);
     if (prevHop !== undefined && prevHop !== this.self) {
       refresh(prevHop, prevHop);

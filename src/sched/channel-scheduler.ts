@@ -238,6 +238,14 @@ export class ChannelScheduler<T = unknown> {
     return out;
   }
 
+  /** Takes out every queued packet (the router is going down), oldest first. */
+  removeAll(now: Micros): QueuedPacket<T>[] {
+    this.advance(now);
+    const out = this.take(() => true);
+    this.counters.removed += out.length;
+    return out;
+  }
+
   /** Sensing starts: nothing is handed out until resume. */
   pause(now: Micros): SchedAction<T>[] {
     this.advance(now);

@@ -27,6 +27,8 @@ export interface FlowResult {
 /** One router's figures in one run. */
 export interface NodeResult {
   node: number;
+  /** Whether the router failed during the run (a scenario event). */
+  failed: boolean;
   xM: number;
   yM: number;
   /** R1's channel at the end, and every change (time in s). */
@@ -124,6 +126,7 @@ export function nodeResult(r: SimRouter, pos: { xM: number; yM: number }): NodeR
   const mac = (s: { counters: object }): Record<string, number> => ({ ...(s.counters as Record<string, number>) });
   return {
     node: r.addr,
+    failed: r.isDown,
     xM: pos.xM,
     yM: pos.yM,
     r1Channel: r.core.r1 ?? null,

@@ -45,7 +45,7 @@ export interface R1Change {
   channel: number;
 }
 
-export type RouterDrop = DropReason | 'buffer-full' | 'discovery-failed';
+export type RouterDrop = DropReason | 'buffer-full' | 'discovery-failed' | 'router-down';
 
 export function aodvParams(cfg: NodeConfig): Partial<AodvParams> {
   const r = cfg.routing;
@@ -103,6 +103,7 @@ export class SimRouter {
   private readonly retuneUs: Micros;
   private readonly sensingOnR1: boolean;
   private visitOut = false;
+  private failed = false;
 
   readonly drops: Record<RouterDrop, number> = {
     'queue-full': 0,
@@ -114,6 +115,7 @@ export class SimRouter {
     'route-broken': 0,
     'buffer-full': 0,
     'discovery-failed': 0,
+    'router-down': 0,
   };
   readonly counters = { originated: 0, delivered: 0, forwarded: 0, controlReceived: 0, malformedControl: 0, malformedData: 0, rerouted: 0, followedMove: 0, sensingRounds: 0 };
   readonly r1History: R1Change[] = [];
@@ -176,6 +178,10 @@ export class SimRouter {
   /** An application on this router sends `payload` to `dst`. */
   originate(dst: NodeAddr, proto: DataProto, flow: number, seq: number, payload: Uint8Array, now: Micros): void {
     this.counters.originated++;
+    if (this.failed) {
+      this.drop('router-down');
+      return;
+    }
     const header: DataHeader = { src: this.addr, dst, ttl: this.cfg.routing.netDiameter, proto, flow, seq };
     const bytes = encodeData(header, payload);
     if (dst === this.addr) {
@@ -219,6 +225,7 @@ export class SimRouter {
   }
 
   private receive(frame: MacFrame, now: Micros): void {
+    if (this.failed) return;
     const bytes = frame.payload;
     const kind = packetKind(bytes);
     if (kind === 'control') {
@@ -386,6 +393,7 @@ export class SimRouter {
           const obs = this.sense(a.visit.channel, a.visit.startUs + this.retuneUs, a.visit.captureUs, a.visit.endUs);
           this.visitOut = true;
           this.p.engine.at(Math.max(a.visit.endUs, now), (t) => {
+            if (this.failed) return;
             this.visitOut = false;
             this.runCore(this.core.visitDone(obs, t), t);
             this.rearm();
@@ -467,6 +475,7 @@ export class SimRouter {
 
   /** Keeps one engine event per core at that core's next deadline. */
   rearm(): void {
+    if (this.failed) return;
     this.arm('core', this.visitOut ? undefined : this.core.nextDeadline(), (t) => this.runCore(this.core.tick(t), t));
     this.arm('aodv', this.aodv.nextDeadline(), (t) => this.runAodv(this.aodv.tick(t), t));
     this.arm('sched', this.sched.nextDeadline(), (t) => this.runSched(this.sched.tick(t), t));
@@ -486,6 +495,32 @@ export class SimRouter {
       run(t);
       this.rearm();
     });
+  }
+
+  /**
+   * The router fails for the rest of the run: its radios go deaf and silent,
+   * its cores stop, and what it held is counted as lost (`router-down`).
+   * Neighbours find out the way they would in the field: HELLOs stop and
+   * frames to it go unacknowledged.
+   */
+  fail(now: Micros): void {
+    if (this.failed) return;
+    this.failed = true;
+    for (const a of Object.values(this.alarms)) {
+      if (a.id !== undefined) this.p.engine.cancel(a.id);
+      a.id = undefined;
+      a.at = undefined;
+    }
+    for (const st of [this.r1, this.r2, this.r3]) st.retune(undefined, 0);
+    let lost = 0;
+    for (const q of this.pending.values()) lost += q.length;
+    this.pending.clear();
+    lost += this.sched.removeAll(now).length;
+    this.drops['router-down'] += lost;
+  }
+
+  get isDown(): boolean {
+    return this.failed;
   }
 
   // -------------------------------------------------------------------------

@@ -97,6 +97,11 @@ export function runScenario(sc: Scenario, seed: number, opts: RunOptions = {}): 
     if (rec.startUs < rec.endUs) engine.at(rec.startUs, tick);
   }
 
+  for (const e of sc.events) {
+    const router = routers[e.node]!;
+    engine.at(seconds(e.atS), (now) => router.fail(now));
+  }
+
   const sampleUs = opts.queueSampleUs ?? 10 * US_PER_MS;
   const sample = (): void => {
     for (const r of routers) r.sampleQueues();

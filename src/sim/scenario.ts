@@ -25,6 +25,14 @@ export interface Scenario {
   node: Record<string, unknown>;
   nodeOverrides: Record<string, Record<string, unknown>>;
   flows: FlowSpec[];
+  events: ScenarioEvent[];
+}
+
+/** A router fails at `atS`, for the rest of the run. */
+export interface ScenarioEvent {
+  atS: number;
+  node: number;
+  action: 'fail';
 }
 
 export type Topology =
@@ -256,6 +264,9 @@ function semanticIssues(sc: Scenario): ConfigIssue[] {
     if (dst >= n) issues.push({ path: `/flows/${i}/dst`, value: f.dst, expected: `a router of the topology (0..${n - 1}) or "last"` });
     else if (dst === f.src) issues.push({ path: `/flows/${i}/dst`, value: f.dst, expected: `a router other than the source (${f.src})` });
     if (f.stopS !== 0 && f.stopS <= f.startS) issues.push({ path: `/flows/${i}/stopS`, value: f.stopS, expected: `0 or later than startS (${f.startS} s)` });
+  });
+  sc.events.forEach((e, i) => {
+    if (e.node >= n) issues.push({ path: `/events/${i}/node`, value: e.node, expected: `a router of the topology (0..${n - 1})` });
   });
   for (const key of Object.keys(sc.nodeOverrides)) {
     if (Number(key) >= n) issues.push({ path: `/nodeOverrides/${key}`, value: sc.nodeOverrides[key], expected: `a router of the topology (0..${n - 1})` });

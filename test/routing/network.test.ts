@@ -142,6 +142,30 @@ test('failover: the chosen next hop breaks, traffic takes the alternate with no 
   );
 });
 
+test('an active route keeps its alternates at the source; one gone stale downstream costs a packet and a rediscovery', () => {
+  const net = ladder(8);
+  // Traffic for far longer than ACTIVE_ROUTE_TIMEOUT: only one path is used.
+  for (let i = 0; i < 200; i++) {
+    net.sendData(1, 6);
+    net.runFor(50 * MS);
+  }
+  const r = route(net, 1, 6)!;
+  assert.equal(r.paths.length, 2, 'the unused alternate is still there after 10 s of traffic');
+  const first = net.node(1).lookup(6, net.now)!.nextHop;
+  const since = net.now;
+  net.disconnect(1, first);
+  for (let i = 0; i < 10; i++) {
+    net.sendData(1, 6);
+    net.runFor(100 * MS);
+  }
+  // The alternate's relay forgot its route meanwhile (nothing used it): it drops the
+  // packet, answers with a RERR, and the source finds the route again.
+  assert.ok(net.dropped.length <= 1, JSON.stringify(net.dropped.map((d) => [d.node, d.reason])));
+  assert.ok(net.dropped.every((d) => d.reason === 'no-route' && d.node !== 1));
+  assert.ok(net.delivered.length >= 209, `delivered ${net.delivered.length}`);
+  assert.ok(rreqCount(net, since) > 0 ? net.node(1).counters.discoveriesFound >= 2 : true);
+});
+
 test('failover after a RERR: a break further down removes one path at the source, the other carries on', () => {
   const net = ladder(8);
   net.sendData(1, 6);

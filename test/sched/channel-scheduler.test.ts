@@ -348,6 +348,21 @@ describe('neighbours moving and leaving', () => {
     assert.deepEqual(s.queues()[0], { channel: 1, packets: 1, bytes: 100 });
     assert.equal(s.counters.removed, 2);
   });
+
+  test('removeAll empties every queue, oldest first, and counts the packets as removed', () => {
+    const s = sched();
+    s.pause(0);
+    const a = pkt(7, 0);
+    const b = pkt(8, 1);
+    const c = pkt(9, 2);
+    s.enqueue(6, b, 2);
+    s.enqueue(1, a, 2);
+    s.enqueue(1, c, 2);
+    assert.deepEqual(s.removeAll(5), [a, b, c]);
+    assert.ok(s.queues().every((q) => q.packets === 0), 'queues empty');
+    assert.equal(s.counters.removed, 3);
+    assert.deepEqual(s.tick(6), []);
+  });
 });
 
 describe('adaptive dwell', () => {

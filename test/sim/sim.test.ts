@@ -83,6 +83,30 @@ describe('simulator: a mesh carries packets', () => {
     }
   });
 
+  test('when the relay in use fails, the source fails over to the other path without a new discovery', () => {
+    // A diamond: 0 reaches 3 through 1 or through 2.
+    const diamond = (events: unknown[]) =>
+      parseScenario({
+        durationS: 30,
+        topology: { kind: 'positions', nodes: [{ xM: 0, yM: 0 }, { xM: 200, yM: 100 }, { xM: 200, yM: -100 }, { xM: 400, yM: 0 }] },
+        medium: { controlChannelPn: false },
+        node: { sensing: { durationMs: 20, periodMs: 1000 } },
+        flows: [{ kind: 'udp-cbr', src: 0, dst: 3, rateMbps: 0.2, packetBytes: 500, startS: 3 }],
+        events,
+      });
+    const before = runScenario(diamond([]), 1);
+    const used = before.nodes.find((n) => n.node !== 0 && n.node !== 3 && n.forwarded > 0)!.node;
+    const other = used === 1 ? 2 : 1;
+    const r = runScenario(diamond([{ atS: 12, node: used, action: 'fail' }]), 1);
+    const src = r.nodes[0]!;
+    assert.equal(r.nodes[used]!.failed, true);
+    assert.ok(src.routing.failovers! >= 1, `failovers ${src.routing.failovers}`);
+    assert.equal(src.routing.discoveriesStarted, 1, 'no second discovery');
+    assert.ok(r.nodes[other]!.forwarded > 500, `the other relay forwarded ${r.nodes[other]!.forwarded}`);
+    const f = r.flows[0]!;
+    assert.ok(f.deliveryRatio > 0.97, `delivery ${f.deliveryRatio}: the failed frame and the queue follow the other path`);
+  });
+
   test('several seeds give mean and spread', () => {
     const sc = quiet(1);
     const res = summarize('q', sc.durationS, [1, 2, 3].map((s) => runScenario(sc, s)));
