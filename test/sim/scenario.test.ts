@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { ConfigError } from '../../src/core/errors.js';
 import { bandConfig, loadScenario, nodeCount, parseScenario, placeNodes, routerConfig, type Scenario } from '../../src/sim/scenario.js';
@@ -46,6 +48,16 @@ describe('scenario: defaults and validation', () => {
     assert.equal(cfg.channel.capacityMbps, 2);
     assert.equal(sc.flows[0]!.packetBytes, 1000);
     assert.equal(bandConfig(sc, 11).pn.length, 11);
+  });
+
+  test('every shipped scenario is valid', async () => {
+    const dir = 'config/scenarios';
+    const files = readdirSync(dir).filter((f) => f.endsWith('.json'));
+    assert.ok(files.length >= 3, files.join(', '));
+    for (const f of files) {
+      const sc = await loadScenario(join(dir, f));
+      assert.ok(sc.flows.length > 0, `${f} has traffic`);
+    }
   });
 
   test('unknown fields, bad kinds and out-of-range values are named by path', () => {
