@@ -512,7 +512,10 @@ class PnCache {
     this.drop(t);
     const i = this.firstEndingAfter(t);
     if (i < this.ends.length && this.starts[i]! <= t) {
-      for (let n = 0; this.ends[i]! >= this.fetchedTo && n < PN_MAX_EXTEND_CHUNKS; n++) this.fetchChunk();
+      // Look ahead for the burst's end, but never further than a bounded time past t:
+      // a PN that stays on must not drag the band's history window along with it.
+      const horizon = t + PN_MAX_EXTEND_CHUNKS * PN_CHUNK_US;
+      while (this.ends[i]! >= this.fetchedTo && this.fetchedTo < horizon) this.fetchChunk();
       return { on: true, until: this.ends[i]!, lastEnd: t };
     }
     return { on: false, until: t, lastEnd: i > this.head ? this.ends[i - 1]! : this.lastDroppedEnd };

@@ -194,6 +194,11 @@ export class DcfStation implements Station {
     return this.svc === undefined && this.queued === 0;
   }
 
+  /** Transmission attempts of the frame in service so far (0: still deferring), undefined when none is. */
+  get serviceAttempts(): number | undefined {
+    return this.svc?.attempts;
+  }
+
   /** Frames waiting behind the one in service. */
   get queued(): number {
     return this.queue.length - this.qHead;

@@ -81,6 +81,8 @@ export interface Station {
   readonly idle: boolean;
   /** Frames waiting behind the one in service. */
   readonly queued: number;
+  /** Transmission attempts of the frame in service so far (0: still deferring to a busy medium), undefined when none is. */
+  readonly serviceAttempts: number | undefined;
   /** Queues a frame (FIFO); false when the station's queue is full (counted in queueDrops). */
   send(frame: MacFrame): boolean;
   /**

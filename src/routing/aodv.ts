@@ -91,6 +91,9 @@ export const DEFAULT_AODV_PARAMS: AodvParams = Object.freeze({
 /** RFC 3561 section 10: DELETE_PERIOD = K * max(ACTIVE_ROUTE_TIMEOUT, HELLO_INTERVAL), K = 5. */
 export const DELETE_PERIOD_K = 5;
 
+/** RERRs that wait for the rate limit, one per neighbour at most: beyond this many the oldest is dropped. */
+export const MAX_QUEUED_RERR = 64;
+
 /** The times RFC 3561 derives from the parameters. */
 export interface AodvTimes {
   /** NET_TRAVERSAL_TIME = 2 * NODE_TRAVERSAL_TIME * NET_DIAMETER. */
@@ -248,6 +251,8 @@ export interface AodvCounters {
   neighboursLost: number;
   rreqRateLimited: number;
   rerrRateLimited: number;
+  /** RERRs (or destinations in them) dropped because the rate-limit queue was full. */
+  rerrDropped: number;
 }
 
 function newCounters(): AodvCounters {
@@ -279,6 +284,7 @@ function newCounters(): AodvCounters {
     neighboursLost: 0,
     rreqRateLimited: 0,
     rerrRateLimited: 0,
+    rerrDropped: 0,
   };
 }
 
@@ -906,7 +912,25 @@ export class MultipathAodv {
       return;
     }
     this.counters.rerrRateLimited++;
-    this.rerrQueue.push({ to, msg });
+    // A RERR waiting for the same neighbour takes these destinations too (newest
+    // sequence number per destination, 255 at most), so a burst of breaks queues
+    // one message per neighbour rather than one per packet.
+    const waiting = this.rerrQueue.find((r) => r.to === to && r.msg.noDelete === msg.noDelete);
+    if (waiting) {
+      for (const u of msg.unreachable) {
+        const have = waiting.msg.unreachable.find((x) => x.dst === u.dst);
+        if (have) {
+          if (u.dstSeq === 0 || (have.dstSeq !== 0 && seqNewer(u.dstSeq, have.dstSeq))) have.dstSeq = u.dstSeq === 0 ? have.dstSeq : u.dstSeq;
+        } else if (waiting.msg.unreachable.length < 255) waiting.msg.unreachable.push({ ...u });
+        else this.counters.rerrDropped++;
+      }
+      return;
+    }
+    if (this.rerrQueue.length >= MAX_QUEUED_RERR) {
+      this.rerrQueue.shift();
+      this.counters.rerrDropped++;
+    }
+    this.rerrQueue.push({ to, msg: { ...msg, unreachable: msg.unreachable.map((u) => ({ ...u })) } });
   }
 
   private drainRerr(now: Micros, out: AodvAction[]): void {
@@ -922,15 +946,17 @@ export class MultipathAodv {
     return this.p.broadcastJitterUs > 0 ? this.rng.int(0, this.p.broadcastJitterUs) : 0;
   }
 
-  private broadcastLater(msg: ControlMsg, now: Micros, out: AodvAction[]): void {
+  /** Broadcasts `msg` after a random jitter; returns when it goes out. */
+  private broadcastLater(msg: ControlMsg, now: Micros, out: AodvAction[]): Micros {
     const atUs = now + this.jitter();
     if (atUs <= now) {
       out.push({ kind: 'send', to: BROADCAST, msg });
-      return;
+      return now;
     }
     let i = this.delayed.length;
     while (i > 0 && this.delayed[i - 1]!.atUs > atUs) i--;
     this.delayed.splice(i, 0, { atUs, to: BROADCAST, msg });
+    return atUs;
   }
 
   // -------------------------------------------------------------------------
@@ -968,14 +994,16 @@ export class MultipathAodv {
       pathCost: 0,
     };
     this.counters.rreqSent++;
-    out.push({ kind: 'send', to: BROADCAST, msg });
+    // Jittered like every broadcast: routers that start discoveries at the same
+    // instant would otherwise collide on R3, and their retries again.
+    const sentUs = this.broadcastLater(msg, now, out);
     d.waitingToSend = false;
     if (d.ttl >= this.p.netDiameter) {
       // RFC 6.3: binary exponential backoff of the wait at the full diameter.
-      d.deadlineUs = now + this.t.netTraversalUs * 2 ** d.diameterAttempts;
+      d.deadlineUs = sentUs + this.t.netTraversalUs * 2 ** d.diameterAttempts;
       d.diameterAttempts++;
     } else {
-      d.deadlineUs = now + this.t.ringTraversalUs(d.ttl);
+      d.deadlineUs = sentUs + this.t.ringTraversalUs(d.ttl);
     }
   }
 

@@ -147,6 +147,17 @@ export class ChannelScheduler<T = unknown> {
     return this.dwellEnd;
   }
 
+  /** Whether a packet is with the MAC (handed out, no txDone or requeueFront yet). */
+  get handedOut(): boolean {
+    return this.outstanding !== undefined;
+  }
+
+  /** Whether a channel other than the one R2 serves has packets waiting. */
+  othersWaiting(): boolean {
+    for (const [c, q] of this.q) if (c !== this.channel && q.length > 0) return true;
+    return false;
+  }
+
   queues(): Array<{ channel: number; packets: number; bytes: number }> {
     return this.params.channels.map((channel) => {
       const q = this.q.get(channel)!;

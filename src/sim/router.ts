@@ -93,17 +93,22 @@ export class SimRouter {
   private readonly neighbourR1 = new Map<NodeAddr, number>();
   /** Packets this router originated while their route is being discovered. */
   private readonly pending = new Map<NodeAddr, Uint8Array[]>();
-  private readonly alarms: Record<'core' | 'aodv' | 'sched', { id: EventId | undefined; at: Micros | undefined }> = {
+  private readonly alarms: Record<'core' | 'aodv' | 'sched' | 'preempt', { id: EventId | undefined; at: Micros | undefined }> = {
     core: { id: undefined, at: undefined },
     aodv: { id: undefined, at: undefined },
     sched: { id: undefined, at: undefined },
+    preempt: { id: undefined, at: undefined },
   };
   private readonly iq: Float32Array;
   private readonly noise: Rng;
   private readonly retuneUs: Micros;
   private readonly sensingOnR1: boolean;
   private visitOut = false;
+  /** Between pause-tx and resume-tx: the sensing radio is away. */
+  private sensingRound = false;
   private failed = false;
+  /** The dwell end whose preemption check has run (once per dwell). */
+  private preemptCheckedFor: Micros | undefined;
 
   readonly drops: Record<RouterDrop, number> = {
     'queue-full': 0,
@@ -117,7 +122,7 @@ export class SimRouter {
     'discovery-failed': 0,
     'router-down': 0,
   };
-  readonly counters = { originated: 0, delivered: 0, forwarded: 0, controlReceived: 0, malformedControl: 0, malformedData: 0, rerouted: 0, followedMove: 0, sensingRounds: 0 };
+  readonly counters = { originated: 0, delivered: 0, forwarded: 0, controlReceived: 0, malformedControl: 0, malformedData: 0, rerouted: 0, followedMove: 0, preempted: 0, sensingRounds: 0 };
   readonly r1History: R1Change[] = [];
   private readonly queueSum = new Map<number, number>();
   private readonly queueMax = new Map<number, number>();
@@ -216,11 +221,9 @@ export class SimRouter {
   private hold(bytes: Uint8Array, dst: NodeAddr, now: Micros): void {
     let q = this.pending.get(dst);
     if (!q) this.pending.set(dst, (q = []));
-    if (q.length >= this.cfg.routing.bufferPackets) {
-      this.drop('buffer-full');
-      return;
-    }
-    q.push(bytes);
+    if (q.length >= this.cfg.routing.bufferPackets) this.drop('buffer-full');
+    else q.push(bytes);
+    // Discovery starts whether or not the packet could be held (a buffer of 0 holds none).
     this.runAodv(this.aodv.discover(dst, now), now);
   }
 
@@ -302,6 +305,7 @@ export class SimRouter {
         continue;
       }
       this.counters.rerouted++;
+      this.aodv.forwarding(d.value.header.dst, undefined, hop.nextHop, now);
       this.sched.enqueue(channel, { ...pkt, nextHop: hop.nextHop }, now);
     }
   }
@@ -347,7 +351,8 @@ export class SimRouter {
           break;
         }
         case 'neighbour-lost':
-          this.neighbourR1.delete(a.addr);
+          // The channel decision stops counting it; its last known R1 stays, so
+          // that a route through it that comes back before its next HELLO works.
           this.core.neighbourChannel(String(a.addr), undefined);
           this.reroute(this.sched.removeNextHop(a.addr, now), 'route-broken', now);
           break;
@@ -356,6 +361,7 @@ export class SimRouter {
           break;
       }
     }
+    this.rearm();
   }
 
   private runSched(actions: SchedAction<Uint8Array>[], _now: Micros): void {
@@ -374,20 +380,27 @@ export class SimRouter {
           break;
       }
     }
+    this.rearm();
   }
 
   private runCore(actions: NodeAction[], now: Micros): void {
     for (const a of actions) {
       switch (a.kind) {
         case 'pause-tx':
-          this.runSched(this.sched.pause(now), now);
-          // The sensing radio leaves its data channel for the round.
+          // The sensing radio leaves its data channel for the round. Sensing on
+          // R2 (the seeds' way) stops data transmission; sensing on R1 stops reception.
+          this.sensingRound = true;
           if (this.sensingOnR1) this.r1.retune(undefined, 0);
-          else this.r2.retune(undefined, 0);
+          else {
+            this.runSched(this.sched.pause(now), now);
+            this.r2.retune(undefined, 0);
+          }
           break;
         case 'resume-tx':
-          if (this.sensingOnR1 && this.core.r1 !== undefined) this.r1.retune(this.core.r1, this.retuneUs);
-          this.runSched(this.sched.resume(now), now);
+          this.sensingRound = false;
+          if (this.sensingOnR1) {
+            if (this.core.r1 !== undefined) this.r1.retune(this.core.r1, this.retuneUs);
+          } else this.runSched(this.sched.resume(now), now);
           break;
         case 'visit': {
           const obs = this.sense(a.visit.channel, a.visit.startUs + this.retuneUs, a.visit.captureUs, a.visit.endUs);
@@ -408,6 +421,7 @@ export class SimRouter {
           break;
       }
     }
+    this.rearm();
   }
 
   private onNodeEvent(e: NodeEvent, now: Micros): void {
@@ -418,7 +432,7 @@ export class SimRouter {
   private tuneR1(channel: number, now: Micros): void {
     this.r1History.push({ atUs: now, channel });
     // Sensing on R1 keeps it off its channel until the round ends.
-    if (!(this.sensingOnR1 && this.sched.paused)) this.r1.retune(channel, this.retuneUs);
+    if (!(this.sensingOnR1 && this.sensingRound)) this.r1.retune(channel, this.retuneUs);
     // Neighbours must learn the new channel before they send to it.
     this.runAodv(this.aodv.announce(now), now);
   }
@@ -479,9 +493,29 @@ export class SimRouter {
     this.arm('core', this.visitOut ? undefined : this.core.nextDeadline(), (t) => this.runCore(this.core.tick(t), t));
     this.arm('aodv', this.aodv.nextDeadline(), (t) => this.runAodv(this.aodv.tick(t), t));
     this.arm('sched', this.sched.nextDeadline(), (t) => this.runSched(this.sched.tick(t), t));
+    const s = this.sched;
+    const end = s.dwellEndUs;
+    const check = s.handedOut && end !== undefined && end !== this.preemptCheckedFor && s.othersWaiting();
+    this.arm('preempt', check ? end : undefined, () => {
+      this.preemptCheckedFor = end;
+      this.preempt();
+    });
   }
 
-  private arm(which: 'core' | 'aodv' | 'sched', due: Micros | undefined, run: (t: Micros) => void): void {
+  /**
+   * The dwell is over, other channels wait, and R2's MAC has not yet started
+   * the packet it holds: its channel is held busy (a PN burst that the MAC's
+   * carrier sense defers to). The packet goes back to its queue so that R2 can
+   * serve the others instead of waiting out the burst.
+   */
+  private preempt(): void {
+    const s = this.sched;
+    if (!s.handedOut || !s.othersWaiting() || this.r2.serviceAttempts !== 0) return;
+    this.counters.preempted++;
+    this.r2.retune(this.r2.channel, 0);
+  }
+
+  private arm(which: 'core' | 'aodv' | 'sched' | 'preempt', due: Micros | undefined, run: (t: Micros) => void): void {
     const a = this.alarms[which];
     const at = due === undefined ? undefined : Math.max(due, this.p.engine.now());
     if (a.at === at && a.id !== undefined) return;

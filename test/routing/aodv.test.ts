@@ -491,19 +491,29 @@ test('packets in flight when the route broke draw one RERR per neighbour per rat
   assert.equal(sends(core.noRoute(9, 2, 30 + 100_000)).length, 1, 'another neighbour is told at once');
 });
 
-test('RERR_RATELIMIT: extra RERRs wait for room in the one-second window', () => {
+test('RERR_RATELIMIT: extra RERRs wait for room in the one-second window, merged per neighbour', () => {
   const { core } = single(5);
   let now = 0;
   let immediate = 0;
   for (let d = 100; d < 115; d++) immediate += sends(core.noRoute(d, 3, now)).length;
   assert.equal(immediate, 10);
   assert.equal(core.counters.rerrRateLimited, 5);
-  const later: Micros[] = [];
-  while (later.length < 5) {
-    now = core.nextDeadline()!;
-    for (const s of sends(core.tick(now))) if (s.msg.type === 'rerr') later.push(now);
+  // The five that wait for neighbour 3 leave as one RERR naming all five destinations.
+  const later: Array<{ at: Micros; dsts: number[] }> = [];
+  while ((now = core.nextDeadline()!) <= 2_000_000) {
+    for (const m of msgs(core.tick(now), 'rerr')) later.push({ at: now, dsts: m.unreachable.map((u) => u.dst) });
   }
-  assert.deepEqual(later, [1_000_000, 1_000_000, 1_000_000, 1_000_000, 1_000_000]);
+  assert.deepEqual(later, [{ at: 1_000_000, dsts: [110, 111, 112, 113, 114] }]);
+});
+
+test('the RERR queue is bounded: one message per waiting neighbour, at most 255 destinations in it', () => {
+  const { core } = single(5);
+  for (let d = 0; d < 10; d++) core.noRoute(100 + d, 3, 0); // fills the window
+  for (let d = 0; d < 300; d++) core.noRoute(1000 + d, 3, 0);
+  assert.equal(core.counters.rerrDropped, 300 - 255);
+  const later = msgs(core.tick(1_000_000), 'rerr');
+  assert.equal(later.length, 1, 'one RERR');
+  assert.equal(later[0]!.unreachable.length, 255);
 });
 
 test('HELLO: every interval with jitter, carrying the R1 channel, workload and own sequence number', () => {

@@ -107,6 +107,44 @@ describe('simulator: a mesh carries packets', () => {
     assert.ok(f.deliveryRatio > 0.97, `delivery ${f.deliveryRatio}: the failed frame and the queue follow the other path`);
   });
 
+  test('a PN burst on one neighbour\'s channel does not starve R2\'s other queues', () => {
+    // Router 1 sends to 0 (R1 on 6) and to 2 (R1 on 11); a PN holds channel 6 from 8 s to 16 s.
+    const sc = parseScenario({
+      durationS: 20,
+      topology: { kind: 'chain', nodes: 3 },
+      medium: { controlChannelPn: false, adjacentChannelInterference: false },
+      pn: { sources: [{ channels: [6], pattern: { kind: 'onoff', idleMs: 8000, busyMs: 8000, distribution: 'fixed' } }] },
+      node: { sensing: { durationMs: 20, periodMs: 1000 }, channel: { minDwellMs: 3600000 } },
+      nodeOverrides: { '0': { channel: { initialChannel: 6 } }, '1': { channel: { initialChannel: 3 } }, '2': { channel: { initialChannel: 11 } } },
+      flows: [
+        { kind: 'udp-cbr', src: 1, dst: 0, rateMbps: 0.2, packetBytes: 500, startS: 3 },
+        { kind: 'udp-cbr', src: 1, dst: 2, rateMbps: 0.2, packetBytes: 500, startS: 3 },
+      ],
+    });
+    const r = runScenario(sc, 1);
+    assert.ok(r.flows[0]!.deliveryRatio < 0.7, `the blocked flow delivered ${r.flows[0]!.deliveryRatio}`);
+    assert.equal(r.flows[1]!.deliveryRatio, 1, 'the flow on the clear channel loses nothing');
+  });
+
+  test('a PN that never stops is handled (no look-ahead runaway)', () => {
+    const sc = parseScenario({
+      durationS: 40,
+      topology: { kind: 'chain', nodes: 3 },
+      medium: { controlChannelPn: false },
+      pn: { sources: [{ channels: [6, 7, 8], pattern: { kind: 'fraction', busy: 1, meanBurstMs: 100 } }] },
+      flows: [{ kind: 'udp-cbr', src: 0, dst: 2, rateMbps: 0.3, packetBytes: 500, startS: 3 }],
+    });
+    const r = runScenario(sc, 1);
+    assert.ok(r.flows[0]!.deliveryRatio > 0.9, `delivery ${r.flows[0]!.deliveryRatio}`);
+  });
+
+  test('a source with no discovery buffer still discovers routes (it drops while it waits)', () => {
+    const r = runScenario(quiet(2, { node: { sensing: { durationMs: 20, periodMs: 1000 }, routing: { bufferPackets: 0 } } }), 1);
+    const f = r.flows[0]!;
+    assert.ok(f.deliveryRatio > 0.95, `delivery ${f.deliveryRatio}`);
+    assert.ok(r.nodes[0]!.drops['buffer-full']! >= 1, 'the packets sent before the route was found are dropped');
+  });
+
   test('several seeds give mean and spread', () => {
     const sc = quiet(1);
     const res = summarize('q', sc.durationS, [1, 2, 3].map((s) => runScenario(sc, s)));
