@@ -107,6 +107,8 @@ export class SimRouter {
   /** Between pause-tx and resume-tx: the sensing radio is away. */
   private sensingRound = false;
   private failed = false;
+  /** R2 leaves for sensing once the exchange in progress is over. */
+  private leaveAfterExchange = false;
   /** The dwell end whose preemption check has run (once per dwell). */
   private preemptCheckedFor: Micros | undefined;
 
@@ -275,7 +277,7 @@ export class SimRouter {
       // channel: not a broken link. The packet follows it to the new queue.
       this.sched.requeueFront(moved, f.packet);
       this.counters.followedMove++;
-      this.rearm();
+      this.exchangeOver();
       return;
     }
     if (!outcome.ok) {
@@ -287,6 +289,15 @@ export class SimRouter {
       this.reroute(this.sched.removeNextHop(lost, now), 'route-broken', now);
     }
     this.runSched(this.sched.txDone(now), now);
+    this.exchangeOver();
+  }
+
+  /** R2's exchange ended: if a sensing round waits for it, R2 leaves now. */
+  private exchangeOver(): void {
+    if (this.leaveAfterExchange) {
+      this.leaveAfterExchange = false;
+      this.r2.retune(undefined, 0);
+    }
     this.rearm();
   }
 
@@ -393,11 +404,16 @@ export class SimRouter {
           if (this.sensingOnR1) this.r1.retune(undefined, 0);
           else {
             this.runSched(this.sched.pause(now), now);
-            this.r2.retune(undefined, 0);
+            // A frame already on the air (or awaiting its ACK) finishes its
+            // exchange first: cutting it would send it again later under a new
+            // MAC sequence number, and the receiver would take it twice.
+            if ((this.r2.serviceAttempts ?? 0) > 0) this.leaveAfterExchange = true;
+            else this.r2.retune(undefined, 0);
           }
           break;
         case 'resume-tx':
           this.sensingRound = false;
+          this.leaveAfterExchange = false;
           if (this.sensingOnR1) {
             if (this.core.r1 !== undefined) this.r1.retune(this.core.r1, this.retuneUs);
           } else this.runSched(this.sched.resume(now), now);
