@@ -594,7 +594,13 @@ export class SimRouter {
     return out;
   }
 
+  /** Live neighbours (heard within the HELLO loss time) and the R1 channel each announced last. */
   neighbourChannels(): Array<{ addr: NodeAddr; r1Channel: number }> {
-    return [...this.neighbourR1].sort((a, b) => a[0] - b[0]).map(([addr, r1Channel]) => ({ addr, r1Channel }));
+    const live = new Set(this.aodv.neighbours(this.p.engine.now()).map((n) => n.addr));
+    return [...this.neighbourR1]
+      .filter(([addr]) => live.has(addr))
+      .sort((a, b) => a[0] - b[0])
+      .map(([addr, r1Channel]) => ({ addr, r1Channel }));
   }
+
 }
