@@ -4,6 +4,8 @@ import { ChannelDecision, type Decision, type DecisionParams } from '../channel/
 import type { NodeConfig } from '../config/types.js';
 import { Rng } from '../core/rng.js';
 import { US_PER_MS, type Micros } from '../core/time.js';
+import type { AodvParams } from '../routing/aodv.js';
+import type { ChannelSchedulerParams } from '../sched/types.js';
 import { CooperativeSensing, type CooperativeParams, type SharedWorkload } from '../sensing/cooperative.js';
 import { SensingSchedule, type SensingScheduleParams, type Visit } from '../sensing/schedule.js';
 import { WorkloadEstimator, type ChannelObservation } from '../sensing/workload.js';
@@ -74,6 +76,34 @@ export function r1Channels(cfg: NodeConfig, plan: ChannelPlan): number[] {
 export function cooperativeParams(cfg: NodeConfig): CooperativeParams {
   const c = cfg.sensing.cooperative;
   return { halfLifeUs: c.halfLifeMs * US_PER_MS, maxAgeUs: c.maxAgeMs * US_PER_MS, neighbourWeight: c.neighbourWeight };
+}
+
+/** Multipath AODV's parameters from the node configuration, in core units. */
+export function aodvParams(cfg: NodeConfig): Partial<AodvParams> {
+  const r = cfg.routing;
+  return {
+    helloIntervalUs: r.helloIntervalMs * US_PER_MS,
+    allowedHelloLoss: r.allowedHelloLoss,
+    activeRouteTimeoutUs: r.activeRouteTimeoutMs * US_PER_MS,
+    myRouteTimeoutUs: 2 * r.activeRouteTimeoutMs * US_PER_MS,
+    nodeTraversalUs: r.nodeTraversalMs * US_PER_MS,
+    netDiameter: r.netDiameter,
+    rreqRetries: r.rreqRetries,
+    maxPaths: r.maxPaths,
+    pathHysteresis: r.pathHysteresis,
+    destinationOnly: r.destinationOnly,
+  };
+}
+
+/** The R2 channel scheduler's parameters from the node configuration, in core units. */
+export function schedulerParams(cfg: NodeConfig, channels: readonly number[]): ChannelSchedulerParams {
+  return {
+    channels,
+    queuePackets: cfg.switching.queuePackets,
+    switchingIntervalUs: cfg.switching.intervalMs * US_PER_MS,
+    overheadUs: cfg.switching.overheadUs,
+    adaptive: cfg.switching.adaptive,
+  };
 }
 
 export function usableChannels(cfg: NodeConfig, plan: ChannelPlan): number[] {

@@ -6,10 +6,10 @@ import type { NodeConfig } from '../config/types.js';
 import type { EventEngine, EventId } from '../core/engine.js';
 import type { Rng } from '../core/rng.js';
 import { US_PER_MS, type Micros } from '../core/time.js';
-import { NodeCore, type NodeAction, type NodeEvent } from '../node/core.js';
-import { MultipathAodv, type AodvAction, type AodvParams } from '../routing/aodv.js';
+import { aodvParams, NodeCore, schedulerParams, type NodeAction, type NodeEvent } from '../node/core.js';
+import { MultipathAodv, type AodvAction } from '../routing/aodv.js';
 import { ChannelScheduler } from '../sched/channel-scheduler.js';
-import type { ChannelSchedulerParams, DropReason, QueuedPacket, SchedAction } from '../sched/types.js';
+import type { DropReason, QueuedPacket, SchedAction } from '../sched/types.js';
 import type { EnergyDetector } from '../sensing/detector.js';
 import { VisitTally, type ChannelObservation } from '../sensing/workload.js';
 import { encodeControl, encodeData, packetKind, parseControl, parseData } from '../wire/codec.js';
@@ -39,39 +39,13 @@ interface InFlight {
   channel: number;
 }
 
-/** Routes sampled by the report: a destination and the next hop the path decision chose. */
+/** A move of R1, as the report lists them. */
 export interface R1Change {
   atUs: Micros;
   channel: number;
 }
 
 export type RouterDrop = DropReason | 'buffer-full' | 'discovery-failed' | 'router-down';
-
-export function aodvParams(cfg: NodeConfig): Partial<AodvParams> {
-  const r = cfg.routing;
-  return {
-    helloIntervalUs: r.helloIntervalMs * US_PER_MS,
-    allowedHelloLoss: r.allowedHelloLoss,
-    activeRouteTimeoutUs: r.activeRouteTimeoutMs * US_PER_MS,
-    myRouteTimeoutUs: 2 * r.activeRouteTimeoutMs * US_PER_MS,
-    nodeTraversalUs: r.nodeTraversalMs * US_PER_MS,
-    netDiameter: r.netDiameter,
-    rreqRetries: r.rreqRetries,
-    maxPaths: r.maxPaths,
-    pathHysteresis: r.pathHysteresis,
-    destinationOnly: r.destinationOnly,
-  };
-}
-
-export function schedulerParams(cfg: NodeConfig, channels: readonly number[]): ChannelSchedulerParams {
-  return {
-    channels,
-    queuePackets: cfg.switching.queuePackets,
-    switchingIntervalUs: cfg.switching.intervalMs * US_PER_MS,
-    overheadUs: cfg.switching.overheadUs,
-    adaptive: cfg.switching.adaptive,
-  };
-}
 
 /**
  * One Urban-X mesh router in virtual time: the node core (sensing and the R1
@@ -433,16 +407,15 @@ export class SimRouter {
           this.tuneR1(a.channel, now);
           break;
         case 'event':
-          this.onNodeEvent(a.event, now);
+          this.onNodeEvent(a.event);
           break;
       }
     }
     this.rearm();
   }
 
-  private onNodeEvent(e: NodeEvent, now: Micros): void {
+  private onNodeEvent(e: NodeEvent): void {
     if (e.kind === 'sensing-round') this.counters.sensingRounds++;
-    void now;
   }
 
   private tuneR1(channel: number, now: Micros): void {
