@@ -14,7 +14,7 @@ import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { chooseBackend } from '../../src/sensing/backend.js';
 import { summarize, type SimResult, type Spread } from '../../src/sim/report.js';
-import { runScenario } from '../../src/sim/run.js';
+import { defaultJobs, runSeeds } from '../../src/sim/parallel.js';
 import { loadScenario } from '../../src/sim/scenario.js';
 
 const { values } = parseArgs({
@@ -31,12 +31,13 @@ const durationS = Number(values.duration);
 const hops = (values.hops ?? '1,2,3,4').split(',').map(Number);
 const scenarioPath = fileURLToPath(new URL('../../config/scenarios/urbanx-chain.json', import.meta.url));
 
-const backend = (await chooseBackend('auto')).backend;
+const jobs = defaultJobs(seeds);
+const backend = jobs <= 1 ? (await chooseBackend('auto')).backend : undefined;
 const t0 = performance.now();
 const results: Array<{ hops: number; result: SimResult }> = [];
 for (const h of hops) {
   const sc = await loadScenario(scenarioPath, { hops: h, seeds, durationS, set: values.set });
-  const runs = Array.from({ length: sc.seeds }, (_, k) => runScenario(sc, sc.seed + k, { backend }));
+  const runs = await runSeeds(sc, Array.from({ length: sc.seeds }, (_, k) => sc.seed + k), jobs, backend);
   results.push({ hops: h, result: summarize(sc.name, sc.durationS, runs) });
 }
 const wallS = (performance.now() - t0) / 1000;

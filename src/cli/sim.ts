@@ -5,7 +5,7 @@ import { Command } from 'commander';
 import { UsageError } from '../core/errors.js';
 import { chooseBackend } from '../sensing/backend.js';
 import { flowsCsv, nodesCsv, summarize, textReport, type SimResult } from '../sim/report.js';
-import { runScenario } from '../sim/run.js';
+import { defaultJobs, runSeeds } from '../sim/parallel.js';
 import { loadScenario, type ScenarioOverrides } from '../sim/scenario.js';
 
 export interface SimOptions {
@@ -16,6 +16,7 @@ export interface SimOptions {
   set: string[];
   json?: boolean;
   out?: string;
+  jobs?: string;
 }
 
 const int = (flag: string, v: string | undefined, min: number, max: number): number | undefined => {
@@ -26,12 +27,14 @@ const int = (flag: string, v: string | undefined, min: number, max: number): num
 };
 
 /** Runs a scenario file over one or more seeds and returns the result (also used by tests and reproductions). */
-export async function simulate(path: string, o: ScenarioOverrides): Promise<{ result: SimResult; wallMs: number }> {
+export async function simulate(path: string, o: ScenarioOverrides, jobs?: number): Promise<{ result: SimResult; wallMs: number }> {
   const sc = await loadScenario(path, o);
+  const seeds = Array.from({ length: sc.seeds }, (_, k) => sc.seed + k);
+  const n = jobs ?? defaultJobs(seeds.length);
   // Every backend gives the same counts; the fastest one only saves wall time.
-  const backend = (await chooseBackend('auto')).backend;
+  const backend = n <= 1 ? (await chooseBackend('auto')).backend : undefined;
   const t0 = performance.now();
-  const runs = Array.from({ length: sc.seeds }, (_, k) => runScenario(sc, sc.seed + k, { backend }));
+  const runs = await runSeeds(sc, seeds, n, backend);
   return { result: summarize(sc.name, sc.durationS, runs), wallMs: performance.now() - t0 };
 }
 
@@ -46,6 +49,7 @@ export function simCommand(): Command {
     .option('--set <path=value>', 'override any scenario field, e.g. medium.rtsCts=true or node.switching.intervalMs=40 (repeatable)', (v: string, acc: string[]) => [...acc, v], [] as string[])
     .option('--json', 'print the whole result as JSON')
     .option('--out <dir>', 'also write result.json, flows.csv and nodes.csv into this directory')
+    .option('--jobs <n>', 'worker threads for several seeds (default: one per core); results do not depend on it')
     .action(async (path: string, opts: SimOptions) => {
       const duration = opts.duration === undefined ? undefined : Number(opts.duration);
       if (duration !== undefined && !(duration > 0 && Number.isFinite(duration))) throw new UsageError(`--duration: "${opts.duration}" is not a number of seconds > 0`);
@@ -56,7 +60,7 @@ export function simCommand(): Command {
         hops: int('--hops', opts.hops, 1, 999),
         durationS: duration,
       };
-      const { result, wallMs } = await simulate(path, o);
+      const { result, wallMs } = await simulate(path, o, int('--jobs', opts.jobs, 1, 256));
       const json = `${JSON.stringify(result, null, 2)}\n`;
       if (opts.out) {
         await mkdir(opts.out, { recursive: true });

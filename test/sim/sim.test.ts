@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { runSeeds } from '../../src/sim/parallel.js';
 import { runScenario } from '../../src/sim/run.js';
 import { loadScenario, parseScenario } from '../../src/sim/scenario.js';
 import { summarize, type SimResult } from '../../src/sim/report.js';
@@ -143,6 +144,13 @@ describe('simulator: a mesh carries packets', () => {
     const f = r.flows[0]!;
     assert.ok(f.deliveryRatio > 0.95, `delivery ${f.deliveryRatio}`);
     assert.ok(r.nodes[0]!.drops['buffer-full']! >= 1, 'the packets sent before the route was found are dropped');
+  });
+
+  test('seeds run on worker threads give the very results of seeds run in turn', async () => {
+    const sc = quiet(2, { durationS: 8 });
+    const inTurn = await runSeeds(sc, [1, 2, 3], 1);
+    const threaded = await runSeeds(sc, [1, 2, 3], 2);
+    assert.equal(JSON.stringify(threaded), JSON.stringify(inTurn));
   });
 
   test('several seeds give mean and spread', () => {

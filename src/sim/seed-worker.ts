@@ -1,0 +1,20 @@
+import { parentPort } from 'node:worker_threads';
+import { chooseBackend } from '../sensing/backend.js';
+import { runScenario } from './run.js';
+import type { Scenario } from './scenario.js';
+
+/**
+ * A worker thread of `runSeeds`: runs the seeds it is given, one message per
+ * seed, and answers each with its result. A run is a pure function of the
+ * scenario and the seed, so which worker runs it changes nothing in it.
+ */
+const port = parentPort;
+if (!port) throw new Error('seed-worker runs as a worker thread of runSeeds');
+const backend = (await chooseBackend('auto')).backend;
+port.on('message', (m: { scenario: Scenario; seed: number }) => {
+  try {
+    port.postMessage({ seed: m.seed, result: runScenario(m.scenario, m.seed, { backend }) });
+  } catch (e) {
+    port.postMessage({ seed: m.seed, error: e instanceof Error ? `${e.name}: ${e.message}` : String(e) });
+  }
+});
