@@ -1,5 +1,7 @@
 import { Command } from 'commander';
 import { configVersion, defaultNodeConfig, loadNodeConfig, schemaPath } from '../config/load.js';
+import type { NodeConfig } from '../config/types.js';
+import { hardwareWarnings, loadHwProfiles, parseHwOption, profilesByRadio, RADIO_NAMES } from '../hw/profiles.js';
 import { readFile } from 'node:fs/promises';
 
 export function configCommand(): Command {
@@ -9,10 +11,14 @@ export function configCommand(): Command {
     .description('validate a node configuration file; prints its version hash, or every problem found')
     .argument('<file>', 'node configuration (JSON)')
     .option('--print', 'print the configuration with every default filled in')
-    .action(async (file: string, o: { print?: boolean }) => {
+    .option('--hw <profile>', 'also check it against a hardware profile (hw/profiles/): PROFILE for every radio, or R1=PROFILE,R2=PROFILE,R3=PROFILE; warnings do not change the exit code')
+    .action(async (file: string, o: { print?: boolean; hw?: string }) => {
       const cfg = await loadNodeConfig(file);
+      const hw = o.hw === undefined ? undefined : parseHwOption(o.hw, loadHwProfiles());
       if (o.print) process.stdout.write(`${JSON.stringify(cfg, null, 2)}\n`);
       else process.stdout.write(`${file}: valid, version ${configVersion(cfg)}\n`);
+      // With --print stdout is the configuration alone, so the hardware report goes to stderr.
+      if (hw) (o.print ? process.stderr : process.stdout).write(hardwareReport(cfg, hw));
     });
   cmd
     .command('defaults')
@@ -28,4 +34,17 @@ export function configCommand(): Command {
       process.stdout.write(await readFile(schemaPath, 'utf8'));
     });
   return cmd;
+}
+
+/** The `--hw` report: which profile each radio was checked against, then every warning or `no hardware warnings`. */
+function hardwareReport(cfg: NodeConfig, hw: ReturnType<typeof parseHwOption>): string {
+  const byRadio = profilesByRadio(hw);
+  const names = [...new Set(RADIO_NAMES.flatMap((r) => (byRadio[r] ? [byRadio[r].profile] : [])))];
+  const against = names.length === 1 ? names[0]! : RADIO_NAMES.filter((r) => byRadio[r]).map((r) => `${r}=${byRadio[r]!.profile}`).join(', ');
+  const sim = RADIO_NAMES.filter((r) => byRadio[r] && cfg.radios[r].frontend === 'sim');
+  const lines = [`hardware ${against}${sim.length > 0 ? ` (${sim.join(', ')} ${sim.length === 1 ? 'names' : 'name'} the sim front-end: checked as if on this hardware)` : ''}:`];
+  const warnings = hardwareWarnings(cfg, hw);
+  if (warnings.length === 0) lines.push('  no hardware warnings');
+  for (const w of warnings) lines.push(`  warning ${w.code}${w.radio ? ` ${w.radio}` : ''} ${w.path}: ${w.message}`);
+  return `${lines.join('\n')}\n`;
 }

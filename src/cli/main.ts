@@ -2,7 +2,9 @@
 import { Command } from 'commander';
 import { CogmeshError } from '../core/errors.js';
 import { configCommand } from './config.js';
+import { devicesCommand } from './devices.js';
 import { nodeCommand } from './node.js';
+import { recordCommand } from './record.js';
 import { senseCommand } from './sense.js';
 import { simCommand } from './sim.js';
 
@@ -15,8 +17,10 @@ export function cli(): Command {
     .configureHelp({ sortSubcommands: true });
   program.addCommand(nodeCommand());
   program.addCommand(senseCommand());
+  program.addCommand(recordCommand());
   program.addCommand(simCommand());
   program.addCommand(configCommand());
+  program.addCommand(devicesCommand());
   return program;
 }
 

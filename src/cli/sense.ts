@@ -1,12 +1,19 @@
 import { Command } from 'commander';
-import { ism2g4 } from '../../radio/channels.js';
+import { ism2g4, type ChannelPlan } from '../../radio/channels.js';
+import { FileFrontend } from '../../radio/file/frontend.js';
+import type { Frontend } from '../../radio/frontend.js';
 import { ChannelDecision } from '../channel/decision.js';
 import { applyOverrides, defaultNodeConfig, loadNodeConfig } from '../config/load.js';
 import type { NodeConfig, PnConfig } from '../config/types.js';
 import { EventEngine } from '../core/engine.js';
-import { UsageError } from '../core/errors.js';
+import { FrontendError, UsageError } from '../core/errors.js';
+import { RealTimeScheduler, type Scheduler } from '../core/scheduler.js';
 import { seconds } from '../core/time.js';
-import { decisionParams } from '../node/core.js';
+import { chooseBackend } from '../sensing/backend.js';
+import { EnergyDetector } from '../sensing/detector.js';
+import type { ChannelWorkload } from '../sensing/workload.js';
+import { decisionParams, NodeCore } from '../node/core.js';
+import { NodeDriver, type DriverEvent } from '../node/driver.js';
 import { createLogger } from '../node/log.js';
 import { startNode } from '../node/run.js';
 import { runVirtual } from '../sim/pump.js';
@@ -14,7 +21,8 @@ import { remainingCapacity } from '../channel/capacity.js';
 import { Writable } from 'node:stream';
 
 export interface SenseOptions {
-  pn: string;
+  /** Required with the sim front-end, refused with the others. */
+  pn?: string;
   seconds: string;
   seed: string;
   json?: boolean;
@@ -24,6 +32,17 @@ export interface SenseOptions {
   dwellMs: string;
   ccaDbm?: string;
   config?: string;
+  /** `sim` (default), `file` (a SigMF recording, --input) or `uhd`. */
+  frontend?: string;
+  /** The recording for `--frontend file`. */
+  input?: string;
+  /** UHD device arguments for `--frontend uhd` (default: the configuration's sensing radio's `device`). */
+  deviceArgs?: string;
+}
+
+/** What `--frontend uhd` needs of radio/uhd/index.ts, which is loaded only when asked for. */
+interface UhdModule {
+  openUhdFrontend(opts: { deviceArgs: string; sampleRateHz: number; gainDb: number; calibrationDb: number }): Promise<Frontend>;
 }
 
 export interface SenseResult {
@@ -60,19 +79,34 @@ const num = (flag: string, v: string, check: (n: number) => boolean, expected: s
 };
 
 /**
- * Senses the emulated band in virtual time: the sensing radio scans every
- * channel in turn for the whole run (no idle time between rounds), pooling
- * every sample monitored into w (equation 1), then reports w, RC and the
- * channel R1 would take.
+ * Senses in virtual time (the emulated band, or a recording) or in real time
+ * (a UHD radio): the sensing radio scans every channel in turn for the whole
+ * run (no idle time between rounds), pooling every sample monitored into w
+ * (equation 1), then reports w, RC and the channel R1 would take. A
+ * recording is scanned over the channels it holds, each visited as on the
+ * emulated band.
  */
 export async function runSense(o: SenseOptions): Promise<SenseResult> {
+  const frontend = o.frontend ?? 'sim';
+  if (frontend !== 'sim' && frontend !== 'file' && frontend !== 'uhd') {
+    throw new UsageError(`--frontend: "${frontend}" is not sim, file or uhd`);
+  }
+  if (frontend === 'file' && o.input === undefined) throw new UsageError('--frontend file needs --input PATH (a SigMF recording, NAME.sigmf-meta)');
+  if (frontend !== 'file' && o.input !== undefined) throw new UsageError(`--input: a recording is read with --frontend file, not ${frontend}`);
+  if (frontend === 'sim' && o.pn === undefined) throw new UsageError('--pn: required with --frontend sim (the busy fraction per channel, e.g. 6:0.8)');
+  if (frontend !== 'sim' && o.pn !== undefined) {
+    throw new UsageError(`--pn: sets the emulated band's primary nodes; with --frontend ${frontend} the loads are whatever the radio sees`);
+  }
+  if (frontend !== 'uhd' && o.deviceArgs !== undefined) throw new UsageError(`--device-args: for --frontend uhd, not ${frontend}`);
   const secs = num('--seconds', o.seconds, (n) => n > 0 && n <= 3600, 'a number of seconds in (0, 3600]');
   const seed = num('--seed', o.seed, (n) => Number.isInteger(n) && n >= 0 && n <= 0xffffffff, 'an integer seed in [0, 4294967295]');
   const nch = num('--channels', o.channels, (n) => n === 11 || n === 13, '11 or 13');
   const power = num('--power-dbm', o.powerDbm, (n) => n >= -130 && n <= 30, 'a power in dBm in [-130, 30]');
   const burst = num('--burst-ms', o.burstMs, (n) => n > 0 && n <= 10000, 'a mean burst length in ms in (0, 10000]');
   const dwell = num('--dwell-ms', o.dwellMs, (n) => n >= 2 && n <= 1000, 'a dwell per channel in ms in [2, 1000]');
-  const pn = parsePnList(o.pn, nch, power, burst);
+  if (frontend === 'file') return senseRecording(o, o.input!, secs, seed, nch as 11 | 13, dwell);
+  if (frontend === 'uhd') return senseUhd(o, secs, seed, nch as 11 | 13, dwell);
+  const pn = parsePnList(o.pn!, nch, power, burst);
 
   const base: NodeConfig = o.config ? await loadNodeConfig(o.config) : defaultNodeConfig(1);
   const sets = [
@@ -99,9 +133,15 @@ export async function runSense(o: SenseOptions): Promise<SenseResult> {
   await node.stop();
 
   const plan = ism2g4(cfg.channelPlan.channels);
+  return summarize(cfg, plan, plan.numbers, node.core.workload.all(), secs, seed);
+}
+
+/** The report: w, RC and mean power for each of `channels`, and the channel R1 would take. */
+function summarize(cfg: NodeConfig, plan: ChannelPlan, channels: readonly number[], workload: ChannelWorkload[], secs: number, seed: number): SenseResult {
   const C = cfg.channel.capacityMbps * 1e6;
-  const est = new Map(node.core.workload.all().map((e) => [e.channel, e]));
-  const channels = plan.channels.map((c) => {
+  const est = new Map(workload.map((e) => [e.channel, e]));
+  const rows = channels.map((n) => {
+    const c = plan.get(n);
     const e = est.get(c.number);
     const w = e ? e.w : 1;
     return {
@@ -118,11 +158,129 @@ export async function runSense(o: SenseOptions): Promise<SenseResult> {
     new Map(),
     0,
   );
-  return { seconds: secs, seed, plan: plan.name, channels, r1: decision.channel ?? null };
+  return { seconds: secs, seed, plan: plan.name, channels: rows, r1: decision.channel ?? null };
 }
 
-export function formatSense(r: SenseResult): string {
-  const lines = [`sensed ${r.plan} for ${r.seconds} s (virtual time, seed ${r.seed})`, ' ch   MHz      w   RC Mbps  power dBm  busy'];
+/** The sense configuration for a radio other than the emulated band: the given channels scanned in turn. */
+async function senseConfig(o: SenseOptions, seed: number, nch: 11 | 13, dwell: number, channels: readonly number[]): Promise<NodeConfig> {
+  const base: NodeConfig = o.config ? await loadNodeConfig(o.config) : defaultNodeConfig(1);
+  const cfg = applyOverrides(
+    base,
+    [
+      `channelPlan.allowed=${JSON.stringify(channels)}`,
+      `node.seed=${seed}`,
+      `channelPlan.channels=${nch}`,
+      'sensing.channelsPerRound=0',
+      `sensing.durationMs=${dwell * channels.length}`,
+      `sensing.periodMs=${dwell * channels.length}`,
+      ...(o.ccaDbm !== undefined ? [`sensing.ccaThresholdDbm=${o.ccaDbm}`] : []),
+    ],
+    'sense configuration',
+  );
+  cfg.sensing.memory = 1;
+  return cfg;
+}
+
+/**
+ * Runs the node's sensing loop (its core and driver, as startNode wires
+ * them) on one front-end that both senses and stands in for R1, until `run`
+ * returns. A visit that fails ends the run with its error.
+ */
+async function senseOn(fe: Frontend, cfg: NodeConfig, plan: ChannelPlan, scheduler: Scheduler, run: () => Promise<void>): Promise<ChannelWorkload[]> {
+  const choice = await chooseBackend(cfg.sensing.backend);
+  const detector = new EnergyDetector({ windowUs: cfg.sensing.windowUs, ccaThresholdDbm: cfg.sensing.ccaThresholdDbm }, choice.backend);
+  const core = new NodeCore(cfg, plan, fe.capabilities.retuneUs, scheduler.now());
+  let failure: unknown;
+  const driver = new NodeDriver({
+    core,
+    scheduler,
+    sensing: fe,
+    r1: fe,
+    detector,
+    onEvent: (e: DriverEvent) => {
+      if (e.kind === 'driver-error' && failure === undefined) failure = e.error;
+    },
+  });
+  driver.start();
+  try {
+    await run();
+  } finally {
+    await driver.stop();
+  }
+  if (failure !== undefined) throw failure;
+  return core.workload.all();
+}
+
+/** Senses a SigMF recording in virtual time, over the channels it holds. */
+async function senseRecording(o: SenseOptions, input: string, secs: number, seed: number, nch: 11 | 13, dwell: number): Promise<SenseResult> {
+  const plan = ism2g4(nch);
+  const base: NodeConfig = o.config ? await loadNodeConfig(o.config) : defaultNodeConfig(1);
+  const radio = base.radios[base.sensing.radio];
+  // Reads done before readIq returns: the virtual-time pump waits for promises, never for I/O.
+  const fe = await FileFrontend.open(input, { id: 'sense/file', reads: 'sync', calibrationDb: radio.calibrationDb - radio.gainDb });
+  try {
+    const channels = fe.frequencies.map((f) => {
+      const c = plan.channels.find((x) => Math.abs(x.centerHz - f) < 0.5);
+      if (!c) {
+        throw new FrontendError(
+          'RADIO_NOT_A_CHANNEL',
+          `${input}: the recording's ${f / 1e6} MHz is not a channel centre of plan ${plan.name}${nch === 11 ? ' (--channels 13 for the 13-channel plan)' : ''}`,
+        );
+      }
+      return c.number;
+    });
+    const cfg = await senseConfig(o, seed, nch, dwell, channels);
+    const engine = new EventEngine();
+    const workload = await senseOn(fe, cfg, plan, engine, () => runVirtual(engine, seconds(secs)));
+    return summarize(cfg, plan, channels, workload, secs, seed);
+  } finally {
+    await fe.close();
+  }
+}
+
+/** Loads radio/uhd on demand, so that sense works without it. */
+async function loadUhd(): Promise<UhdModule> {
+  // A computed specifier: the module is optional, and typechecking must not depend on it being there.
+  const specifier = '../../radio/uhd/index.js';
+  let mod: unknown;
+  try {
+    mod = await import(specifier);
+  } catch (e) {
+    const why = e instanceof Error ? e.message : String(e);
+    throw new FrontendError('RADIO_UNSUPPORTED', `--frontend uhd: the UHD driver (radio/uhd) cannot be loaded: ${why}`, { cause: e });
+  }
+  if (typeof (mod as Partial<UhdModule> | undefined)?.openUhdFrontend !== 'function') {
+    throw new FrontendError('RADIO_UNSUPPORTED', '--frontend uhd: the UHD driver (radio/uhd) has no openUhdFrontend');
+  }
+  return mod as UhdModule;
+}
+
+/** Senses with a USRP through UHD, in real time, every channel of the plan in turn. */
+async function senseUhd(o: SenseOptions, secs: number, seed: number, nch: 11 | 13, dwell: number): Promise<SenseResult> {
+  const plan = ism2g4(nch);
+  const cfg = await senseConfig(o, seed, nch, dwell, plan.numbers);
+  const radio = cfg.radios[cfg.sensing.radio];
+  const uhd = await loadUhd();
+  const fe = await uhd.openUhdFrontend({
+    deviceArgs: o.deviceArgs ?? radio.device,
+    sampleRateHz: radio.sampleRateHz,
+    gainDb: radio.gainDb,
+    calibrationDb: radio.calibrationDb,
+  });
+  const scheduler = new RealTimeScheduler();
+  try {
+    const workload = await senseOn(fe, cfg, plan, scheduler, () => new Promise((resolve) => setTimeout(resolve, secs * 1000)));
+    return summarize(cfg, plan, plan.numbers, workload, secs, seed);
+  } finally {
+    scheduler.cancelAll();
+    await fe.close();
+  }
+}
+
+/** Text for people; `source` tells what was sensed when it was not the emulated band. */
+export function formatSense(r: SenseResult, source?: string): string {
+  const what = source === undefined ? `(virtual time, seed ${r.seed})` : `(${source})`;
+  const lines = [`sensed ${r.plan} for ${r.seconds} s ${what}`, ' ch   MHz      w   RC Mbps  power dBm  busy'];
   for (const c of r.channels) {
     const bar = '#'.repeat(Math.round(c.w * 20)).padEnd(20, '.');
     lines.push(
@@ -135,9 +293,12 @@ export function formatSense(r: SenseResult): string {
 
 export function senseCommand(): Command {
   return new Command('sense')
-    .description('sense the emulated band with given primary-node loads and print w and RC per channel and the R1 choice')
-    .requiredOption('--pn <list>', 'busy fraction per channel, CH:BUSY[,CH:BUSY...]; channels not named are idle')
-    .option('--seconds <s>', 'virtual seconds to sense', '5')
+    .description('sense the emulated band (or a SigMF recording, or a UHD radio) and print w and RC per channel and the R1 choice')
+    .option('--pn <list>', 'busy fraction per channel, CH:BUSY[,CH:BUSY...]; channels not named are idle (required with --frontend sim)')
+    .option('--frontend <kind>', 'what to sense: sim (the emulated band), file (a SigMF recording, --input), uhd (a USRP)', 'sim')
+    .option('--input <path>', 'the SigMF recording for --frontend file (NAME.sigmf-meta)')
+    .option('--device-args <args>', 'UHD device arguments for --frontend uhd (default: the configuration\'s sensing radio device)')
+    .option('--seconds <s>', 'seconds to sense (virtual, real with uhd)', '5')
     .option('--seed <n>', 'random seed (same seed, same output)', '1')
     .option('--json', 'print one JSON object: {"channels":[{"channel","w","rc",...}],"r1":N}')
     .option('--channels <n>', 'channel plan: 11 or 13 channels', '11')
@@ -148,6 +309,8 @@ export function senseCommand(): Command {
     .option('--config <file>', 'take the other node parameters (C, window, calibration) from this configuration')
     .action(async (o: SenseOptions) => {
       const r = await runSense(o);
-      process.stdout.write(o.json ? `${JSON.stringify(r)}\n` : formatSense(r));
+      const source =
+        o.frontend === 'file' ? `recording ${o.input}, virtual time` : o.frontend === 'uhd' ? 'UHD radio, real time' : undefined;
+      process.stdout.write(o.json ? `${JSON.stringify(r)}\n` : formatSense(r, source));
     });
 }

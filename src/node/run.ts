@@ -45,22 +45,38 @@ export async function startNode(cfg: NodeConfig, o: StartOptions): Promise<Runni
   const rng = Rng.fromSeed(cfg.node.seed);
   const needsBand = (['R1', 'R2', 'R3'] as const).some((r) => cfg.radios[r].frontend === 'sim');
   const band = needsBand ? new EmulatedBand(plan, cfg.sim.band, rng.fork('band'), o.scheduler) : undefined;
-  const radio = (name: 'R1' | 'R2' | 'R3', r: RadioConfig): Frontend => {
-    if (r.frontend !== 'sim') {
-      throw new FrontendError(
-        'RADIO_UNSUPPORTED',
-        `radios.${name}.frontend: "${r.frontend}" has no driver in this build yet; use "sim" (the emulated band)`,
-      );
+  const radio = async (name: 'R1' | 'R2' | 'R3', r: RadioConfig): Promise<Frontend> => {
+    const id = `${cfg.node.name}/${name}`;
+    switch (r.frontend) {
+      case 'sim':
+        return new SimFrontend(band!, o.scheduler, {
+          id,
+          sampleRateHz: r.sampleRateHz,
+          gainDb: r.gainDb,
+          calibrationDb: r.calibrationDb,
+          rng: rng.fork(`radio/${name}`),
+        });
+      case 'file': {
+        // A recording replays at the speed it is read; `radios.X.device` is its .sigmf-meta.
+        const { FileFrontend } = await import('../../radio/file/index.js');
+        return FileFrontend.open(r.device, { id, calibrationDb: r.calibrationDb, reads: o.reproducible ? 'sync' : 'async' });
+      }
+      case 'uhd': {
+        const { openUhdFrontend } = await import('../../radio/uhd/index.js');
+        return openUhdFrontend({ deviceArgs: r.device, sampleRateHz: r.sampleRateHz, gainDb: r.gainDb, calibrationDb: r.calibrationDb });
+      }
+      case 'sora': {
+        const { SoraFrontend } = await import('../../radio/sora/index.js');
+        return SoraFrontend.open({ path: r.device, id });
+      }
+      case 'usb':
+        throw new FrontendError(
+          'RADIO_UNSUPPORTED',
+          `radios.${name}.frontend: "usb" names a bus, not a driver: a USRP B200/B210 is served by "uhd"; \`cogmesh devices\` says which driver serves each attached SDR`,
+        );
     }
-    return new SimFrontend(band!, o.scheduler, {
-      id: `${cfg.node.name}/${name}`,
-      sampleRateHz: r.sampleRateHz,
-      gainDb: r.gainDb,
-      calibrationDb: r.calibrationDb,
-      rng: rng.fork(`radio/${name}`),
-    });
   };
-  const radios = { R1: radio('R1', cfg.radios.R1), R2: radio('R2', cfg.radios.R2), R3: radio('R3', cfg.radios.R3) };
+  const radios = { R1: await radio('R1', cfg.radios.R1), R2: await radio('R2', cfg.radios.R2), R3: await radio('R3', cfg.radios.R3) };
   // R3 sits on the common control channel for good. Tunes complete in scheduler time, which in
   // virtual time only runs once the caller pumps the engine: start it, do not wait for it here.
   const r3Channel = cfg.radios.R3.channel;

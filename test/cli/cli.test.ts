@@ -1,24 +1,16 @@
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { ism2g4 } from '../../radio/channels.js';
+import { cogmesh } from '../support/cli.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const demo = join(root, 'config/examples/demo.json');
 
 /** Runs the cogmesh CLI from source, as `cogmesh ARGS...`. */
-function cogmesh(...args: string[]): { code: number | null; out: string; err: string } {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', join(root, 'src/cli/main.ts'), ...args], {
-    cwd: root,
-    encoding: 'utf8',
-    timeout: 120_000,
-  });
-  return { code: r.status, out: r.stdout, err: r.stderr };
-}
 
 test('every subcommand has --help', () => {
   for (const cmd of [[], ['node'], ['sense'], ['config'], ['config', 'check'], ['config', 'defaults'], ['config', 'schema']]) {

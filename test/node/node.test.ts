@@ -125,9 +125,22 @@ test('a neighbour’s shared workload enters the merged w, and ages out', async 
   await node.stop();
 });
 
-test('a front-end kind without a driver is refused at start, naming the radio', async () => {
+test('"usb" is refused at start, naming the radio and the driver to use', async () => {
+  const cfg = config(['radios.R2.frontend="usb"']);
+  const engine = new EventEngine();
+  const log = createLogger({ level: 'warn', format: 'json', destination: new Writable({ write: (_c, _e, cb) => cb() }) });
+  await assert.rejects(
+    startNode(cfg, { scheduler: engine, log, reproducible: true }),
+    (e: Error & { code?: string }) => e.code === 'RADIO_UNSUPPORTED' && /radios\.R2/.test(e.message) && /"uhd"/.test(e.message),
+  );
+});
+
+test('a node whose radio is a USRP fails to start on a machine without one, saying so', async () => {
   const cfg = config(['radios.R2.frontend="uhd"']);
   const engine = new EventEngine();
   const log = createLogger({ level: 'warn', format: 'json', destination: new Writable({ write: (_c, _e, cb) => cb() }) });
-  await assert.rejects(startNode(cfg, { scheduler: engine, log, reproducible: true }), (e: Error & { code?: string }) => e.code === 'RADIO_UNSUPPORTED' && /radios\.R2/.test(e.message));
+  await assert.rejects(
+    startNode(cfg, { scheduler: engine, log, reproducible: true }),
+    (e: Error & { code?: string }) => (e.code === 'RADIO_NO_DEVICE' && /no USRP found/.test(e.message)) || e.code === 'RADIO_NO_LIBRARY',
+  );
 });

@@ -1,21 +1,14 @@
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { runSeeds } from '../../src/sim/parallel.js';
 import { runScenario } from '../../src/sim/run.js';
 import { loadScenario, parseScenario } from '../../src/sim/scenario.js';
 import { summarize, type SimResult } from '../../src/sim/report.js';
+import { cogmesh } from '../support/cli.js';
 
-const root = fileURLToPath(new URL('../..', import.meta.url));
-
-function cogmesh(...args: string[]): { code: number | null; out: string; err: string } {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', join(root, 'src/cli/main.ts'), ...args], { cwd: root, encoding: 'utf8', timeout: 300_000 });
-  return { code: r.status, out: r.stdout, err: r.stderr };
-}
 
 /** A short chain with no PN traffic and a light UDP flow. */
 function quiet(hops: number, extra: Record<string, unknown> = {}) {

@@ -1,0 +1,26 @@
+export {
+  CALIBRATION_KEY,
+  CaptureError,
+  COGMESH_EXTENSION,
+  formatDatetime,
+  formatSigmfMeta,
+  layoutSegments,
+  parseDatetime,
+  parseSigmfMeta,
+  readSigmf,
+  SAMPLE_BYTES,
+  SIGMF_VERSION,
+  sigmfMetaToJson,
+  sigmfPaths,
+  type SigmfAnnotation,
+  type SigmfCapture,
+  type SigmfDatatype,
+  type SigmfExtension,
+  type SigmfGlobal,
+  type SigmfMeta,
+  type SigmfRecording,
+  type SigmfSegment,
+  type SigmfWriteDatatype,
+} from './sigmf.js';
+export { SigmfWriter, type SigmfWriterOptions } from './writer.js';
+export { FileFrontend, openFileFrontend, type FileFrontendOptions } from './frontend.js';

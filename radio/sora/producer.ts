@@ -1,0 +1,182 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { closeSync, existsSync, openSync, readSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Off } from './layout.js';
+
+/**
+ * Builds and runs native/sora-ring's producer, the stand-in for a SORA
+ * board's DMA, for tests, demos and benchmarks. Nothing here is needed to
+ * read a ring that a real board's driver fills.
+ */
+
+/** native/sora-ring, from this file in the source tree (radio/sora) or the build (dist/radio/sora). */
+export function producerSourceDir(): string | undefined {
+  for (const rel of ['../../native/sora-ring/', '../../../native/sora-ring/']) {
+    const dir = fileURLToPath(new URL(rel, import.meta.url));
+    if (existsSync(join(dir, 'Makefile'))) return dir;
+  }
+  return undefined;
+}
+
+export type BuildResult = { ok: true; exe: string } | { ok: false; reason: string };
+
+/** Runs `make -C native/sora-ring`; the reason says what is missing when it cannot. */
+export function buildProducer(dir = producerSourceDir()): BuildResult {
+  if (dir === undefined) return { ok: false, reason: 'native/sora-ring is not in this tree' };
+  const make = spawnSync('make', ['-s', '-C', dir], { encoding: 'utf8' });
+  if (make.error) {
+    const missing = (make.error as NodeJS.ErrnoException).code === 'ENOENT';
+    return { ok: false, reason: missing ? 'make not found (install make and gcc)' : `make failed to start: ${make.error.message}` };
+  }
+  if (make.status !== 0) {
+    const err = `${make.stderr}${make.stdout}`.trim();
+    const noCc = /not found|No such file or directory/.test(err) && /\bcc\b|gcc/.test(err);
+    return { ok: false, reason: noCc ? `no C compiler (install gcc): ${err}` : `make -C ${dir} failed:\n${err}` };
+  }
+  return { ok: true, exe: join(dir, 'build', 'sora-producer') };
+}
+
+/** The producer's flags (see `sora-producer --help`). */
+export interface ProducerOptions {
+  ring: string;
+  format?: 'cf32' | 'ci16';
+  rateHz?: number;
+  /** Slots, a power of two. */
+  capacity?: number;
+  source?: 'noise' | 'counter' | 'file';
+  file?: string;
+  loop?: boolean;
+  noiseDbfs?: number;
+  burstDbfs?: number;
+  /** Fraction of time ON, 0..1. */
+  busy?: number;
+  burstUs?: number;
+  seed?: number;
+  centerHz?: number;
+  tuneRangeHz?: readonly [number, number];
+  retuneUs?: number;
+  fullScaleDbm?: number;
+  /** As fast as possible instead of real time. */
+  fast?: boolean;
+  durationS?: number;
+  samples?: number;
+  chunk?: number;
+  unlink?: boolean;
+}
+
+export function producerArgs(o: ProducerOptions): string[] {
+  const a = ['--ring', o.ring];
+  const num = (flag: string, v: number | undefined): void => {
+    if (v !== undefined) a.push(flag, String(v));
+  };
+  if (o.format !== undefined) a.push('--format', o.format);
+  num('--rate', o.rateHz);
+  num('--capacity', o.capacity);
+  if (o.source !== undefined) a.push('--source', o.source);
+  if (o.file !== undefined) a.push('--file', o.file);
+  if (o.loop) a.push('--loop');
+  num('--noise-dbfs', o.noiseDbfs);
+  num('--burst-dbfs', o.burstDbfs);
+  num('--busy', o.busy);
+  num('--burst-us', o.burstUs);
+  num('--seed', o.seed);
+  num('--center', o.centerHz);
+  num('--tune-min', o.tuneRangeHz?.[0]);
+  num('--tune-max', o.tuneRangeHz?.[1]);
+  num('--retune-us', o.retuneUs);
+  num('--full-scale-dbm', o.fullScaleDbm);
+  if (o.fast) a.push('--fast');
+  num('--duration', o.durationS);
+  num('--samples', o.samples);
+  num('--chunk', o.chunk);
+  if (o.unlink) a.push('--unlink');
+  return a;
+}
+
+/** The producer pid recorded in the ring file at `path`, or undefined when there is no readable ring there. */
+function ringPid(path: string): number | undefined {
+  if (!existsSync(path)) return undefined;
+  let fd: number | undefined;
+  try {
+    fd = openSync(path, 'r');
+    const b = new Uint8Array(8);
+    if (readSync(fd, b, 0, 8, Off.producerPid) !== 8) return undefined;
+    return Number(new DataView(b.buffer).getBigUint64(0, true));
+  } catch {
+    return undefined;
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+}
+
+/** A running producer. */
+export class ProducerProcess {
+  private stderr = '';
+  private exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+  private readonly exited: Promise<void>;
+
+  private constructor(
+    readonly child: ChildProcess,
+    readonly ring: string,
+  ) {
+    child.stderr?.setEncoding('utf8');
+    child.stderr?.on('data', (s: string) => {
+      this.stderr += s;
+    });
+    this.exited = new Promise((resolve) => {
+      child.on('exit', (code, signal) => {
+        this.exit = { code, signal };
+        resolve();
+      });
+      child.on('error', (e) => {
+        this.stderr += e.message;
+        this.exit = { code: -1, signal: null };
+        resolve();
+      });
+    });
+  }
+
+  /**
+   * Starts the producer and resolves once the file at the ring path is its
+   * ring (the file is renamed into place complete, carrying its pid), so that
+   * a stale ring left at that path is not mistaken for the new one.
+   */
+  static async start(exe: string, opts: ProducerOptions, timeoutMs = 5000): Promise<ProducerProcess> {
+    const p = new ProducerProcess(spawn(exe, producerArgs(opts), { stdio: ['ignore', 'ignore', 'pipe'] }), opts.ring);
+    const deadline = performance.now() + timeoutMs;
+    while (p.pid === undefined || ringPid(opts.ring) !== p.pid) {
+      if (p.exit !== undefined) throw new Error(`sora-producer exited (${p.exit.code ?? p.exit.signal}) before creating ${opts.ring}: ${p.stderr.trim()}`);
+      if (performance.now() > deadline) {
+        await p.stop();
+        throw new Error(`sora-producer did not create ${opts.ring} within ${timeoutMs} ms`);
+      }
+      await new Promise((r) => setTimeout(r, 2));
+    }
+    return p;
+  }
+
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
+  /** What it printed (errors only). */
+  get errors(): string {
+    return this.stderr;
+  }
+
+  get exitStatus(): { code: number | null; signal: NodeJS.Signals | null } | undefined {
+    return this.exit;
+  }
+
+  /** Resolves when it exits on its own (a duration or sample count reached). */
+  wait(): Promise<void> {
+    return this.exited;
+  }
+
+  /** SIGTERM (it stops cleanly, marking the ring stopped), then waits for the exit. */
+  async stop(): Promise<void> {
+    if (this.exit === undefined) this.child.kill('SIGTERM');
+    await this.exited;
+  }
+}

@@ -1,0 +1,16 @@
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The repository's root, where the CLI runs from. */
+export const root = fileURLToPath(new URL('../..', import.meta.url));
+
+/** Runs the cogmesh CLI from source, as `cogmesh ARGS...`, and returns its exit code and output. */
+export function cogmesh(...args: string[]): { code: number | null; out: string; err: string } {
+  const r = spawnSync(process.execPath, ['--import', 'tsx', join(root, 'src/cli/main.ts'), ...args], {
+    cwd: root,
+    encoding: 'utf8',
+    timeout: 300_000,
+  });
+  return { code: r.status, out: r.stdout, err: r.stderr };
+}
