@@ -424,7 +424,7 @@ static void parse(int argc, char **argv, struct options *o)
 	if (!o->ring) die("%s", "--ring PATH is required");
 	if (!(o->rate_hz > 0)) die("%s", "--rate must be > 0");
 	if (o->capacity < 16 || (o->capacity & (o->capacity - 1))) die("%s", "--capacity must be a power of two >= 16");
-	if (o->capacity > (UINT64_C(1) << 36)) die("%s", "--capacity is too large");
+	if (o->capacity > (UINT64_C(1) << 30)) die("%s", "--capacity is too large (at most 2^30 slots)");
 	if (!(o->busy >= 0 && o->busy <= 1)) die("%s", "--busy must be in [0, 1]");
 	if (!(o->burst_us > 0)) die("%s", "--burst-us must be > 0");
 	if (o->source == SRC_FILE && !o->file) die("%s", "--source file needs --file PATH");

@@ -19,7 +19,7 @@
  *  0x0c0  sample_rate_hz    f64   producer  complex samples per second
  *  0x100  center_hz         u64   producer  centre frequency in Hz, valid while tune_generation is even
  *  0x140  tune_generation   u64   producer  +1 when a retune starts (odd), +1 when it ends (even)
- *  0x180  capacity          u64   producer  slots, a power of two
+ *  0x180  capacity          u64   producer  slots, a power of two, 16 to 2^30
  *  0x1c0  write_index       u64   producer  samples ever written; release store after the samples
  *  0x200  overruns          u64   producer  samples overwritten before the consumer read them
  *  0x240  producer_pid      u64   producer  process id of the producer

@@ -59,6 +59,8 @@ export class SigmfWriter {
   /** Writes go out one after another, in call order. */
   private queue: Promise<void> = Promise.resolve();
   private scratch: Uint8Array = new Uint8Array(0);
+  /** Set once a write failed: nothing more is written and close() refuses to describe the data. */
+  private failed: FrontendError | undefined;
   private meta: SigmfMeta | undefined;
   private closing: Promise<SigmfMeta> | undefined;
 
@@ -119,8 +121,14 @@ export class SigmfWriter {
     if (count === 0) return this.queue;
     this.segmentFor(block);
     this.samples += count;
-    const job = this.queue.then(() => this.append(data, count));
-    // A failed write fails this call; later ones still try (and most likely fail the same way).
+    const job = this.queue.then(() => {
+      if (this.failed) throw this.failed;
+      return this.append(data, count).catch((e: unknown) => {
+        // The metadata would no longer match the data file: the recording is broken for good.
+        this.failed = new FrontendError('RADIO_WRITE_FAILED', `${this.dataPath}: a write failed, the recording is incomplete: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
+        throw this.failed;
+      });
+    });
     this.queue = job.catch(() => undefined);
     return job;
   }
@@ -149,6 +157,7 @@ export class SigmfWriter {
       } finally {
         await this.handle.close();
       }
+      if (this.failed) throw this.failed;
       const rate = this.sampleRateHz;
       if (rate === undefined) throw new RangeArgumentError('sampleRateHz', undefined, 'a sample rate: give one in the options when no block was written');
       const meta: SigmfMeta = {

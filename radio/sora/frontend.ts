@@ -56,6 +56,8 @@ export class SoraFrontend implements Frontend {
   /** Bumped by every tune: reads asked for before it are refused with RADIO_RETUNED. */
   private epoch = 0;
   private closed = false;
+  /** A zero-copy block was handed out and not committed yet. */
+  private peekPending = false;
   private readonly timers = new Set<{ timer: NodeJS.Timeout; wake: () => void }>();
 
   private constructor(
@@ -149,6 +151,7 @@ export class SoraFrontend implements Frontend {
     }
     const epoch = this.epoch;
     return this.enqueue(async () => {
+      this.checkNoPeek();
       const data = into ?? new Float32Array(2 * count);
       const got = await this.waitFor(count, epoch, () => {
         const r = this.ring.readInto(data, count);
@@ -173,6 +176,7 @@ export class SoraFrontend implements Frontend {
     const epoch = this.epoch;
     const mapped = this.ring.buffer !== undefined && this.ring.info.format === 'cf32';
     return this.enqueue(async () => {
+      this.checkNoPeek();
       if (mapped) {
         let copy: Float32Array | undefined;
         const got = await this.waitFor(count, epoch, () => {
@@ -185,7 +189,16 @@ export class SoraFrontend implements Frontend {
           return r.count === count ? r : undefined;
         });
         if (isPeek(got) && got.format === 'cf32') {
-          return { block: this.block(got.data, count, got.index, got.dropped), zeroCopy: true, commit: () => this.ring.commit(got) };
+          // The read position moves at commit: until then another read would hand out the same samples.
+          this.peekPending = true;
+          let done = false;
+          const commit = (): boolean => {
+            if (done) return true;
+            done = true;
+            this.peekPending = false;
+            return this.ring.commit(got);
+          };
+          return { block: this.block(got.data, count, got.index, got.dropped), zeroCopy: true, commit };
         }
         return { block: this.block(copy!, count, got.index, got.dropped), zeroCopy: false, commit: () => true };
       }
@@ -196,6 +209,12 @@ export class SoraFrontend implements Frontend {
       });
       return { block: this.block(data, count, got.index, got.dropped), zeroCopy: false, commit: () => true };
     });
+  }
+
+  private checkNoPeek(): void {
+    if (this.peekPending) {
+      throw new FrontendError('RADIO_PEEK_PENDING', `${this.id}: an in-place block is not committed yet; commit it before reading again`);
+    }
   }
 
   send(_bytes: Uint8Array): Promise<void> {

@@ -68,7 +68,8 @@ export function headerProblem(h: DataView, fileBytes: number): string | undefine
   const format = h.getUint32(Off.format, true);
   if (format !== FORMAT_CODE.cf32 && format !== FORMAT_CODE.ci16) return `unknown sample format ${format}`;
   const cap = h.getBigUint64(Off.capacity, true);
-  if (cap < 16n || (cap & (cap - 1n)) !== 0n || cap > 1n << 36n) return `capacity ${cap} is not a power of two in [16, 2^36]`;
+  // Slot indices are masked with JavaScript's 32-bit `&`: at most 2^30 slots (8 GiB of cf32).
+  if (cap < 16n || (cap & (cap - 1n)) !== 0n || cap > 1n << 30n) return `capacity ${cap} is not a power of two in [16, 2^30]`;
   const need = HEADER_BYTES + Number(cap) * (format === FORMAT_CODE.cf32 ? 8 : 4);
   if (fileBytes < need) return `${fileBytes} bytes, but a capacity of ${cap} samples needs ${need}`;
   const rate = h.getFloat64(Off.sampleRateHz, true);

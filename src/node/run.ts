@@ -76,7 +76,22 @@ export async function startNode(cfg: NodeConfig, o: StartOptions): Promise<Runni
         );
     }
   };
-  const radios = { R1: await radio('R1', cfg.radios.R1), R2: await radio('R2', cfg.radios.R2), R3: await radio('R3', cfg.radios.R3) };
+  // A radio that fails to open leaves none open behind it (a USRP handle, a mapped ring).
+  const opened: Frontend[] = [];
+  const open = async (name: 'R1' | 'R2' | 'R3'): Promise<Frontend> => {
+    const fe = await radio(name, cfg.radios[name]);
+    opened.push(fe);
+    return fe;
+  };
+  let radios: Record<'R1' | 'R2' | 'R3', Frontend>;
+  let choice: Awaited<ReturnType<typeof chooseBackend>>;
+  try {
+    radios = { R1: await open('R1'), R2: await open('R2'), R3: await open('R3') };
+    choice = await chooseBackend(cfg.sensing.backend);
+  } catch (e) {
+    await Promise.allSettled(opened.map((fe) => fe.close()));
+    throw e;
+  }
   // R3 sits on the common control channel for good. Tunes complete in scheduler time, which in
   // virtual time only runs once the caller pumps the engine: start it, do not wait for it here.
   const r3Channel = cfg.radios.R3.channel;
@@ -85,7 +100,6 @@ export async function startNode(cfg: NodeConfig, o: StartOptions): Promise<Runni
     (error: unknown) => o.log.error({ event: 'driver-error', where: 'tuning R3', err: error }, `tuning R3 to channel ${r3Channel} failed`),
   );
 
-  const choice = await chooseBackend(cfg.sensing.backend);
   if (o.reproducible) {
     // Probe timings are wall-clock figures: keep them out of a log that must compare byte for byte.
     o.log.info({ event: 'sensing-backend', backend: choice.backend.name }, `energy detector: ${choice.backend.name} backend`);

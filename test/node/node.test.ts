@@ -144,3 +144,35 @@ test('a node whose radio is a USRP fails to start on a machine without one, sayi
     (e: Error & { code?: string }) => (e.code === 'RADIO_NO_DEVICE' && /no USRP found/.test(e.message)) || e.code === 'RADIO_NO_LIBRARY',
   );
 });
+
+test('when one radio fails to open, the ones opened before it are closed', async () => {
+  // R1 replays a recording (opens), R2 names a ring that does not exist (fails).
+  const { mkdtempSync, rmSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const { SigmfWriter } = await import('../../radio/file/index.js');
+  const { FileFrontend } = await import('../../radio/file/index.js');
+  const dir = mkdtempSync(join(tmpdir(), 'cogmesh-open-'));
+  try {
+    const w = await SigmfWriter.create(join(dir, 'rec'), { sampleRateHz: 1e6 });
+    await w.write({ data: new Float32Array(64), count: 32, startUs: 0, sampleRateHz: 1e6, centerHz: 2_412_000_000, calibrationDb: -10, droppedSamples: 0 });
+    await w.close();
+    const closed: string[] = [];
+    const orig = FileFrontend.prototype.close;
+    FileFrontend.prototype.close = async function (this: InstanceType<typeof FileFrontend>) {
+      closed.push(this.id);
+      return orig.call(this);
+    };
+    try {
+      const cfg = config([`radios.R1.frontend="file"`, `radios.R1.device=${JSON.stringify(join(dir, 'rec.sigmf-meta'))}`, 'radios.R2.frontend="sora"', `radios.R2.device=${JSON.stringify(join(dir, 'no-ring'))}`]);
+      const engine = new EventEngine();
+      const log = createLogger({ level: 'warn', format: 'json', destination: new Writable({ write: (_c, _e, cb) => cb() }) });
+      await assert.rejects(startNode(cfg, { scheduler: engine, log, reproducible: true }), (e: Error & { code?: string }) => e.code === 'RADIO_NO_DEVICE');
+      assert.equal(closed.length, 1, 'the recording opened for R1 was closed');
+    } finally {
+      FileFrontend.prototype.close = orig;
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
