@@ -431,21 +431,22 @@ export class DcfStation implements Station {
   /** The frame in service is done: post-backoff with CW reset, next frame into service. */
   private complete(now: Micros, outcome: SendOutcome): void {
     const frame = this.svc!.frame;
-    this.svc = undefined;
-    this.phase = 'idle';
-    this.cw = this.air.phy.cwMin;
-    this.backoff = this.draw();
-    this.contendFromUs = now;
-    const next = this.dequeue();
-    if (next) this.beginService(next, now);
-    else this.reschedule(now);
+    if (!this.endService(now)) this.reschedule(now);
     const h = this.handlers;
     this.air.post(() => h.onSent(frame, outcome));
   }
 
+  /** The exchange in service is cut (retune, detach): the caller has the station's timing in hand. */
   private abortService(now: Micros): void {
     const svc = this.svc!;
     this.counters.aborted++;
+    this.endService(now);
+    const h = this.handlers;
+    this.air.post(() => h.onSent(svc.frame, { ok: false, reason: 'aborted', attempts: svc.attempts, atUs: now }));
+  }
+
+  /** Ends the service: CW back to its minimum, a post-backoff drawn, the next queued frame taken in; false when none was. */
+  private endService(now: Micros): boolean {
     this.svc = undefined;
     this.phase = 'idle';
     this.cw = this.air.phy.cwMin;
@@ -453,8 +454,7 @@ export class DcfStation implements Station {
     this.contendFromUs = now;
     const next = this.dequeue();
     if (next) this.beginService(next, now);
-    const h = this.handlers;
-    this.air.post(() => h.onSent(svc.frame, { ok: false, reason: 'aborted', attempts: svc.attempts, atUs: now }));
+    return next !== undefined;
   }
 
   /** Deaf from now: its own frame cut short, timers off, the channel left. */

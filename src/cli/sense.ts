@@ -1,6 +1,5 @@
 import { Command } from 'commander';
 import { ism2g4, type ChannelPlan } from '../../radio/channels.js';
-import { FileFrontend } from '../../radio/file/frontend.js';
 import type { Frontend } from '../../radio/frontend.js';
 import { ChannelDecision } from '../channel/decision.js';
 import { applyOverrides, defaultNodeConfig, loadNodeConfig } from '../config/load.js';
@@ -15,6 +14,7 @@ import type { ChannelWorkload } from '../sensing/workload.js';
 import { decisionParams, NodeCore } from '../node/core.js';
 import { NodeDriver, type DriverEvent } from '../node/driver.js';
 import { createLogger } from '../node/log.js';
+import { openDeviceRadio, openRecording } from '../node/radios.js';
 import { startNode } from '../node/run.js';
 import { runVirtual } from '../sim/pump.js';
 import { remainingCapacity } from '../channel/capacity.js';
@@ -38,11 +38,6 @@ export interface SenseOptions {
   input?: string;
   /** UHD device arguments for `--frontend uhd` (default: the configuration's sensing radio's `device`). */
   deviceArgs?: string;
-}
-
-/** What `--frontend uhd` needs of radio/uhd/index.ts, which is loaded only when asked for. */
-interface UhdModule {
-  openUhdFrontend(opts: { deviceArgs: string; sampleRateHz: number; gainDb: number; calibrationDb: number }): Promise<Frontend>;
 }
 
 export interface SenseResult {
@@ -217,7 +212,7 @@ async function senseRecording(o: SenseOptions, input: string, secs: number, seed
   const base: NodeConfig = o.config ? await loadNodeConfig(o.config) : defaultNodeConfig(1);
   const radio = base.radios[base.sensing.radio];
   // Reads done before readIq returns: the virtual-time pump waits for promises, never for I/O.
-  const fe = await FileFrontend.open(input, { id: 'sense/file', reads: 'sync', calibrationDb: radio.calibrationDb - radio.gainDb });
+  const fe = await openRecording({ ...radio, device: input }, { id: 'sense/file', syncReads: true });
   try {
     const channels = fe.frequencies.map((f) => {
       const c = plan.channels.find((x) => Math.abs(x.centerHz - f) < 0.5);
@@ -238,35 +233,12 @@ async function senseRecording(o: SenseOptions, input: string, secs: number, seed
   }
 }
 
-/** Loads radio/uhd on demand, so that sense works without it. */
-async function loadUhd(): Promise<UhdModule> {
-  // A computed specifier: the module is optional, and typechecking must not depend on it being there.
-  const specifier = '../../radio/uhd/index.js';
-  let mod: unknown;
-  try {
-    mod = await import(specifier);
-  } catch (e) {
-    const why = e instanceof Error ? e.message : String(e);
-    throw new FrontendError('RADIO_UNSUPPORTED', `--frontend uhd: the UHD driver (radio/uhd) cannot be loaded: ${why}`, { cause: e });
-  }
-  if (typeof (mod as Partial<UhdModule> | undefined)?.openUhdFrontend !== 'function') {
-    throw new FrontendError('RADIO_UNSUPPORTED', '--frontend uhd: the UHD driver (radio/uhd) has no openUhdFrontend');
-  }
-  return mod as UhdModule;
-}
-
 /** Senses with a USRP through UHD, in real time, every channel of the plan in turn. */
 async function senseUhd(o: SenseOptions, secs: number, seed: number, nch: 11 | 13, dwell: number): Promise<SenseResult> {
   const plan = ism2g4(nch);
   const cfg = await senseConfig(o, seed, nch, dwell, plan.numbers);
   const radio = cfg.radios[cfg.sensing.radio];
-  const uhd = await loadUhd();
-  const fe = await uhd.openUhdFrontend({
-    deviceArgs: o.deviceArgs ?? radio.device,
-    sampleRateHz: radio.sampleRateHz,
-    gainDb: radio.gainDb,
-    calibrationDb: radio.calibrationDb,
-  });
+  const fe = await openDeviceRadio('--frontend uhd', { ...radio, frontend: 'uhd', device: o.deviceArgs ?? radio.device }, { id: 'sense/uhd' });
   const scheduler = new RealTimeScheduler();
   try {
     const workload = await senseOn(fe, cfg, plan, scheduler, () => new Promise((resolve) => setTimeout(resolve, secs * 1000)));

@@ -2,13 +2,13 @@ import { ism2g4, type ChannelPlan } from '../../radio/channels.js';
 import type { Frontend } from '../../radio/frontend.js';
 import { EmulatedBand, SimFrontend } from '../../radio/sim/index.js';
 import type { NodeConfig, RadioConfig } from '../config/types.js';
-import { FrontendError } from '../core/errors.js';
 import { Rng } from '../core/rng.js';
 import type { Scheduler } from '../core/scheduler.js';
 import { chooseBackend } from '../sensing/backend.js';
 import { EnergyDetector } from '../sensing/detector.js';
 import { NodeCore } from './core.js';
 import { NodeDriver, type DriverEvent } from './driver.js';
+import { openDeviceRadio } from './radios.js';
 import type { Logger } from './log.js';
 import { decisionRecord, roundRecord } from './report.js';
 
@@ -47,34 +47,14 @@ export async function startNode(cfg: NodeConfig, o: StartOptions): Promise<Runni
   const band = needsBand ? new EmulatedBand(plan, cfg.sim.band, rng.fork('band'), o.scheduler) : undefined;
   const radio = async (name: 'R1' | 'R2' | 'R3', r: RadioConfig): Promise<Frontend> => {
     const id = `${cfg.node.name}/${name}`;
-    switch (r.frontend) {
-      case 'sim':
-        return new SimFrontend(band!, o.scheduler, {
-          id,
-          sampleRateHz: r.sampleRateHz,
-          gainDb: r.gainDb,
-          calibrationDb: r.calibrationDb,
-          rng: rng.fork(`radio/${name}`),
-        });
-      case 'file': {
-        // A recording replays at the speed it is read; `radios.X.device` is its .sigmf-meta.
-        const { FileFrontend } = await import('../../radio/file/index.js');
-        return FileFrontend.open(r.device, { id, calibrationDb: r.calibrationDb, reads: o.reproducible ? 'sync' : 'async' });
-      }
-      case 'uhd': {
-        const { openUhdFrontend } = await import('../../radio/uhd/index.js');
-        return openUhdFrontend({ deviceArgs: r.device, sampleRateHz: r.sampleRateHz, gainDb: r.gainDb, calibrationDb: r.calibrationDb });
-      }
-      case 'sora': {
-        const { SoraFrontend } = await import('../../radio/sora/index.js');
-        return SoraFrontend.open({ path: r.device, id });
-      }
-      case 'usb':
-        throw new FrontendError(
-          'RADIO_UNSUPPORTED',
-          `radios.${name}.frontend: "usb" names a bus, not a driver: a USRP B200/B210 is served by "uhd"; \`cogmesh devices\` says which driver serves each attached SDR`,
-        );
-    }
+    if (r.frontend !== 'sim') return openDeviceRadio(`radios.${name}`, r, { id, syncReads: o.reproducible });
+    return new SimFrontend(band!, o.scheduler, {
+      id,
+      sampleRateHz: r.sampleRateHz,
+      gainDb: r.gainDb,
+      calibrationDb: r.calibrationDb,
+      rng: rng.fork(`radio/${name}`),
+    });
   };
   // A radio that fails to open leaves none open behind it (a USRP handle, a mapped ring).
   const opened: Frontend[] = [];

@@ -40,7 +40,7 @@ type Phase =
 type SchedTimer = 'ready' | 'dwell-end' | 'kick';
 
 /** Every reason at zero; typed as a Record so a reason added to DropReason must be added here. */
-const noDrops = (): Record<DropReason, number> => ({
+export const noDrops = (): Record<DropReason, number> => ({
   'queue-full': 0,
   'no-route': 0,
   'ttl-expired': 0,

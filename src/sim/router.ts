@@ -8,7 +8,7 @@ import type { Rng } from '../core/rng.js';
 import { US_PER_MS, type Micros } from '../core/time.js';
 import { aodvParams, NodeCore, schedulerParams, type NodeAction, type NodeEvent } from '../node/core.js';
 import { MultipathAodv, type AodvAction } from '../routing/aodv.js';
-import { ChannelScheduler } from '../sched/channel-scheduler.js';
+import { ChannelScheduler, noDrops } from '../sched/channel-scheduler.js';
 import type { DropReason, QueuedPacket, SchedAction } from '../sched/types.js';
 import type { EnergyDetector } from '../sensing/detector.js';
 import { VisitTally, type ChannelObservation } from '../sensing/workload.js';
@@ -87,13 +87,7 @@ export class SimRouter {
   private preemptCheckedFor: Micros | undefined;
 
   readonly drops: Record<RouterDrop, number> = {
-    'queue-full': 0,
-    'no-route': 0,
-    'ttl-expired': 0,
-    'retry-limit': 0,
-    'no-channel': 0,
-    malformed: 0,
-    'route-broken': 0,
+    ...noDrops(),
     'buffer-full': 0,
     'discovery-failed': 0,
     'router-down': 0,
@@ -191,7 +185,6 @@ export class SimRouter {
     this.aodv.forwarding(dst, prevHop, hop.nextHop, now);
     const r = this.sched.enqueue(channel, { nextHop: hop.nextHop, bytes: bytes.length, enqueuedUs: now, item: bytes }, now);
     if (r.ok) this.runSched(this.sched.tick(now), now);
-    this.rearm();
   }
 
   private hold(bytes: Uint8Array, dst: NodeAddr, now: Micros): void {

@@ -1,0 +1,41 @@
+import type { FileFrontend } from '../../radio/file/index.js';
+import type { Frontend } from '../../radio/frontend.js';
+import type { RadioConfig } from '../config/types.js';
+import { FrontendError } from '../core/errors.js';
+
+/**
+ * Opens a radio that is a device rather than the emulated band: a SigMF
+ * recording (`file`), a USRP (`uhd`) or a SORA-like ring (`sora`), each from
+ * `device`. Drivers load on demand, so a node on the emulated band never
+ * loads koffi or libuhd. `where` names the radio in errors (`radios.R2`).
+ */
+export async function openDeviceRadio(where: string, r: RadioConfig, opts: { id: string; syncReads?: boolean }): Promise<Frontend> {
+  switch (r.frontend) {
+    case 'file':
+      return openRecording(r, opts);
+    case 'uhd': {
+      const { openUhdFrontend } = await import('../../radio/uhd/index.js');
+      return openUhdFrontend({ deviceArgs: r.device, sampleRateHz: r.sampleRateHz, gainDb: r.gainDb, calibrationDb: r.calibrationDb });
+    }
+    case 'sora': {
+      const { SoraFrontend } = await import('../../radio/sora/index.js');
+      return SoraFrontend.open({ path: r.device, id: opts.id });
+    }
+    case 'usb':
+      throw new FrontendError(
+        'RADIO_UNSUPPORTED',
+        `${where}.frontend: "usb" names a bus, not a driver: a USRP B200/B210 is served by "uhd"; \`cogmesh devices\` says which driver serves each attached SDR`,
+      );
+    case 'sim':
+      throw new FrontendError('RADIO_UNSUPPORTED', `${where}.frontend: "sim" needs the emulated band, not a device`);
+  }
+}
+
+/**
+ * Opens `r.device` as a SigMF recording. The recording's own calibration
+ * wins; the radio's (at its gain) serves recordings that carry none.
+ */
+export async function openRecording(r: RadioConfig, opts: { id: string; syncReads?: boolean }): Promise<FileFrontend> {
+  const { FileFrontend } = await import('../../radio/file/index.js');
+  return FileFrontend.open(r.device, { id: opts.id, calibrationDb: r.calibrationDb - r.gainDb, reads: opts.syncReads ? 'sync' : 'async' });
+}
