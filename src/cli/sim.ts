@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Command } from 'commander';
 import { UsageError } from '../core/errors.js';
+import { CC_NAMES, type CcName } from '../tcp/cc/types.js';
 import { chooseBackend } from '../sensing/backend.js';
 import { flowsCsv, nodesCsv, summarize, textReport, type SimResult } from '../sim/report.js';
 import { defaultJobs, runSeeds } from '../sim/parallel.js';
@@ -17,7 +18,23 @@ export interface SimOptions {
   json?: boolean;
   out?: string;
   jobs?: string;
+  tcp?: string;
+  cognitive?: string;
+  pn?: string;
 }
+
+const onOff = (flag: string, v: string | undefined): boolean | undefined => {
+  if (v === undefined) return undefined;
+  if (v === 'on') return true;
+  if (v === 'off') return false;
+  throw new UsageError(`${flag}: "${v}" is not on or off`);
+};
+
+const variant = (v: string | undefined): CcName | undefined => {
+  if (v === undefined) return undefined;
+  if ((CC_NAMES as readonly string[]).includes(v)) return v as CcName;
+  throw new UsageError(`--tcp: "${v}" is not one of ${CC_NAMES.join(', ')}`);
+};
 
 const int = (flag: string, v: string | undefined, min: number, max: number): number | undefined => {
   if (v === undefined) return undefined;
@@ -50,6 +67,9 @@ export function simCommand(): Command {
     .option('--json', 'print the whole result as JSON')
     .option('--out <dir>', 'also write result.json, flows.csv and nodes.csv into this directory')
     .option('--jobs <n>', 'worker threads for several seeds (default: one per core); results do not depend on it')
+    .option('--tcp <variant>', `every flow becomes a bulk TCP flow with this congestion control: ${CC_NAMES.join(', ')}`)
+    .option('--cognitive <on|off>', 'off: no sensing, every R1 on one fixed channel (channel.initialChannel, else 6); PNs stay')
+    .option('--pn <on|off>', 'off: no primary-node traffic at all')
     .action(async (path: string, opts: SimOptions) => {
       const duration = opts.duration === undefined ? undefined : Number(opts.duration);
       if (duration !== undefined && !(duration > 0 && Number.isFinite(duration))) throw new UsageError(`--duration: "${opts.duration}" is not a number of seconds > 0`);
@@ -59,6 +79,9 @@ export function simCommand(): Command {
         seeds: int('--seeds', opts.seeds, 1, 1000),
         hops: int('--hops', opts.hops, 1, 999),
         durationS: duration,
+        tcp: variant(opts.tcp),
+        cognitive: onOff('--cognitive', opts.cognitive),
+        pn: onOff('--pn', opts.pn),
       };
       const { result, wallMs } = await simulate(path, o, int('--jobs', opts.jobs, 1, 256));
       const json = `${JSON.stringify(result, null, 2)}\n`;

@@ -141,9 +141,25 @@ function semanticIssues(cfg: unknown): ConfigIssue[] {
     }
   }
 
+  if (get(cfg, 'channel', 'cognitive') === false && initial === 0) {
+    issues.push({ path: '/channel/initialChannel', value: initial, expected: 'a channel of the plan: with channel.cognitive false it is R1\'s fixed channel' });
+  }
+
   const perRound = get(cfg, 'sensing', 'channelsPerRound');
   if (isInt(perRound) && perRound > usableCount) {
     issues.push({ path: '/sensing/channelsPerRound', value: perRound, expected: `0 (every channel) or at most ${usableCount}, the number of usable channels` });
+  }
+  // A round visits its channels in turn, paying a retune before each.
+  const overheadUs = get(cfg, 'switching', 'overheadUs');
+  if (isInt(perRound) && perRound <= usableCount && isInt(durationMs) && isInt(overheadUs) && get(cfg, 'channel', 'cognitive') !== false) {
+    const visits = perRound === 0 ? usableCount : perRound;
+    if (Math.floor((durationMs * 1000) / visits) <= overheadUs) {
+      issues.push({
+        path: '/sensing/durationMs',
+        value: durationMs,
+        expected: `long enough to visit ${visits} channel(s) with a ${overheadUs} us retune each (more than ${(visits * overheadUs) / 1000} ms), or fewer channels per round (sensing.channelsPerRound)`,
+      });
+    }
   }
 
   const checkPns = (base: string, pns: unknown): void => {

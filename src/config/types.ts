@@ -114,7 +114,9 @@ export interface ChannelDecisionConfig {
   minDwellMs: number;
   /** Traffic this node must receive: a channel that cannot carry it is left even within hysteresis. */
   loadMbps: number;
-  /** R1's channel before the first sensing round; 0 lets the first decision pick. */
+  /** Sensing and the R1 decision run (true); false keeps R1 on initialChannel with no sensing at all. */
+  cognitive: boolean;
+  /** R1's channel before the first sensing round; 0 lets the first decision pick. With cognitive false, R1's fixed channel. */
   initialChannel: number;
   /** R1 avoids channels overlapping R3's control channel by at least this factor. */
   controlGuard: number;

@@ -161,11 +161,17 @@ export class NodeCore {
     return this.lastRound;
   }
 
+  /** Whether sensing and the channel decision run (channel.cognitive). */
+  get cognitive(): boolean {
+    return this.cfg.channel.cognitive;
+  }
+
   nextDeadline(): Micros | undefined {
-    return this.schedule.nextDeadline();
+    return this.cognitive ? this.schedule.nextDeadline() : undefined;
   }
 
   tick(now: Micros): NodeAction[] {
+    if (!this.cognitive) return [];
     const out: NodeAction[] = [];
     for (const a of this.schedule.tick(now)) if (a.kind !== 'round-done') out.push(a);
     if (out.length > 0) this.roundWindows.clear();

@@ -1,5 +1,6 @@
 import type { Micros } from '../core/time.js';
 import type { FlowRecord } from './apps.js';
+import type { TcpFlowRecord } from './tcp-apps.js';
 import type { SimRouter } from './router.js';
 
 /** One flow's figures in one run. */
@@ -16,12 +17,51 @@ export interface FlowResult {
   deliveryRatio: number;
   /** Payload bits received over the flow's active time (start to stop or end of run), Mbps. */
   throughputMbps: number;
+  /** Distinct payload bits delivered to the application in order, over the active time, Mbps (UDP: unique packets' payload). */
+  goodputMbps: number;
   delayMeanMs: number | null;
   delayP50Ms: number | null;
   delayP95Ms: number | null;
   delayMaxMs: number | null;
   /** Mean absolute difference of consecutive packets' delays (RFC 3550's D, unsmoothed), ms. */
   jitterMs: number | null;
+  /** What a TCP flow's ends measured; null for UDP. */
+  tcp: TcpFlowResult | null;
+}
+
+/** A TCP flow's figures in one run. */
+export interface TcpFlowResult {
+  variant: string;
+  /** In-order bytes the sink application read within the flow's active time. */
+  bytesDelivered: number;
+  /** Bytes whose content differed from what the source wrote (0 unless something is broken). */
+  corruptBytes: number;
+  connectedAtS: number | null;
+  /** Why the connection ended before the run did ('reset', 'timeout'), or null. */
+  failure: string | null;
+  /** Segments the source sent, retransmissions included. */
+  segmentsSent: number;
+  retransmittedSegments: number;
+  /** retransmittedSegments over segmentsSent: loss as the sender saw it (drops and spurious timeouts alike). */
+  retransmitRate: number;
+  fastRetransmits: number;
+  timeouts: number;
+  /** The source's packets (data) and the sink's (ACKs) lost in the mesh. */
+  dataDrops: number;
+  ackDrops: number;
+  /** dataDrops over the source's packets. */
+  dropRate: number;
+  dropReasons: Record<string, number>;
+  /** Round-trip samples the source took (RFC 6298), and its smoothed RTT and RTO at the end. */
+  rttSamples: number;
+  rttMeanMs: number | null;
+  rttMinMs: number | null;
+  rttMaxMs: number | null;
+  srttMs: number | null;
+  rtoMs: number | null;
+  /** The source's congestion window, sampled every 10 ms while connected, in segments. */
+  cwndMeanSegments: number | null;
+  cwndMaxSegments: number | null;
 }
 
 /** One router's figures in one run. */
@@ -59,6 +99,19 @@ export interface RunResult {
   nodes: NodeResult[];
 }
 
+/** The figures a multi-seed summary gives per flow (TCP ones are null for UDP flows). */
+export type SummaryFigure =
+  | 'throughputMbps'
+  | 'goodputMbps'
+  | 'deliveryRatio'
+  | 'delayMeanMs'
+  | 'jitterMs'
+  | 'dropRate'
+  | 'retransmitRate'
+  | 'rttMeanMs'
+  | 'cwndMeanSegments'
+  | 'timeouts';
+
 /** Mean and spread of one figure over the runs of several seeds. */
 export interface Spread {
   mean: number;
@@ -75,7 +128,7 @@ export interface SimResult {
   durationS: number;
   runs: RunResult[];
   /** Per flow, over the runs. */
-  summary: Array<{ flow: number; src: number; dst: number } & Record<'throughputMbps' | 'deliveryRatio' | 'delayMeanMs' | 'jitterMs', Spread | null>>;
+  summary: Array<{ flow: number; src: number; dst: number; kind: string } & Record<SummaryFigure, Spread | null>>;
 }
 
 /** Rounds to 6 significant digits, so that reports read well and compare exactly. */
@@ -108,11 +161,62 @@ export function flowResult(f: FlowRecord): FlowResult {
     duplicates: f.duplicates,
     deliveryRatio: f.sent > 0 ? sig(f.received / f.sent) : 0,
     throughputMbps: sig((f.receivedBytes * 8) / activeUs),
+    goodputMbps: sig((f.receivedBytes * 8) / activeUs),
     delayMeanMs: sorted.length > 0 ? msOf(sorted.reduce((a, b) => a + b, 0) / sorted.length) : null,
     delayP50Ms: q(0.5),
     delayP95Ms: q(0.95),
     delayMaxMs: sorted.length > 0 ? msOf(sorted[sorted.length - 1]!) : null,
     jitterMs: jitter,
+    tcp: null,
+  };
+}
+
+export function tcpFlowResult(f: TcpFlowRecord): FlowResult {
+  const activeUs = Math.max(1, f.endUs - f.startUs);
+  const c = f.sender;
+  const rtt = c?.rtt;
+  const delivered = f.dataPackets - f.dataDrops;
+  return {
+    flow: f.flow,
+    kind: 'tcp-bulk',
+    src: f.src,
+    dst: f.dst,
+    offeredMbps: 0,
+    sent: f.dataPackets,
+    received: delivered,
+    duplicates: 0,
+    deliveryRatio: f.dataPackets > 0 ? sig(delivered / f.dataPackets) : 0,
+    throughputMbps: sig((f.arrivedBytes * 8) / activeUs),
+    goodputMbps: sig((f.goodputBytes * 8) / activeUs),
+    delayMeanMs: null,
+    delayP50Ms: null,
+    delayP95Ms: null,
+    delayMaxMs: null,
+    jitterMs: null,
+    tcp: {
+      variant: f.variant,
+      bytesDelivered: f.goodputBytes,
+      corruptBytes: f.corruptBytes,
+      connectedAtS: f.connectedAtUs === null ? null : sig(f.connectedAtUs / 1e6),
+      failure: f.failure,
+      segmentsSent: c?.stats.segmentsSent ?? 0,
+      retransmittedSegments: c?.stats.retransmittedSegments ?? 0,
+      retransmitRate: c && c.stats.segmentsSent > 0 ? sig(c.stats.retransmittedSegments / c.stats.segmentsSent) : 0,
+      fastRetransmits: c?.stats.fastRetransmits ?? 0,
+      timeouts: c?.stats.timeouts ?? 0,
+      dataDrops: f.dataDrops,
+      ackDrops: f.ackDrops,
+      dropRate: f.dataPackets > 0 ? sig(f.dataDrops / f.dataPackets) : 0,
+      dropReasons: Object.fromEntries(Object.entries(f.dropReasons).sort((a, b) => a[0].localeCompare(b[0]))),
+      rttSamples: rtt?.samples ?? 0,
+      rttMeanMs: rtt && rtt.samples > 0 ? msOf(rtt.sumUs / rtt.samples) : null,
+      rttMinMs: rtt && rtt.samples > 0 ? msOf(rtt.minSampleUs) : null,
+      rttMaxMs: rtt && rtt.samples > 0 ? msOf(rtt.maxSampleUs) : null,
+      srttMs: rtt?.srtt === undefined ? null : msOf(rtt.srtt),
+      rtoMs: rtt ? msOf(rtt.rtoUs) : null,
+      cwndMeanSegments: f.cwndSamples > 0 ? sig(f.cwndSumSegments / f.cwndSamples) : null,
+      cwndMaxSegments: f.cwndSamples > 0 ? sig(f.cwndMaxSegments) : null,
+    },
   };
 }
 
@@ -166,10 +270,17 @@ export function summarize(scenario: string, durationS: number, runs: RunResult[]
     flow: f.flow,
     src: f.src,
     dst: f.dst,
+    kind: f.kind,
     throughputMbps: spread(runs.map((r) => r.flows[i]!.throughputMbps)),
+    goodputMbps: spread(runs.map((r) => r.flows[i]!.goodputMbps)),
     deliveryRatio: spread(runs.map((r) => r.flows[i]!.deliveryRatio)),
     delayMeanMs: spread(runs.map((r) => r.flows[i]!.delayMeanMs)),
     jitterMs: spread(runs.map((r) => r.flows[i]!.jitterMs)),
+    dropRate: spread(runs.map((r) => r.flows[i]!.tcp?.dropRate ?? null)),
+    retransmitRate: spread(runs.map((r) => r.flows[i]!.tcp?.retransmitRate ?? null)),
+    rttMeanMs: spread(runs.map((r) => r.flows[i]!.tcp?.rttMeanMs ?? null)),
+    cwndMeanSegments: spread(runs.map((r) => r.flows[i]!.tcp?.cwndMeanSegments ?? null)),
+    timeouts: spread(runs.map((r) => r.flows[i]!.tcp?.timeouts ?? null)),
   }));
   return { scenario, seeds: runs.map((r) => r.seed), durationS, runs, summary };
 }
@@ -182,9 +293,12 @@ function csvCell(v: unknown): string {
 
 /** One line per flow and run. */
 export function flowsCsv(res: SimResult): string {
-  const cols: Array<keyof FlowResult> = ['flow', 'kind', 'src', 'dst', 'offeredMbps', 'sent', 'received', 'duplicates', 'deliveryRatio', 'throughputMbps', 'delayMeanMs', 'delayP50Ms', 'delayP95Ms', 'delayMaxMs', 'jitterMs'];
-  const lines = [['seed', ...cols].join(',')];
-  for (const r of res.runs) for (const f of r.flows) lines.push([r.seed, ...cols.map((c) => f[c])].map(csvCell).join(','));
+  const cols = ['flow', 'kind', 'src', 'dst', 'offeredMbps', 'sent', 'received', 'duplicates', 'deliveryRatio', 'throughputMbps', 'goodputMbps', 'delayMeanMs', 'delayP50Ms', 'delayP95Ms', 'delayMaxMs', 'jitterMs'] as const;
+  const tcpCols = ['variant', 'retransmittedSegments', 'retransmitRate', 'fastRetransmits', 'timeouts', 'dataDrops', 'ackDrops', 'dropRate', 'rttMeanMs', 'srttMs', 'cwndMeanSegments'] as const;
+  const lines = [['seed', ...cols, ...tcpCols].join(',')];
+  for (const r of res.runs) {
+    for (const f of r.flows) lines.push([r.seed, ...cols.map((c) => f[c]), ...tcpCols.map((c) => f.tcp?.[c] ?? null)].map(csvCell).join(','));
+  }
   return `${lines.join('\n')}\n`;
 }
 
@@ -217,9 +331,16 @@ export function textReport(res: SimResult, wallMs?: number): string {
   for (const s of res.summary) {
     const f = (x: Spread | null, unit: string, k = 1): string =>
       x === null ? 'n/a' : res.runs.length > 1 ? `${sig(x.mean * k)}${unit} ± ${sig(x.ci95 * k)}` : `${sig(x.mean * k)}${unit}`;
-    out.push(
-      `flow ${s.flow} (${s.src} -> ${s.dst}): throughput ${f(s.throughputMbps, ' Mbps')}, delivery ${f(s.deliveryRatio, '%', 100)}, delay ${f(s.delayMeanMs, ' ms')}, jitter ${f(s.jitterMs, ' ms')}`,
-    );
+    if (s.kind === 'tcp-bulk') {
+      const v = res.runs[0]?.flows.find((x) => x.flow === s.flow)?.tcp?.variant ?? 'tcp';
+      out.push(
+        `flow ${s.flow} (${s.src} -> ${s.dst}, tcp ${v}): goodput ${f(s.goodputMbps, ' Mbps')}, drops ${f(s.dropRate, '%', 100)}, retransmitted ${f(s.retransmitRate, '%', 100)}, RTT ${f(s.rttMeanMs, ' ms')}, cwnd ${f(s.cwndMeanSegments, ' seg')}, timeouts ${f(s.timeouts, '')}`,
+      );
+    } else {
+      out.push(
+        `flow ${s.flow} (${s.src} -> ${s.dst}): throughput ${f(s.throughputMbps, ' Mbps')}, delivery ${f(s.deliveryRatio, '%', 100)}, delay ${f(s.delayMeanMs, ' ms')}, jitter ${f(s.jitterMs, ' ms')}`,
+      );
+    }
   }
   const last = res.runs[res.runs.length - 1];
   if (last) {

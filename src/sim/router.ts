@@ -31,6 +31,8 @@ export interface RouterParts {
   startUs: Micros;
   /** A data packet addressed to this router arrived. */
   deliver: (header: DataHeader, payload: Uint8Array, now: Micros) => void;
+  /** A data packet was lost here (for per-flow loss accounting). */
+  onDrop?: (header: DataHeader, reason: RouterDrop) => void;
 }
 
 /** A packet on its way through R2: the bytes and the channel queue it was in. */
@@ -153,11 +155,11 @@ export class SimRouter {
   /** An application on this router sends `payload` to `dst`. */
   originate(dst: NodeAddr, proto: DataProto, flow: number, seq: number, payload: Uint8Array, now: Micros): void {
     this.counters.originated++;
+    const header: DataHeader = { src: this.addr, dst, ttl: this.cfg.routing.netDiameter, proto, flow, seq };
     if (this.failed) {
-      this.drop('router-down');
+      this.drop('router-down', header);
       return;
     }
-    const header: DataHeader = { src: this.addr, dst, ttl: this.cfg.routing.netDiameter, proto, flow, seq };
     const bytes = encodeData(header, payload);
     if (dst === this.addr) {
       this.counters.delivered++;
@@ -172,14 +174,14 @@ export class SimRouter {
     if (!hop) {
       if (prevHop === undefined) this.hold(bytes, dst, now);
       else {
-        this.drop('no-route');
+        this.drop('no-route', bytes);
         this.runAodv(this.aodv.noRoute(dst, prevHop, now), now);
       }
       return;
     }
     const channel = this.neighbourR1.get(hop.nextHop);
     if (channel === undefined) {
-      this.drop('no-channel');
+      this.drop('no-channel', bytes);
       return;
     }
     this.aodv.forwarding(dst, prevHop, hop.nextHop, now);
@@ -190,7 +192,7 @@ export class SimRouter {
   private hold(bytes: Uint8Array, dst: NodeAddr, now: Micros): void {
     let q = this.pending.get(dst);
     if (!q) this.pending.set(dst, (q = []));
-    if (q.length >= this.cfg.routing.bufferPackets) this.drop('buffer-full');
+    if (q.length >= this.cfg.routing.bufferPackets) this.drop('buffer-full', bytes);
     else q.push(bytes);
     // Discovery starts whether or not the packet could be held (a buffer of 0 holds none).
     this.runAodv(this.aodv.discover(dst, now), now);
@@ -223,7 +225,7 @@ export class SimRouter {
       return;
     }
     if (header.ttl <= 1) {
-      this.drop('ttl-expired');
+      this.drop('ttl-expired', header);
       return;
     }
     this.counters.forwarded++;
@@ -279,7 +281,7 @@ export class SimRouter {
       const hop = this.aodv.lookup(d.value.header.dst, now);
       const channel = hop ? this.neighbourR1.get(hop.nextHop) : undefined;
       if (!hop || channel === undefined || hop.nextHop === pkt.nextHop) {
-        this.drop(reason);
+        this.drop(reason, d.value.header);
         continue;
       }
       this.counters.rerouted++;
@@ -288,8 +290,18 @@ export class SimRouter {
     }
   }
 
-  private drop(reason: RouterDrop): void {
+  private drop(reason: RouterDrop, packet?: Uint8Array | DataHeader): void {
     this.drops[reason]++;
+    this.tellDrop(reason, packet);
+  }
+
+  private tellDrop(reason: RouterDrop, packet: Uint8Array | DataHeader | undefined): void {
+    if (packet === undefined || !this.p.onDrop) return;
+    if (!(packet instanceof Uint8Array)) this.p.onDrop(packet, reason);
+    else {
+      const d = parseData(packet);
+      if (d.ok) this.p.onDrop(d.value.header, reason);
+    }
   }
 
   // -------------------------------------------------------------------------
@@ -310,7 +322,7 @@ export class SimRouter {
         case 'route-failed': {
           const q = this.pending.get(a.dst);
           this.pending.delete(a.dst);
-          this.drops['discovery-failed'] += q?.length ?? 0;
+          for (const bytes of q ?? []) this.drop('discovery-failed', bytes);
           break;
         }
         case 'hello-heard': {
@@ -354,7 +366,8 @@ export class SimRouter {
           break;
         }
         case 'drop':
-          // Counted by the scheduler itself.
+          // Counted by the scheduler itself; only the flow hears of it.
+          this.tellDrop(a.reason, a.packet.item);
           break;
       }
     }
@@ -528,11 +541,9 @@ export class SimRouter {
       a.at = undefined;
     }
     for (const st of [this.r1, this.r2, this.r3]) st.retune(undefined, 0);
-    let lost = 0;
-    for (const q of this.pending.values()) lost += q.length;
+    for (const q of this.pending.values()) for (const bytes of q) this.drop('router-down', bytes);
     this.pending.clear();
-    lost += this.sched.removeAll(now).length;
-    this.drops['router-down'] += lost;
+    for (const p of this.sched.removeAll(now)) this.drop('router-down', p.item);
   }
 
   get isDown(): boolean {

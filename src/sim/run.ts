@@ -8,8 +8,9 @@ import { cpuBackend, type EnergyBackend } from '../sensing/backend.js';
 import { EnergyDetector } from '../sensing/detector.js';
 import { CbrSource, FlowSink, type FlowRecord } from './apps.js';
 import { SimRouter } from './router.js';
-import { bandConfig, flowDst, nodeCount, placeNodes, routerConfig, type Scenario } from './scenario.js';
-import { flowResult, nodeResult, type RunResult } from './report.js';
+import { bandConfig, flowDst, nodeCount, placeNodes, routerConfig, type FlowSpec, type Scenario } from './scenario.js';
+import { flowResult, nodeResult, tcpFlowResult, type RunResult } from './report.js';
+import { SimTcp, type TcpFlowRecord } from './tcp-apps.js';
 
 export interface RunOptions {
   /** Energy-detector backend (every backend gives the same counts; default the CPU loop). */
@@ -51,28 +52,40 @@ export function runScenario(sc: Scenario, seed: number, opts: RunOptions = {}): 
   );
   const positions = placeNodes(sc.topology, m.txRangeM, seed);
 
-  const flows: FlowRecord[] = sc.flows.map((f, i) => ({
-    flow: i,
-    src: f.src,
-    dst: flowDst(f, n),
-    kind: f.kind,
-    offeredMbps: f.rateMbps,
-    startUs: seconds(f.startS),
-    endUs: f.stopS > 0 ? Math.min(seconds(f.stopS), durationUs) : durationUs,
-    sent: 0,
-    received: 0,
-    duplicates: 0,
-    receivedBytes: 0,
-    delaysUs: [],
-  }));
-  const sinks = new Map(flows.map((r) => [r.flow, new FlowSink(r)]));
+  const flowEnd = (f: FlowSpec): Micros => (f.stopS > 0 ? Math.min(seconds(f.stopS), durationUs) : durationUs);
+  const udpFlows = new Map<number, FlowRecord>();
+  sc.flows.forEach((f, i) => {
+    if (f.kind !== 'udp-cbr') return;
+    udpFlows.set(i, {
+      flow: i,
+      src: f.src,
+      dst: flowDst(f, n),
+      kind: f.kind,
+      offeredMbps: f.rateMbps,
+      startUs: seconds(f.startS),
+      endUs: flowEnd(f),
+      sent: 0,
+      received: 0,
+      duplicates: 0,
+      receivedBytes: 0,
+      delaysUs: [],
+    });
+  });
+  const sinks = new Map([...udpFlows.values()].map((r) => [r.flow, new FlowSink(r)]));
+  // Routers exist before the TCP hosts send through them; the hosts reach them through this array.
+  const routers: SimRouter[] = [];
+  const tcp = new SimTcp({
+    engine,
+    rng: rng.fork('tcp'),
+    originate: (from, to, flow, seq, bytes, now) => routers[from]!.originate(to, 'tcp', flow, seq, bytes, now),
+  });
 
   const boot = rng.fork('boot');
-  const routers: SimRouter[] = configs.map((cfg, i) => {
+  configs.forEach((cfg, i) => {
     const detector = new EnergyDetector(cfg.sensing, opts.backend ?? cpuBackend);
     // Routers do not boot in step: each starts its sensing rounds at its own offset.
     const startUs = boot.int(0, cfg.sensing.periodMs * US_PER_MS - 1);
-    return new SimRouter(cfg, {
+    routers[i] = new SimRouter(cfg, {
       engine,
       medium,
       band,
@@ -82,12 +95,23 @@ export function runScenario(sc: Scenario, seed: number, opts: RunOptions = {}): 
       position: { xM: positions[i]!.xM, yM: positions[i]!.yM },
       controlChannelPn: m.controlChannelPn,
       startUs,
-      deliver: (h, payload, now) => sinks.get(h.flow)?.receive(h, payload, now),
+      deliver: (h, payload, now) => {
+        if (h.proto === 'tcp') tcp.deliver(i, h, payload, now);
+        else sinks.get(h.flow)?.receive(h, payload, now);
+      },
+      onDrop: (h, reason) => {
+        if (h.proto === 'tcp') tcp.dropped(h, reason);
+      },
     });
   });
 
+  const tcpFlows = new Map<number, TcpFlowRecord>();
   for (const [i, f] of sc.flows.entries()) {
-    const rec = flows[i]!;
+    if (f.kind === 'tcp-bulk') {
+      tcpFlows.set(i, tcp.addFlow(i, f, f.src, flowDst(f, n), seconds(f.startS), flowEnd(f)));
+      continue;
+    }
+    const rec = udpFlows.get(i)!;
     const router = routers[f.src]!;
     const src = new CbrSource(rec, f.packetBytes, (flow, seq, payload, now) => router.originate(rec.dst, 'udp', flow, seq, payload, now));
     const tick = (now: Micros): void => {
@@ -105,6 +129,7 @@ export function runScenario(sc: Scenario, seed: number, opts: RunOptions = {}): 
   const sampleUs = opts.queueSampleUs ?? 10 * US_PER_MS;
   const sample = (): void => {
     for (const r of routers) r.sampleQueues();
+    tcp.sampleCwnd(engine.now());
     if (engine.now() + sampleUs <= durationUs) engine.after(sampleUs, sample);
   };
   engine.at(0, sample);
@@ -115,7 +140,10 @@ export function runScenario(sc: Scenario, seed: number, opts: RunOptions = {}): 
     seed,
     durationS: sc.durationS,
     events: engine.eventsFired,
-    flows: flows.map((f) => flowResult(f)),
+    flows: sc.flows.map((_, i) => {
+      const t = tcpFlows.get(i);
+      return t ? tcpFlowResult(t) : flowResult(udpFlows.get(i)!);
+    }),
     nodes: routers.map((r, i) => nodeResult(r, positions[i]!)),
   };
 }

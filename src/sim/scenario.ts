@@ -5,6 +5,7 @@ import { configFilePath, nodeSchema, parseNodeConfig } from '../config/load.js';
 import { cloneJson, isObject, overridePaths, readJsonFile, schemaChecker, type Schema } from '../config/schema.js';
 import { ConfigError, type ConfigIssue } from '../core/errors.js';
 import { Rng } from '../core/rng.js';
+import type { CcName } from '../tcp/cc/types.js';
 
 /** A simulation scenario as validated against `config/scenario.schema.json`, defaults filled in. */
 export interface Scenario {
@@ -61,7 +62,9 @@ export interface PnSource {
   pattern: PnPatternConfig;
 }
 
-export type FlowSpec = {
+export type FlowSpec = UdpFlowSpec | TcpFlowSpec;
+
+export interface UdpFlowSpec {
   kind: 'udp-cbr';
   src: number;
   dst: number | 'last';
@@ -69,7 +72,32 @@ export type FlowSpec = {
   packetBytes: number;
   startS: number;
   stopS: number;
-};
+}
+
+/** A bulk TCP transfer; `tcp` holds both ends' parameters (defaults mirror ns-2's Agent/TCP and TCPSink). */
+export interface TcpFlowSpec {
+  kind: 'tcp-bulk';
+  src: number;
+  dst: number | 'last';
+  variant: CcName;
+  bytes: number;
+  port: number;
+  startS: number;
+  stopS: number;
+  tcp: {
+    mss: number;
+    receiveBufferBytes: number;
+    sendBufferBytes: number;
+    delayedAckMs: number;
+    timestamps: boolean;
+    windowScale: boolean;
+    initialWindowSegments: number;
+    initialRtoMs: number;
+    minRtoMs: number;
+    maxRtoMs: number;
+    maxRetransmits: number;
+  };
+}
 
 export const scenarioSchemaPath: string = configFilePath('scenario.schema.json');
 export const scenarioSchema: Readonly<Schema> = JSON.parse(readFileSync(scenarioSchemaPath, 'utf8')) as Schema;
@@ -84,6 +112,44 @@ export interface ScenarioOverrides {
   durationS?: number;
   /** Chain length in hops (a chain scenario only). */
   hops?: number;
+  /** Every flow becomes a bulk TCP flow with this congestion control (a TCP flow keeps its other settings). */
+  tcp?: CcName;
+  /** false: every router keeps R1 on one fixed channel with no sensing (PNs stay). */
+  cognitive?: boolean;
+  /** false: no primary-node traffic at all. */
+  pn?: boolean;
+}
+
+/** R1's fixed channel with `cognitive: false` when the scenario names none: 6, or 11 if the control channel is 6. */
+export function fixedChannelFor(node: Record<string, unknown>): number {
+  const channel = isObject(node.channel) ? node.channel : {};
+  if (typeof channel.initialChannel === 'number' && channel.initialChannel > 0) return channel.initialChannel;
+  const radios = isObject(node.radios) ? node.radios : {};
+  const r3 = isObject(radios.R3) ? radios.R3.channel : undefined;
+  return r3 === 6 ? 11 : 6;
+}
+
+/** Folds --tcp, --cognitive and --pn into a scenario document whose defaults are filled in. */
+function applyModes(doc: Record<string, unknown>, o: ScenarioOverrides): void {
+  if (o.pn === false && isObject(doc.pn)) {
+    doc.pn.sources = [];
+    doc.pn.phases = [];
+  }
+  if (o.cognitive === false) {
+    if (!isObject(doc.node)) doc.node = {};
+    const node = doc.node as Record<string, unknown>;
+    const fixed = fixedChannelFor(node);
+    node.channel = { ...(isObject(node.channel) ? node.channel : {}), cognitive: false, initialChannel: fixed };
+  }
+  if (o.tcp !== undefined && Array.isArray(doc.flows)) {
+    doc.flows = doc.flows.map((f: unknown) => {
+      if (!isObject(f)) return f;
+      if (f.kind === 'tcp-bulk') return { ...f, variant: o.tcp };
+      const tcp: Record<string, unknown> = {};
+      if (typeof f.packetBytes === 'number') tcp.mss = Math.max(64, f.packetBytes);
+      return { kind: 'tcp-bulk', src: f.src, dst: f.dst, startS: f.startS, stopS: f.stopS, variant: o.tcp, tcp };
+    });
+  }
 }
 
 /**
@@ -96,6 +162,8 @@ export function parseScenario(input: unknown, source = 'scenario', o: ScenarioOv
   let doc = cloneJson(input, source);
   const issues: ConfigIssue[] = [];
   // Defaults first, so that an override may name a field the file left out.
+  check(doc);
+  if (isObject(doc)) applyModes(doc, o);
   check(doc);
   if (o.set && o.set.length > 0) {
     const r = overridePaths(doc, o.set, { create: true });

@@ -1,5 +1,6 @@
 import { CogmeshError, RangeArgumentError } from '../core/errors.js';
 import { err, ok, type Result } from '../core/result.js';
+import { get16, get32, isUint, put16, put32, u16, u32, u8 } from './bytes.js';
 import {
   MAX_PATH_COST,
   type ControlMsg,
@@ -111,7 +112,8 @@ export type WireErrorCode =
   | 'WIRE_BAD_VERSION'
   | 'WIRE_BAD_LENGTH'
   | 'WIRE_BAD_FIELD'
-  | 'WIRE_TRAILING_BYTES';
+  | 'WIRE_TRAILING_BYTES'
+  | 'WIRE_BAD_CHECKSUM';
 
 /** Bytes that are not a packet this stack accepts; `what` is the message kind ('RREQ', ..., or 'packet'). */
 export class WireError extends CogmeshError {
@@ -537,30 +539,6 @@ export function parseData(b: Uint8Array): Result<{ header: DataHeader; payload: 
 // ---------------------------------------------------------------------------
 // Helpers
 
-// Direct byte access rather than a DataView: reading `.buffer` of a small
-// typed array makes V8 move its bytes off the heap, which costs more than
-// the whole encode. Callers have checked the length first.
-
-function put16(b: Uint8Array, o: number, v: number): void {
-  b[o] = v >>> 8;
-  b[o + 1] = v;
-}
-
-function put32(b: Uint8Array, o: number, v: number): void {
-  b[o] = v >>> 24;
-  b[o + 1] = v >>> 16;
-  b[o + 2] = v >>> 8;
-  b[o + 3] = v;
-}
-
-function get16(b: Uint8Array, o: number): number {
-  return (b[o]! << 8) | b[o + 1]!;
-}
-
-function get32(b: Uint8Array, o: number): number {
-  return b[o]! * 0x1000000 + ((b[o + 1]! << 16) | (b[o + 2]! << 8) | b[o + 3]!);
-}
-
 /** The two bytes every packet starts with, then the fixed part's length. */
 function checkHead(b: Uint8Array, what: string, fixed: number): WireError | undefined {
   if (b.length < 2) return truncated(what, b.length, fixed);
@@ -616,21 +594,6 @@ function hex(n: number): string {
   return `0x${n.toString(16).padStart(2, '0')}`;
 }
 
-function isUint(v: number, max: number): boolean {
-  return Number.isInteger(v) && v >= 0 && v <= max;
-}
-
-function u8(field: string, v: number): void {
-  if (!isUint(v, 0xff)) throw new RangeArgumentError(field, v, 'an integer in [0, 255]');
-}
-
-function u16(field: string, v: number): void {
-  if (!isUint(v, 0xffff)) throw new RangeArgumentError(field, v, 'an integer in [0, 65535]');
-}
-
-function u32(field: string, v: number): void {
-  if (!isUint(v, 0xffffffff)) throw new RangeArgumentError(field, v, 'an integer in [0, 4294967295]');
-}
 
 function pathCost(field: string, v: number): void {
   if (!(v >= 0 && v <= MAX_PATH_COST)) {

@@ -77,7 +77,7 @@ describe('parseNodeConfig: defaults', () => {
     assert.equal(c.sensing.memory, 0.5);
     assert.equal(c.sensing.backend, 'auto');
     assert.deepEqual(c.sensing.cooperative, { enabled: true, halfLifeMs: 2000, maxAgeMs: 5000, neighbourWeight: 0.5 });
-    assert.deepEqual(c.channel, { capacityMbps: 2, hysteresis: 0.1, minDwellMs: 3000, loadMbps: 0, initialChannel: 0, controlGuard: 0.05, contendedMoveProbability: 0.5 });
+    assert.deepEqual(c.channel, { capacityMbps: 2, hysteresis: 0.1, minDwellMs: 3000, loadMbps: 0, cognitive: true, initialChannel: 0, controlGuard: 0.05, contendedMoveProbability: 0.5 });
     assert.deepEqual(c.switching, { intervalMs: 50, adaptive: false, overheadUs: 1000, queuePackets: 50 });
     assert.equal(c.routing.helloIntervalMs, 1000);
     assert.equal(c.routing.maxPaths, 3);

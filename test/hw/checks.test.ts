@@ -84,7 +84,7 @@ test('sample rate, gain, tuning range, transmit and driver findings name the rad
   const cfg = config({
     radios: { R1: { sampleRateHz: 500000, gainDb: 90 }, R2: { frontend: 'uhd', sampleRateHz: 2.4e6 }, R3: { channel: 6 } },
     switching: { intervalMs: 10000, overheadUs: 1000000 },
-    sensing: { durationMs: 1000, channelsPerRound: 1 },
+    sensing: { durationMs: 2500, periodMs: 5000, channelsPerRound: 1 },
   });
   const ws = hardwareWarnings(cfg, { R1: findHwProfile('rtl-sdr'), R2: findHwProfile('hackrf-one'), R3: findHwProfile('rtl-sdr') });
   const by = (code: string, radio?: string) => ws.find((w) => w.code === code && w.radio === radio);

@@ -46,7 +46,8 @@ describe('scenario: defaults and validation', () => {
     assert.equal(cfg.switching.intervalMs, 50);
     assert.equal(cfg.switching.overheadUs, 1000);
     assert.equal(cfg.channel.capacityMbps, 2);
-    assert.equal(sc.flows[0]!.packetBytes, 1000);
+    const flow = sc.flows[0]!;
+    assert.equal(flow.kind === 'udp-cbr' ? flow.packetBytes : undefined, 1000);
     assert.equal(bandConfig(sc, 11).pn.length, 11);
   });
 

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { RangeArgumentError } from '../../src/core/errors.js';
 import { Rng } from '../../src/core/rng.js';
+import { assertViewInto, mutate, refused } from '../support/bytes.js';
 import {
   DATA_HEADER_BYTES,
   HELLO_ENTRY_BYTES,
@@ -138,13 +139,6 @@ function parseFails(
   return e;
 }
 
-const refused = (field: string) => (e: unknown) => {
-  assert.ok(e instanceof RangeArgumentError, String(e));
-  assert.equal(e.code, 'CORE_OUT_OF_RANGE');
-  assert.equal(e.field, field);
-  assert.ok(e.message.startsWith(`${field}: `), e.message);
-  return true;
-};
 
 /** One sample of every kind, with the kind name its errors carry. */
 const samples: Array<{ what: string; msg: ControlMsg }> = [
@@ -651,14 +645,7 @@ describe('data payload', () => {
     const b = encodeData(header(), hex('01020304'));
     const r = parseData(b);
     assert.ok(r.ok);
-    const p = r.value.payload;
-    assert.equal(p.buffer, b.buffer);
-    assert.equal(p.byteOffset, b.byteOffset + DATA_HEADER_BYTES);
-    assert.equal(p.length, 4);
-    b[DATA_HEADER_BYTES + 1] = 0x99;
-    assert.equal(p[1], 0x99);
-    p[3] = 0x77;
-    assert.equal(b[DATA_HEADER_BYTES + 3], 0x77);
+    assertViewInto(r.value.payload, b, DATA_HEADER_BYTES, 4);
   });
 
   test('encodeData copies the payload into a new buffer', () => {
@@ -738,17 +725,7 @@ describe('seeded fuzz', () => {
     const valid = [...samples.map((s) => encodeControl(s.msg)), encodeData(header(), hex('0102030405'))];
     for (let i = 0; i < 20_000; i++) {
       const base = valid[rng.int(0, valid.length - 1)]!;
-      let b = Uint8Array.from(base);
-      const flips = rng.int(0, 3);
-      for (let k = 0; k < flips && b.length > 0; k++) b[rng.int(0, b.length - 1)] = rng.int(0, 255);
-      const cut = rng.next();
-      if (cut < 0.2) b = b.subarray(0, rng.int(0, b.length));
-      else if (cut < 0.3) {
-        const longer = new Uint8Array(b.length + rng.int(1, 9));
-        longer.set(b);
-        b = longer;
-      }
-      check(b, tally);
+      check(mutate(base, rng).bytes, tally);
     }
     const reached = [
       'WIRE_TRUNCATED',

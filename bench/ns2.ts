@@ -1,0 +1,233 @@
+/**
+ * cogmesh's simulator next to a real peer, Debian's ns-2 (package ns2,
+ * ns-2.35), on a plain chain: 802.11 at 2 Mbps, routers 200 m apart, AODV,
+ * one TCP Reno FTP flow of 1000-byte segments, 1-4 hops.
+ *
+ *   node --import tsx bench/ns2.ts [--hops 1,2,3,4] [--duration 100] [--seeds 3] [--seed 1]
+ *                                  [--window 20] [--jobs 1] [--set PATH=VALUE]...
+ *                                  [--json] [--check]
+ *
+ * ns-2 runs bench/peers/ns2-chain.tcl (`ns ns2-chain.tcl HOPS DURATION SEED
+ * WINDOW`, one process per seed, one after another); cogmesh runs
+ * config/scenarios/urbanx-chain.json with the cognitive layer and the PNs off
+ * and the flow made TCP Reno, over the same seeds. Prints a Markdown table of
+ * both goodputs (payload delivered in order to the sink, over the flow's
+ * active time; mean and 95% confidence half-width over the seeds), their ratio,
+ * whether it is within 25%, and the wall time of each side. --check makes the
+ * exit code nonzero when a hop count is outside 25%. --set passes overrides to
+ * the cogmesh runs, as `cogmesh sim --set`. --window is the TCP receive window
+ * (packets) of both sides; cogmesh's sink gets window x 1000 bytes of receive
+ * buffer. --jobs is cogmesh's worker threads:
+ * 1 by default, so that both wall times are one core's (ns-2 is single-threaded).
+ */
+import { execFile } from 'node:child_process';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { simulate } from '../src/cli/sim.js';
+import { spread, type SimResult, type Spread } from '../src/sim/report.js';
+import type { ScenarioOverrides } from '../src/sim/scenario.js';
+
+const TOLERANCE = 0.25;
+/** ns-2's packetSize_: TCP payload bytes per segment, on both sides. */
+const SEGMENT_BYTES = 1000;
+
+const { values } = parseArgs({
+  options: {
+    hops: { type: 'string', default: '1,2,3,4' },
+    duration: { type: 'string', default: '100' },
+    seeds: { type: 'string', default: '3' },
+    seed: { type: 'string', default: '1' },
+    window: { type: 'string', default: '20' },
+    jobs: { type: 'string', default: '1' },
+    set: { type: 'string', multiple: true, default: [] },
+    json: { type: 'boolean', default: false },
+    check: { type: 'boolean', default: false },
+  },
+});
+
+function usage(msg: string): never {
+  process.stderr.write(`bench/ns2.ts: ${msg}\n`);
+  process.exit(2);
+}
+const intFlag = (name: string, v: string | undefined, min: number, max: number): number => {
+  const n = Number(v);
+  if (v === undefined || !/^\s*\d+\s*$/.test(v) || n < min || n > max) usage(`--${name}: "${v}" is not an integer from ${min} to ${max}`);
+  return n;
+};
+const hopsList = (values.hops ?? '').split(',').map((h) => intFlag('hops', h, 1, 64));
+const durationS = Number(values.duration);
+if (!(Number.isFinite(durationS) && durationS > 2)) usage(`--duration: "${values.duration}" is not a number of seconds > 2`);
+const seeds = intFlag('seeds', values.seeds, 1, 1000);
+// ns-2 takes seed 0 as "seed from the clock".
+const seed0 = intFlag('seed', values.seed, 1, 2 ** 31 - 1 - seeds);
+const window = intFlag('window', values.window, 1, 1_000_000);
+const jobs = intFlag('jobs', values.jobs, 1, 256);
+const seedList = Array.from({ length: seeds }, (_, k) => seed0 + k);
+
+const tclPath = fileURLToPath(new URL('peers/ns2-chain.tcl', import.meta.url));
+const scenarioPath = fileURLToPath(new URL('../config/scenarios/urbanx-chain.json', import.meta.url));
+
+// ---- ns-2 ------------------------------------------------------------------------
+
+/** One ns-2 run's RESULT line, as numbers, and the wall time of its process. */
+interface Ns2Run {
+  seed: number;
+  goodputMbps: number;
+  startS: number;
+  stopS: number;
+  fields: Record<string, number>;
+  wallS: number;
+}
+
+class Ns2Error extends Error {}
+
+function runNs2(hops: number, seed: number): Promise<Ns2Run> {
+  const args = [tclPath, String(hops), String(durationS), String(seed), String(window)];
+  const cmd = `ns ${args.join(' ')}`;
+  const t0 = performance.now();
+  return new Promise((resolve, reject) => {
+    execFile('ns', args, { maxBuffer: 16 << 20 }, (err, stdout, stderr) => {
+      const wallS = (performance.now() - t0) / 1000;
+      if (err && (err as NodeJS.ErrnoException).code === 'ENOENT') {
+        reject(new Ns2Error("ns-2 is not installed: no `ns` on PATH (Debian's package ns2: apt-get install ns2)"));
+        return;
+      }
+      const tail = `${stderr}${stdout}`.trim().split('\n').slice(-12).join('\n');
+      if (err) {
+        reject(new Ns2Error(`ns-2 failed (${cmd}): ${err.message.split('\n')[0]}\n${tail}`));
+        return;
+      }
+      const line = stdout.split('\n').find((l) => l.startsWith('RESULT '));
+      if (!line) {
+        reject(new Ns2Error(`ns-2 printed no RESULT line (${cmd}):\n${tail}`));
+        return;
+      }
+      const fields: Record<string, number> = {};
+      for (const kv of line.slice('RESULT '.length).trim().split(/\s+/)) {
+        const eq = kv.indexOf('=');
+        if (eq > 0) fields[kv.slice(0, eq)] = Number(kv.slice(eq + 1));
+      }
+      const { goodput_mbps: goodputMbps, start: startS, stop: stopS } = fields;
+      if (goodputMbps === undefined || startS === undefined || stopS === undefined || ![goodputMbps, startS, stopS].every(Number.isFinite)) {
+        reject(new Ns2Error(`ns-2's RESULT line lacks goodput_mbps, start or stop (${cmd}): ${line}`));
+        return;
+      }
+      resolve({ seed, goodputMbps, startS, stopS, fields, wallS });
+    });
+  });
+}
+
+// ---- cogmesh ----------------------------------------------------------------------
+
+/** A TCP flow's goodput (in-order payload to the sink app over its active time) over the seeds. */
+const goodputSpread = (r: SimResult): Spread | null => r.summary[0]?.goodputMbps ?? null;
+
+async function runCogmesh(hops: number, startS: number): Promise<{ result: SimResult; wallS: number }> {
+  const o: ScenarioOverrides = {
+    hops,
+    durationS,
+    seed: seed0,
+    seeds,
+    tcp: 'reno',
+    cognitive: false,
+    pn: false,
+    set: [
+      // The ns-2 script's FTP: 1000-byte segments from its start to the end of
+      // the run, a window of `window` packets (the sink's receive buffer), every
+      // segment acknowledged, an initial window of 2 (ns-2's defaults).
+      `flows.0.tcp.mss=${SEGMENT_BYTES}`,
+      `flows.0.tcp.receiveBufferBytes=${window * SEGMENT_BYTES}`,
+      'flows.0.tcp.delayedAckMs=0',
+      'flows.0.tcp.initialWindowSegments=2',
+      `flows.0.startS=${startS}`,
+      'flows.0.stopS=0',
+      ...(values.set ?? []),
+    ],
+  };
+  const { result, wallMs } = await simulate(scenarioPath, o, jobs);
+  return { result, wallS: wallMs / 1000 };
+}
+
+// ---- The comparison -----------------------------------------------------------------
+
+interface Row {
+  hops: number;
+  ns2: { goodputMbps: Spread; wallS: number; runs: Ns2Run[] };
+  cogmesh: { goodputMbps: Spread | null; wallS: number; result: SimResult } | { error: string };
+  /** cogmesh / ns-2 mean goodput. */
+  ratio: number | null;
+  within: boolean;
+}
+
+const rows: Row[] = [];
+for (const hops of hopsList) {
+  const ns2Runs: Ns2Run[] = [];
+  try {
+    for (const s of seedList) ns2Runs.push(await runNs2(hops, s));
+  } catch (e) {
+    process.stderr.write(`bench/ns2.ts: ${e instanceof Error ? e.message : String(e)}\n`);
+    process.exit(1);
+  }
+  const ns2Goodput = spread(ns2Runs.map((r) => r.goodputMbps))!;
+  const ns2Wall = ns2Runs.reduce((a, r) => a + r.wallS, 0);
+  const startS = ns2Runs[0]!.startS;
+
+  let cogmesh: Row['cogmesh'];
+  try {
+    const { result, wallS } = await runCogmesh(hops, startS);
+    cogmesh = { goodputMbps: goodputSpread(result), wallS, result };
+  } catch (e) {
+    const msg = e instanceof Error ? e.message : String(e);
+    process.stderr.write(`bench/ns2.ts: the cogmesh side failed at ${hops} hop(s): ${msg}\n`);
+    cogmesh = { error: msg };
+  }
+  const cg = 'error' in cogmesh ? null : cogmesh.goodputMbps;
+  const ratio = cg && ns2Goodput.mean > 0 ? cg.mean / ns2Goodput.mean : null;
+  rows.push({
+    hops,
+    ns2: { goodputMbps: ns2Goodput, wallS: ns2Wall, runs: ns2Runs },
+    cogmesh,
+    ratio,
+    within: ratio !== null && Math.abs(ratio - 1) <= TOLERANCE,
+  });
+}
+
+if (values.json) {
+  const out = rows.map((r) => ({
+    hops: r.hops,
+    ratio: r.ratio,
+    within: r.within,
+    ns2: {
+      goodputMbps: r.ns2.goodputMbps,
+      wallS: r.ns2.wallS,
+      runs: r.ns2.runs.map(({ seed, goodputMbps, wallS, fields }) => ({ seed, goodputMbps, wallS, ...fields })),
+    },
+    cogmesh: 'error' in r.cogmesh ? { error: r.cogmesh.error } : { goodputMbps: r.cogmesh.goodputMbps, wallS: r.cogmesh.wallS, summary: r.cogmesh.result.summary[0] },
+  }));
+  process.stdout.write(`${JSON.stringify({ durationS, seeds: seedList, window, tolerance: TOLERANCE, rows: out }, null, 2)}\n`);
+} else {
+  const cell = (s: Spread | null | undefined, digits = 3): string => (s ? `${s.mean.toFixed(digits)} ± ${s.ci95.toFixed(digits)}` : 'n/a');
+  const lines = [
+    '| hops | ns-2 goodput (Mbps) | cogmesh goodput (Mbps) | cogmesh/ns-2 | within 25%? | ns-2 wall (s) | cogmesh wall (s) | cogmesh/ns-2 wall |',
+    '| ---: | ---: | ---: | ---: | :---: | ---: | ---: | ---: |',
+    ...rows.map((r) => {
+      const c = 'error' in r.cogmesh ? undefined : r.cogmesh;
+      return `| ${r.hops} | ${cell(r.ns2.goodputMbps)} | ${cell(c?.goodputMbps)} | ${r.ratio === null ? 'n/a' : r.ratio.toFixed(3)} | ${r.within ? 'yes' : 'no'} | ${r.ns2.wallS.toFixed(2)} | ${c ? c.wallS.toFixed(2) : 'n/a'} | ${c && r.ns2.wallS > 0 ? `${(c.wallS / r.ns2.wallS).toFixed(1)}x` : 'n/a'} |`;
+    }),
+  ];
+  const startS = rows[0]?.ns2.runs[0]?.startS ?? 1;
+  process.stdout.write(
+    `${lines.join('\n')}\n\n` +
+      `TCP Reno, window ${window} packets, 1000-byte segments, FTP from ${startS} s to ${durationS} s; seeds ${seedList.join(', ')}; ` +
+      `goodput = payload delivered in order to the sink over the FTP's active time. ` +
+      `Wall times: ns-2 processes one after another, cogmesh on ${jobs} worker thread(s), summed over the seeds.\n`,
+  );
+}
+
+const outside = rows.filter((r) => !r.within);
+if (outside.length > 0) {
+  const which = outside.map((r) => `${r.hops} hop(s) (${r.ratio === null ? 'no cogmesh result' : `ratio ${r.ratio.toFixed(3)}`})`).join(', ');
+  process.stderr.write(`bench/ns2.ts: cogmesh's goodput is not within ${TOLERANCE * 100}% of ns-2's at ${which}\n`);
+  if (values.check) process.exitCode = 1;
+}

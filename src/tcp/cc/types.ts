@@ -1,0 +1,86 @@
+import type { Micros } from '../../core/time.js';
+import type { Scoreboard } from '../scoreboard.js';
+
+export type CcName = 'reno' | 'newreno' | 'vegas' | 'sack';
+export const CC_NAMES: readonly CcName[] = ['reno', 'newreno', 'vegas', 'sack'];
+
+/** What the congestion control sees of the sender (absolute offsets, see seq.ts). */
+export interface SendView {
+  /** Effective send MSS: payload bytes of a full segment. */
+  readonly mss: number;
+  /** Oldest unacknowledged offset. */
+  readonly una: number;
+  /** Next offset to send (behind `max` after a timeout: go-back-N). */
+  readonly nxt: number;
+  /** Highest offset sent so far, plus one. */
+  readonly max: number;
+  /** End of the sequence space the application has filled (its FIN included once it closed). */
+  readonly end: number;
+  /** Right edge of the peer's receive window. */
+  readonly wndEnd: number;
+  /** Largest window the peer has offered (sender-side silly-window avoidance). */
+  readonly maxWnd: number;
+  /** The SACK scoreboard (empty when SACK was not negotiated). */
+  readonly scoreboard: Scoreboard;
+  readonly sackOn: boolean;
+}
+
+/** One arriving ACK, as the connection classified it. */
+export interface AckEvent {
+  now: Micros;
+  /** The cumulative ACK (absolute). */
+  ack: number;
+  /** Bytes newly acknowledged by it (0 for a duplicate). */
+  acked: number;
+  /** A duplicate ACK in RFC 5681's sense (or one carrying new SACK information, RFC 6675). */
+  dup: boolean;
+  /** Bytes in flight before this ACK (FlightSize, RFC 5681). */
+  flightBefore: number;
+}
+
+/** A segment the control wants sent: [seq, seq + len) of the sequence space. */
+export interface NextSegment {
+  seq: number;
+  len: number;
+}
+
+/**
+ * A congestion control, pluggable into a connection: it owns cwnd and
+ * ssthresh, hears every ACK, timeout and RTT sample, and picks what goes out
+ * next. The connection owns everything else (timers, the state machine,
+ * buffers, the wire).
+ */
+export interface CongestionControl {
+  readonly name: CcName;
+  /** Congestion window, bytes. */
+  readonly cwnd: number;
+  readonly ssthresh: number;
+  /** In fast recovery (or SACK loss recovery). */
+  readonly inRecovery: boolean;
+  onAck(a: AckEvent, v: SendView): void;
+  /** The retransmission timer expired (the connection already rewound `nxt` to `una`). */
+  onTimeout(v: SendView, now: Micros): void;
+  /** A valid round-trip sample. */
+  onRtt(rttUs: number, now: Micros): void;
+  /** The next segment allowed out now, or undefined. */
+  next(v: SendView): NextSegment | undefined;
+  /** The connection sent what `next` returned. */
+  sent(seg: NextSegment, v: SendView): void;
+}
+
+export interface CcParams {
+  mss: number;
+  /** Initial window in bytes (RFC 5681 3.1). */
+  initialWindow: number;
+  dupThresh: number;
+  /** Vegas' thresholds, in segments queued in the network. */
+  vegas: { alpha: number; beta: number; gamma: number };
+}
+
+/** The initial window of RFC 5681 3.1 for a sender MSS, unless a number of segments is given. */
+export function initialWindow(mss: number, segments: number): number {
+  if (segments > 0) return segments * mss;
+  if (mss > 2190) return 2 * mss;
+  if (mss > 1095) return 3 * mss;
+  return 4 * mss;
+}

@@ -1,0 +1,1065 @@
+import { CogmeshError } from '../core/errors.js';
+import { US_PER_MS, type Micros } from '../core/time.js';
+import { TCP_ACK, TCP_FIN, TCP_PSH, TCP_RST, TCP_SYN, type SackBlock, type TcpOptions, type TcpSegment } from '../wire/tcp.js';
+import { congestionControl, initialWindow, type CcName, type CongestionControl, type SendView } from './cc/index.js';
+import { ByteRing } from './ring.js';
+import { RttEstimator } from './rtt.js';
+import { Scoreboard, type SeqRange } from './scoreboard.js';
+import { fromWire, seqLt, toWire } from './seq.js';
+
+/**
+ * A TCP connection (RFC 9293) as a sans-IO core, in the order of the RFC:
+ * configuration, state, the user calls (open, send, receive, close, abort),
+ * segment arrival (3.10.7), output, timers (RFC 6298 retransmission, delayed
+ * ACK, persist, TIME-WAIT). No clock, no socket: time comes in with every
+ * call, segments and events go out through `poll()`, and `nextDeadline()`
+ * says when `tick()` is next due. The congestion control is a pluggable part
+ * (cc/); the wire codec is src/wire/tcp.ts.
+ */
+
+export type TcpState =
+  | 'CLOSED'
+  | 'LISTEN'
+  | 'SYN-SENT'
+  | 'SYN-RECEIVED'
+  | 'ESTABLISHED'
+  | 'FIN-WAIT-1'
+  | 'FIN-WAIT-2'
+  | 'CLOSE-WAIT'
+  | 'CLOSING'
+  | 'LAST-ACK'
+  | 'TIME-WAIT';
+
+export interface TcpConfig {
+  /** Largest payload per segment this end receives (the MSS option it sends) and sends. */
+  mss: number;
+  sendBufferBytes: number;
+  /** Receive buffer: bounds the advertised window. */
+  receiveBufferBytes: number;
+  congestion: CcName;
+  /** Offer SACK-permitted (RFC 2018); a `sack` congestion control needs it negotiated. */
+  sack: boolean;
+  /** Offer timestamps (RFC 7323): RTT from every ACK, and PAWS. */
+  timestamps: boolean;
+  /** Offer window scaling (RFC 7323). */
+  windowScale: boolean;
+  /** Delay of an ACK for in-order data (every second full segment is acknowledged at once); 0 acknowledges every segment. */
+  delayedAckMs: number;
+  /** Initial window in segments; 0 takes RFC 5681's (2 to 4 by MSS). */
+  initialWindowSegments: number;
+  initialRtoMs: number;
+  /** RFC 6298 says 1 s; Linux and ns-2.35 use 200 ms. */
+  minRtoMs: number;
+  maxRtoMs: number;
+  /** Consecutive timeouts of the same data before the connection gives up (RFC 9293 R2). */
+  maxRetransmits: number;
+  /** Retransmissions of a SYN before the open fails. */
+  synRetries: number;
+  /** TIME-WAIT, 2 x MSL. */
+  timeWaitMs: number;
+  /** Turn off Nagle's algorithm (RFC 896): send small segments at once. */
+  noDelay: boolean;
+  dupThresh: number;
+  vegas: { alpha: number; beta: number; gamma: number };
+}
+
+export const DEFAULT_TCP_CONFIG: Readonly<TcpConfig> = Object.freeze({
+  mss: 1460,
+  sendBufferBytes: 256 * 1024,
+  receiveBufferBytes: 256 * 1024,
+  congestion: 'newreno',
+  sack: true,
+  timestamps: true,
+  windowScale: true,
+  delayedAckMs: 40,
+  initialWindowSegments: 0,
+  initialRtoMs: 1000,
+  minRtoMs: 200,
+  maxRtoMs: 60_000,
+  maxRetransmits: 15,
+  synRetries: 6,
+  timeWaitMs: 60_000,
+  noDelay: false,
+  dupThresh: 3,
+  vegas: Object.freeze({ alpha: 1, beta: 3, gamma: 1 }),
+}) as Readonly<TcpConfig>;
+
+/** What happened to the connection, for its application. */
+export type TcpEvent =
+  /** The three-way handshake completed. */
+  | 'connected'
+  /** In-order data waits in the receive buffer. */
+  | 'readable'
+  /** Room in the send buffer again. */
+  | 'writable'
+  /** The peer closed its direction: no data after what is buffered. */
+  | 'eof'
+  /** The connection reached CLOSED in an orderly way (or was aborted locally). */
+  | 'closed'
+  /** The peer reset it. */
+  | 'reset'
+  /** The peer refused the open (RST to our SYN). */
+  | 'refused'
+  /** Retransmissions went unanswered too often: given up. */
+  | 'timeout';
+
+export type TcpAction = { kind: 'segment'; seg: TcpSegment } | { kind: 'event'; event: TcpEvent };
+
+/** A user call that the connection's state does not allow (RFC 9293's "error: connection closing" and the like). */
+export class TcpError extends CogmeshError {}
+
+export interface TcpStats {
+  segmentsSent: number;
+  segmentsReceived: number;
+  /** Payload bytes sent, retransmissions included. */
+  bytesSent: number;
+  retransmittedSegments: number;
+  retransmittedBytes: number;
+  fastRetransmits: number;
+  timeouts: number;
+  dupAcksReceived: number;
+  /** Segments outside the receive window, or failing PAWS. */
+  outOfWindow: number;
+  challengeAcks: number;
+  zeroWindowProbes: number;
+  /** In-order payload bytes handed to the receive buffer. */
+  bytesReceived: number;
+  /** Payload bytes that arrived twice (or arrived old). */
+  duplicateBytes: number;
+}
+
+const SYNCHRONIZED: ReadonlySet<TcpState> = new Set(['ESTABLISHED', 'FIN-WAIT-1', 'FIN-WAIT-2', 'CLOSE-WAIT', 'CLOSING', 'LAST-ACK', 'TIME-WAIT']);
+/** States in which this end still has sequence space to (re)send. */
+const SENDING: ReadonlySet<TcpState> = new Set(['ESTABLISHED', 'CLOSE-WAIT', 'FIN-WAIT-1', 'CLOSING', 'LAST-ACK']);
+/** States in which segment text is accepted (RFC 9293 3.10.7.4, seventh). */
+const RECEIVING: ReadonlySet<TcpState> = new Set(['ESTABLISHED', 'FIN-WAIT-1', 'FIN-WAIT-2']);
+
+/** Payload cost of the timestamps option on every segment. */
+const TS_OPTION_BYTES = 12;
+
+interface OooSegment {
+  start: number;
+  data: Uint8Array;
+}
+
+export class TcpConnection {
+  state: TcpState = 'CLOSED';
+  readonly stats: TcpStats = {
+    segmentsSent: 0,
+    segmentsReceived: 0,
+    bytesSent: 0,
+    retransmittedSegments: 0,
+    retransmittedBytes: 0,
+    fastRetransmits: 0,
+    timeouts: 0,
+    dupAcksReceived: 0,
+    outOfWindow: 0,
+    challengeAcks: 0,
+    zeroWindowProbes: 0,
+    bytesReceived: 0,
+    duplicateBytes: 0,
+  };
+  readonly rtt: RttEstimator;
+  readonly scoreboard: Scoreboard;
+  private cc: CongestionControl;
+  private readonly out: TcpAction[] = [];
+  private readonly pendingEvents = new Set<TcpEvent>();
+
+  // Send side (absolute offsets: 0 is our SYN, data byte k is k + 1).
+  private readonly sndBuf: ByteRing;
+  /** Absolute offset of the first byte in sndBuf. */
+  private sndBufStart = 1;
+  /** Absolute offset just past the last byte written by the application. */
+  private writeEnd = 1;
+  private finQueued = false;
+  private sndUna = 0;
+  private sndNxt = 0;
+  private sndMax = 0;
+  private sndWnd = 0;
+  private maxSndWnd = 0;
+  private sndWl1 = 0;
+  private sndWl2 = 0;
+  private sndWscale = 0;
+  private peerMss = 536;
+  /** The segment being timed without timestamps (Karn): its end and when it left. */
+  private timing: { end: number; at: Micros } | undefined;
+  private retries = 0;
+  private synSentAt: Micros | undefined;
+  private synRetransmitted = false;
+
+  // Receive side (absolute offsets: 0 is the peer's SYN).
+  private irs = 0;
+  private rcvNxt = 0;
+  private readonly rcvBuf: ByteRing;
+  private rcvAdvEnd = 0;
+  private readonly rcvWscale: number;
+  private ooo: OooSegment[] = [];
+  /** Left edges of recently received out-of-order data, newest first (SACK block order, RFC 2018 4). */
+  private sackRecent: number[] = [];
+  private peerFinAt: number | undefined;
+  private eofSignalled = false;
+  private ackPending = false;
+  private unackedSegments = 0;
+  private lastAckSent = 0;
+
+  // Negotiated options.
+  private wsOn = false;
+  private sackOn = false;
+  private tsOn = false;
+  private tsRecent = 0;
+  private peerOffers: TcpOptions = {};
+  private passive = false;
+
+  // Timers.
+  private rtoAt: Micros | undefined;
+  private delackAt: Micros | undefined;
+  private persistAt: Micros | undefined;
+  private persistShift = 0;
+  private timeWaitAt: Micros | undefined;
+
+  constructor(
+    readonly cfg: Readonly<TcpConfig>,
+    readonly localPort: number,
+    readonly remotePort: number,
+    /** Initial send sequence number (RFC 9293 3.4.1; the caller draws it). */
+    readonly iss: number,
+  ) {
+    if (cfg.mss < 64 || cfg.sendBufferBytes < 1 || cfg.receiveBufferBytes < 1) {
+      throw new TcpError('TCP_BAD_CONFIG', `tcp: mss ${cfg.mss} (at least 64) and buffers of at least 1 byte needed`);
+    }
+    this.sndBuf = new ByteRing(cfg.sendBufferBytes);
+    this.rcvBuf = new ByteRing(cfg.receiveBufferBytes);
+    let shift = 0;
+    if (cfg.windowScale) while (shift < 14 && cfg.receiveBufferBytes >> shift > 0xffff) shift++;
+    this.rcvWscale = shift;
+    this.rtt = new RttEstimator({
+      initialUs: cfg.initialRtoMs * US_PER_MS,
+      minUs: cfg.minRtoMs * US_PER_MS,
+      maxUs: cfg.maxRtoMs * US_PER_MS,
+      granularityUs: US_PER_MS,
+    });
+    this.scoreboard = new Scoreboard(cfg.dupThresh);
+    this.cc = this.makeCc(cfg.mss);
+  }
+
+  private makeCc(mss: number): CongestionControl {
+    return congestionControl(this.cfg.congestion, {
+      mss,
+      initialWindow: initialWindow(mss, this.cfg.initialWindowSegments),
+      dupThresh: this.cfg.dupThresh,
+      vegas: { ...this.cfg.vegas },
+    });
+  }
+
+  // ---------------------------------------------------------------------------
+  // User calls (RFC 9293 3.10.1-3.10.6)
+
+  /** Active OPEN: sends the SYN. */
+  connect(now: Micros): void {
+    if (this.state !== 'CLOSED') throw new TcpError('TCP_BAD_STATE', `tcp: connect in ${this.state}`);
+    this.state = 'SYN-SENT';
+    this.sendSyn(now);
+  }
+
+  /** Passive OPEN: waits for a SYN. */
+  listen(): void {
+    if (this.state !== 'CLOSED') throw new TcpError('TCP_BAD_STATE', `tcp: listen in ${this.state}`);
+    this.state = 'LISTEN';
+    this.passive = true;
+  }
+
+  /** SEND: queues as much of `data` as the send buffer holds; returns how many bytes it took. */
+  write(data: Uint8Array, now: Micros): number {
+    if (this.finQueued || !['SYN-SENT', 'SYN-RECEIVED', 'ESTABLISHED', 'CLOSE-WAIT'].includes(this.state)) {
+      throw new TcpError('TCP_CLOSING', `tcp: cannot send in ${this.state}${this.finQueued ? ' after close' : ''}`);
+    }
+    const n = this.sndBuf.push(data);
+    this.writeEnd += n;
+    if (SYNCHRONIZED.has(this.state)) this.output(now);
+    return n;
+  }
+
+  /** Room left in the send buffer. */
+  get writable(): number {
+    return this.sndBuf.free;
+  }
+
+  /** RECEIVE: takes up to `max` bytes of in-order data. */
+  read(max = Infinity, now?: Micros): Uint8Array {
+    const n = Math.min(max, this.rcvBuf.length);
+    const data = this.rcvBuf.peek(0, n);
+    this.rcvBuf.consume(n);
+    // Window update when reading opened a worthwhile amount (RFC 9293 3.8.6.2.2).
+    if (n > 0 && now !== undefined && SYNCHRONIZED.has(this.state) && this.peerFinAt === undefined) {
+      const edge = this.rcvNxt + this.rcvBuf.free;
+      if (edge - this.rcvAdvEnd >= Math.min(2 * this.cfg.mss, this.cfg.receiveBufferBytes / 2)) this.sendAck(now);
+    }
+    return data;
+  }
+
+  /** In-order bytes waiting to be read. */
+  get readable(): number {
+    return this.rcvBuf.length;
+  }
+
+  /** CLOSE: a FIN follows the data already written. */
+  close(now: Micros): void {
+    switch (this.state) {
+      case 'CLOSED':
+        return;
+      case 'LISTEN':
+      case 'SYN-SENT':
+        this.enterClosed('closed');
+        return;
+      case 'SYN-RECEIVED':
+        // Sent once the handshake completes (then FIN-WAIT-1).
+        this.finQueued = true;
+        return;
+      case 'ESTABLISHED':
+        this.finQueued = true;
+        this.state = 'FIN-WAIT-1';
+        this.output(now);
+        return;
+      case 'CLOSE-WAIT':
+        this.finQueued = true;
+        this.state = 'LAST-ACK';
+        this.output(now);
+        return;
+      default:
+        // Already closing: RFC 9293 answers "connection closing"; nothing changes.
+        return;
+    }
+  }
+
+  /** ABORT: a RST to the peer where it knows the connection, and CLOSED at once. */
+  abort(now: Micros): void {
+    if (['SYN-RECEIVED', 'ESTABLISHED', 'FIN-WAIT-1', 'FIN-WAIT-2', 'CLOSE-WAIT'].includes(this.state)) {
+      this.emitSegment(this.makeSegment(this.sndNxt, new Uint8Array(0), TCP_RST, now, false), now);
+    }
+    this.enterClosed('closed');
+  }
+
+  /** Segments and events since the last poll, in order. */
+  poll(): TcpAction[] {
+    for (const e of this.pendingEvents) this.out.push({ kind: 'event', event: e });
+    this.pendingEvents.clear();
+    return this.out.splice(0);
+  }
+
+  private emit(e: TcpEvent): void {
+    this.pendingEvents.add(e);
+  }
+
+  // ---------------------------------------------------------------------------
+  // Segment arrival (RFC 9293 3.10.7)
+
+  handle(seg: TcpSegment, now: Micros): void {
+    this.stats.segmentsReceived++;
+    switch (this.state) {
+      case 'CLOSED':
+        this.replyReset(seg, now);
+        return;
+      case 'LISTEN':
+        this.handleListen(seg, now);
+        return;
+      case 'SYN-SENT':
+        this.handleSynSent(seg, now);
+        return;
+      default:
+        this.handleSynchronized(seg, now);
+    }
+  }
+
+  /** The RST that answers a segment nobody should have sent (3.10.7.1). */
+  private replyReset(seg: TcpSegment, now: Micros): void {
+    if (seg.flags & TCP_RST) return;
+    this.out.push({ kind: 'segment', seg: resetFor(seg) });
+    void now;
+  }
+
+  private handleListen(seg: TcpSegment, now: Micros): void {
+    if (seg.flags & TCP_RST) return;
+    if (seg.flags & TCP_ACK) {
+      this.out.push({ kind: 'segment', seg: resetFor(seg) });
+      return;
+    }
+    if (!(seg.flags & TCP_SYN)) return;
+    this.irs = seg.seq;
+    this.rcvNxt = 1;
+    this.negotiate(seg.options);
+    this.sndWnd = seg.window;
+    this.maxSndWnd = seg.window;
+    this.sndWl1 = 0;
+    this.sndWl2 = 0;
+    if (this.tsOn && seg.options.timestamp) this.tsRecent = seg.options.timestamp.value;
+    this.state = 'SYN-RECEIVED';
+    this.sendSyn(now);
+  }
+
+  private handleSynSent(seg: TcpSegment, now: Micros): void {
+    let ack: number | undefined;
+    if (seg.flags & TCP_ACK) {
+      ack = fromWire(this.iss, seg.ack, this.sndUna);
+      if (ack <= 0 || ack > this.sndMax) {
+        if (!(seg.flags & TCP_RST)) this.out.push({ kind: 'segment', seg: resetFor(seg) });
+        return;
+      }
+    }
+    if (seg.flags & TCP_RST) {
+      if (ack !== undefined) this.enterClosed('refused');
+      return;
+    }
+    if (!(seg.flags & TCP_SYN)) return;
+    this.irs = seg.seq;
+    this.rcvNxt = 1;
+    this.negotiate(seg.options);
+    if (this.tsOn && seg.options.timestamp) this.tsRecent = seg.options.timestamp.value;
+    if (ack !== undefined) {
+      this.sndUna = ack;
+      this.sndWnd = seg.window;
+      this.maxSndWnd = seg.window;
+      this.sndWl1 = 0;
+      this.sndWl2 = ack;
+      this.established(now);
+      this.sendAckOrData(now);
+    } else {
+      // Simultaneous open (3.5): both SYNs crossed.
+      this.state = 'SYN-RECEIVED';
+      this.sndWnd = seg.window;
+      this.maxSndWnd = seg.window;
+      this.sndNxt = 0;
+      this.sendSyn(now);
+    }
+  }
+
+  private handleSynchronized(seg: TcpSegment, now: Micros): void {
+    const syn = (seg.flags & TCP_SYN) !== 0;
+    const fin = (seg.flags & TCP_FIN) !== 0;
+    const rst = (seg.flags & TCP_RST) !== 0;
+    const segSeq = fromWire(this.irs, seg.seq, this.rcvNxt);
+    const segLen = seg.payload.length + (syn ? 1 : 0) + (fin ? 1 : 0);
+
+    // A retransmitted SYN while our SYN-ACK is out: the SYN-ACK was lost.
+    if (this.state === 'SYN-RECEIVED' && syn && !(seg.flags & TCP_ACK) && segSeq === 0) {
+      this.sendSyn(now, true);
+      return;
+    }
+
+    // PAWS (RFC 7323 5): a timestamp older than the last in-order one is an old duplicate.
+    const ts = seg.options.timestamp;
+    if (this.tsOn && ts && !rst && seqLt(ts.value, this.tsRecent)) {
+      this.stats.outOfWindow++;
+      this.sendAck(now);
+      return;
+    }
+
+    // First: sequence number acceptable?
+    if (!this.acceptable(segSeq, segLen)) {
+      this.stats.outOfWindow++;
+      if (seg.payload.length > 0) this.stats.duplicateBytes += seg.payload.length;
+      if (this.state === 'TIME-WAIT' && fin) this.timeWaitAt = now + this.cfg.timeWaitMs * US_PER_MS;
+      if (!rst) this.sendAck(now);
+      return;
+    }
+
+    // Second: RST (with RFC 5961 3.2's check: only an exact match resets).
+    if (rst) {
+      if (segSeq !== this.rcvNxt) {
+        this.challengeAck(now);
+        return;
+      }
+      if (this.state === 'SYN-RECEIVED') this.enterClosed(this.passive ? 'reset' : 'refused');
+      else if (['CLOSING', 'LAST-ACK', 'TIME-WAIT'].includes(this.state)) this.enterClosed('closed');
+      else this.enterClosed('reset');
+      return;
+    }
+
+    // Fourth: a SYN in a synchronized state gets a challenge ACK (RFC 5961 4.2).
+    if (syn) {
+      this.challengeAck(now);
+      return;
+    }
+
+    // Fifth: the ACK field.
+    if (!(seg.flags & TCP_ACK)) return;
+    if (this.tsOn && ts && segSeq <= this.lastAckSent) this.tsRecent = ts.value;
+    const ack = fromWire(this.iss, seg.ack, this.sndUna);
+    if (this.state === 'SYN-RECEIVED') {
+      if (ack <= this.sndUna || ack > this.sndMax) {
+        this.out.push({ kind: 'segment', seg: resetFor(seg) });
+        return;
+      }
+      this.sndWnd = seg.window << this.sndWscale;
+      this.maxSndWnd = Math.max(this.maxSndWnd, this.sndWnd);
+      this.sndWl1 = segSeq;
+      this.sndWl2 = ack;
+      this.established(now);
+      // The SYN is acknowledged here, not as data: the congestion control does not count it.
+      this.sndUna = 1;
+      this.scoreboard.update([], 1, this.sndMax);
+      if (this.finQueued) this.state = 'FIN-WAIT-1';
+    }
+    if (ack > this.sndMax) {
+      // It acknowledges something not yet sent.
+      this.sendAck(now);
+      return;
+    }
+    this.processAck(seg, segSeq, ack, now);
+    if (this.state === 'CLOSED') return;
+
+    const finAcked = this.finQueued && this.sndUna > this.writeEnd;
+    if (this.state === 'FIN-WAIT-1' && finAcked) this.state = 'FIN-WAIT-2';
+    else if (this.state === 'CLOSING' && finAcked) this.enterTimeWait(now);
+    else if (this.state === 'LAST-ACK' && finAcked) {
+      this.enterClosed('closed');
+      return;
+    }
+
+    // Seventh: segment text.
+    if (seg.payload.length > 0 && RECEIVING.has(this.state)) this.receiveText(segSeq, seg.payload, now);
+
+    // Eighth: FIN, in order only (an early one is remembered).
+    if (fin && RECEIVING.has(this.state)) this.peerFinAt = segSeq + seg.payload.length;
+    else if (fin && this.state === 'TIME-WAIT') {
+      this.sendAck(now);
+      this.timeWaitAt = now + this.cfg.timeWaitMs * US_PER_MS;
+    }
+    this.maybeFin(now);
+
+    this.output(now);
+    this.flushAck(now);
+  }
+
+  /** RFC 9293 3.10.7.4's acceptability test, against the window we advertised. */
+  private acceptable(segSeq: number, segLen: number): boolean {
+    const wnd = Math.max(0, this.rcvAdvEnd - this.rcvNxt);
+    if (segLen === 0) return wnd === 0 ? segSeq === this.rcvNxt : segSeq >= this.rcvNxt && segSeq < this.rcvNxt + wnd;
+    if (wnd === 0) return false;
+    const last = segSeq + segLen - 1;
+    return (segSeq >= this.rcvNxt && segSeq < this.rcvNxt + wnd) || (last >= this.rcvNxt && last < this.rcvNxt + wnd);
+  }
+
+  private challengeAck(now: Micros): void {
+    this.stats.challengeAcks++;
+    this.sendAck(now);
+  }
+
+  private processAck(seg: TcpSegment, segSeq: number, ack: number, now: Micros): void {
+    const wnd = seg.window << this.sndWscale;
+    const windowChanged = wnd !== this.sndWnd;
+    if (this.sndWl1 < segSeq || (this.sndWl1 === segSeq && this.sndWl2 <= ack)) {
+      this.sndWnd = wnd;
+      this.maxSndWnd = Math.max(this.maxSndWnd, wnd);
+      this.sndWl1 = segSeq;
+      this.sndWl2 = ack;
+    }
+    let newSack = false;
+    if (this.sackOn && seg.options.sack && seg.options.sack.length > 0) {
+      const blocks: SeqRange[] = seg.options.sack.map((b) => {
+        const start = fromWire(this.iss, b.left, this.sndUna);
+        return { start, end: start + ((b.right - b.left) >>> 0) };
+      });
+      newSack = this.scoreboard.update(blocks, Math.max(ack, this.sndUna), this.sndMax);
+    } else if (ack > this.sndUna) this.scoreboard.update([], ack, this.sndMax);
+    const flightBefore = this.sndMax - this.sndUna;
+    const acked = Math.max(0, ack - this.sndUna);
+    const classicDup =
+      ack === this.sndUna && seg.payload.length === 0 && !(seg.flags & (TCP_SYN | TCP_FIN)) && !windowChanged && this.sndMax > this.sndUna;
+    // RFC 6675 counts an ACK with new SACK information as a duplicate; RFC 5681's senders only the classic kind.
+    // An ACK closing the window answers a zero-window probe, never a loss (BSD counts no duplicates while persisting).
+    const dup = acked === 0 && wnd > 0 && (classicDup || (this.cc.name === 'sack' && newSack && this.sndMax > this.sndUna));
+    if (dup) this.stats.dupAcksReceived++;
+    if (acked > 0) {
+      this.rttSample(seg, ack, now);
+      this.sndUna = ack;
+      if (this.sndNxt < ack) this.sndNxt = ack;
+      const dataAcked = Math.min(ack, this.writeEnd) - this.sndBufStart;
+      if (dataAcked > 0) {
+        this.sndBuf.consume(dataAcked);
+        this.sndBufStart += dataAcked;
+        if (!this.finQueued) this.emit('writable');
+      }
+      this.retries = 0;
+      this.persistShift = 0;
+    }
+    const wasRecovering = this.cc.inRecovery;
+    if (acked > 0 || dup) this.cc.onAck({ now, ack, acked, dup, flightBefore }, this.view());
+    if (!wasRecovering && this.cc.inRecovery) this.stats.fastRetransmits++;
+    // RFC 6298 5.2 and 5.3.
+    if (acked > 0) {
+      if (this.sndUna >= this.sndMax) this.rtoAt = undefined;
+      else this.rtoAt = now + this.rtt.rtoUs;
+    }
+    if (this.sndWnd > 0) this.persistAt = undefined;
+  }
+
+  private rttSample(seg: TcpSegment, ack: number, now: Micros): void {
+    let sample: number | undefined;
+    const ts = seg.options.timestamp;
+    if (this.tsOn && ts && ts.echo !== 0) sample = ((this.tsNow(now) - ts.echo) >>> 0) * US_PER_MS;
+    else if (this.timing && ack >= this.timing.end) sample = now - this.timing.at;
+    if (this.timing && ack >= this.timing.end) this.timing = undefined;
+    if (sample === undefined || sample > this.cfg.maxRtoMs * US_PER_MS * 4) return;
+    this.rtt.sample(sample);
+    this.cc.onRtt(sample, now);
+  }
+
+  private receiveText(segSeq: number, payload: Uint8Array, now: Micros): void {
+    let start = segSeq;
+    let data = payload;
+    if (start < this.rcvNxt) {
+      const cut = this.rcvNxt - start;
+      this.stats.duplicateBytes += Math.min(cut, data.length);
+      data = data.subarray(cut);
+      start = this.rcvNxt;
+    }
+    const room = this.rcvAdvEnd - start;
+    if (data.length > room) data = data.subarray(0, Math.max(0, room));
+    if (data.length === 0) {
+      this.ackPending = true;
+      this.ackNow();
+      return;
+    }
+    if (start > this.rcvNxt) {
+      this.storeOoo(start, data);
+      // Out of order: an immediate (duplicate) ACK, with SACK blocks (RFC 5681 4.2).
+      this.ackNow();
+      return;
+    }
+    const filledHole = this.ooo.length > 0;
+    this.deliver(data);
+    this.pullOoo();
+    this.unackedSegments++;
+    if (filledHole || this.cfg.delayedAckMs === 0 || this.unackedSegments >= 2) this.ackNow();
+    else {
+      this.ackPending = true;
+      this.delackAt ??= now + this.cfg.delayedAckMs * US_PER_MS;
+    }
+  }
+
+  private deliver(data: Uint8Array): void {
+    const n = this.rcvBuf.push(data);
+    this.rcvNxt += n;
+    this.stats.bytesReceived += n;
+    if (n > 0) this.emit('readable');
+  }
+
+  private storeOoo(start: number, data: Uint8Array): void {
+    const end = start + data.length;
+    let dup = 0;
+    for (const s of this.ooo) {
+      const a = Math.max(s.start, start);
+      const b = Math.min(s.start + s.data.length, end);
+      if (b > a) dup += b - a;
+    }
+    this.stats.duplicateBytes += dup;
+    this.ooo.push({ start, data: data.slice() });
+    this.ooo.sort((x, y) => x.start - y.start);
+    this.sackRecent = [start, ...this.sackRecent.filter((s) => s !== start)].slice(0, 8);
+  }
+
+  private pullOoo(): void {
+    while (this.ooo.length > 0) {
+      const s = this.ooo[0]!;
+      const end = s.start + s.data.length;
+      if (s.start > this.rcvNxt) break;
+      this.ooo.shift();
+      if (end > this.rcvNxt) this.deliver(s.data.subarray(this.rcvNxt - s.start));
+    }
+    this.sackRecent = this.sackRecent.filter((s) => s >= this.rcvNxt);
+  }
+
+  /** SACK blocks for the next ACK: the block holding the newest arrival first, then the others newest first (RFC 2018 4). */
+  private sackBlocks(): SackBlock[] {
+    if (!this.sackOn || this.ooo.length === 0) return [];
+    const blocks: SeqRange[] = [];
+    for (const s of this.ooo) {
+      const end = s.start + s.data.length;
+      const last = blocks.at(-1);
+      if (last && s.start <= last.end) last.end = Math.max(last.end, end);
+      else blocks.push({ start: s.start, end });
+    }
+    const ordered: SeqRange[] = [];
+    for (const seq of this.sackRecent) {
+      const b = blocks.find((x) => seq >= x.start && seq < x.end);
+      if (b && !ordered.includes(b)) ordered.push(b);
+    }
+    for (const b of [...blocks].reverse()) if (!ordered.includes(b)) ordered.push(b);
+    const max = this.tsOn ? 3 : 4;
+    return ordered.slice(0, max).map((b) => ({ left: toWire(this.irs, b.start), right: toWire(this.irs, b.end) }));
+  }
+
+  /** The peer's FIN is processed once every byte before it has arrived. */
+  private maybeFin(now: Micros): void {
+    if (this.peerFinAt === undefined || this.rcvNxt !== this.peerFinAt || !RECEIVING.has(this.state) && this.state !== 'SYN-RECEIVED') return;
+    this.rcvNxt += 1;
+    this.ooo = [];
+    this.emit('eof');
+    this.eofSignalled = true;
+    this.ackNow();
+    const finAcked = this.finQueued && this.sndUna > this.writeEnd;
+    switch (this.state) {
+      case 'SYN-RECEIVED':
+      case 'ESTABLISHED':
+        this.state = 'CLOSE-WAIT';
+        break;
+      case 'FIN-WAIT-1':
+        if (finAcked) this.enterTimeWait(now);
+        else this.state = 'CLOSING';
+        break;
+      case 'FIN-WAIT-2':
+        this.enterTimeWait(now);
+        break;
+      default:
+        break;
+    }
+  }
+
+  /** Whether the peer's FIN has been received (end of its data). */
+  get peerClosed(): boolean {
+    return this.eofSignalled;
+  }
+
+  private established(now: Micros): void {
+    this.state = 'ESTABLISHED';
+    this.rtoAt = undefined;
+    if (this.synSentAt !== undefined && !this.synRetransmitted) this.rtt.sample(now - this.synSentAt);
+    else if (this.synRetransmitted) this.rtt.restartAfterSynTimeout();
+    this.retries = 0;
+    const mss = this.sendMss;
+    this.cc = this.makeCc(mss);
+    if (this.sndNxt < this.sndUna) this.sndNxt = this.sndUna;
+    this.emit('connected');
+  }
+
+  private enterTimeWait(now: Micros): void {
+    this.state = 'TIME-WAIT';
+    this.rtoAt = undefined;
+    this.persistAt = undefined;
+    this.delackAt = undefined;
+    this.timeWaitAt = now + this.cfg.timeWaitMs * US_PER_MS;
+  }
+
+  private enterClosed(e: TcpEvent): void {
+    this.state = 'CLOSED';
+    this.rtoAt = undefined;
+    this.delackAt = undefined;
+    this.persistAt = undefined;
+    this.timeWaitAt = undefined;
+    this.emit(e);
+  }
+
+  private negotiate(o: TcpOptions): void {
+    this.peerOffers = o;
+    this.peerMss = o.mss ?? 536;
+    this.wsOn = this.cfg.windowScale && o.windowScale !== undefined;
+    this.sndWscale = this.wsOn ? Math.min(14, o.windowScale ?? 0) : 0;
+    this.sackOn = this.cfg.sack && o.sackPermitted === true;
+    this.tsOn = this.cfg.timestamps && o.timestamp !== undefined;
+  }
+
+  /** Payload bytes of a full segment this end sends (RFC 9293 3.7.1, less the timestamps option). */
+  get sendMss(): number {
+    return Math.min(this.peerMss, this.cfg.mss) - (this.tsOn ? TS_OPTION_BYTES : 0);
+  }
+
+  // ---------------------------------------------------------------------------
+  // Output
+
+  private view(): SendView {
+    return {
+      mss: this.sendMss,
+      una: this.sndUna,
+      nxt: this.sndNxt,
+      max: this.sndMax,
+      end: this.writeEnd + (this.finQueued ? 1 : 0),
+      wndEnd: this.sndUna + this.sndWnd,
+      maxWnd: this.maxSndWnd,
+      scoreboard: this.scoreboard,
+      sackOn: this.sackOn,
+    };
+  }
+
+  /** Sends what the congestion control and the peer's window allow. */
+  private output(now: Micros): void {
+    if (!SENDING.has(this.state)) return;
+    if (this.sndWnd === 0) {
+      // A closed window: what lies past it (a probe, a FIN) was not taken;
+      // the persist timer probes from SND.UNA, not the retransmission timer
+      // (RFC 1122 4.2.2.17: never give up while probes are answered). As
+      // BSD's tcp_output does, pull SND.NXT back to the window's edge.
+      this.sndNxt = this.sndUna;
+      this.rtoAt = undefined;
+    }
+    for (let guard = 0; guard < 100_000; guard++) {
+      const v = this.view();
+      let next = this.cc.next(v);
+      if (!next) {
+        // A FIN with no data before it needs no room in an open window (a closed one is probed).
+        if (this.finQueued && this.sndWnd > 0 && v.nxt === this.writeEnd && v.end === this.writeEnd + 1) next = { seq: this.writeEnd, len: 1 };
+        else break;
+      }
+      // Nagle (RFC 896): a runt of new data waits while data is unacknowledged (a FIN goes).
+      const carriesFin = this.finQueued && next.seq + next.len === this.writeEnd + 1;
+      if (!this.cfg.noDelay && next.seq >= this.sndMax && next.len < v.mss && this.sndUna < this.sndMax && !carriesFin) break;
+      this.sendRange(next.seq, next.len, now);
+      this.cc.sent(next, v);
+    }
+    // Nothing in flight to bring an ACK, yet data waits: the window is closed
+    // or too small for a segment (sender SWS avoidance). The persist timer
+    // probes it (RFC 9293 3.8.6.1) and is also the override timer that sends
+    // a runt into a small window (RFC 1122 4.2.3.4); otherwise a lost window
+    // update would stall the connection for good.
+    if (this.sndNxt === this.sndUna && this.view().end > this.sndNxt && this.persistAt === undefined) {
+      this.persistAt = now + this.persistTimeoutUs();
+    }
+  }
+
+  /** Sends [seq, seq + len) of the sequence space: data from the buffer, and the FIN if the range ends with it. */
+  private sendRange(seq: number, len: number, now: Micros, probe = false): void {
+    const dataEnd = Math.min(seq + len, this.writeEnd);
+    const payload = dataEnd > seq ? this.sndBuf.peek(seq - this.sndBufStart, dataEnd - seq) : new Uint8Array(0);
+    const fin = this.finQueued && seq + len === this.writeEnd + 1;
+    let flags = TCP_ACK;
+    if (fin) flags |= TCP_FIN;
+    if (payload.length > 0 && dataEnd === this.writeEnd) flags |= TCP_PSH;
+    const retransmit = seq < this.sndMax;
+    if (retransmit) {
+      this.stats.retransmittedSegments++;
+      this.stats.retransmittedBytes += payload.length;
+      if (this.timing && seq < this.timing.end) this.timing = undefined;
+    } else if (!this.timing && !probe) this.timing = { end: seq + len, at: now };
+    this.stats.bytesSent += payload.length;
+    this.emitSegment(this.makeSegment(seq, payload, flags, now, true), now);
+    if (!probe) this.sndNxt = Math.max(this.sndNxt, seq + len);
+    this.sndMax = Math.max(this.sndMax, this.sndNxt, seq + len);
+    if (this.rtoAt === undefined && this.sndWnd > 0) this.rtoAt = now + this.rtt.rtoUs;
+  }
+
+  private makeSegment(seq: number, payload: Uint8Array, flags: number, now: Micros, withAck: boolean): TcpSegment {
+    const options: TcpOptions = {};
+    if (this.tsOn && !(flags & TCP_RST)) options.timestamp = { value: this.tsNow(now), echo: this.tsRecent };
+    if (withAck && this.sackOn) {
+      const sack = this.sackBlocks();
+      if (sack.length > 0) options.sack = sack;
+    }
+    return {
+      srcPort: this.localPort,
+      dstPort: this.remotePort,
+      seq: toWire(this.iss, seq),
+      ack: withAck ? toWire(this.irs, this.rcvNxt) : 0,
+      flags: withAck ? flags | TCP_ACK : flags,
+      window: withAck ? this.advertise() : 0,
+      urgent: 0,
+      options,
+      payload,
+    };
+  }
+
+  private emitSegment(seg: TcpSegment, _now: Micros): void {
+    this.stats.segmentsSent++;
+    if (seg.flags & TCP_ACK) {
+      this.ackPending = false;
+      this.unackedSegments = 0;
+      this.delackAt = undefined;
+      this.lastAckSent = this.rcvNxt;
+    }
+    this.out.push({ kind: 'segment', seg });
+  }
+
+  /** The window field: free receive buffer, never moving the right edge back, opened only by a worthwhile amount (SWS avoidance). */
+  private advertise(): number {
+    const edge = this.rcvNxt + this.rcvBuf.free;
+    const step = Math.min(this.cfg.mss, this.cfg.receiveBufferBytes / 2);
+    if (edge >= this.rcvAdvEnd + step || (edge > this.rcvAdvEnd && this.rcvAdvEnd <= this.rcvNxt && edge - this.rcvNxt >= step)) {
+      this.rcvAdvEnd = edge;
+    }
+    const wnd = Math.max(0, this.rcvAdvEnd - this.rcvNxt);
+    // Our shift applies only if both ends agreed to scale (RFC 7323 2.2); otherwise the peer reads the field as it is.
+    return Math.min(0xffff, wnd >> (this.wsOn ? this.rcvWscale : 0));
+  }
+
+  private sendSyn(now: Micros, again = false): void {
+    const options: TcpOptions = { mss: this.cfg.mss };
+    const answering = this.state === 'SYN-RECEIVED';
+    // A SYN-ACK carries only what the peer offered (RFC 7323 2.2, RFC 2018 2).
+    if (this.cfg.windowScale && (!answering || this.wsOn)) options.windowScale = this.rcvWscale;
+    if (this.cfg.sack && (!answering || this.sackOn)) options.sackPermitted = true;
+    if (this.cfg.timestamps && (!answering || this.tsOn)) options.timestamp = { value: this.tsNow(now), echo: answering ? this.tsRecent : 0 };
+    if (this.synSentAt !== undefined || again) this.synRetransmitted = true;
+    this.synSentAt = now;
+    const free = this.rcvBuf.free;
+    // The window of a SYN counts from the peer's first data byte (offset 1),
+    // also from SYN-SENT, where RCV.NXT is not known yet (still 0 here).
+    this.rcvAdvEnd = Math.max(this.rcvAdvEnd, 1 + Math.min(0xffff, free));
+    const seg: TcpSegment = {
+      srcPort: this.localPort,
+      dstPort: this.remotePort,
+      seq: this.iss,
+      ack: answering ? toWire(this.irs, this.rcvNxt) : 0,
+      flags: answering ? TCP_SYN | TCP_ACK : TCP_SYN,
+      window: Math.min(0xffff, free),
+      urgent: 0,
+      options,
+      payload: new Uint8Array(0),
+    };
+    if (this.synRetransmitted) this.stats.retransmittedSegments++;
+    this.emitSegment(seg, now);
+    this.sndNxt = Math.max(this.sndNxt, 1);
+    this.sndMax = Math.max(this.sndMax, 1);
+    this.rtoAt = now + this.rtt.rtoUs;
+  }
+
+  /** A bare ACK now. */
+  private sendAck(now: Micros): void {
+    if (!SYNCHRONIZED.has(this.state) && this.state !== 'SYN-RECEIVED') return;
+    this.emitSegment(this.makeSegment(this.sndNxt, new Uint8Array(0), TCP_ACK, now, true), now);
+  }
+
+  private ackNow(): void {
+    this.ackPending = true;
+    this.unackedSegments = Math.max(this.unackedSegments, 2);
+    this.delackAt = undefined;
+  }
+
+  /** The ACK owed for this arrival, unless data just carried it or it may wait for the delayed-ACK timer. */
+  private flushAck(now: Micros): void {
+    if (!this.ackPending) return;
+    if (this.delackAt !== undefined && this.unackedSegments < 2) return;
+    this.sendAck(now);
+  }
+
+  private sendAckOrData(now: Micros): void {
+    this.ackPending = true;
+    this.ackNow();
+    this.output(now);
+    this.flushAck(now);
+  }
+
+  private tsNow(now: Micros): number {
+    return Math.floor(now / US_PER_MS) >>> 0;
+  }
+
+  private persistTimeoutUs(): Micros {
+    const base = Math.max(this.rtt.rtoUs, 5 * US_PER_MS);
+    return Math.min(this.cfg.maxRtoMs * US_PER_MS, base * 2 ** this.persistShift);
+  }
+
+  // ---------------------------------------------------------------------------
+  // Timers
+
+  nextDeadline(): Micros | undefined {
+    let t: Micros | undefined;
+    for (const d of [this.rtoAt, this.delackAt, this.persistAt, this.timeWaitAt]) {
+      if (d !== undefined && (t === undefined || d < t)) t = d;
+    }
+    return t;
+  }
+
+  tick(now: Micros): void {
+    if (this.timeWaitAt !== undefined && now >= this.timeWaitAt) {
+      this.enterClosed('closed');
+      return;
+    }
+    if (this.delackAt !== undefined && now >= this.delackAt) {
+      this.delackAt = undefined;
+      if (this.ackPending) this.sendAck(now);
+    }
+    if (this.persistAt !== undefined && now >= this.persistAt) this.onPersist(now);
+    if (this.rtoAt !== undefined && now >= this.rtoAt) this.onRto(now);
+  }
+
+  private onRto(now: Micros): void {
+    this.rtoAt = undefined;
+    if (this.state === 'SYN-SENT' || this.state === 'SYN-RECEIVED') {
+      if (++this.retries > this.cfg.synRetries) {
+        this.enterClosed('timeout');
+        return;
+      }
+      this.stats.timeouts++;
+      this.rtt.backoff();
+      this.sendSyn(now, true);
+      return;
+    }
+    if (this.sndUna >= this.sndMax || !SENDING.has(this.state)) return;
+    if (++this.retries > this.cfg.maxRetransmits) {
+      this.enterClosed('timeout');
+      return;
+    }
+    this.stats.timeouts++;
+    this.rtt.backoff();
+    this.sndNxt = this.sndUna;
+    this.timing = undefined;
+    this.cc.onTimeout(this.view(), now);
+    this.output(now);
+    if (this.sndWnd > 0) this.rtoAt ??= now + this.rtt.rtoUs;
+  }
+
+  /** Zero-window probe (RFC 9293 3.8.6.1): one byte past the closed window, with backoff, for as long as the peer answers. */
+  private onPersist(now: Micros): void {
+    this.persistAt = undefined;
+    if (!SENDING.has(this.state) || this.sndNxt > this.sndUna) return;
+    const end = this.view().end;
+    if (end <= this.sndUna) return;
+    if (this.sndWnd > 0) {
+      // A window smaller than a segment: send what fits (the SWS override); the retransmission timer takes over.
+      const len = Math.min(this.sndUna + this.sndWnd, end) - this.sndNxt;
+      if (len > 0) this.sendRange(this.sndNxt, Math.min(len, this.sendMss), now);
+      return;
+    }
+    // One byte past the closed window, without moving SND.NXT: a refused
+    // probe leaves no hole, and an accepted one is acknowledged.
+    this.sendRange(this.sndUna, 1, now, true);
+    this.stats.zeroWindowProbes++;
+    this.persistShift++;
+    this.persistAt = now + this.persistTimeoutUs();
+  }
+
+  // ---------------------------------------------------------------------------
+  // Observation
+
+  /** Congestion window, bytes. */
+  get cwnd(): number {
+    return this.cc.cwnd;
+  }
+
+  get ssthresh(): number {
+    return this.cc.ssthresh;
+  }
+
+  get congestion(): CcName {
+    return this.cc.name;
+  }
+
+  get inRecovery(): boolean {
+    return this.cc.inRecovery;
+  }
+
+  /** Which options both ends agreed on. */
+  get negotiated(): { windowScale: boolean; sndWscale: number; rcvWscale: number; sack: boolean; timestamps: boolean; mss: number } {
+    return { windowScale: this.wsOn, sndWscale: this.sndWscale, rcvWscale: this.wsOn ? this.rcvWscale : 0, sack: this.sackOn, timestamps: this.tsOn, mss: this.sendMss };
+  }
+
+  /** Sequence state, absolute (0 is the SYN of each side). */
+  get seq(): { una: number; nxt: number; max: number; wnd: number; rcvNxt: number; rcvWnd: number } {
+    return { una: this.sndUna, nxt: this.sndNxt, max: this.sndMax, wnd: this.sndWnd, rcvNxt: this.rcvNxt, rcvWnd: Math.max(0, this.rcvAdvEnd - this.rcvNxt) };
+  }
+
+  /** Bytes written and not yet acknowledged. */
+  get unacknowledged(): number {
+    return Math.max(0, Math.min(this.writeEnd, this.sndMax) - Math.max(1, this.sndUna));
+  }
+
+  /** What the peer offered in its SYN. */
+  get peerOptions(): Readonly<TcpOptions> {
+    return this.peerOffers;
+  }
+}
+
+/** The RST answering an unacceptable segment (RFC 9293 3.10.7.1). */
+export function resetFor(seg: TcpSegment): TcpSegment {
+  const base = { srcPort: seg.dstPort, dstPort: seg.srcPort, window: 0, urgent: 0, options: {}, payload: new Uint8Array(0) };
+  if (seg.flags & TCP_ACK) return { ...base, seq: seg.ack, ack: 0, flags: TCP_RST };
+  const len = seg.payload.length + (seg.flags & TCP_SYN ? 1 : 0) + (seg.flags & TCP_FIN ? 1 : 0);
+  return { ...base, seq: 0, ack: (seg.seq + len) >>> 0, flags: TCP_RST | TCP_ACK };
+}

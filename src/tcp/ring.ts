@@ -1,0 +1,59 @@
+/**
+ * A byte ring of fixed capacity: appended at the tail, consumed from the
+ * head, readable at any offset in between. The send buffer (bytes written and
+ * not yet acknowledged) and the receive buffer (bytes in order, not yet read)
+ * are both one.
+ */
+export class ByteRing {
+  private readonly buf: Uint8Array;
+  private head = 0;
+  private len = 0;
+
+  constructor(readonly capacity: number) {
+    this.buf = new Uint8Array(capacity);
+  }
+
+  get length(): number {
+    return this.len;
+  }
+
+  get free(): number {
+    return this.capacity - this.len;
+  }
+
+  /** Appends as much of `data` as fits; returns how much did. */
+  push(data: Uint8Array): number {
+    const n = Math.min(data.length, this.free);
+    let tail = (this.head + this.len) % this.capacity;
+    let done = 0;
+    while (done < n) {
+      const run = Math.min(n - done, this.capacity - tail);
+      this.buf.set(data.subarray(done, done + run), tail);
+      done += run;
+      tail = (tail + run) % this.capacity;
+    }
+    this.len += n;
+    return n;
+  }
+
+  /** Copies `n` bytes starting `offset` bytes after the head. */
+  peek(offset: number, n: number): Uint8Array {
+    const out = new Uint8Array(n);
+    let from = (this.head + offset) % this.capacity;
+    let done = 0;
+    while (done < n) {
+      const run = Math.min(n - done, this.capacity - from);
+      out.set(this.buf.subarray(from, from + run), done);
+      done += run;
+      from = (from + run) % this.capacity;
+    }
+    return out;
+  }
+
+  /** Drops `n` bytes from the head. */
+  consume(n: number): void {
+    const k = Math.min(n, this.len);
+    this.head = (this.head + k) % this.capacity;
+    this.len -= k;
+  }
+}

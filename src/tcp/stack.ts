@@ -1,0 +1,178 @@
+import type { Rng } from '../core/rng.js';
+import type { Micros } from '../core/time.js';
+import { TCP_RST, TCP_SYN, TCP_ACK, encodeTcp, parseTcp, type TcpSegment } from '../wire/tcp.js';
+import { DEFAULT_TCP_CONFIG, resetFor, TcpConnection, TcpError, type TcpConfig, type TcpEvent } from './connection.js';
+
+/** A segment leaving the stack: its bytes and the address they go to. */
+export interface TcpPacket {
+  dst: Uint8Array;
+  bytes: Uint8Array;
+}
+
+/** An event of one connection, for its application. */
+export interface TcpStackEvent {
+  conn: TcpConnection;
+  event: TcpEvent;
+}
+
+export interface TcpStackCounters {
+  received: number;
+  /** Too short, bad header length or a malformed option. */
+  malformed: number;
+  badChecksum: number;
+  /** Segments for no connection and no listener, answered with RST. */
+  noConnection: number;
+  resetsSent: number;
+  accepted: number;
+}
+
+interface Entry {
+  conn: TcpConnection;
+  remote: Uint8Array;
+}
+
+/**
+ * One host's TCP: connections keyed by (remote address, remote port, local
+ * port), listeners by port, the wire codec at the edge. Bytes in through
+ * `input`, bytes out through `poll`; like the connections it drives it reads
+ * no clock. Segments that fail parsing or the checksum are counted and
+ * dropped; segments for nothing get the RST of RFC 9293 3.10.7.1.
+ */
+export class TcpStack {
+  private readonly conns = new Map<string, Entry>();
+  private readonly listeners = new Map<number, { cfg: Readonly<TcpConfig>; accept: (conn: TcpConnection) => void }>();
+  private readonly outbox: TcpPacket[] = [];
+  private readonly events: TcpStackEvent[] = [];
+  private nextEphemeral = 49152;
+  readonly counters: TcpStackCounters = { received: 0, malformed: 0, badChecksum: 0, noConnection: 0, resetsSent: 0, accepted: 0 };
+
+  readonly defaults: Readonly<TcpConfig>;
+
+  /** `defaults` apply to every connection of this host, over DEFAULT_TCP_CONFIG; each connect or listen may change more. */
+  constructor(
+    readonly localIp: Uint8Array,
+    private readonly rng: Rng,
+    defaults: Partial<TcpConfig> = {},
+  ) {
+    this.defaults = { ...DEFAULT_TCP_CONFIG, ...defaults };
+  }
+
+  /** Accepts connections on `port`; `accept` hears of each new one when its SYN arrives. */
+  listen(port: number, accept: (conn: TcpConnection) => void, cfg: Partial<TcpConfig> = {}): void {
+    if (this.listeners.has(port)) throw new TcpError('TCP_PORT_IN_USE', `tcp: port ${port} already listening`);
+    this.listeners.set(port, { cfg: { ...this.defaults, ...cfg }, accept });
+  }
+
+  /** Opens a connection to `remote`:`port` (active open). */
+  connect(remote: Uint8Array, port: number, now: Micros, cfg: Partial<TcpConfig> = {}, localPort?: number): TcpConnection {
+    const lp = localPort ?? this.ephemeralPort(remote, port);
+    const k = key(remote, port, lp);
+    if (this.conns.has(k)) throw new TcpError('TCP_PORT_IN_USE', `tcp: a connection ${lp} -> ${port} exists`);
+    const conn = new TcpConnection({ ...this.defaults, ...cfg }, lp, port, this.iss());
+    this.conns.set(k, { conn, remote });
+    conn.connect(now);
+    this.collect(conn, remote);
+    return conn;
+  }
+
+  private ephemeralPort(remote: Uint8Array, port: number): number {
+    for (let i = 0; i < 16384; i++) {
+      const p = this.nextEphemeral;
+      this.nextEphemeral = p === 65535 ? 49152 : p + 1;
+      if (!this.conns.has(key(remote, port, p))) return p;
+    }
+    throw new TcpError('TCP_NO_PORT', 'tcp: no free ephemeral port');
+  }
+
+  /** RFC 6528 asks for unpredictable initial sequence numbers: they come from the injected RNG. */
+  private iss(): number {
+    return this.rng.int(0, 0xffffffff) >>> 0;
+  }
+
+  /** A segment from `src` arrived. */
+  input(src: Uint8Array, bytes: Uint8Array, now: Micros): void {
+    this.counters.received++;
+    const r = parseTcp(bytes, { src, dst: this.localIp });
+    if (!r.ok) {
+      if (r.error.code === 'WIRE_BAD_CHECKSUM') this.counters.badChecksum++;
+      else this.counters.malformed++;
+      return;
+    }
+    const seg = r.value;
+    const k = key(src, seg.srcPort, seg.dstPort);
+    const entry = this.conns.get(k);
+    if (entry) {
+      entry.conn.handle(seg, now);
+      this.collect(entry.conn, src);
+      return;
+    }
+    const listener = this.listeners.get(seg.dstPort);
+    if (listener && (seg.flags & (TCP_SYN | TCP_RST | TCP_ACK)) === TCP_SYN) {
+      const conn = new TcpConnection(listener.cfg, seg.dstPort, seg.srcPort, this.iss());
+      conn.listen();
+      conn.handle(seg, now);
+      this.conns.set(k, { conn, remote: src });
+      this.counters.accepted++;
+      listener.accept(conn);
+      this.collect(conn, src);
+      return;
+    }
+    this.counters.noConnection++;
+    if (!(seg.flags & TCP_RST)) this.send(src, resetFor(seg));
+  }
+
+  /** Runs the timers that are due. */
+  tick(now: Micros): void {
+    for (const e of [...this.conns.values()]) {
+      const d = e.conn.nextDeadline();
+      if (d !== undefined && d <= now) {
+        e.conn.tick(now);
+        this.collect(e.conn, e.remote);
+      }
+    }
+  }
+
+  nextDeadline(): Micros | undefined {
+    let t: Micros | undefined;
+    for (const e of this.conns.values()) {
+      const d = e.conn.nextDeadline();
+      if (d !== undefined && (t === undefined || d < t)) t = d;
+    }
+    return t;
+  }
+
+  /**
+   * Lets the stack pick up what a connection produced after a user call
+   * (write, read, close, abort) made outside `input` and `tick`.
+   */
+  flush(conn: TcpConnection): void {
+    for (const e of this.conns.values()) if (e.conn === conn) this.collect(conn, e.remote);
+  }
+
+  /** Packets to send and connection events, since the last poll. */
+  poll(): { packets: TcpPacket[]; events: TcpStackEvent[] } {
+    return { packets: this.outbox.splice(0), events: this.events.splice(0) };
+  }
+
+  /** Live connections. */
+  connections(): TcpConnection[] {
+    return [...this.conns.values()].map((e) => e.conn);
+  }
+
+  private collect(conn: TcpConnection, remote: Uint8Array): void {
+    for (const a of conn.poll()) {
+      if (a.kind === 'segment') this.send(remote, a.seg);
+      else this.events.push({ conn, event: a.event });
+    }
+    if (conn.state === 'CLOSED') this.conns.delete(key(remote, conn.remotePort, conn.localPort));
+  }
+
+  private send(dst: Uint8Array, seg: TcpSegment): void {
+    if (seg.flags & TCP_RST) this.counters.resetsSent++;
+    this.outbox.push({ dst, bytes: encodeTcp(seg, { src: this.localIp, dst }) });
+  }
+}
+
+function key(remote: Uint8Array, remotePort: number, localPort: number): string {
+  return `${remote.join('.')}:${remotePort}>${localPort}`;
+}
