@@ -10,7 +10,9 @@
  * ns-2 runs bench/peers/ns2-chain.tcl (`ns ns2-chain.tcl HOPS DURATION SEED
  * WINDOW`, one process per seed, one after another); cogmesh runs
  * config/scenarios/urbanx-chain.json with the cognitive layer and the PNs off
- * and the flow made TCP Reno, over the same seeds. Prints a Markdown table of
+ * (--cognitive off --pn off), every radio of every router on channel 6 (an
+ * ns-2 node has one radio, so AODV shares the data channel), and the flow
+ * made TCP Reno, over the same seeds. Prints a Markdown table of
  * both goodputs (payload delivered in order to the sink, over the flow's
  * active time; mean and 95% confidence half-width over the seeds), their ratio,
  * whether it is within 25%, and the wall time of each side. --check makes the
@@ -31,6 +33,8 @@ import type { ScenarioOverrides } from '../src/sim/scenario.js';
 const TOLERANCE = 0.25;
 /** ns-2's packetSize_: TCP payload bytes per segment, on both sides. */
 const SEGMENT_BYTES = 1000;
+/** The one channel of the cogmesh side: data and control, every router. */
+const CHANNEL = 6;
 
 const { values } = parseArgs({
   options: {
@@ -57,7 +61,7 @@ const intFlag = (name: string, v: string | undefined, min: number, max: number):
 };
 const hopsList = (values.hops ?? '').split(',').map((h) => intFlag('hops', h, 1, 64));
 const durationS = Number(values.duration);
-if (!(Number.isFinite(durationS) && durationS > 2)) usage(`--duration: "${values.duration}" is not a number of seconds > 2`);
+if (!(Number.isFinite(durationS) && durationS > 10)) usage(`--duration: "${values.duration}" is not a number of seconds > 10`);
 const seeds = intFlag('seeds', values.seeds, 1, 1000);
 // ns-2 takes seed 0 as "seed from the clock".
 const seed0 = intFlag('seed', values.seed, 1, 2 ** 31 - 1 - seeds);
@@ -137,11 +141,18 @@ async function runCogmesh(hops: number, startS: number): Promise<{ result: SimRe
       // the run, a window of `window` packets (the sink's receive buffer), every
       // segment acknowledged, an initial window of 2 (ns-2's defaults).
       `flows.0.tcp.mss=${SEGMENT_BYTES}`,
-      `flows.0.tcp.receiveBufferBytes=${window * SEGMENT_BYTES}`,
+      // ns-2's window_ caps the segments in flight; cogmesh's sink acknowledges a
+      // segment before its application reads it, so its buffer holds one more.
+      `flows.0.tcp.receiveBufferBytes=${(window + 1) * SEGMENT_BYTES}`,
       'flows.0.tcp.delayedAckMs=0',
       'flows.0.tcp.initialWindowSegments=2',
       `flows.0.startS=${startS}`,
       'flows.0.stopS=0',
+      // An ns-2 node has one radio: AODV's HELLOs and route discovery share
+      // the data channel. cogmesh's R3 joins R1 and R2 on the fixed channel,
+      // where a router's co-channel radios act as one half-duplex transceiver.
+      `node.radios.R3.channel=${CHANNEL}`,
+      `node.channel.initialChannel=${CHANNEL}`,
       ...(values.set ?? []),
     ],
   };

@@ -33,7 +33,7 @@ set duration [lindex $argv 1]
 set seed     [lindex $argv 2]
 set window   [expr {$argc == 4 ? [lindex $argv 3] : 20}]
 if {![string is integer -strict $hops] || $hops < 1 || $hops > 64} { usage "HOPS \"$hops\" is not an integer from 1 to 64" }
-if {![string is double -strict $duration] || $duration <= 2} { usage "DURATION_S \"$duration\" is not a number of seconds > 2" }
+if {![string is double -strict $duration] || $duration <= 10} { usage "DURATION_S \"$duration\" is not a number of seconds > 10" }
 # ns-2 takes seed 0 as "seed from the clock": not reproducible, so refused.
 if {![string is integer -strict $seed] || $seed < 1 || $seed > 2147483647} { usage "SEED \"$seed\" is not an integer from 1 to 2147483647" }
 if {![string is integer -strict $window] || $window < 1} { usage "WINDOW_PACKETS \"$window\" is not an integer >= 1" }
@@ -45,7 +45,10 @@ set spacing  200.0    ;# urbanx-chain.json topology.spacingM
 set txRange  250.0    ;# urbanx-chain.json medium.txRangeM
 set csRange  550.0    ;# urbanx-chain.json medium.csRangeM
 set pktSize  1000     ;# TCP payload per segment (bytes), as the flow's packetBytes
-set start    1.0      ;# FTP start (s); cogmesh's flow gets the same startS
+# FTP start (s), the scenario's default: cogmesh's routers learn their
+# neighbours' R1 channels from the first HELLOs (about 2 s) and a SYN sent
+# before that has no channel to go on. cogmesh's flow gets the same startS.
+set start    5.0
 set stop     $duration
 
 # ---- PHY: TwoRayGround and the thresholds for 250 m / 550 m -------------------

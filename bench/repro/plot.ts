@@ -105,7 +105,7 @@ function xOrder(data: Row[]): Array<number | string> {
 
 function frame(spec: ChartSpec): Record<string, unknown> {
   return {
-    $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
+    $schema: 'https://vega.github.io/schema/vega-lite/v5.json',
     title: spec.title,
     width: spec.width ?? 560,
     height: spec.height ?? 320,
@@ -119,7 +119,8 @@ function colour(spec: ChartSpec): Record<string, unknown> {
     type: 'nominal',
     title: null,
     scale: { domain: spec.series.map((s) => s.name) },
-    legend: { orient: 'top', direction: 'horizontal', columnPadding: 16 },
+    // Two columns once a row of labels would outgrow the plot's width.
+    legend: { orient: 'top', direction: 'horizontal', columnPadding: 16, labelLimit: 0, columns: spec.series.length > 3 ? 2 : spec.series.length },
   };
 }
 

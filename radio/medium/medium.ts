@@ -15,6 +15,7 @@ export const DEFAULT_MEDIUM_PARAMS: Readonly<MediumParams> = Object.freeze({
   txRangeM: 250,
   csRangeM: 550,
   captureDb: 10,
+  capture: 'strongest',
   pnLossProbability: 1,
   pnCarrierSense: true,
 });
@@ -111,6 +112,7 @@ function checkParams(p: MediumParams): MediumParams {
     throw new RangeArgumentError('csRangeM', p.csRangeM, `a finite distance >= txRangeM (${p.txRangeM} m)`);
   }
   if (!Number.isFinite(p.captureDb)) throw new RangeArgumentError('captureDb', p.captureDb, 'a finite number of dB');
+  if (p.capture !== 'strongest' && p.capture !== 'first') throw new RangeArgumentError('capture', p.capture, '"strongest" or "first"');
   if (!(p.pnLossProbability >= 0 && p.pnLossProbability <= 1)) {
     throw new RangeArgumentError('pnLossProbability', p.pnLossProbability, 'a probability in [0, 1]');
   }
@@ -296,6 +298,7 @@ class MediumCore implements Air {
     st.counters.airtimeUs += airUs;
     // It cannot receive what is on the air while it sends.
     for (const h of st.heard) if (h.frame.endUs > now) h.deaf = true;
+    for (const r of this.byNode.get(st.node) ?? []) if (r !== st && !r.detached && r.chIdx === k) this.ownHearing(f, r, now);
     this.counters.frames++;
     this.usage[k]!.frames++;
     if (this.framesOnChannel[k]!++ === 0) this.busySince[k] = now;
@@ -305,6 +308,7 @@ class MediumCore implements Air {
     const rxThresh = this.rxThresh[k]!;
     const row = this.dist[st.index]!;
     const cap = this.captureRatio;
+    const firstOnly = this.params.capture === 'first';
     const bcast = kind === 'bcast';
     for (const r of this.stations) {
       if (r.detached || r === st || r.node === st.node) continue;
@@ -318,11 +322,12 @@ class MediumCore implements Air {
       const p = rk === k ? p0 : p0 * this.overlap[k * this.nch + rk]!;
       if (p < this.csThresh[rk]!) continue;
       const candidate = rk === k && p >= rxThresh;
-      const h: Hearing = { frame: f, st: r, p, candidate, collided: false, deaf: candidate && r.txFrame !== undefined, gone: false };
       const heard = r.heard;
+      const blinded = r.txFrame !== undefined || heard.some((g) => g.own === true && g.frame.endUs > now);
+      const h: Hearing = { frame: f, st: r, p, candidate, collided: false, deaf: candidate && blinded, gone: false };
       for (const g of heard) {
-        if (g.frame.endUs <= now) continue;
-        if (p < cap * g.p) h.collided = true;
+        if (g.frame.endUs <= now || g.own === true) continue;
+        if (firstOnly || p < cap * g.p) h.collided = true;
         if (g.p < cap * p) g.collided = true;
       }
       const wasIdle = heard.length === 0;
@@ -338,6 +343,22 @@ class MediumCore implements Air {
     this.scheduler.cancel(f.endEv);
     this.counters.truncated++;
     this.endFrame(f, true);
+  }
+
+  /**
+   * Radios of one router on the same channel are one half-duplex transceiver
+   * as far as the air goes: while one sends, the others decode nothing (what
+   * they were receiving is lost, as if they sent themselves) and sense the
+   * medium busy. On different channels they do not meet (the seeds' model of
+   * a multi-radio router).
+   */
+  private ownHearing(f: AirFrame, r: DcfStation, now: Micros): void {
+    for (const g of r.heard) if (g.frame.endUs > now && !g.own) g.deaf = true;
+    const h: Hearing = { frame: f, st: r, p: 0, candidate: false, collided: false, deaf: false, gone: false, own: true };
+    const wasIdle = r.heard.length === 0;
+    r.heard.push(h);
+    f.hearers.push(h);
+    if (wasIdle && !r.txFrame) r.freeze(now);
   }
 
   /** Removes a station's hearings (retune, detach); those it should have received count as missed while deaf. */
@@ -360,7 +381,11 @@ class MediumCore implements Air {
     const now = this.scheduler.now();
     for (const f of this.inAir) {
       const s = f.sender;
-      if (s === st || s.node === st.node || f.endUs <= now) continue;
+      if (s === st || f.endUs <= now) continue;
+      if (s.node === st.node) {
+        if (f.chIdx === k) this.ownHearing(f, st, now);
+        continue;
+      }
       const p = powerAt(this.pl[f.chIdx]!, this.dist[s.index]![st.index]!) * this.overlap[f.chIdx * this.nch + k]!;
       if (p < this.csThresh[k]!) continue;
       const h: Hearing = { frame: f, st, p, candidate: false, collided: false, deaf: false, gone: false };
@@ -450,8 +475,9 @@ class MediumCore implements Air {
           if (forR) r.counters.pnLosses++;
         } else ok = true;
       }
-      // ns-2: a frame heard but not received correctly makes the next defer EIFS.
-      r.eifs = !ok;
+      // ns-2: a frame heard but not received correctly makes the next defer EIFS
+      // (not its own router's: that one it knows it sent).
+      if (!h.own) r.eifs = !ok;
       if (ok) (decodedBy ??= []).push(r);
       if (heard.length === 0 && !r.txFrame) r.idleStartUs = now;
     }

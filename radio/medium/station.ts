@@ -46,6 +46,8 @@ export interface Hearing {
   deaf: boolean;
   /** The station left the channel (retune, detach): nothing more to do. */
   gone: boolean;
+  /** The frame is another radio of the station's own router on the same channel: it blinds and busies, it is never decoded. */
+  own?: boolean;
 }
 
 /** What a station needs from the medium. */

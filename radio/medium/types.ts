@@ -48,6 +48,13 @@ export interface MediumParams {
   csRangeM: number;
   /** A frame survives an overlapping one when it is this many dB stronger (ns-2 CPThresh 10). */
   captureDb: number;
+  /**
+   * Which frame capture can save: `strongest` (a frame captureDb stronger
+   * than every overlapping one survives, whichever came first: a receiver
+   * resyncs to a much stronger preamble) or `first` (only the frame already
+   * being received can survive, as in ns-2's Mac802_11).
+   */
+  capture: 'strongest' | 'first';
   /** Probability that a frame overlapping a PN burst on its channel is lost. */
   pnLossProbability: number;
   /** Whether the MAC's clear-channel assessment treats an active PN on the channel as busy. */

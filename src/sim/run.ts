@@ -45,6 +45,7 @@ export function runScenario(sc: Scenario, seed: number, opts: RunOptions = {}): 
       txRangeM: m.txRangeM,
       csRangeM: m.csRangeM,
       captureDb: m.captureDb,
+      capture: m.capture,
       pnLossProbability: m.pnLossProbability,
       pnCarrierSense: m.pnCarrierSense,
     },

@@ -49,6 +49,7 @@ export interface MediumScenario {
   txRangeM: number;
   csRangeM: number;
   captureDb: number;
+  capture: 'strongest' | 'first';
   adjacentChannelInterference: boolean;
   pnLossProbability: number;
   pnCarrierSense: boolean;

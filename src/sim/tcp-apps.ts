@@ -94,6 +94,8 @@ export interface TcpFlowRecord {
   ackDrops: number;
   dropReasons: Record<string, number>;
   connectedAtUs: Micros | null;
+  /** When the source reset a connection still open at the flow's end. */
+  stoppedAtUs: Micros | null;
   closedAtUs: Micros | null;
   /** Why the connection ended early, if it did ('reset', 'timeout', ...). */
   failure: string | null;
@@ -163,6 +165,7 @@ export class SimTcp {
       ackDrops: 0,
       dropReasons: {},
       connectedAtUs: null,
+      stoppedAtUs: null,
       closedAtUs: null,
       failure: null,
       cwndSamples: 0,
@@ -207,6 +210,15 @@ export class SimTcp {
       rec.sender = h.stack.connect(meshIp(dst), spec.port, now, cfg, localPort);
       this.pump(src, now);
     });
+    // The flow stops at its end: like an FTP killed mid-transfer, the source
+    // resets the connection, whatever its buffer still held.
+    this.p.engine.at(endUs, (now) => {
+      const c = rec.sender;
+      if (!c || c.state === 'CLOSED') return;
+      c.abort(now);
+      rec.stoppedAtUs = now;
+      this.pump(src, now);
+    });
     return rec;
   }
 
@@ -225,7 +237,7 @@ export class SimTcp {
     const h = this.hosts.get(at);
     if (!h) return;
     const rec = this.flows.get(header.flow);
-    if (rec && header.src === rec.src && payload.length >= 20) rec.arrivedBytes += Math.max(0, payload.length - ((payload[12] ?? 0x50) >> 4) * 4);
+    if (rec && header.src === rec.src && payload.length >= 20 && now <= rec.endUs) rec.arrivedBytes += Math.max(0, payload.length - ((payload[12] ?? 0x50) >> 4) * 4);
     h.stack.input(meshIp(header.src), payload, now);
     this.pump(at, now);
   }

@@ -224,9 +224,7 @@ export class TcpConnection {
     /** Initial send sequence number (RFC 9293 3.4.1; the caller draws it). */
     readonly iss: number,
   ) {
-    if (cfg.mss < 64 || cfg.sendBufferBytes < 1 || cfg.receiveBufferBytes < 1) {
-      throw new TcpError('TCP_BAD_CONFIG', `tcp: mss ${cfg.mss} (at least 64) and buffers of at least 1 byte needed`);
-    }
+    checkTcpConfig(cfg);
     this.sndBuf = new ByteRing(cfg.sendBufferBytes);
     this.rcvBuf = new ByteRing(cfg.receiveBufferBytes);
     let shift = 0;
@@ -334,7 +332,7 @@ export class TcpConnection {
   /** ABORT: a RST to the peer where it knows the connection, and CLOSED at once. */
   abort(now: Micros): void {
     if (['SYN-RECEIVED', 'ESTABLISHED', 'FIN-WAIT-1', 'FIN-WAIT-2', 'CLOSE-WAIT'].includes(this.state)) {
-      this.emitSegment(this.makeSegment(this.sndNxt, new Uint8Array(0), TCP_RST, now, false), now);
+      this.emitSegment(this.makeSegment(this.controlSeq(), new Uint8Array(0), TCP_RST, now, false), now);
     }
     this.enterClosed('closed');
   }
@@ -644,17 +642,31 @@ export class TcpConnection {
     if (n > 0) this.emit('readable');
   }
 
+  /**
+   * Keeps the parts of an out-of-order segment not already held: the queue
+   * stays sorted and disjoint, so a sender that resends what the receiver
+   * holds costs neither memory nor a growing scan.
+   */
   private storeOoo(start: number, data: Uint8Array): void {
     const end = start + data.length;
-    let dup = 0;
+    const pieces: OooSegment[] = [];
+    let at = start;
     for (const s of this.ooo) {
-      const a = Math.max(s.start, start);
-      const b = Math.min(s.start + s.data.length, end);
-      if (b > a) dup += b - a;
+      const sEnd = s.start + s.data.length;
+      if (sEnd <= at) continue;
+      if (s.start >= end) break;
+      if (s.start > at) pieces.push({ start: at, data: data.slice(at - start, s.start - start) });
+      at = Math.max(at, sEnd);
+      if (at >= end) break;
     }
-    this.stats.duplicateBytes += dup;
-    this.ooo.push({ start, data: data.slice() });
-    this.ooo.sort((x, y) => x.start - y.start);
+    if (at < end) pieces.push({ start: at, data: data.slice(at - start) });
+    let fresh = 0;
+    for (const p of pieces) fresh += p.data.length;
+    this.stats.duplicateBytes += data.length - fresh;
+    if (pieces.length > 0) {
+      this.ooo.push(...pieces);
+      this.ooo.sort((x, y) => x.start - y.start);
+    }
     this.sackRecent = [start, ...this.sackRecent.filter((s) => s !== start)].slice(0, 8);
   }
 
@@ -751,7 +763,8 @@ export class TcpConnection {
 
   private negotiate(o: TcpOptions): void {
     this.peerOffers = o;
-    this.peerMss = o.mss ?? 536;
+    // A peer's MSS below 64 would leave no payload room (a stalled connection); Linux clamps too.
+    this.peerMss = Math.max(MIN_MSS, o.mss ?? 536);
     this.wsOn = this.cfg.windowScale && o.windowScale !== undefined;
     this.sndWscale = this.wsOn ? Math.min(14, o.windowScale ?? 0) : 0;
     this.sackOn = this.cfg.sack && o.sackPermitted === true;
@@ -913,7 +926,19 @@ export class TcpConnection {
   /** A bare ACK now. */
   private sendAck(now: Micros): void {
     if (!SYNCHRONIZED.has(this.state) && this.state !== 'SYN-RECEIVED') return;
-    this.emitSegment(this.makeSegment(this.sndNxt, new Uint8Array(0), TCP_ACK, now, true), now);
+    this.emitSegment(this.makeSegment(this.controlSeq(), new Uint8Array(0), TCP_ACK, now, true), now);
+  }
+
+  /**
+   * The sequence number of a segment without data (a bare ACK, a RST):
+   * SND.MAX, as BSD sends them. SND.NXT is behind it after a timeout
+   * (go-back-N), and a bare ACK below the peer's RCV.NXT is unacceptable
+   * there: the peer would drop its ACK field and answer with an ACK of its
+   * own, and two ends that both timed out would do so forever. Against a
+   * zero window SND.NXT stays at SND.UNA, below a refused probe byte.
+   */
+  private controlSeq(): number {
+    return this.sndWnd === 0 ? this.sndNxt : this.sndMax;
   }
 
   private ackNow(): void {
@@ -1054,6 +1079,22 @@ export class TcpConnection {
   get peerOptions(): Readonly<TcpOptions> {
     return this.peerOffers;
   }
+}
+
+const MIN_MSS = 64;
+
+/** Refuses a configuration no connection can run with (TcpError TCP_BAD_CONFIG naming the field). */
+export function checkTcpConfig(cfg: Readonly<TcpConfig>): void {
+  const bad = (field: string, expected: string): never => {
+    throw new TcpError('TCP_BAD_CONFIG', `tcp.${field}: ${JSON.stringify((cfg as unknown as Record<string, unknown>)[field])} is out of range, expected ${expected}`);
+  };
+  if (!Number.isInteger(cfg.mss) || cfg.mss < MIN_MSS || cfg.mss > 65495) bad('mss', `an integer in [${MIN_MSS}, 65495]`);
+  if (!Number.isInteger(cfg.sendBufferBytes) || cfg.sendBufferBytes < 1) bad('sendBufferBytes', 'a positive integer');
+  if (!Number.isInteger(cfg.receiveBufferBytes) || cfg.receiveBufferBytes < 1) bad('receiveBufferBytes', 'a positive integer');
+  if (!(cfg.minRtoMs > 0 && cfg.minRtoMs <= cfg.maxRtoMs)) bad('minRtoMs', `> 0 and at most maxRtoMs (${cfg.maxRtoMs})`);
+  if (!(cfg.initialRtoMs > 0)) bad('initialRtoMs', '> 0');
+  if (!(cfg.delayedAckMs >= 0 && cfg.delayedAckMs <= 500)) bad('delayedAckMs', 'in [0, 500] (RFC 5681: under 500 ms)');
+  if (!(Number.isInteger(cfg.dupThresh) && cfg.dupThresh >= 1)) bad('dupThresh', 'an integer >= 1');
 }
 
 /** The RST answering an unacceptable segment (RFC 9293 3.10.7.1). */

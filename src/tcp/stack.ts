@@ -1,7 +1,7 @@
 import type { Rng } from '../core/rng.js';
 import type { Micros } from '../core/time.js';
 import { TCP_RST, TCP_SYN, TCP_ACK, encodeTcp, parseTcp, type TcpSegment } from '../wire/tcp.js';
-import { DEFAULT_TCP_CONFIG, resetFor, TcpConnection, TcpError, type TcpConfig, type TcpEvent } from './connection.js';
+import { checkTcpConfig, DEFAULT_TCP_CONFIG, resetFor, TcpConnection, TcpError, type TcpConfig, type TcpEvent } from './connection.js';
 
 /** A segment leaving the stack: its bytes and the address they go to. */
 export interface TcpPacket {
@@ -55,12 +55,16 @@ export class TcpStack {
     defaults: Partial<TcpConfig> = {},
   ) {
     this.defaults = { ...DEFAULT_TCP_CONFIG, ...defaults };
+    checkTcpConfig(this.defaults);
   }
 
   /** Accepts connections on `port`; `accept` hears of each new one when its SYN arrives. */
   listen(port: number, accept: (conn: TcpConnection) => void, cfg: Partial<TcpConfig> = {}): void {
     if (this.listeners.has(port)) throw new TcpError('TCP_PORT_IN_USE', `tcp: port ${port} already listening`);
-    this.listeners.set(port, { cfg: { ...this.defaults, ...cfg }, accept });
+    const merged = { ...this.defaults, ...cfg };
+    // Refused now, not at the first SYN.
+    checkTcpConfig(merged);
+    this.listeners.set(port, { cfg: merged, accept });
   }
 
   /** Opens a connection to `remote`:`port` (active open). */
@@ -149,8 +153,12 @@ export class TcpStack {
     for (const e of this.conns.values()) if (e.conn === conn) this.collect(conn, e.remote);
   }
 
-  /** Packets to send and connection events, since the last poll. */
+  /**
+   * Packets to send and connection events since the last poll, including what
+   * user calls (write, read, close, abort) made since.
+   */
   poll(): { packets: TcpPacket[]; events: TcpStackEvent[] } {
+    for (const e of [...this.conns.values()]) this.collect(e.conn, e.remote);
     return { packets: this.outbox.splice(0), events: this.events.splice(0) };
   }
 

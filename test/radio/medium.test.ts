@@ -723,3 +723,39 @@ test('speed: a saturated 4-hop chain for 100 simulated seconds (information only
   assert.ok(medium.counters.frames > 40_000, `${medium.counters.frames} frames`);
   assert.ok(got > 0.3 && got < 0.8, `${got} Mbps over 4 hops`);
 });
+
+test('capture: a much stronger late frame survives with "strongest" and is lost with "first" (ns-2)', () => {
+  const got: Record<string, string[]> = {};
+  for (const capture of ['strongest', 'first'] as const) {
+    const r = rig({ params: { txRangeM: 250, csRangeM: 300, capture } });
+    const a = radio(r, 'a', 1, 0);
+    const b = radio(r, 'b', 2, 240);
+    const c = radio(r, 'c', 3, 310); // hidden from a, 21 dB stronger than a at b
+    a.st.send(pkt(1, BROADCAST, 1000, 'far'));
+    r.engine.at(1_000, () => c.st.send(pkt(3, BROADCAST, 100, 'near')));
+    r.engine.run();
+    got[capture] = b.rx.map((x) => String(x.frame.tag));
+  }
+  assert.deepEqual(got, { strongest: ['near'], first: [] });
+});
+
+test("a router's radios on one channel are one half-duplex transceiver; on different channels they do not meet", () => {
+  const got: Record<string, number> = {};
+  for (const channel of [1, 6]) {
+    // Router 1's R1 (channel 1) receives from router 2 while router 1's R2
+    // sends to router 3 on `channel`: both start on an idle medium, after DIFS.
+    const r = rig({ params: { txRangeM: 250, csRangeM: 300 } });
+    const r1 = radio(r, 'r1', 1, 240, { acceptsBroadcast: false });
+    const r2 = radio(r, 'r2', 1, 240, { acceptsUnicast: false, acceptsBroadcast: false, channel });
+    const far = radio(r, 'far', 2, 0);
+    const next = radio(r, 'next', 3, 480, { channel });
+    void next;
+    far.st.send(pkt(2, 1, 1000, 'in'));
+    r2.st.send(pkt(1, 3, 200, 'out'));
+    r.engine.run();
+    assert.equal(r1.rx.filter((x) => x.frame.tag === 'in').length, 1, 'received in the end');
+    got[`ch${channel}`] = r1.st.counters.missedDeaf * 10 + (far.sent[0]?.outcome.ok ? far.sent[0].outcome.attempts : 0);
+  }
+  // Missed once while its own router sent (and sent again), against received at the first attempt.
+  assert.deepEqual(got, { ch1: 12, ch6: 1 });
+});

@@ -56,6 +56,15 @@ describe('TCP flows in the simulator', () => {
     assert.equal(f.tcp?.failure, null);
   });
 
+  it('the first window leaves at the handshake, not at a timeout; a flow stops at stopS', async () => {
+    const sc = await loadScenario(chain, { hops: 1, tcp: 'reno', durationS: 12, cognitive: false, pn: false, set: ['flows.0.startS=3', 'flows.0.stopS=8'] });
+    const f = runScenario(sc, 1).flows[0]!;
+    assert.equal(f.tcp?.timeouts, 0, 'no timeout on a clean link');
+    assert.ok(f.goodputMbps > 1, `goodput ${f.goodputMbps}`);
+    // Nothing that arrives after the stop counts, and the source stops sending.
+    assert.ok(f.throughputMbps <= f.goodputMbps * 1.05, `throughput ${f.throughputMbps} against goodput ${f.goodputMbps}`);
+  });
+
   it('--cognitive off keeps every R1 on one channel with no sensing; --pn off removes the PNs', async () => {
     const sc = await loadScenario(chain, { hops: 3, tcp: 'reno', durationS: 15, cognitive: false, pn: false });
     assert.deepEqual(sc.pn.sources, []);
