@@ -467,7 +467,9 @@ export class TcpConnection {
         return;
       }
       if (this.state === 'SYN-RECEIVED') this.enterClosed(this.passive ? 'reset' : 'refused');
-      else if (['CLOSING', 'LAST-ACK', 'TIME-WAIT'].includes(this.state)) this.enterClosed('closed');
+      // RFC 1337: a RST must not cut TIME-WAIT short (old duplicates could reach a new incarnation).
+      else if (this.state === 'TIME-WAIT') return;
+      else if (['CLOSING', 'LAST-ACK'].includes(this.state)) this.enterClosed('closed');
       else this.enterClosed('reset');
       return;
     }
@@ -682,8 +684,8 @@ export class TcpConnection {
   }
 
   /** SACK blocks for the next ACK: the block holding the newest arrival first, then the others newest first (RFC 2018 4). */
-  private sackBlocks(): SackBlock[] {
-    if (!this.sackOn || this.ooo.length === 0) return [];
+  private sackBlocks(fit: number): SackBlock[] {
+    if (!this.sackOn || this.ooo.length === 0 || fit <= 0) return [];
     const blocks: SeqRange[] = [];
     for (const s of this.ooo) {
       const end = s.start + s.data.length;
@@ -697,7 +699,7 @@ export class TcpConnection {
       if (b && !ordered.includes(b)) ordered.push(b);
     }
     for (const b of [...blocks].reverse()) if (!ordered.includes(b)) ordered.push(b);
-    const max = this.tsOn ? 3 : 4;
+    const max = Math.min(fit, this.tsOn ? 3 : 4);
     return ordered.slice(0, max).map((b) => ({ left: toWire(this.irs, b.start), right: toWire(this.irs, b.end) }));
   }
 
@@ -853,7 +855,10 @@ export class TcpConnection {
     const options: TcpOptions = {};
     if (this.tsOn && !(flags & TCP_RST)) options.timestamp = { value: this.tsNow(now), echo: this.tsRecent };
     if (withAck && this.sackOn) {
-      const sack = this.sackBlocks();
+      // The blocks must fit in the MSS with the payload (RFC 6691): a full
+      // data segment carries none, a bare ACK up to three or four.
+      const room = Math.min(this.peerMss, this.cfg.mss) - (this.tsOn ? TS_OPTION_BYTES : 0) - payload.length;
+      const sack = this.sackBlocks(Math.floor((room - 4) / 8));
       if (sack.length > 0) options.sack = sack;
     }
     return {

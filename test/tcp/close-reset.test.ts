@@ -271,12 +271,17 @@ describe('tcp reset', () => {
         assert.equal(d.take(side).length, 0, 'no answer');
         assert.equal(conn.stats.challengeAcks, 0);
       }
-      // Exact: CLOSED.
+      // Exact: CLOSED, except in TIME-WAIT, which RFC 1337 keeps whole (a RST there is ignored).
       {
         const { d, side, expect } = reach(state);
         const conn = d.conn(side);
         const peer = side === 'a' ? 'b' : 'a';
         d.input(side, rst(d.wireSeq(peer, conn.seq.rcvNxt), 0, TCP_RST, peer));
+        if (state === 'TIME-WAIT') {
+          assert.equal(conn.state, 'TIME-WAIT', 'RFC 1337: TIME-WAIT is not cut short');
+          assert.equal(d.take(side).length, 0, 'a RST is never answered');
+          return;
+        }
         assert.equal(conn.state, 'CLOSED');
         assert.equal(d.events[side].at(-1), expect);
         assert.equal(d.take(side).length, 0, 'a RST is never answered');

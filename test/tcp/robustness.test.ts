@@ -74,6 +74,24 @@ describe('robustness', () => {
     assert.equal(c.readable, 730 + 730 + 1460, 'the hole filled, everything in order');
   });
 
+  test('SACK blocks ride only where they fit in the MSS with the payload (RFC 6691)', () => {
+    const c = accepted({ mss: 1460, sackPermitted: true }, { noDelay: true });
+    c.handle({ srcPort: 1234, dstPort: 80, seq: 501 + 1460, ack: 1001, flags: TCP_ACK, window: 65535, urgent: 0, options: {}, payload: new Uint8Array(100) }, 3000);
+    const bare = c.poll().flatMap((a) => (a.kind === 'segment' ? [a.seg] : []));
+    assert.equal(bare.length, 1);
+    assert.equal(bare[0]!.options.sack?.length, 1, 'the duplicate ACK reports the block');
+    c.write(new Uint8Array(1460 + 1000), 4000);
+    const data = c.poll().flatMap((a) => (a.kind === 'segment' ? [a.seg] : []));
+    assert.deepEqual(
+      data.map((x) => [x.payload.length, x.options.sack?.length ?? 0]),
+      [
+        [1460, 0],
+        [1000, 1],
+      ],
+      'a full segment has no room for a block; a shorter one has',
+    );
+  });
+
   test('a configuration no connection can run with is refused when the listener is set up, naming the field', () => {
     const stack = new TcpStack(ipv4(10, 0, 0, 1), Rng.fromSeed(1));
     assert.throws(() => stack.listen(80, () => undefined, { mss: 10 }), (e: unknown) => e instanceof TcpError && /tcp\.mss: 10/.test(e.message));

@@ -4,11 +4,12 @@ import { NewReno } from './newreno.js';
 import { cwndLimited } from './reno.js';
 
 /**
- * TCP Vegas (Brakmo and Peterson, 1995), as ns-2 and Linux run it: once per
+ * TCP Vegas (Brakmo and Peterson, 1995), with ns-2's thresholds: once per
  * round trip it compares the expected rate cwnd/BaseRTT with the actual
  * cwnd/RTT (RTT the smallest sample of that round) and keeps between alpha
  * and beta segments queued in the network; slow start ends as soon as more
- * than gamma are. Loss recovery is NewReno's.
+ * than gamma are. Slow start grows on every ACK as in Linux (the original
+ * doubles every other round trip). Loss recovery is NewReno's.
  */
 export class Vegas extends NewReno {
   override readonly name: CcName = 'vegas';
