@@ -50,9 +50,7 @@ export class TcpPair {
     cfgA: Partial<TcpConfig> = {},
     cfgB: Partial<TcpConfig> = {},
   ) {
-    this.rng = Rng.fromSeed(seed);
-    this.a = new TcpStack(this.ipA, this.rng.fork('a'), cfgA);
-    this.b = new TcpStack(this.ipB, this.rng.fork('b'), cfgB);
+    ({ rng: this.rng, a: this.a, b: this.b } = hostPair(seed, cfgA, cfgB));
   }
 
   get now(): Micros {
@@ -431,4 +429,10 @@ export function dropFirstAt(dir: 'ab' | 'ba', offsets: readonly number[], also?:
 /** Offsets of the data segments number `ks` (0 is the first) for full segments of `mss` bytes. */
 export function segmentOffsets(ks: readonly number[], mss = 1448): number[] {
   return ks.map((k) => 1 + k * mss);
+}
+
+/** Host A (10.0.0.1) and host B (10.0.0.2), each a TcpStack on its own stream of one seeded RNG. */
+export function hostPair(seed: number, cfgA: Partial<TcpConfig>, cfgB: Partial<TcpConfig>): { rng: Rng; a: TcpStack; b: TcpStack } {
+  const rng = Rng.fromSeed(seed);
+  return { rng, a: new TcpStack(ipv4(10, 0, 0, 1), rng.fork('a'), cfgA), b: new TcpStack(ipv4(10, 0, 0, 2), rng.fork('b'), cfgB) };
 }

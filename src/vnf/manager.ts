@@ -1,0 +1,172 @@
+import { CogmeshError } from '../core/errors.js';
+import type { Micros } from '../core/time.js';
+import { matches, tupleOf } from './flow.js';
+import type { FlowPattern, Vnf, VnfEvent, VnfInfo, VnfPacket, VnfType } from './types.js';
+
+/** A request the manager refuses: unknown type, unknown instance. */
+export class VnfError extends CogmeshError {}
+
+interface Instance {
+  info: VnfInfo;
+  vnf: Vnf;
+}
+
+/**
+ * The VNF manager of one router (ETSI's VNFM role): a registry of VNF types,
+ * instances per flow pattern with their lifecycle (started, stopped, failed)
+ * and counters, and the hook the data path calls for every transport packet
+ * that crosses the router. Sans-IO like the VNFs it runs.
+ *
+ * A VNF that throws is stopped and reported (`failed`), the packet in hand
+ * goes on unchanged and so does the rest of its flow: the router falls back
+ * to plain forwarding and keeps forwarding everything else. (In the router
+ * daemon each instance also runs in a sandbox with memory and CPU limits;
+ * here, in virtual time, the same code runs in-process.)
+ */
+export class VnfManager {
+  private readonly types = new Map<string, VnfType>();
+  private readonly instances = new Map<number, Instance>();
+  private readonly ended: VnfInfo[] = [];
+  private readonly pendingEvents: VnfEvent[] = [];
+  private nextId = 1;
+
+  constructor(
+    types: readonly VnfType[],
+    /** Seeds for the instances' randomness (initial sequence numbers and the like). */
+    private readonly seed: number,
+  ) {
+    for (const t of types) this.types.set(t.name, t);
+  }
+
+  /** The registered type names. */
+  get typeNames(): string[] {
+    return [...this.types.keys()];
+  }
+
+  /** Starts a VNF of `type` for `flow`; its parameters are checked first (ConfigError naming the field). */
+  instantiate(type: string, flow: FlowPattern, params: unknown, now: Micros): VnfInfo {
+    const t = this.types.get(type);
+    if (!t) throw new VnfError('VNF_UNKNOWN_TYPE', `vnf: no type "${type}" (known: ${this.typeNames.join(', ') || 'none'})`);
+    const p = t.params(params ?? {});
+    const id = this.nextId++;
+    const vnf = t.create(p, { flow, seed: (this.seed * 7919 + id) >>> 0 });
+    const info: VnfInfo = {
+      id,
+      type,
+      flow: { ...flow },
+      params: p,
+      state: 'running',
+      startedAtUs: now,
+      endedAtUs: null,
+      reason: null,
+      packetsTaken: 0,
+      packetsForwarded: 0,
+      packetsSent: 0,
+      counters: {},
+    };
+    this.instances.set(id, { info, vnf });
+    this.pendingEvents.push({ kind: 'started', id, type, atUs: now });
+    return { ...info };
+  }
+
+  /** Stops an instance; its flow goes back to plain forwarding. */
+  terminate(id: number, now: Micros, reason = 'terminated'): VnfInfo {
+    const inst = this.instances.get(id);
+    if (!inst) throw new VnfError('VNF_UNKNOWN_INSTANCE', `vnf: no running instance ${id}`);
+    this.guard(inst, now, () => inst.vnf.stop(now));
+    if (this.instances.has(id)) this.end(inst, now, 'stopped', reason);
+    return { ...inst.info };
+  }
+
+  /** Running instances, then ended ones, each with its counters. */
+  list(): VnfInfo[] {
+    const running = [...this.instances.values()].map((i) => ({ ...i.info, counters: this.countersOf(i) }));
+    return [...running, ...this.ended.map((i) => ({ ...i }))];
+  }
+
+  /**
+   * A transport packet is crossing the router. Returns true when an instance
+   * took it; false sends it on unchanged.
+   */
+  intercept(pkt: VnfPacket, now: Micros): boolean {
+    if (this.instances.size === 0) return false;
+    const t = tupleOf(pkt.proto, pkt.src, pkt.dst, pkt.bytes);
+    if (!t) return false;
+    for (const inst of this.instances.values()) {
+      if (!matches(inst.info.flow, t)) continue;
+      const taken = this.guard(inst, now, () => inst.vnf.handle(pkt, now));
+      if (taken === true) {
+        inst.info.packetsTaken++;
+        return true;
+      }
+      inst.info.packetsForwarded++;
+      return false;
+    }
+    return false;
+  }
+
+  tick(now: Micros): void {
+    for (const inst of [...this.instances.values()]) {
+      const d = this.guard(inst, now, () => inst.vnf.nextDeadline());
+      if (d !== undefined && d !== null && d <= now) this.guard(inst, now, () => inst.vnf.tick(now));
+    }
+  }
+
+  nextDeadline(): Micros | undefined {
+    let t: Micros | undefined;
+    for (const inst of this.instances.values()) {
+      let d: Micros | undefined;
+      try {
+        d = inst.vnf.nextDeadline();
+      } catch {
+        // Reported at the next tick or packet, through guard().
+        d = undefined;
+      }
+      if (d !== undefined && (t === undefined || d < t)) t = d;
+    }
+    return t;
+  }
+
+  /** Packets the instances emitted, and lifecycle events, since the last poll. */
+  poll(now: Micros): { packets: VnfPacket[]; events: VnfEvent[] } {
+    const packets: VnfPacket[] = [];
+    for (const inst of [...this.instances.values()]) {
+      const out = this.guard(inst, now, () => inst.vnf.poll());
+      if (Array.isArray(out)) {
+        inst.info.packetsSent += out.length;
+        packets.push(...out);
+      }
+    }
+    return { packets, events: this.pendingEvents.splice(0) };
+  }
+
+  /** Runs a call into a VNF; if it throws, the instance is failed and removed, and undefined comes back. */
+  private guard<T>(inst: Instance, now: Micros, call: () => T): T | undefined {
+    try {
+      return call();
+    } catch (e) {
+      const error = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
+      this.end(inst, now, 'failed', error);
+      this.pendingEvents.push({ kind: 'failed', id: inst.info.id, type: inst.info.type, atUs: now, error });
+      return undefined;
+    }
+  }
+
+  private end(inst: Instance, now: Micros, state: 'stopped' | 'failed', reason: string): void {
+    if (!this.instances.delete(inst.info.id)) return;
+    inst.info.counters = this.countersOf(inst);
+    inst.info.state = state;
+    inst.info.endedAtUs = now;
+    inst.info.reason = reason;
+    this.ended.push(inst.info);
+    if (state === 'stopped') this.pendingEvents.push({ kind: 'stopped', id: inst.info.id, type: inst.info.type, atUs: now, reason });
+  }
+
+  private countersOf(inst: Instance): Record<string, number> {
+    try {
+      return { ...inst.vnf.counters() };
+    } catch {
+      return { ...inst.info.counters };
+    }
+  }
+}

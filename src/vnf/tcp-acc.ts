@@ -1,0 +1,317 @@
+import { ConfigError, type ConfigIssue } from '../core/errors.js';
+import { Rng } from '../core/rng.js';
+import type { Micros } from '../core/time.js';
+import { CC_NAMES, type CcName } from '../tcp/cc/types.js';
+import { DEFAULT_TCP_CONFIG, checkTcpConfig, TcpConnection, type TcpConfig, type TcpEvent } from '../tcp/connection.js';
+import { encodeTcp, parseTcp, TCP_ACK, TCP_RST, TCP_SYN, type TcpSegment } from '../wire/tcp.js';
+import { ipText } from './flow.js';
+import type { FlowPattern, Vnf, VnfPacket, VnfType } from './types.js';
+
+export interface TcpAccParams {
+  /** `split`: acknowledge upstream on receipt (seeds/000's TCP-ACC, TCPSpeaker). */
+  mode: 'split';
+  /** Bytes the accelerator holds per direction of a connection (upstream receive buffer plus downstream send buffer). */
+  bufferBytes: number;
+  /** TCP of both legs (congestion control, MSS, timers...): the defaults are the stack's. */
+  tcp: Partial<TcpConfig>;
+}
+
+const TCP_KEYS = new Set(Object.keys(DEFAULT_TCP_CONFIG));
+
+function checkParams(input: unknown): TcpAccParams {
+  const issues: ConfigIssue[] = [];
+  const o = (input ?? {}) as Record<string, unknown>;
+  if (typeof o !== 'object' || Array.isArray(o)) throw new ConfigError([{ path: '/', value: input, expected: 'an object { mode, bufferBytes, tcp }' }], 'tcp-acc parameters');
+  for (const k of Object.keys(o)) if (!['mode', 'bufferBytes', 'tcp'].includes(k)) issues.push({ path: `/${k}`, value: o[k], expected: 'one of mode, bufferBytes, tcp' });
+  const mode = o.mode ?? 'split';
+  if (mode !== 'split') issues.push({ path: '/mode', value: mode, expected: '"split"' });
+  const bufferBytes = o.bufferBytes ?? 64 * 1024;
+  if (!(Number.isInteger(bufferBytes) && (bufferBytes as number) >= 2 && (bufferBytes as number) <= 1 << 30)) {
+    issues.push({ path: '/bufferBytes', value: bufferBytes, expected: 'an integer from 2 to 2^30' });
+  }
+  const tcp = (o.tcp ?? {}) as Record<string, unknown>;
+  if (typeof tcp !== 'object' || Array.isArray(tcp)) issues.push({ path: '/tcp', value: tcp, expected: 'an object of TCP settings' });
+  else {
+    for (const k of Object.keys(tcp)) if (!TCP_KEYS.has(k)) issues.push({ path: `/tcp/${k}`, value: tcp[k], expected: `a TCP setting (${[...TCP_KEYS].join(', ')})` });
+    if (tcp.congestion !== undefined && !CC_NAMES.includes(tcp.congestion as CcName)) issues.push({ path: '/tcp/congestion', value: tcp.congestion, expected: CC_NAMES.join(', ') });
+  }
+  if (issues.length === 0) {
+    try {
+      checkTcpConfig(legConfig(tcp as Partial<TcpConfig>, bufferBytes as number));
+    } catch (e) {
+      issues.push({ path: '/tcp', value: tcp, expected: e instanceof Error ? e.message : String(e) });
+    }
+  }
+  if (issues.length > 0) throw new ConfigError(issues, 'tcp-acc parameters');
+  return { mode: 'split', bufferBytes: bufferBytes as number, tcp: { ...(tcp as Partial<TcpConfig>) } };
+}
+
+/** A leg's TCP: half the accelerator's buffer on each side of it. */
+function legConfig(tcp: Partial<TcpConfig>, bufferBytes: number): TcpConfig {
+  const half = Math.max(1, Math.floor(bufferBytes / 2));
+  return { ...DEFAULT_TCP_CONFIG, ...tcp, receiveBufferBytes: half, sendBufferBytes: half };
+}
+
+interface Session {
+  clientIp: Uint8Array;
+  serverIp: Uint8Array;
+  clientPort: number;
+  serverPort: number;
+  /** Faces the client: the accelerator answers as the server. */
+  up: TcpConnection;
+  /** Faces the server: the accelerator connects as the client. */
+  down: TcpConnection;
+  tag: number | undefined;
+  upClosed: boolean;
+  downClosed: boolean;
+}
+
+/**
+ * TCP-ACC, the split-TCP accelerator of seeds/000 (section 5.2) as a VNF: at
+ * a router on a flow's path it intercepts the connection's SYN, answers the
+ * client on behalf of the server and opens its own connection to the server
+ * on behalf of the client (addresses and ports preserved, so both ends see
+ * one ordinary TCP connection), and relays the bytes through a bounded
+ * buffer each way. It reads from one leg only what the other leg's send
+ * buffer takes, so the window it advertises upstream is its free buffer
+ * (backpressure, as TCPSpeaker). A FIN is carried across once the bytes
+ * before it are; a RST or a failed leg resets the other. Each leg is a full
+ * cogmesh TCP, recovering its losses on its own hop(s).
+ *
+ * A flow already running when the instance starts (no SYN seen) goes
+ * through unchanged.
+ */
+export class TcpAcc implements Vnf {
+  private readonly sessions = new Map<string, Session>();
+  private readonly outbox: VnfPacket[] = [];
+  private readonly rng: Rng;
+  private readonly cfg: TcpConfig;
+  private readonly stats = {
+    sessions: 0,
+    sessionsClosed: 0,
+    sessionsReset: 0,
+    bytesUp: 0,
+    bytesDown: 0,
+    maxHeldBytes: 0,
+    malformed: 0,
+    passedThrough: 0,
+  };
+  /** Round-trip samples of the downstream legs (this router to the next accelerator or the server). */
+  private downRtt = { samples: 0, sumUs: 0 };
+  private upRtt = { samples: 0, sumUs: 0 };
+
+  constructor(
+    readonly params: TcpAccParams,
+    seed: number,
+  ) {
+    this.rng = Rng.fromSeed(seed).fork('tcp-acc');
+    this.cfg = legConfig(params.tcp, params.bufferBytes);
+  }
+
+  handle(pkt: VnfPacket, now: Micros): boolean {
+    if (pkt.proto !== 'tcp') return false;
+    const r = parseTcp(pkt.bytes, { src: pkt.src, dst: pkt.dst });
+    if (!r.ok) {
+      // An end host would drop it too; the leg that should have had it recovers.
+      this.stats.malformed++;
+      return true;
+    }
+    const seg = r.value;
+    const fwd = this.sessions.get(key(pkt.src, seg.srcPort, pkt.dst, seg.dstPort));
+    if (fwd) {
+      fwd.up.handle(seg, now);
+      this.drain(fwd, now);
+      return true;
+    }
+    const back = this.sessions.get(key(pkt.dst, seg.dstPort, pkt.src, seg.srcPort));
+    if (back) {
+      back.down.handle(seg, now);
+      this.drain(back, now);
+      return true;
+    }
+    if ((seg.flags & (TCP_SYN | TCP_ACK | TCP_RST)) !== TCP_SYN) {
+      this.stats.passedThrough++;
+      return false;
+    }
+    const s: Session = {
+      clientIp: pkt.src,
+      serverIp: pkt.dst,
+      clientPort: seg.srcPort,
+      serverPort: seg.dstPort,
+      up: new TcpConnection(this.cfg, seg.dstPort, seg.srcPort, this.iss()),
+      down: new TcpConnection(this.cfg, seg.srcPort, seg.dstPort, this.iss()),
+      tag: pkt.tag,
+      upClosed: false,
+      downClosed: false,
+    };
+    this.sessions.set(key(pkt.src, seg.srcPort, pkt.dst, seg.dstPort), s);
+    this.stats.sessions++;
+    s.up.listen();
+    s.up.handle(seg, now);
+    s.down.connect(now);
+    this.drain(s, now);
+    return true;
+  }
+
+  private iss(): number {
+    return this.rng.int(0, 0xffffffff) >>> 0;
+  }
+
+  /** Moves segments out, events through, and bytes across, until both legs are quiet. */
+  private drain(s: Session, now: Micros): void {
+    for (let round = 0; round < 1000; round++) {
+      let busy = false;
+      busy = this.collect(s, s.up, true, now) || busy;
+      busy = this.collect(s, s.down, false, now) || busy;
+      busy = this.relay(s.up, s.down, now, 'bytesUp') || busy;
+      busy = this.relay(s.down, s.up, now, 'bytesDown') || busy;
+      // A FIN crosses once every byte before it has.
+      if (s.up.peerClosed && s.up.readable === 0 && !s.downClosed && canClose(s.down)) {
+        s.downClosed = true;
+        s.down.close(now);
+        busy = true;
+      }
+      if (s.down.peerClosed && s.down.readable === 0 && !s.upClosed && canClose(s.up)) {
+        s.upClosed = true;
+        s.up.close(now);
+        busy = true;
+      }
+      if (!busy) break;
+    }
+    const held = s.up.readable + s.down.unacknowledged + s.down.readable + s.up.unacknowledged;
+    this.stats.maxHeldBytes = Math.max(this.stats.maxHeldBytes, held);
+    if (s.up.state === 'CLOSED' && s.down.state === 'CLOSED') this.finish(s);
+  }
+
+  private collect(s: Session, conn: TcpConnection, upstream: boolean, now: Micros): boolean {
+    const actions = conn.poll();
+    for (const a of actions) {
+      if (a.kind === 'segment') this.send(s, a.seg, upstream);
+      else this.onEvent(s, a.event, upstream, now);
+    }
+    return actions.length > 0;
+  }
+
+  private onEvent(s: Session, e: TcpEvent, upstream: boolean, now: Micros): void {
+    const other = upstream ? s.down : s.up;
+    if (e === 'reset' || e === 'refused' || e === 'timeout') {
+      // One leg failed: the other end hears of it as a reset.
+      this.stats.sessionsReset++;
+      if (other.state !== 'CLOSED') other.abort(now);
+    }
+  }
+
+  /** Reads from `from` only what `to` can take: `from`'s window is what the buffer has free. */
+  private relay(from: TcpConnection, to: TcpConnection, now: Micros, count: 'bytesUp' | 'bytesDown'): boolean {
+    if (from.readable === 0 || !writable(to)) return false;
+    const n = Math.min(from.readable, to.writable);
+    if (n <= 0) return false;
+    const data = from.read(n, now);
+    to.write(data, now);
+    this.stats[count] += data.length;
+    return true;
+  }
+
+  private send(s: Session, seg: TcpSegment, upstream: boolean): void {
+    // Each leg speaks with the addresses of the end it stands in for.
+    const src = upstream ? s.serverIp : s.clientIp;
+    const dst = upstream ? s.clientIp : s.serverIp;
+    const pkt: VnfPacket = { proto: 'tcp', src, dst, bytes: encodeTcp(seg, { src, dst }) };
+    if (s.tag !== undefined) pkt.tag = s.tag;
+    this.outbox.push(pkt);
+  }
+
+  private finish(s: Session): void {
+    this.sessions.delete(key(s.clientIp, s.clientPort, s.serverIp, s.serverPort));
+    this.stats.sessionsClosed++;
+    this.addRtt(s);
+  }
+
+  private addRtt(s: Session): void {
+    this.downRtt.samples += s.down.rtt.samples;
+    this.downRtt.sumUs += s.down.rtt.sumUs;
+    this.upRtt.samples += s.up.rtt.samples;
+    this.upRtt.sumUs += s.up.rtt.sumUs;
+  }
+
+  tick(now: Micros): void {
+    for (const s of [...this.sessions.values()]) {
+      for (const c of [s.up, s.down]) {
+        const d = c.nextDeadline();
+        if (d !== undefined && d <= now) c.tick(now);
+      }
+      this.drain(s, now);
+    }
+  }
+
+  nextDeadline(): Micros | undefined {
+    let t: Micros | undefined;
+    for (const s of this.sessions.values()) {
+      for (const c of [s.up, s.down]) {
+        const d = c.nextDeadline();
+        if (d !== undefined && (t === undefined || d < t)) t = d;
+      }
+    }
+    return t;
+  }
+
+  poll(): VnfPacket[] {
+    return this.outbox.splice(0);
+  }
+
+  counters(): Record<string, number> {
+    const down = { ...this.downRtt };
+    const up = { ...this.upRtt };
+    for (const s of this.sessions.values()) {
+      down.samples += s.down.rtt.samples;
+      down.sumUs += s.down.rtt.sumUs;
+      up.samples += s.up.rtt.samples;
+      up.sumUs += s.up.rtt.sumUs;
+    }
+    return {
+      ...this.stats,
+      activeSessions: this.sessions.size,
+      downRttMeanMs: down.samples > 0 ? down.sumUs / down.samples / 1000 : 0,
+      upRttMeanMs: up.samples > 0 ? up.sumUs / up.samples / 1000 : 0,
+    };
+  }
+
+  /** Both legs of every connection reset: a split connection cannot fall back to forwarding mid-stream. */
+  stop(now: Micros): void {
+    for (const s of [...this.sessions.values()]) {
+      s.up.abort(now);
+      s.down.abort(now);
+      this.drain(s, now);
+      this.sessions.delete(key(s.clientIp, s.clientPort, s.serverIp, s.serverPort));
+      this.addRtt(s);
+    }
+  }
+
+  /** The connections it holds, for observation: client and server, and each leg's state. */
+  connections(): Array<{ client: string; server: string; up: string; down: string }> {
+    return [...this.sessions.values()].map((s) => ({
+      client: `${ipText(s.clientIp)}:${s.clientPort}`,
+      server: `${ipText(s.serverIp)}:${s.serverPort}`,
+      up: s.up.state,
+      down: s.down.state,
+    }));
+  }
+}
+
+function writable(c: TcpConnection): boolean {
+  return (c.state === 'ESTABLISHED' || c.state === 'CLOSE-WAIT' || c.state === 'SYN-SENT' || c.state === 'SYN-RECEIVED') && c.writable > 0;
+}
+
+function canClose(c: TcpConnection): boolean {
+  return c.state === 'ESTABLISHED' || c.state === 'CLOSE-WAIT' || c.state === 'SYN-RECEIVED';
+}
+
+function key(src: Uint8Array, sp: number, dst: Uint8Array, dp: number): string {
+  return `${src.join('.')}:${sp}>${dst.join('.')}:${dp}`;
+}
+
+export const tcpAccType: VnfType = {
+  name: 'tcp-acc',
+  params: (input) => checkParams(input) as unknown as Record<string, unknown>,
+  create: (params, ctx: { flow: FlowPattern; seed: number }) => new TcpAcc(params as unknown as TcpAccParams, ctx.seed),
+};
