@@ -21,6 +21,8 @@ export interface SimOptions {
   tcp?: string;
   cognitive?: string;
   pn?: string;
+  acc?: string;
+  accMode?: string;
 }
 
 const onOff = (flag: string, v: string | undefined): boolean | undefined => {
@@ -28,6 +30,12 @@ const onOff = (flag: string, v: string | undefined): boolean | undefined => {
   if (v === 'on') return true;
   if (v === 'off') return false;
   throw new UsageError(`${flag}: "${v}" is not on or off`);
+};
+
+const accMode = (v: string | undefined): 'split' | undefined => {
+  if (v === undefined) return undefined;
+  if (v === 'split') return v;
+  throw new UsageError(`--acc-mode: "${v}" is not split`);
 };
 
 const variant = (v: string | undefined): CcName | undefined => {
@@ -70,6 +78,8 @@ export function simCommand(): Command {
     .option('--tcp <variant>', `every flow becomes a bulk TCP flow with this congestion control: ${CC_NAMES.join(', ')}`)
     .option('--cognitive <on|off>', 'off: no sensing, every R1 on one fixed channel (channel.initialChannel, else 6); PNs stay')
     .option('--pn <on|off>', 'off: no primary-node traffic at all')
+    .option('--acc <placement>', 'TCP-ACC on the TCP flows\' paths: none, every, every-K (every K-th router), or a list of routers (1,3)')
+    .option('--acc-mode <mode>', 'TCP-ACC mode: split (acknowledge on receipt)')
     .action(async (path: string, opts: SimOptions) => {
       const duration = opts.duration === undefined ? undefined : Number(opts.duration);
       if (duration !== undefined && !(duration > 0 && Number.isFinite(duration))) throw new UsageError(`--duration: "${opts.duration}" is not a number of seconds > 0`);
@@ -82,6 +92,8 @@ export function simCommand(): Command {
         tcp: variant(opts.tcp),
         cognitive: onOff('--cognitive', opts.cognitive),
         pn: onOff('--pn', opts.pn),
+        acc: opts.acc,
+        accMode: accMode(opts.accMode),
       };
       const { result, wallMs } = await simulate(path, o, int('--jobs', opts.jobs, 1, 256));
       const json = `${JSON.stringify(result, null, 2)}\n`;

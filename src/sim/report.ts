@@ -89,6 +89,8 @@ export interface NodeResult {
   sensingRounds: number;
   mac: Record<'R1' | 'R2' | 'R3', Record<string, number>>;
   routing: Record<string, number>;
+  /** The VNFs it ran (TCP-ACC), with their counters: sessions, bytes relayed, buffer high-water mark, each leg's mean RTT. */
+  vnfs: Array<{ id: number; type: string; state: string; reason: string | null; packetsTaken: number; packetsSent: number; counters: Record<string, number> }>;
 }
 
 export interface RunResult {
@@ -249,6 +251,15 @@ export function nodeResult(r: SimRouter, pos: { xM: number; yM: number }): NodeR
     sensingRounds: r.counters.sensingRounds,
     mac: { R1: mac(r.r1), R2: mac(r.r2), R3: mac(r.r3) },
     routing: { ...r.aodv.counters },
+    vnfs: (r.vnfList ?? []).map((v) => ({
+      id: v.id,
+      type: v.type,
+      state: v.state,
+      reason: v.reason,
+      packetsTaken: v.packetsTaken,
+      packetsSent: v.packetsSent,
+      counters: Object.fromEntries(Object.entries(v.counters).map(([k, x]) => [k, sig(x)])),
+    })),
   };
 }
 

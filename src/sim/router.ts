@@ -14,6 +14,9 @@ import type { EnergyDetector } from '../sensing/detector.js';
 import { VisitTally, type ChannelObservation } from '../sensing/workload.js';
 import { encodeControl, encodeData, packetKind, parseControl, parseData } from '../wire/codec.js';
 import type { DataHeader, DataProto, HelloNeighbour, HelloWorkload, NodeAddr } from '../wire/mesh.js';
+import type { VnfManager } from '../vnf/manager.js';
+import type { VnfEvent, VnfInfo, VnfPacket } from '../vnf/types.js';
+import { meshAddr, meshIp } from './addresses.js';
 
 /** What a router needs from the simulation around it. */
 export interface RouterParts {
@@ -33,6 +36,8 @@ export interface RouterParts {
   deliver: (header: DataHeader, payload: Uint8Array, now: Micros) => void;
   /** A data packet was lost here (for per-flow loss accounting). */
   onDrop?: (header: DataHeader, reason: RouterDrop) => void;
+  /** The router's VNF manager, if it runs VNFs: TCP packets it forwards go through it first. */
+  vnf?: VnfManager;
 }
 
 /** A packet on its way through R2: the bytes and the channel queue it was in. */
@@ -69,7 +74,8 @@ export class SimRouter {
   private readonly neighbourR1 = new Map<NodeAddr, number>();
   /** Packets this router originated while their route is being discovered. */
   private readonly pending = new Map<NodeAddr, Uint8Array[]>();
-  private readonly alarms: Record<'core' | 'aodv' | 'sched' | 'preempt', { id: EventId | undefined; at: Micros | undefined }> = {
+  private readonly alarms: Record<'core' | 'aodv' | 'sched' | 'preempt' | 'vnf', { id: EventId | undefined; at: Micros | undefined }> = {
+    vnf: { id: undefined, at: undefined },
     core: { id: undefined, at: undefined },
     aodv: { id: undefined, at: undefined },
     sched: { id: undefined, at: undefined },
@@ -94,7 +100,9 @@ export class SimRouter {
     'discovery-failed': 0,
     'router-down': 0,
   };
-  readonly counters = { originated: 0, delivered: 0, forwarded: 0, controlReceived: 0, malformedControl: 0, malformedData: 0, rerouted: 0, followedMove: 0, preempted: 0, sensingRounds: 0 };
+  readonly vnfEvents: VnfEvent[] = [];
+  private vnfSeq = 0;
+  readonly counters = { vnfTaken: 0, originated: 0, delivered: 0, forwarded: 0, controlReceived: 0, malformedControl: 0, malformedData: 0, rerouted: 0, followedMove: 0, preempted: 0, sensingRounds: 0 };
   readonly r1History: R1Change[] = [];
   private readonly queueSum = new Map<number, number>();
   private readonly queueMax = new Map<number, number>();
@@ -152,10 +160,13 @@ export class SimRouter {
   // -------------------------------------------------------------------------
   // Data plane
 
-  /** An application on this router sends `payload` to `dst`. */
-  originate(dst: NodeAddr, proto: DataProto, flow: number, seq: number, payload: Uint8Array, now: Micros): void {
+  /**
+   * An application on this router sends `payload` to `dst`; a VNF speaking
+   * for another end gives that end's address as `from` (the header's source).
+   */
+  originate(dst: NodeAddr, proto: DataProto, flow: number, seq: number, payload: Uint8Array, now: Micros, from: NodeAddr = this.addr): void {
     this.counters.originated++;
-    const header: DataHeader = { src: this.addr, dst, ttl: this.cfg.routing.netDiameter, proto, flow, seq };
+    const header: DataHeader = { src: from, dst, ttl: this.cfg.routing.netDiameter, proto, flow, seq };
     if (this.failed) {
       this.drop('router-down', header);
       return;
@@ -223,6 +234,15 @@ export class SimRouter {
       this.counters.delivered++;
       this.p.deliver(header, payload, now);
       return;
+    }
+    if (this.p.vnf && header.proto === 'tcp') {
+      const hops = this.cfg.routing.netDiameter - header.ttl + 1;
+      const pkt: VnfPacket = { proto: 'tcp', src: meshIp(header.src), dst: meshIp(header.dst), bytes: payload, tag: header.flow, hops };
+      if (this.p.vnf.intercept(pkt, now)) {
+        this.counters.vnfTaken++;
+        this.runVnf(now);
+        return;
+      }
     }
     if (header.ttl <= 1) {
       this.drop('ttl-expired', header);
@@ -420,6 +440,21 @@ export class SimRouter {
     this.rearm();
   }
 
+  /** The VNFs of this router, running and ended, with their counters. */
+  get vnfList(): VnfInfo[] | undefined {
+    return this.p.vnf?.list();
+  }
+
+  /** Sends what the VNFs emitted, each packet with the source address it speaks for. */
+  private runVnf(now: Micros): void {
+    const vnf = this.p.vnf;
+    if (!vnf) return;
+    const { packets, events } = vnf.poll(now);
+    this.vnfEvents.push(...events);
+    for (const p of packets) this.originate(meshAddr(p.dst), p.proto, p.tag ?? 0xffff, this.vnfSeq++ >>> 0, p.bytes, now, meshAddr(p.src));
+    this.rearm();
+  }
+
   private onNodeEvent(e: NodeEvent): void {
     if (e.kind === 'sensing-round') this.counters.sensingRounds++;
   }
@@ -485,6 +520,13 @@ export class SimRouter {
   /** Keeps one engine event per core at that core's next deadline. */
   rearm(): void {
     if (this.failed) return;
+    const vnf = this.p.vnf;
+    if (vnf) {
+      this.arm('vnf', vnf.nextDeadline(), (t) => {
+        vnf.tick(t);
+        this.runVnf(t);
+      });
+    }
     this.arm('core', this.visitOut ? undefined : this.core.nextDeadline(), (t) => this.runCore(this.core.tick(t), t));
     this.arm('aodv', this.aodv.nextDeadline(), (t) => this.runAodv(this.aodv.tick(t), t));
     this.arm('sched', this.sched.nextDeadline(), (t) => this.runSched(this.sched.tick(t), t));
@@ -510,7 +552,7 @@ export class SimRouter {
     this.r2.retune(this.r2.channel, 0);
   }
 
-  private arm(which: 'core' | 'aodv' | 'sched' | 'preempt', due: Micros | undefined, run: (t: Micros) => void): void {
+  private arm(which: 'core' | 'aodv' | 'sched' | 'preempt' | 'vnf', due: Micros | undefined, run: (t: Micros) => void): void {
     const a = this.alarms[which];
     const at = due === undefined ? undefined : Math.max(due, this.p.engine.now());
     if (a.at === at && a.id !== undefined) return;

@@ -8,15 +8,57 @@ import { cpuBackend, type EnergyBackend } from '../sensing/backend.js';
 import { EnergyDetector } from '../sensing/detector.js';
 import { CbrSource, FlowSink, type FlowRecord } from './apps.js';
 import { SimRouter } from './router.js';
-import { bandConfig, flowDst, nodeCount, placeNodes, routerConfig, type FlowSpec, type Scenario } from './scenario.js';
+import { bandConfig, flowDst, nodeCount, placeNodes, routerConfig, type FlowSpec, type Scenario, type TcpFlowSpec } from './scenario.js';
 import { flowResult, nodeResult, tcpFlowResult, type RunResult } from './report.js';
 import { SimTcp, type TcpFlowRecord } from './tcp-apps.js';
+import { meshIp } from './addresses.js';
+import { ipText } from '../vnf/flow.js';
+import { VnfManager } from '../vnf/manager.js';
+import { VNF_TYPES } from '../vnf/index.js';
+import type { FlowPattern } from '../vnf/types.js';
 
 export interface RunOptions {
   /** Energy-detector backend (every backend gives the same counts; default the CPU loop). */
   backend?: EnergyBackend;
   /** Period of the queue-length samples behind the per-node queue statistics. */
   queueSampleUs?: Micros;
+}
+
+/** A VNF manager on each router that runs TCP-ACC under the scenario's placement (undefined elsewhere). */
+function accManagers(sc: Scenario, n: number, seed: number): Array<VnfManager | undefined> {
+  const p = sc.acc.placement;
+  if (p === 'none') return Array.from({ length: n }, () => undefined);
+  const on = new Set(p === 'nodes' ? sc.acc.nodes : Array.from({ length: n }, (_, i) => i));
+  return Array.from({ length: n }, (_, i) => (on.has(i) ? new VnfManager(VNF_TYPES, (seed * 1000003 + i) >>> 0) : undefined));
+}
+
+/** A TCP flow's identity: from its source router to its sink's port. */
+function accFlow(f: TcpFlowSpec, dst: number): FlowPattern {
+  return { proto: 'tcp', srcIp: ipText(meshIp(f.src)), dstIp: ipText(meshIp(dst)), dstPort: f.port };
+}
+
+/** The accelerator's legs speak the flow's TCP. */
+function accParams(sc: Scenario, f: TcpFlowSpec): Record<string, unknown> {
+  const every = /^every-(\d+)$/.exec(sc.acc.placement);
+  const t = f.tcp;
+  return {
+    mode: sc.acc.mode,
+    bufferBytes: sc.acc.bufferBytes,
+    everyHops: every ? Number(every[1]) : 1,
+    tcp: {
+      congestion: f.variant,
+      sack: true,
+      mss: t.mss,
+      timestamps: t.timestamps,
+      windowScale: t.windowScale,
+      delayedAckMs: t.delayedAckMs,
+      initialWindowSegments: t.initialWindowSegments,
+      initialRtoMs: t.initialRtoMs,
+      minRtoMs: t.minRtoMs,
+      maxRtoMs: t.maxRtoMs,
+      maxRetransmits: t.maxRetransmits,
+    },
+  };
 }
 
 /**
@@ -82,6 +124,7 @@ export function runScenario(sc: Scenario, seed: number, opts: RunOptions = {}): 
   });
 
   const boot = rng.fork('boot');
+  const vnfs = accManagers(sc, n, seed);
   configs.forEach((cfg, i) => {
     const detector = new EnergyDetector(cfg.sensing, opts.backend ?? cpuBackend);
     // Routers do not boot in step: each starts its sensing rounds at its own offset.
@@ -103,6 +146,7 @@ export function runScenario(sc: Scenario, seed: number, opts: RunOptions = {}): 
       onDrop: (h, reason) => {
         if (h.proto === 'tcp') tcp.dropped(h, reason);
       },
+      ...(vnfs[i] ? { vnf: vnfs[i] } : {}),
     });
   });
 
@@ -110,6 +154,7 @@ export function runScenario(sc: Scenario, seed: number, opts: RunOptions = {}): 
   for (const [i, f] of sc.flows.entries()) {
     if (f.kind === 'tcp-bulk') {
       tcpFlows.set(i, tcp.addFlow(i, f, f.src, flowDst(f, n), seconds(f.startS), flowEnd(f)));
+      for (const m of vnfs) m?.instantiate('tcp-acc', accFlow(f, flowDst(f, n)), accParams(sc, f), 0);
       continue;
     }
     const rec = udpFlows.get(i)!;

@@ -27,6 +27,16 @@ export interface Scenario {
   nodeOverrides: Record<string, Record<string, unknown>>;
   flows: FlowSpec[];
   events: ScenarioEvent[];
+  acc: AccScenario;
+}
+
+/** TCP-ACC on the routers of the TCP flows' paths. */
+export interface AccScenario {
+  /** none, every, every-K, or nodes (the routers listed in `nodes`). */
+  placement: string;
+  nodes: number[];
+  mode: 'split';
+  bufferBytes: number;
 }
 
 /** A router fails at `atS`, for the rest of the run. */
@@ -119,6 +129,9 @@ export interface ScenarioOverrides {
   cognitive?: boolean;
   /** false: no primary-node traffic at all. */
   pn?: boolean;
+  /** TCP-ACC placement: none, every, every-K, or a list of routers ("1,3"). */
+  acc?: string;
+  accMode?: 'split';
 }
 
 /** R1's fixed channel with `cognitive: false` when the scenario names none: 6, or 11 if the control channel is 6. */
@@ -141,6 +154,17 @@ function applyModes(doc: Record<string, unknown>, o: ScenarioOverrides): void {
     const node = doc.node as Record<string, unknown>;
     const fixed = fixedChannelFor(node);
     node.channel = { ...(isObject(node.channel) ? node.channel : {}), cognitive: false, initialChannel: fixed };
+  }
+  if (o.acc !== undefined || o.accMode !== undefined) {
+    const acc: Record<string, unknown> = { ...(isObject(doc.acc) ? doc.acc : {}) };
+    if (o.acc !== undefined) {
+      if (/^\s*\d+(\s*,\s*\d+)*\s*$/.test(o.acc)) {
+        acc.placement = 'nodes';
+        acc.nodes = o.acc.split(',').map((v) => Number(v.trim()));
+      } else acc.placement = o.acc;
+    }
+    if (o.accMode !== undefined) acc.mode = o.accMode;
+    doc.acc = acc;
   }
   if (o.tcp !== undefined && Array.isArray(doc.flows)) {
     doc.flows = doc.flows.map((f: unknown) => {
@@ -334,6 +358,15 @@ function semanticIssues(sc: Scenario): ConfigIssue[] {
     else if (dst === f.src) issues.push({ path: `/flows/${i}/dst`, value: f.dst, expected: `a router other than the source (${f.src})` });
     if (f.stopS !== 0 && f.stopS <= f.startS) issues.push({ path: `/flows/${i}/stopS`, value: f.stopS, expected: `0 or later than startS (${f.startS} s)` });
   });
+  if (sc.acc.placement === 'nodes' && sc.acc.nodes.length === 0) {
+    issues.push({ path: '/acc/nodes', value: sc.acc.nodes, expected: 'the routers to run TCP-ACC on, with placement "nodes"' });
+  }
+  sc.acc.nodes.forEach((v, i) => {
+    if (v >= n) issues.push({ path: `/acc/nodes/${i}`, value: v, expected: `a router of the topology (0..${n - 1})` });
+  });
+  if (sc.acc.placement !== 'none' && !sc.flows.some((f) => f.kind === 'tcp-bulk')) {
+    issues.push({ path: '/acc/placement', value: sc.acc.placement, expected: '"none": TCP-ACC needs a TCP flow (tcp-bulk, or --tcp)' });
+  }
   sc.events.forEach((e, i) => {
     if (e.node >= n) issues.push({ path: `/events/${i}/node`, value: e.node, expected: `a router of the topology (0..${n - 1})` });
   });

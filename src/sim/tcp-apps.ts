@@ -4,20 +4,8 @@ import { US_PER_MS, type Micros } from '../core/time.js';
 import type { TcpConfig, TcpConnection } from '../tcp/connection.js';
 import { TcpStack, type TcpStackEvent } from '../tcp/stack.js';
 import type { DataHeader, NodeAddr } from '../wire/mesh.js';
+import { meshAddr, meshIp } from './addresses.js';
 import type { TcpFlowSpec } from './scenario.js';
-
-/**
- * The mesh carries a TCP segment as the payload of a data packet (proto
- * tcp); there is no IP header on the air, so the addresses of TCP's
- * pseudo-header are derived from the routers' mesh addresses: 10.hi.lo.1.
- */
-export function meshIp(addr: NodeAddr): Uint8Array {
-  return Uint8Array.of(10, (addr >> 8) & 0xff, addr & 0xff, 1);
-}
-
-function addrOfIp(ip: Uint8Array): NodeAddr {
-  return ((ip[1] ?? 0) << 8) | (ip[2] ?? 0);
-}
 
 /**
  * Content of the bulk stream: byte i is STREAM[i mod P], P a prime (so the
@@ -271,7 +259,7 @@ export class SimTcp {
       const { packets, events } = h.stack.poll();
       if (packets.length === 0 && events.length === 0) break;
       for (const pkt of packets) {
-        const to = addrOfIp(pkt.dst);
+        const to = meshAddr(pkt.dst);
         const srcPort = ((pkt.bytes[0] ?? 0) << 8) | (pkt.bytes[1] ?? 0);
         const dstPort = ((pkt.bytes[2] ?? 0) << 8) | (pkt.bytes[3] ?? 0);
         const flow = this.flowByPorts.get(`${addr}:${srcPort}>${to}:${dstPort}`) ?? 0xffff;

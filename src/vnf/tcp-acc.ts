@@ -12,6 +12,13 @@ export interface TcpAccParams {
   mode: 'split';
   /** Bytes the accelerator holds per direction of a connection (upstream receive buffer plus downstream send buffer). */
   bufferBytes: number;
+  /**
+   * Accelerate only connections whose SYN crossed a multiple of this many
+   * hops (1: all). With an instance on every router, 2 puts one on every
+   * second router of each path: a SYN an accelerator sends starts counting
+   * again.
+   */
+  everyHops: number;
   /** TCP of both legs (congestion control, MSS, timers...): the defaults are the stack's. */
   tcp: Partial<TcpConfig>;
 }
@@ -22,7 +29,9 @@ function checkParams(input: unknown): TcpAccParams {
   const issues: ConfigIssue[] = [];
   const o = (input ?? {}) as Record<string, unknown>;
   if (typeof o !== 'object' || Array.isArray(o)) throw new ConfigError([{ path: '/', value: input, expected: 'an object { mode, bufferBytes, tcp }' }], 'tcp-acc parameters');
-  for (const k of Object.keys(o)) if (!['mode', 'bufferBytes', 'tcp'].includes(k)) issues.push({ path: `/${k}`, value: o[k], expected: 'one of mode, bufferBytes, tcp' });
+  for (const k of Object.keys(o)) if (!['mode', 'bufferBytes', 'everyHops', 'tcp'].includes(k)) issues.push({ path: `/${k}`, value: o[k], expected: 'one of mode, bufferBytes, everyHops, tcp' });
+  const everyHops = o.everyHops ?? 1;
+  if (!(Number.isInteger(everyHops) && (everyHops as number) >= 1 && (everyHops as number) <= 255)) issues.push({ path: '/everyHops', value: everyHops, expected: 'an integer from 1 to 255' });
   const mode = o.mode ?? 'split';
   if (mode !== 'split') issues.push({ path: '/mode', value: mode, expected: '"split"' });
   const bufferBytes = o.bufferBytes ?? 64 * 1024;
@@ -43,7 +52,7 @@ function checkParams(input: unknown): TcpAccParams {
     }
   }
   if (issues.length > 0) throw new ConfigError(issues, 'tcp-acc parameters');
-  return { mode: 'split', bufferBytes: bufferBytes as number, tcp: { ...(tcp as Partial<TcpConfig>) } };
+  return { mode: 'split', bufferBytes: bufferBytes as number, everyHops: everyHops as number, tcp: { ...(tcp as Partial<TcpConfig>) } };
 }
 
 /** A leg's TCP: half the accelerator's buffer on each side of it. */
@@ -129,7 +138,8 @@ export class TcpAcc implements Vnf {
       this.drain(back, now);
       return true;
     }
-    if ((seg.flags & (TCP_SYN | TCP_ACK | TCP_RST)) !== TCP_SYN) {
+    const k = this.params.everyHops;
+    if ((seg.flags & (TCP_SYN | TCP_ACK | TCP_RST)) !== TCP_SYN || (k > 1 && pkt.hops !== undefined && pkt.hops % k !== 0)) {
       this.stats.passedThrough++;
       return false;
     }

@@ -23,6 +23,8 @@ export interface VnfPacket {
   bytes: Uint8Array;
   /** Opaque to VNFs: the carrier's tag (the simulator's flow number), copied onto what they emit for it. */
   tag?: number;
+  /** Hops the packet has crossed since it was sent (from its TTL), where the carrier knows. */
+  hops?: number;
 }
 
 /** One running VNF: sans-IO like every core (packets and time in, packets out, a next deadline). */

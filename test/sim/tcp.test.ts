@@ -112,3 +112,34 @@ describe('TCP flows in the simulator', () => {
     assert.ok(streamMismatches(streamBytes(0, 5000), 1000) > 4000, 'a shifted stream is caught');
   });
 });
+
+describe('TCP-ACC in the simulator', () => {
+  it('--acc every splits the flow at every relay; every-2 at every second; a list at the routers named', async () => {
+    const sessions = async (acc: string): Promise<{ goodput: number; corrupt: number | undefined; at: number[] }> => {
+      const sc = await loadScenario(chain, { hops: 4, tcp: 'reno', durationS: 20, acc });
+      const r = runScenario(sc, 1);
+      const at = r.nodes.filter((nd) => nd.vnfs.some((v) => (v.counters.sessions ?? 0) > 0)).map((nd) => nd.node);
+      return { goodput: r.flows[0]!.goodputMbps, corrupt: r.flows[0]!.tcp?.corruptBytes, at };
+    };
+    const none = await sessions('none');
+    const every = await sessions('every');
+    const every2 = await sessions('every-2');
+    const listed = await sessions('1,3');
+    assert.deepEqual(none.at, []);
+    assert.deepEqual(every.at, [1, 2, 3], 'each relay split the connection');
+    assert.deepEqual(every2.at, [2], 'every second router of the path');
+    assert.deepEqual(listed.at, [1, 3]);
+    for (const x of [none, every, every2, listed]) assert.equal(x.corrupt, 0, 'the sink read exactly the source\'s stream');
+    assert.ok(every.goodput > none.goodput * 1.2, `accelerated ${every.goodput} against ${none.goodput} Mbps`);
+  });
+
+  it('refuses a bad placement, naming the field', () => {
+    const r = cogmesh('sim', chain, '--tcp', 'reno', '--acc', 'every-0');
+    assert.equal(r.code, 2);
+    assert.match(r.err, /\/acc\/placement/);
+    assert.throws(
+      () => parseScenario({ name: 't', topology: { kind: 'chain', nodes: 3, spacingM: 200 }, acc: { placement: 'every' } }),
+      (e: unknown) => e instanceof ConfigError && e.issues.some((i) => i.path === '/acc/placement' && /TCP flow/.test(i.expected)),
+    );
+  });
+});
