@@ -32,10 +32,10 @@ const onOff = (flag: string, v: string | undefined): boolean | undefined => {
   throw new UsageError(`${flag}: "${v}" is not on or off`);
 };
 
-const accMode = (v: string | undefined): 'split' | undefined => {
+const accMode = (v: string | undefined): 'split' | 'e2e' | undefined => {
   if (v === undefined) return undefined;
-  if (v === 'split') return v;
-  throw new UsageError(`--acc-mode: "${v}" is not split`);
+  if (v === 'split' || v === 'e2e') return v;
+  throw new UsageError(`--acc-mode: "${v}" is not split or e2e`);
 };
 
 const variant = (v: string | undefined): CcName | undefined => {
@@ -79,7 +79,7 @@ export function simCommand(): Command {
     .option('--cognitive <on|off>', 'off: no sensing, every R1 on one fixed channel (channel.initialChannel, else 6); PNs stay')
     .option('--pn <on|off>', 'off: no primary-node traffic at all')
     .option('--acc <placement>', 'TCP-ACC on the TCP flows\' paths: none, every, every-K (every K-th router), or a list of routers (1,3)')
-    .option('--acc-mode <mode>', 'TCP-ACC mode: split (acknowledge on receipt)')
+    .option('--acc-mode <mode>', 'TCP-ACC mode: split (acknowledge on receipt) or e2e (acknowledge what downstream acknowledged)')
     .action(async (path: string, opts: SimOptions) => {
       const duration = opts.duration === undefined ? undefined : Number(opts.duration);
       if (duration !== undefined && !(duration > 0 && Number.isFinite(duration))) throw new UsageError(`--duration: "${opts.duration}" is not a number of seconds > 0`);

@@ -35,7 +35,7 @@ export interface AccScenario {
   /** none, every, every-K, or nodes (the routers listed in `nodes`). */
   placement: string;
   nodes: number[];
-  mode: 'split';
+  mode: 'split' | 'e2e';
   bufferBytes: number;
 }
 
@@ -131,7 +131,7 @@ export interface ScenarioOverrides {
   pn?: boolean;
   /** TCP-ACC placement: none, every, every-K, or a list of routers ("1,3"). */
   acc?: string;
-  accMode?: 'split';
+  accMode?: 'split' | 'e2e';
 }
 
 /** R1's fixed channel with `cognitive: false` when the scenario names none: 6, or 11 if the control channel is 6. */

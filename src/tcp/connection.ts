@@ -197,6 +197,7 @@ export class TcpConnection {
   /** Left edges of recently received out-of-order data, newest first (SACK block order, RFC 2018 4). */
   private sackRecent: number[] = [];
   private peerFinAt: number | undefined;
+  private ackLimit: number | undefined;
   private eofSignalled = false;
   private ackPending = false;
   private unackedSegments = 0;
@@ -629,6 +630,10 @@ export class TcpConnection {
     const filledHole = this.ooo.length > 0;
     this.deliver(data);
     this.pullOoo();
+    // Under an acknowledgement limit, in-order data has nothing new to acknowledge:
+    // an ACK would only look like a duplicate to the sender (and start a false
+    // recovery). The ACK goes when the limit rises.
+    if (this.ackPoint < this.rcvNxt) return;
     this.unackedSegments++;
     if (filledHole || this.cfg.delayedAckMs === 0 || this.unackedSegments >= 2) this.ackNow();
     else {
@@ -727,6 +732,24 @@ export class TcpConnection {
       default:
         break;
     }
+  }
+
+  /**
+   * Limits the cumulative ACK to `limit` (an absolute offset of the peer's
+   * stream, at least 1): bytes beyond it are taken in and held, but not
+   * acknowledged, and in-order arrivals send no ACK of their own. A relay that must
+   * not acknowledge what it has not delivered (end-to-end semantics, ES-TCP)
+   * raises the limit as the far side acknowledges. undefined lifts it.
+   */
+  setAckLimit(limit: number | undefined, now: Micros): void {
+    const before = this.ackPoint;
+    this.ackLimit = limit === undefined ? undefined : Math.max(1, limit);
+    if (this.ackPoint !== before && SYNCHRONIZED.has(this.state)) this.sendAck(now);
+  }
+
+  /** The cumulative ACK this end sends: RCV.NXT, or less under an acknowledgement limit. */
+  private get ackPoint(): number {
+    return this.ackLimit === undefined ? this.rcvNxt : Math.min(this.rcvNxt, this.ackLimit);
   }
 
   /** Whether the peer's FIN has been received (end of its data). */
@@ -865,7 +888,7 @@ export class TcpConnection {
       srcPort: this.localPort,
       dstPort: this.remotePort,
       seq: toWire(this.iss, seq),
-      ack: withAck ? toWire(this.irs, this.rcvNxt) : 0,
+      ack: withAck ? toWire(this.irs, this.ackPoint) : 0,
       flags: withAck ? flags | TCP_ACK : flags,
       window: withAck ? this.advertise() : 0,
       urgent: 0,
@@ -880,7 +903,7 @@ export class TcpConnection {
       this.ackPending = false;
       this.unackedSegments = 0;
       this.delackAt = undefined;
-      this.lastAckSent = this.rcvNxt;
+      this.lastAckSent = this.ackPoint;
     }
     this.out.push({ kind: 'segment', seg });
   }
@@ -892,7 +915,8 @@ export class TcpConnection {
     if (edge >= this.rcvAdvEnd + step || (edge > this.rcvAdvEnd && this.rcvAdvEnd <= this.rcvNxt && edge - this.rcvNxt >= step)) {
       this.rcvAdvEnd = edge;
     }
-    const wnd = Math.max(0, this.rcvAdvEnd - this.rcvNxt);
+    // The window counts from the ACK number sent (below RCV.NXT under an acknowledgement limit).
+    const wnd = Math.max(0, this.rcvAdvEnd - this.ackPoint);
     // Our shift applies only if both ends agreed to scale (RFC 7323 2.2); otherwise the peer reads the field as it is.
     return Math.min(0xffff, wnd >> (this.wsOn ? this.rcvWscale : 0));
   }

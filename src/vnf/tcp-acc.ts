@@ -8,8 +8,13 @@ import { ipText } from './flow.js';
 import type { FlowPattern, Vnf, VnfPacket, VnfType } from './types.js';
 
 export interface TcpAccParams {
-  /** `split`: acknowledge upstream on receipt (seeds/000's TCP-ACC, TCPSpeaker). */
-  mode: 'split';
+  /**
+   * `split`: acknowledge upstream on receipt (seeds/000's TCP-ACC,
+   * TCPSpeaker). `e2e`: acknowledge upstream only what downstream has
+   * acknowledged (seeds/001's ES-TCP), keeping end-to-end semantics while
+   * each leg still recovers its own losses.
+   */
+  mode: 'split' | 'e2e';
   /** Bytes the accelerator holds per direction of a connection (upstream receive buffer plus downstream send buffer). */
   bufferBytes: number;
   /**
@@ -33,7 +38,7 @@ function checkParams(input: unknown): TcpAccParams {
   const everyHops = o.everyHops ?? 1;
   if (!(Number.isInteger(everyHops) && (everyHops as number) >= 1 && (everyHops as number) <= 255)) issues.push({ path: '/everyHops', value: everyHops, expected: 'an integer from 1 to 255' });
   const mode = o.mode ?? 'split';
-  if (mode !== 'split') issues.push({ path: '/mode', value: mode, expected: '"split"' });
+  if (mode !== 'split' && mode !== 'e2e') issues.push({ path: '/mode', value: mode, expected: '"split" or "e2e"' });
   const bufferBytes = o.bufferBytes ?? 64 * 1024;
   if (!(Number.isInteger(bufferBytes) && (bufferBytes as number) >= 2 && (bufferBytes as number) <= 1 << 30)) {
     issues.push({ path: '/bufferBytes', value: bufferBytes, expected: 'an integer from 2 to 2^30' });
@@ -52,7 +57,7 @@ function checkParams(input: unknown): TcpAccParams {
     }
   }
   if (issues.length > 0) throw new ConfigError(issues, 'tcp-acc parameters');
-  return { mode: 'split', bufferBytes: bufferBytes as number, everyHops: everyHops as number, tcp: { ...(tcp as Partial<TcpConfig>) } };
+  return { mode: mode as 'split' | 'e2e', bufferBytes: bufferBytes as number, everyHops: everyHops as number, tcp: { ...(tcp as Partial<TcpConfig>) } };
 }
 
 /** A leg's TCP: half the accelerator's buffer on each side of it. */
@@ -157,6 +162,10 @@ export class TcpAcc implements Vnf {
     this.sessions.set(key(pkt.src, seg.srcPort, pkt.dst, seg.dstPort), s);
     this.stats.sessions++;
     s.up.listen();
+    if (this.params.mode === 'e2e') {
+      s.up.setAckLimit(1, now);
+      s.down.setAckLimit(1, now);
+    }
     s.up.handle(seg, now);
     s.down.connect(now);
     this.drain(s, now);
@@ -185,6 +194,11 @@ export class TcpAcc implements Vnf {
         s.upClosed = true;
         s.up.close(now);
         busy = true;
+      }
+      // End-to-end: each side is acknowledged only what the far side has acknowledged.
+      if (this.params.mode === 'e2e') {
+        s.up.setAckLimit(s.down.seq.una, now);
+        s.down.setAckLimit(s.up.seq.una, now);
       }
       if (!busy) break;
     }

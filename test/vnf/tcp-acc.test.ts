@@ -92,6 +92,32 @@ describe('TCP-ACC', () => {
     assert.equal(r.bad, 0);
   });
 
+  test('e2e: no byte is acknowledged upstream before downstream acknowledged it; split acknowledges ahead', () => {
+    const ahead: Record<string, number> = {};
+    for (const mode of ['split', 'e2e'] as const) {
+      const chain = new VnfChain(1, { delayUs: 5 * MS, rateBps: 2e6 }, 3);
+      chain.managers[0]!.instantiate('tcp-acc', FLOW, { mode, tcp: { congestion: 'sack' } }, 0);
+      chain.fate = (link, _dir, seg, rng) => (link === 1 && seg.payload.length > 0 && rng.next() < 0.05 ? { drop: true } : undefined);
+      const r = transfer(chain, 300_000);
+      chain.run(60_000_000);
+      assert.equal(r.got, 300_000, `${mode}: every byte`);
+      assert.equal(r.bad, 0, `${mode}: in order`);
+      const [isnUp, isnDown] = synIsnsByLink(chain, 5001);
+      const rel = (seq: number, isn: number) => (seq - isn) >>> 0;
+      let downAcked = 0;
+      let most = 0;
+      for (const w of chain.wire) {
+        if (w.dir !== 'ba' || w.dropped || !(w.seg.flags & 0x10)) continue;
+        // Link 1: the server acknowledging the accelerator; link 0: the accelerator acknowledging the client.
+        if (w.link === 1) downAcked = Math.max(downAcked, rel(w.seg.ack, isnDown!));
+        else if (w.seg.flags !== TCP_SYN + 0x10) most = Math.max(most, rel(w.seg.ack, isnUp!) - downAcked);
+      }
+      ahead[mode] = most;
+    }
+    assert.equal(ahead.e2e, 0, 'e2e never ran ahead of the server');
+    assert.ok((ahead.split ?? 0) > 10_000, `split acknowledged up to ${ahead.split} bytes ahead of the server`);
+  });
+
   test('a chain of accelerators delivers every byte in order through loss on every link', () => {
     const chain = new VnfChain(3, { delayUs: 2 * MS, rateBps: 10e6 }, 5);
     for (const m of chain.managers) m.instantiate('tcp-acc', FLOW, { tcp: { congestion: 'sack' } }, 0);
