@@ -12,57 +12,22 @@
  * as `cogmesh sim --set`. docs/reproduction.md records a run of this script
  * and compares it with the paper.
  */
-import { join } from 'node:path';
-import { performance } from 'node:perf_hooks';
-import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
-import { chooseBackend } from '../../src/sensing/backend.js';
-import { defaultJobs, runSeeds } from '../../src/sim/parallel.js';
-import { summarize, type SimResult, type Spread } from '../../src/sim/report.js';
-import { loadScenario, type ScenarioOverrides } from '../../src/sim/scenario.js';
+import type { SimResult, Spread } from '../../src/sim/report.js';
+import type { ScenarioOverrides } from '../../src/sim/scenario.js';
 import { CC_NAMES } from '../../src/tcp/cc/types.js';
-import { barChart, lineChart, writeChart, type Series } from './plot.js';
+import { cell, goodput, kbps, repro, scenarioFile, toPoint } from './common.js';
+import { barChart, lineChart, type Series } from './plot.js';
 
 const EXPERIMENTS = ['6a', '6b', '6c', '7', 'table1'] as const;
 type Experiment = (typeof EXPERIMENTS)[number];
 
-const { values } = parseArgs({
-  options: {
-    only: { type: 'string', default: EXPERIMENTS.join(',') },
-    seeds: { type: 'string', default: '5' },
-    duration: { type: 'string', default: '100' },
-    set: { type: 'string', multiple: true, default: [] },
-    plots: { type: 'string', default: fileURLToPath(new URL('../../docs/figures', import.meta.url)) },
-    json: { type: 'boolean', default: false },
-  },
-});
-
-function usage(msg: string): never {
-  process.stderr.write(`bench/repro/tcp.ts: ${msg}\n`);
-  process.exit(2);
-}
-const only = (values.only ?? '').split(',').map((s) => s.trim());
-for (const e of only) if (!(EXPERIMENTS as readonly string[]).includes(e)) usage(`--only: "${e}" is not one of ${EXPERIMENTS.join(', ')}`);
-const seeds = Number(values.seeds);
-if (!Number.isInteger(seeds) || seeds < 1) usage(`--seeds: "${values.seeds}" is not a positive integer`);
-const durationS = Number(values.duration);
-if (!(durationS > 10)) usage(`--duration: "${values.duration}" is not a number of seconds > 10`);
-const extra = values.set ?? [];
-const plotDir = values.plots ?? '';
-
-const scenarioPath = fileURLToPath(new URL('../../config/scenarios/urbanx-chain.json', import.meta.url));
-const jobs = defaultJobs(seeds);
-const backend = jobs <= 1 ? (await chooseBackend('auto')).backend : undefined;
-const t0 = performance.now();
-let simulated = 0;
+const ctx = await repro('tcp.ts', EXPERIMENTS);
+const only: string[] = ctx.only;
+const scenarioPath = scenarioFile('urbanx-chain.json');
+const plot = ctx.plot;
 
 /** One point: the 4-hop chain with TCP (Reno unless told) and these overrides, over the seeds. */
-async function point(set: string[], o: Partial<ScenarioOverrides> = {}): Promise<SimResult> {
-  const sc = await loadScenario(scenarioPath, { hops: 4, tcp: 'reno', seeds, durationS, ...o, set: [...set, ...extra] });
-  const runs = await runSeeds(sc, Array.from({ length: sc.seeds }, (_, k) => sc.seed + k), jobs, backend);
-  simulated += sc.seeds * sc.durationS;
-  return summarize(sc.name, sc.durationS, runs);
-}
+const point = (set: string[], o: Partial<ScenarioOverrides> = {}): Promise<SimResult> => ctx.point(scenarioPath, set, { hops: 4, tcp: 'reno', ...o });
 
 const pnPattern = (idleMs: number, busyMs: number): string[] => [`pn.sources.0.pattern.idleMs=${idleMs}`, `pn.sources.0.pattern.busyMs=${busyMs}`];
 /**
@@ -76,11 +41,6 @@ const sensing = (sensingMs: number, transmissionMs: number): string[] => [
   ...(sensingMs < 12 ? ['node.sensing.channelsPerRound=3'] : []),
 ];
 
-const goodput = (r: SimResult): Spread | null => r.summary[0]?.goodputMbps ?? null;
-const cell = (s: Spread | null | undefined, k = 1, digits = 3): string => (s ? `${(s.mean * k).toFixed(digits)} ± ${(s.ci95 * k).toFixed(digits)}` : 'n/a');
-const kbps = (s: Spread | null): string => cell(s, 1000, 0);
-const toPoint = (x: number | string, s: Spread | null, k = 1000): { x: number | string; y: number; lo?: number; hi?: number } =>
-  s ? { x, y: s.mean * k, lo: Math.max(0, (s.mean - s.ci95) * k), hi: (s.mean + s.ci95) * k } : { x, y: 0 };
 
 interface Table {
   experiment: Experiment;
@@ -89,11 +49,6 @@ interface Table {
   data: unknown;
 }
 const tables: Table[] = [];
-
-async function plot(name: string, svg: Promise<string>): Promise<void> {
-  if (plotDir === '') return;
-  await writeChart(join(plotDir, name), await svg);
-}
 
 /** A grid of goodput over (x, series): the shape of Figs. 6a-6c. */
 async function grid(
@@ -209,6 +164,5 @@ if (only.includes('table1')) {
   await plot('tcp-table1.svg', lineChart({ title: 'Table 1, TCP Reno goodput over hops', xLabel: 'hops', yLabel: 'goodput (kbps)', series: [{ name: 'TCP Reno', points: rows.map(({ hops, r }) => toPoint(hops, goodput(r))) }] }));
 }
 
-const wallS = (performance.now() - t0) / 1000;
-if (values.json) process.stdout.write(`${JSON.stringify(tables.map((t) => ({ experiment: t.experiment, title: t.title, data: t.data })), null, 2)}\n`);
-else process.stdout.write(`${tables.map((t) => t.markdown).join('\n\n')}\n\n${seeds} seed(s) x ${durationS} s per point; ${wallS.toFixed(1)} s wall for ${simulated} simulated seconds\n`);
+if (ctx.json) process.stdout.write(`${JSON.stringify(tables.map((t) => ({ experiment: t.experiment, title: t.title, data: t.data })), null, 2)}\n`);
+else process.stdout.write(`${tables.map((t) => t.markdown).join('\n\n')}\n\n${ctx.footer()}\n`);

@@ -38,6 +38,8 @@ export interface RouterParts {
   onDrop?: (header: DataHeader, reason: RouterDrop) => void;
   /** The router's VNF manager, if it runs VNFs: TCP packets it forwards go through it first. */
   vnf?: VnfManager;
+  /** Impairments of the links into this router. */
+  impairments?: readonly LinkImpairment[];
 }
 
 /** A packet on its way through R2: the bytes and the channel queue it was in. */
@@ -52,7 +54,15 @@ export interface R1Change {
   channel: number;
 }
 
-export type RouterDrop = DropReason | 'buffer-full' | 'discovery-failed' | 'router-down';
+export type RouterDrop = DropReason | 'buffer-full' | 'discovery-failed' | 'router-down' | 'impaired';
+
+/** Loss and reordering added to the data packets a router receives from one neighbour (an experiment's knob, not a radio effect). */
+export interface LinkImpairment {
+  from: NodeAddr;
+  lossProbability: number;
+  reorderProbability: number;
+  reorderDelayUs: Micros;
+}
 
 /**
  * One Urban-X mesh router in virtual time: the node core (sensing and the R1
@@ -99,6 +109,7 @@ export class SimRouter {
     'buffer-full': 0,
     'discovery-failed': 0,
     'router-down': 0,
+    impaired: 0,
   };
   readonly vnfEvents: VnfEvent[] = [];
   private vnfSeq = 0;
@@ -210,6 +221,28 @@ export class SimRouter {
   }
 
   private receive(frame: MacFrame, now: Micros): void {
+    if (this.failed) return;
+    const bytes = frame.payload;
+    const kind = packetKind(bytes);
+    const imp = kind === 'data' ? this.p.impairments?.find((i) => i.from === frame.src) : undefined;
+    if (imp) {
+      const rng = (this.impairRng ??= this.p.rng.fork('impairments'));
+      if (rng.next() < imp.lossProbability) {
+        this.drop('impaired', bytes);
+        return;
+      }
+      if (rng.next() < imp.reorderProbability) {
+        // Held back: the packets behind it overtake it.
+        this.p.engine.at(now + imp.reorderDelayUs, (t) => this.process(frame, t));
+        return;
+      }
+    }
+    this.process(frame, now);
+  }
+
+  private impairRng: Rng | undefined;
+
+  private process(frame: MacFrame, now: Micros): void {
     if (this.failed) return;
     const bytes = frame.payload;
     const kind = packetKind(bytes);

@@ -147,6 +147,9 @@ export function runScenario(sc: Scenario, seed: number, opts: RunOptions = {}): 
         if (h.proto === 'tcp') tcp.dropped(h, reason);
       },
       ...(vnfs[i] ? { vnf: vnfs[i] } : {}),
+      impairments: sc.impairments
+        .filter((m) => m.to === i)
+        .map((m) => ({ from: m.from, lossProbability: m.lossProbability, reorderProbability: m.reorderProbability, reorderDelayUs: Math.round(m.reorderDelayMs * US_PER_MS) })),
     });
   });
 

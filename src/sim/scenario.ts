@@ -28,6 +28,7 @@ export interface Scenario {
   flows: FlowSpec[];
   events: ScenarioEvent[];
   acc: AccScenario;
+  impairments: Array<{ from: number; to: number; lossProbability: number; reorderProbability: number; reorderDelayMs: number }>;
 }
 
 /** TCP-ACC on the routers of the TCP flows' paths. */
@@ -367,6 +368,10 @@ function semanticIssues(sc: Scenario): ConfigIssue[] {
   if (sc.acc.placement !== 'none' && !sc.flows.some((f) => f.kind === 'tcp-bulk')) {
     issues.push({ path: '/acc/placement', value: sc.acc.placement, expected: '"none": TCP-ACC needs a TCP flow (tcp-bulk, or --tcp)' });
   }
+  sc.impairments.forEach((m, i) => {
+    if (m.from >= n) issues.push({ path: `/impairments/${i}/from`, value: m.from, expected: `a router of the topology (0..${n - 1})` });
+    if (m.to >= n) issues.push({ path: `/impairments/${i}/to`, value: m.to, expected: `a router of the topology (0..${n - 1})` });
+  });
   sc.events.forEach((e, i) => {
     if (e.node >= n) issues.push({ path: `/events/${i}/node`, value: e.node, expected: `a router of the topology (0..${n - 1})` });
   });

@@ -143,3 +143,19 @@ describe('TCP-ACC in the simulator', () => {
     );
   });
 });
+
+describe('link impairments', () => {
+  it('lose and hold back data packets on the link named, and refuse a link outside the topology', async () => {
+    const sc = await loadScenario(chain, { hops: 2, tcp: 'reno', durationS: 20, cognitive: false, pn: false, set: ['impairments=[{"from":1,"to":2,"lossProbability":0.05,"reorderProbability":0.1}]'] });
+    const r = runScenario(sc, 1);
+    const f = r.flows[0]!;
+    const lost = r.nodes[2]!.drops.impaired ?? 0;
+    assert.ok(lost > 0 && f.tcp!.dropReasons.impaired === f.tcp!.dataDrops, `the flow's data losses are the impairment's (${lost}, ${JSON.stringify(f.tcp!.dropReasons)})`);
+    assert.equal(r.nodes[1]!.drops.impaired ?? 0, 0, 'only the link into router 2');
+    assert.equal(f.tcp!.corruptBytes, 0);
+    assert.throws(
+      () => parseScenario({ name: 't', topology: { kind: 'chain', nodes: 3, spacingM: 200 }, impairments: [{ from: 1, to: 7 }] }),
+      (e: unknown) => e instanceof ConfigError && e.issues.some((i) => i.path === '/impairments/0/to'),
+    );
+  });
+});

@@ -1,0 +1,87 @@
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { chooseBackend, type EnergyBackend } from '../../src/sensing/backend.js';
+import { defaultJobs, runSeeds } from '../../src/sim/parallel.js';
+import { summarize, type SimResult, type Spread } from '../../src/sim/report.js';
+import { loadScenario, type ScenarioOverrides } from '../../src/sim/scenario.js';
+import { writeChart } from './plot.js';
+
+/**
+ * What every reproduction script shares: its flags (--only, --seeds,
+ * --duration, --set, --plots, --json, and its own), running a point over the
+ * seeds, the table cells and the plots.
+ */
+export interface Repro<E extends string> {
+  only: E[];
+  seeds: number;
+  durationS: number;
+  json: boolean;
+  /** The script's own string flags. */
+  flags: Record<string, string | undefined>;
+  /** A point: a scenario with overrides (and --set's), over the seeds. */
+  point(path: string, set: string[], o?: Partial<ScenarioOverrides>): Promise<SimResult>;
+  /** Writes a plot into --plots (none with --plots ''). */
+  plot(name: string, svg: Promise<string>): Promise<void>;
+  /** The closing line: seeds, duration, wall time. */
+  footer(): string;
+}
+
+export const scenarioFile = (name: string): string => fileURLToPath(new URL(`../../config/scenarios/${name}`, import.meta.url));
+
+export async function repro<E extends string>(script: string, experiments: readonly E[], own: Record<string, string> = {}): Promise<Repro<E>> {
+  const { values } = parseArgs({
+    options: {
+      only: { type: 'string', default: experiments.join(',') },
+      seeds: { type: 'string', default: '5' },
+      duration: { type: 'string', default: '100' },
+      set: { type: 'string', multiple: true, default: [] },
+      plots: { type: 'string', default: fileURLToPath(new URL('../../docs/figures', import.meta.url)) },
+      json: { type: 'boolean', default: false },
+      ...Object.fromEntries(Object.entries(own).map(([k, d]) => [k, { type: 'string' as const, default: d }])),
+    },
+  });
+  const usage = (msg: string): never => {
+    process.stderr.write(`bench/repro/${script}: ${msg}\n`);
+    process.exit(2);
+  };
+  const only = String(values.only ?? '').split(',').map((s) => s.trim());
+  for (const e of only) if (!(experiments as readonly string[]).includes(e)) usage(`--only: "${e}" is not one of ${experiments.join(', ')}`);
+  const seeds = Number(values.seeds);
+  if (!Number.isInteger(seeds) || seeds < 1) usage(`--seeds: "${String(values.seeds)}" is not a positive integer`);
+  const durationS = Number(values.duration);
+  if (!(durationS > 10)) usage(`--duration: "${String(values.duration)}" is not a number of seconds > 10`);
+  const extra = (values.set ?? []) as string[];
+  const plotDir = String(values.plots ?? '');
+  const jobs = defaultJobs(seeds);
+  const backend: EnergyBackend | undefined = jobs <= 1 ? (await chooseBackend('auto')).backend : undefined;
+  const t0 = performance.now();
+  let simulated = 0;
+  return {
+    only: only as E[],
+    seeds,
+    durationS,
+    json: values.json === true,
+    flags: Object.fromEntries(Object.keys(own).map((k) => [k, (values as Record<string, unknown>)[k] as string | undefined])),
+    async point(path, set, o = {}) {
+      const sc = await loadScenario(path, { seeds, durationS, ...o, set: [...set, ...extra] });
+      const runs = await runSeeds(sc, Array.from({ length: sc.seeds }, (_, k) => sc.seed + k), jobs, backend);
+      simulated += sc.seeds * sc.durationS;
+      return summarize(sc.name, sc.durationS, runs);
+    },
+    async plot(name, svg) {
+      if (plotDir === '') return;
+      await writeChart(join(plotDir, name), await svg);
+    },
+    footer: () => `${seeds} seed(s) x ${durationS} s per point; ${((performance.now() - t0) / 1000).toFixed(1)} s wall for ${simulated} simulated seconds`,
+  };
+}
+
+/** mean ± 95% half-width, scaled by k. */
+export const cell = (s: Spread | null | undefined, k = 1, digits = 3): string => (s ? `${(s.mean * k).toFixed(digits)} ± ${(s.ci95 * k).toFixed(digits)}` : 'n/a');
+export const kbps = (s: Spread | null | undefined): string => cell(s, 1000, 0);
+/** A plot point with its error bar (never below zero), scaled by k (Mbps to kbps by default). */
+export const toPoint = (x: number | string, s: Spread | null | undefined, k = 1000): { x: number | string; y: number; lo?: number; hi?: number } =>
+  s ? { x, y: s.mean * k, lo: Math.max(0, (s.mean - s.ci95) * k), hi: (s.mean + s.ci95) * k } : { x, y: 0 };
+export const goodput = (r: SimResult, flow = 0): Spread | null => r.summary[flow]?.goodputMbps ?? null;
