@@ -1,6 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { CogmeshError } from '../core/errors.js';
+import { workerEntry } from '../core/worker-entry.js';
 import type { EnergyBackend } from '../sensing/backend.js';
 import type { RunResult } from './report.js';
 import { runScenario } from './run.js';
@@ -18,9 +19,7 @@ export function defaultJobs(seeds: number): number {
  */
 export async function runSeeds(sc: Scenario, seeds: readonly number[], jobs: number, backend?: EnergyBackend): Promise<RunResult[]> {
   if (jobs <= 1 || seeds.length <= 1) return seeds.map((s) => runScenario(sc, s, { backend }));
-  const here = import.meta.url;
-  // Under tsx the sources are TypeScript; built, they are JavaScript next to this file.
-  const url = workerEntry(here);
+  const url = workerEntry(import.meta.url, 'seed-worker');
   const results = new Map<number, RunResult>();
   const queue = [...seeds];
   const workers = Array.from({ length: Math.min(jobs, seeds.length) }, () => new Worker(url));
@@ -50,18 +49,4 @@ export async function runSeeds(sc: Scenario, seeds: readonly number[], jobs: num
     await Promise.all(workers.map((w) => w.terminate()));
   }
   return seeds.map((s) => results.get(s)!);
-}
-
-/**
- * The worker's entry. Built, it is the JavaScript file next to this one.
- * Under tsx (tests, development) a worker does not inherit tsx's loader, so
- * the entry is a small module that registers it first and then imports the
- * TypeScript worker.
- */
-function workerEntry(here: string): URL {
-  if (!here.endsWith('.ts')) return new URL('./seed-worker.js', here);
-  const tsx = import.meta.resolve('tsx/esm/api');
-  const worker = new URL('./seed-worker.ts', here).href;
-  const code = `import { register } from ${JSON.stringify(tsx)}; register(); await import(${JSON.stringify(worker)});`;
-  return new URL(`data:text/javascript,${encodeURIComponent(code)}`);
 }
