@@ -198,6 +198,7 @@ export class TcpConnection {
   private sackRecent: number[] = [];
   private peerFinAt: number | undefined;
   private ackLimit: number | undefined;
+  private windowLimit: number | undefined;
   private eofSignalled = false;
   private ackPending = false;
   private unackedSegments = 0;
@@ -290,7 +291,7 @@ export class TcpConnection {
     this.rcvBuf.consume(n);
     // Window update when reading opened a worthwhile amount (RFC 9293 3.8.6.2.2).
     if (n > 0 && now !== undefined && SYNCHRONIZED.has(this.state) && this.peerFinAt === undefined) {
-      const edge = this.rcvNxt + this.rcvBuf.free;
+      const edge = this.windowEdge();
       if (edge - this.rcvAdvEnd >= Math.min(2 * this.cfg.mss, this.cfg.receiveBufferBytes / 2)) this.sendAck(now);
     }
     return data;
@@ -690,8 +691,12 @@ export class TcpConnection {
 
   /** SACK blocks for the next ACK: the block holding the newest arrival first, then the others newest first (RFC 2018 4). */
   private sackBlocks(fit: number): SackBlock[] {
-    if (!this.sackOn || this.ooo.length === 0 || fit <= 0) return [];
+    const held = this.ackPoint < this.rcvNxt;
+    if (!this.sackOn || (this.ooo.length === 0 && !held) || fit <= 0) return [];
     const blocks: SeqRange[] = [];
+    // Bytes taken in under an acknowledgement limit are reported as held, so
+    // that a sender does not take them for lost and send them again.
+    if (held) blocks.push({ start: this.ackPoint, end: this.rcvNxt });
     for (const s of this.ooo) {
       const end = s.start + s.data.length;
       const last = blocks.at(-1);
@@ -736,8 +741,9 @@ export class TcpConnection {
 
   /**
    * Limits the cumulative ACK to `limit` (an absolute offset of the peer's
-   * stream, at least 1): bytes beyond it are taken in and held, but not
-   * acknowledged, and in-order arrivals send no ACK of their own. A relay that must
+   * stream, at least 1): bytes beyond it are taken in and held, not
+   * acknowledged but reported in SACK blocks (where SACK is on), and in-order
+   * arrivals send no ACK of their own. A relay that must
    * not acknowledge what it has not delivered (end-to-end semantics, ES-TCP)
    * raises the limit as the far side acknowledges. undefined lifts it.
    */
@@ -745,6 +751,26 @@ export class TcpConnection {
     const before = this.ackPoint;
     this.ackLimit = limit === undefined ? undefined : Math.max(1, limit);
     if (this.ackPoint !== before && SYNCHRONIZED.has(this.state)) this.sendAck(now);
+  }
+
+  /**
+   * Caps the right edge of the window this end advertises at `edge` (an
+   * absolute offset of the peer's stream), besides the free buffer; the edge
+   * already advertised never moves back. A relay under an acknowledgement
+   * limit gives the far side's window edge here, so that everything the
+   * sender may have in flight fits there, gets acknowledged, and a closed far
+   * window closes this one (the sender probes it instead of timing out).
+   */
+  setWindowLimit(edge: number | undefined, now: Micros): void {
+    this.windowLimit = edge;
+    if (!SYNCHRONIZED.has(this.state) || this.peerFinAt !== undefined) return;
+    if (this.windowEdge() - this.rcvAdvEnd >= Math.min(2 * this.cfg.mss, this.cfg.receiveBufferBytes / 2)) this.sendAck(now);
+  }
+
+  /** Where the window could reach now: the free buffer, under the window limit. */
+  private windowEdge(): number {
+    const edge = this.rcvNxt + this.rcvBuf.free;
+    return this.windowLimit === undefined ? edge : Math.min(edge, this.windowLimit);
   }
 
   /** The cumulative ACK this end sends: RCV.NXT, or less under an acknowledgement limit. */
@@ -910,7 +936,7 @@ export class TcpConnection {
 
   /** The window field: free receive buffer, never moving the right edge back, opened only by a worthwhile amount (SWS avoidance). */
   private advertise(): number {
-    const edge = this.rcvNxt + this.rcvBuf.free;
+    const edge = this.windowEdge();
     const step = Math.min(this.cfg.mss, this.cfg.receiveBufferBytes / 2);
     if (edge >= this.rcvAdvEnd + step || (edge > this.rcvAdvEnd && this.rcvAdvEnd <= this.rcvNxt && edge - this.rcvNxt >= step)) {
       this.rcvAdvEnd = edge;

@@ -28,6 +28,8 @@ export class VnfManager {
   private readonly instances = new Map<number, Instance>();
   private readonly ended: VnfInfo[] = [];
   private readonly pendingEvents: VnfEvent[] = [];
+  /** What ended instances emitted on their way out (resets of the connections they held). */
+  private readonly lastWords: VnfPacket[] = [];
   private nextId = 1;
 
   constructor(
@@ -137,6 +139,7 @@ export class VnfManager {
         packets.push(...out);
       }
     }
+    packets.unshift(...this.lastWords.splice(0));
     return { packets, events: this.pendingEvents.splice(0) };
   }
 
@@ -146,6 +149,13 @@ export class VnfManager {
       return call();
     } catch (e) {
       const error = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
+      // What it held cannot go on as plain forwarding (a split connection has two
+      // sequence spaces): it is asked, best effort, to reset what it holds.
+      try {
+        inst.vnf.stop(now);
+      } catch {
+        // It failed again: nothing more to ask of it.
+      }
       this.end(inst, now, 'failed', error);
       this.pendingEvents.push({ kind: 'failed', id: inst.info.id, type: inst.info.type, atUs: now, error });
       return undefined;
@@ -154,6 +164,15 @@ export class VnfManager {
 
   private end(inst: Instance, now: Micros, state: 'stopped' | 'failed', reason: string): void {
     if (!this.instances.delete(inst.info.id)) return;
+    try {
+      const out = inst.vnf.poll();
+      if (Array.isArray(out)) {
+        inst.info.packetsSent += out.length;
+        this.lastWords.push(...out);
+      }
+    } catch {
+      // Nothing more from it.
+    }
     inst.info.counters = this.countersOf(inst);
     inst.info.state = state;
     inst.info.endedAtUs = now;

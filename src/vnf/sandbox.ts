@@ -33,7 +33,10 @@ export class VnfSandbox {
   reason: string | null = null;
   private readonly worker: Worker;
   private nextId = 1;
-  private readonly waiting = new Map<number, { resolve: (r: SandboxReply) => void; timer: NodeJS.Timeout }>();
+  /** Calls in flight, oldest first (the worker answers in order). */
+  private readonly waiting = new Map<number, { resolve: (r: SandboxReply) => void; budgetMs: number }>();
+  /** The watchdog of the oldest call in flight: a call's budget starts when the worker can start on it. */
+  private watchdog: NodeJS.Timeout | undefined;
   private readonly outbox: VnfPacket[] = [];
   private readonly events: VnfEvent[] = [];
   private deadline: Micros | undefined;
@@ -48,7 +51,8 @@ export class VnfSandbox {
     this.worker.on('error', (e) => this.fail(e instanceof Error ? `${e.name}: ${e.message}` : String(e)));
     this.worker.on('exit', (code) => this.fail(`its worker exited (code ${code})`));
     this.started = new Promise<void>((resolve) => {
-      this.waiting.set(0, { resolve: (r) => (r.error === undefined ? resolve() : (this.fail(r.error), resolve())), timer: this.watch(0, Math.max(5000, limits.callBudgetMs)) });
+      this.waiting.set(0, { resolve: (r) => (r.error === undefined ? resolve() : (this.fail(r.error), resolve())), budgetMs: Math.max(5000, limits.callBudgetMs) });
+      this.rewatch();
     });
     this.worker.on('message', (r: SandboxReply) => this.settle(r));
     this.worker.postMessage({ modules: [], ...init } satisfies SandboxInit);
@@ -79,11 +83,13 @@ export class VnfSandbox {
 
   /** Terminates the instance and its worker. */
   async stop(now: Micros): Promise<void> {
-    if (this.state === 'running') await this.call({ op: 'stop', now });
+    // A VNF that is idle is asked to stop (it resets what it holds); one busy with a call is not waited for.
+    if (this.state === 'running' && this.waiting.size === 0) await this.call({ op: 'stop', now });
     if (this.state === 'running' || this.state === 'starting') {
       this.state = 'stopped';
       this.reason = 'terminated';
     }
+    this.settleAll();
     await this.worker.terminate();
   }
 
@@ -97,46 +103,63 @@ export class VnfSandbox {
   }
 
   private async call(c: SandboxRequest): Promise<SandboxReply | undefined> {
-    await this.started;
+    // Once started, a call is in flight from the moment it is made (stop() sees it).
+    if (this.state === 'starting') await this.started;
     if (this.state === 'starting') this.state = 'running';
     if (this.state !== 'running') return undefined;
     const id = this.nextId++;
     return new Promise<SandboxReply | undefined>((resolve) => {
-      this.waiting.set(id, { resolve, timer: this.watch(id, this.limits.callBudgetMs) });
+      this.waiting.set(id, { resolve, budgetMs: this.limits.callBudgetMs });
+      if (this.waiting.size === 1) this.rewatch();
       this.worker.postMessage({ ...c, id } as SandboxCall);
     });
   }
 
-  private watch(id: number, ms: number): NodeJS.Timeout {
-    return setTimeout(() => {
-      if (this.waiting.has(id)) this.fail(`exceeded its call budget (${ms} ms): hung or too slow`);
-    }, ms);
+  /** Arms the watchdog for the oldest call in flight (none: disarmed). It never keeps the process alive. */
+  private rewatch(): void {
+    if (this.watchdog !== undefined) clearTimeout(this.watchdog);
+    this.watchdog = undefined;
+    const oldest = this.waiting.values().next();
+    if (oldest.done) return;
+    const ms = oldest.value.budgetMs;
+    this.watchdog = setTimeout(() => this.fail(`exceeded its call budget (${ms} ms): hung or too slow`), ms);
+    this.watchdog.unref();
   }
 
   private settle(r: SandboxReply): void {
     const w = this.waiting.get(r.id);
     if (!w) return;
-    clearTimeout(w.timer);
     this.waiting.delete(r.id);
+    this.rewatch();
     this.outbox.push(...r.packets.map((p) => ({ ...p, src: new Uint8Array(p.src), dst: new Uint8Array(p.dst), bytes: new Uint8Array(p.bytes) })));
     this.events.push(...r.events);
     this.deadline = r.nextDeadline;
     const failed = r.events.find((e) => e.kind === 'failed');
-    if (failed && failed.kind === 'failed') this.markFailed(failed.error);
+    if (failed && failed.kind === 'failed') {
+      this.markFailed(failed.error);
+      // Its manager removed the instance; the worker has nothing left to do.
+      void this.worker.terminate();
+    }
     w.resolve(r);
+    if (this.state === 'failed') this.settleAll();
   }
 
   private fail(reason: string): void {
-    if (this.state === 'failed' || this.state === 'stopped') return;
-    this.markFailed(reason);
-    this.events.push({ kind: 'failed', id: 0, type: 'sandbox', atUs: 0, error: reason });
-    void this.worker.terminate();
-    // Every call in flight answers "not taken": the flow is forwarded.
-    for (const [id, w] of this.waiting) {
-      clearTimeout(w.timer);
-      w.resolve({ id, packets: [], events: [], nextDeadline: undefined });
+    if (this.state !== 'failed' && this.state !== 'stopped') {
+      this.markFailed(reason);
+      this.events.push({ kind: 'failed', id: 0, type: 'sandbox', atUs: 0, error: reason });
+      void this.worker.terminate();
     }
+    this.settleAll();
+  }
+
+  /** Every call in flight answers "not taken" (the flow is forwarded); no timer is left. */
+  private settleAll(): void {
+    if (this.watchdog !== undefined) clearTimeout(this.watchdog);
+    this.watchdog = undefined;
+    const calls = [...this.waiting];
     this.waiting.clear();
+    for (const [id, w] of calls) w.resolve({ id, packets: [], events: [], nextDeadline: undefined });
   }
 
   private markFailed(reason: string): void {

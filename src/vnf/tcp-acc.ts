@@ -197,8 +197,13 @@ export class TcpAcc implements Vnf {
       }
       // End-to-end: each side is acknowledged only what the far side has acknowledged.
       if (this.params.mode === 'e2e') {
-        s.up.setAckLimit(s.down.seq.una, now);
-        s.down.setAckLimit(s.up.seq.una, now);
+        const d = s.down.seq;
+        const u = s.up.seq;
+        s.up.setAckLimit(d.una, now);
+        s.down.setAckLimit(u.una, now);
+        // And never more in flight towards an end than its own window takes (held bytes cannot be acknowledged).
+        if (s.down.state !== 'SYN-SENT') s.up.setWindowLimit(d.una + d.wnd, now);
+        if (s.up.state !== 'SYN-RECEIVED') s.down.setWindowLimit(u.una + u.wnd, now);
       }
       if (!busy) break;
     }
@@ -246,7 +251,7 @@ export class TcpAcc implements Vnf {
   }
 
   private finish(s: Session): void {
-    this.sessions.delete(key(s.clientIp, s.clientPort, s.serverIp, s.serverPort));
+    if (!this.sessions.delete(key(s.clientIp, s.clientPort, s.serverIp, s.serverPort))) return;
     this.stats.sessionsClosed++;
     this.addRtt(s);
   }
@@ -303,11 +308,11 @@ export class TcpAcc implements Vnf {
   /** Both legs of every connection reset: a split connection cannot fall back to forwarding mid-stream. */
   stop(now: Micros): void {
     for (const s of [...this.sessions.values()]) {
+      this.stats.sessionsReset++;
       s.up.abort(now);
       s.down.abort(now);
+      // Both legs are CLOSED now: draining sends the resets and finishes the session (once).
       this.drain(s, now);
-      this.sessions.delete(key(s.clientIp, s.clientPort, s.serverIp, s.serverPort));
-      this.addRtt(s);
     }
   }
 

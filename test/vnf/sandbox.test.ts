@@ -68,3 +68,15 @@ describe('VNF sandbox', () => {
     assert.match(t.reason ?? '', /bufferBytes/);
   });
 });
+
+describe('VNF sandbox: stopping', () => {
+  test('stop answers every call in flight and leaves no timer behind', async () => {
+    const s = new VnfSandbox({ type: 'spinner', flow: FLOW, params: {}, seed: 1, now: 0, modules }, { memoryMb: 48, callBudgetMs: 60_000 });
+    await s.ready();
+    const pending = s.intercept(pkt(1), 0);
+    await s.stop(0);
+    assert.equal(await pending, false, 'answered "not taken"');
+    assert.equal(s.state, 'stopped');
+    assert.equal(await s.intercept(pkt(2), 1), false, 'stopped: forwarding');
+  });
+});

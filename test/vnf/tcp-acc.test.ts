@@ -16,7 +16,16 @@ const FLOW = { proto: 'tcp' as const, dstPort: 5001 };
 
 /** A bulk transfer of `bytes` from A to B port `port` over the chain, content checked at B. */
 function transfer(chain: VnfChain, bytes: number, port = 5001, o: { readEvery?: Micros; readChunk?: number } = {}) {
-  const r = { client: undefined as TcpConnection | undefined, server: undefined as TcpConnection | undefined, got: 0, bad: 0, eofAt: -1, events: [] as string[] };
+  const r = {
+    client: undefined as TcpConnection | undefined,
+    server: undefined as TcpConnection | undefined,
+    got: 0,
+    bad: 0,
+    eofAt: -1,
+    events: [] as string[],
+    /** With readEvery: a time span (µs) in which the server does not read. */
+    pause: undefined as [number, number] | undefined,
+  };
   let written = 0;
   chain.b.listen(port, (c) => (r.server = c));
   const read = (c: TcpConnection, now: Micros, max = Infinity) => {
@@ -42,7 +51,8 @@ function transfer(chain: VnfChain, bytes: number, port = 5001, o: { readEvery?: 
   if (o.readEvery !== undefined) {
     const every = o.readEvery;
     const tick = (now: Micros): void => {
-      if (r.server) read(r.server, now, o.readChunk ?? Infinity);
+      const pause = r.pause;
+      if (r.server && !(pause && now > pause[0] && now < pause[1])) read(r.server, now, o.readChunk ?? Infinity);
       chain.at(now + every, tick);
     };
     chain.at(every, tick);
@@ -173,6 +183,44 @@ describe('TCP-ACC', () => {
     assert.equal(r.got, 50_000);
     assert.ok(r.events.includes('a:eof'), 'the server\'s FIN reached the client');
     assert.ok(r.events.includes('a:closed') && r.events.includes('b:closed'), r.events.join(' '));
+  });
+});
+
+describe('TCP-ACC: review cases', () => {
+  test('terminating an accelerator, or one that throws mid-connection, resets both ends (no half-dead connection)', () => {
+    for (const how of ['terminate', 'throw'] as const) {
+      const chain = new VnfChain(1, { delayUs: 5 * MS });
+      const m = chain.managers[0]!;
+      const info = m.instantiate('tcp-acc', FLOW, {}, 0);
+      const r = transfer(chain, 5_000_000);
+      chain.at(1_000_000, (now) => {
+        if (how === 'terminate') m.terminate(info.id, now);
+        else {
+          // The instance's own code throws from now on (a bug surfacing mid-flow).
+          const acc = (m as unknown as { instances: Map<number, { vnf: { handle: () => boolean } }> }).instances.get(info.id)!.vnf;
+          acc.handle = () => {
+            throw new Error('bug');
+          };
+        }
+      });
+      chain.run(20_000_000);
+      assert.ok(r.events.includes('a:reset') && r.events.includes('b:reset'), `${how}: ${r.events.join(' ')}`);
+      assert.equal(m.list()[0]!.state, how === 'terminate' ? 'stopped' : 'failed');
+    }
+  });
+
+  test('e2e: a server that stops reading closes the client\'s window; the client probes instead of timing out', () => {
+    const chain = new VnfChain(1, { delayUs: 5 * MS, rateBps: 5e6 }, 1, {}, { receiveBufferBytes: 16_000 });
+    chain.managers[0]!.instantiate('tcp-acc', FLOW, { mode: 'e2e' }, 0);
+    const r = transfer(chain, 1_000_000, 5001, { readEvery: 100 * MS });
+    // The server reads every 100 ms, except between 1 s and 300 s.
+    r.pause = [1_000_000, 300_000_000];
+    let stalled: { timeouts: number; wnd: number } | undefined;
+    chain.at(250_000_000, () => (stalled = { timeouts: r.client!.stats.timeouts, wnd: r.client!.seq.wnd }));
+    chain.run(600_000_000);
+    assert.equal(r.got, 1_000_000, 'everything arrived once the server read again');
+    assert.equal(r.bad, 0);
+    assert.deepEqual(stalled, { timeouts: 0, wnd: 0 }, 'a closed window, and no timeout, while the server did not read');
   });
 });
 

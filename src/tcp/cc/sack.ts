@@ -80,9 +80,11 @@ export class SackRecovery implements CongestionControl {
       const seg = newData(v, v.nxt - v.una, this.cwnd);
       return seg;
     }
-    if (this.retransmitHead && v.una < v.max) {
+    // The first segment is presumed lost, unless the receiver reports holding it (acknowledgement limits do).
+    if (this.retransmitHead && v.una < v.max && !v.scoreboard.isSacked(v.una)) {
       return { seq: v.una, len: Math.min(v.mss, v.max - v.una, this.holeEnd(v, v.una)) };
     }
+    this.retransmitHead = false;
     const sb = v.scoreboard;
     const pipe = sb.pipe(v.una, v.max, this.highRxt, v.mss);
     if (this.cwnd - pipe < v.mss) return undefined;
