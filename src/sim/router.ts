@@ -15,7 +15,7 @@ import { VisitTally, type ChannelObservation } from '../sensing/workload.js';
 import { encodeControl, encodeData, packetKind, parseControl, parseData } from '../wire/codec.js';
 import type { DataHeader, DataProto, HelloNeighbour, HelloWorkload, NodeAddr } from '../wire/mesh.js';
 import type { VnfManager } from '../vnf/manager.js';
-import type { VnfEvent, VnfInfo, VnfPacket } from '../vnf/types.js';
+import type { VnfInfo, VnfPacket } from '../vnf/types.js';
 import { meshAddr, meshIp } from './addresses.js';
 
 /** What a router needs from the simulation around it. */
@@ -111,7 +111,6 @@ export class SimRouter {
     'router-down': 0,
     impaired: 0,
   };
-  readonly vnfEvents: VnfEvent[] = [];
   private vnfSeq = 0;
   readonly counters = { vnfTaken: 0, originated: 0, delivered: 0, forwarded: 0, controlReceived: 0, malformedControl: 0, malformedData: 0, rerouted: 0, followedMove: 0, preempted: 0, sensingRounds: 0 };
   readonly r1History: R1Change[] = [];
@@ -482,8 +481,8 @@ export class SimRouter {
   private runVnf(now: Micros): void {
     const vnf = this.p.vnf;
     if (!vnf) return;
-    const { packets, events } = vnf.poll(now);
-    this.vnfEvents.push(...events);
+    // Lifecycle events stay with the manager (its list() says what started, stopped or failed).
+    const { packets } = vnf.poll(now);
     for (const p of packets) this.originate(meshAddr(p.dst), p.proto, p.tag ?? 0xffff, this.vnfSeq++ >>> 0, p.bytes, now, meshAddr(p.src));
     this.rearm();
   }

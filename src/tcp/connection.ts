@@ -1010,7 +1010,6 @@ export class TcpConnection {
   }
 
   private sendAckOrData(now: Micros): void {
-    this.ackPending = true;
     this.ackNow();
     this.output(now);
     this.flushAck(now);

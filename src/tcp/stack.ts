@@ -146,14 +146,6 @@ export class TcpStack {
   }
 
   /**
-   * Lets the stack pick up what a connection produced after a user call
-   * (write, read, close, abort) made outside `input` and `tick`.
-   */
-  flush(conn: TcpConnection): void {
-    for (const e of this.conns.values()) if (e.conn === conn) this.collect(conn, e.remote);
-  }
-
-  /**
    * Packets to send and connection events since the last poll, including what
    * user calls (write, read, close, abort) made since.
    */

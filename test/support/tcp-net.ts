@@ -73,9 +73,8 @@ export class TcpPair {
         for (const e of events) {
           this.track(e.conn);
           this.events.push({ at: this.now, side, ...e });
+          // Whatever the handler's calls (read, write, close) produce, the next poll takes.
           this.onEvent(side, e, this.now);
-          // Whatever the handler's calls (read, write, close) produced goes out now.
-          stack.flush(e.conn);
           this.record();
         }
         for (const p of packets) this.transmit(side === 'a' ? 'ab' : 'ba', p.bytes);
@@ -263,7 +262,6 @@ export function bulk(pair: TcpPair, o: BulkOptions): Bulk {
       const conn = side === 'a' ? res.client : res.server;
       if (!conn) return;
       readAll(side, conn, now);
-      (side === 'a' ? pair.a : pair.b).flush(conn);
     },
   };
   const readAll = (side: 'a' | 'b', conn: TcpConnection, now: Micros) => {
@@ -300,7 +298,6 @@ export function bulk(pair: TcpPair, o: BulkOptions): Bulk {
       if (reading[side]) readAll(side, e.conn, now);
       if (want[side] === 0) e.conn.close(now);
     }
-    stack.flush(e.conn);
   };
   pair.at(o.startUs ?? 0, (now) => {
     res.client = pair.a.connect(pair.ipB, port, now, o.cfgA ?? {});

@@ -174,8 +174,6 @@ describe('tcp orderly close', () => {
     pair.at(200_000, (now) => {
       r.client!.close(now);
       r.server!.close(now);
-      pair.a.flush(r.client!);
-      pair.b.flush(r.server!);
     });
     pair.run(20_000_000);
     for (const c of [r.client!, r.server!]) {
@@ -296,7 +294,6 @@ describe('tcp reset', () => {
     pair.onEvent = () => undefined;
     pair.at(100_000, (now) => {
       r.client!.abort(now);
-      pair.a.flush(r.client!);
     });
     pair.run(1_000_000);
     const last = pair.trace.at(-1)!;
