@@ -18,5 +18,6 @@ export type {
   Station,
   StationCounters,
   StationHandlers,
+  StationHost,
   StationSpec,
 } from './types.js';

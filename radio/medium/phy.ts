@@ -109,7 +109,7 @@ export function checkPhy(phy: PhyParams): void {
   count('ctsBytes', phy.ctsBytes, 1);
   count('shortRetryLimit', phy.shortRetryLimit, 1);
   count('longRetryLimit', phy.longRetryLimit, 1);
-  if (!(phy.rtsThresholdBytes >= 0)) {
+  if (typeof phy.rtsThresholdBytes !== 'number' || !(phy.rtsThresholdBytes >= 0)) {
     throw new RangeArgumentError('phy.rtsThresholdBytes', phy.rtsThresholdBytes, 'a number of bytes >= 0, or Infinity');
   }
   if (phy.ofdmSymbolUs !== undefined) {

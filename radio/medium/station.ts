@@ -5,7 +5,23 @@ import type { Micros } from '../../src/core/time.js';
 import type { MacFrame, PhyParams, SendOutcome, Station, StationCounters, StationHandlers, StationSpec } from './types.js';
 
 /** The MAC destination of a broadcast frame. */
+/** A station's counters before anything happened. */
+export function zeroStationCounters(): StationCounters {
+  return { txFrames: 0, txBytes: 0, rxFrames: 0, rxBytes: 0, acked: 0, retries: 0, retryLimitDrops: 0, queueDrops: 0, aborted: 0, collisions: 0, pnLosses: 0, missedDeaf: 0, duplicates: 0, airtimeUs: 0 };
+}
+
 export const BROADCAST = 0xffff;
+
+/** What every station refuses to send: anything once detached, an empty packet, a destination that is no mesh address. */
+export function checkSend(id: string, detached: boolean, frame: MacFrame): void {
+  if (detached) throw new FrontendError('RADIO_DETACHED', `station ${id} is detached from the medium`);
+  if (!(frame.payload instanceof Uint8Array) || frame.payload.length === 0) {
+    throw new RangeArgumentError('frame.payload.length', frame.payload?.length, 'at least 1 byte');
+  }
+  if (!Number.isInteger(frame.dst) || frame.dst < 0 || frame.dst > BROADCAST) {
+    throw new RangeArgumentError('frame.dst', frame.dst, 'a mesh address in [0, 65535] (65535: broadcast)');
+  }
+}
 
 /** The kinds of frame the DCF puts on the air. `bcast` is a broadcast data frame. */
 export type FrameKind = 'data' | 'bcast' | 'rts' | 'cts' | 'ack';
@@ -112,22 +128,7 @@ export class DcfStation implements Station {
   readonly acceptsBroadcast: boolean;
   readonly pnAffected: boolean;
   readonly queueLimit: number;
-  readonly counters: StationCounters = {
-    txFrames: 0,
-    txBytes: 0,
-    rxFrames: 0,
-    rxBytes: 0,
-    acked: 0,
-    retries: 0,
-    retryLimitDrops: 0,
-    queueDrops: 0,
-    aborted: 0,
-    collisions: 0,
-    pnLosses: 0,
-    missedDeaf: 0,
-    duplicates: 0,
-    airtimeUs: 0,
-  };
+  readonly counters: StationCounters = zeroStationCounters();
 
   // Reception state, kept by the medium.
   /** Channel index in the plan; -1 while deaf (retuning or untuned). */
@@ -207,13 +208,7 @@ export class DcfStation implements Station {
   }
 
   send(frame: MacFrame): boolean {
-    if (this.detached) throw new FrontendError('RADIO_DETACHED', `station ${this.id} is detached from the medium`);
-    if (!(frame.payload instanceof Uint8Array) || frame.payload.length === 0) {
-      throw new RangeArgumentError('frame.payload.length', frame.payload?.length, 'at least 1 byte');
-    }
-    if (!Number.isInteger(frame.dst) || frame.dst < 0 || frame.dst > BROADCAST) {
-      throw new RangeArgumentError('frame.dst', frame.dst, 'a mesh address in [0, 65535] (65535: broadcast)');
-    }
+    checkSend(this.id, this.detached, frame);
     if (this.svc === undefined) {
       this.beginService(frame, this.air.now());
       return true;
@@ -392,6 +387,7 @@ export class DcfStation implements Station {
     if (this.phase !== 'contend' || !svc) return; // post-backoff done
     svc.attempts++;
     if (svc.attempts > 1) this.counters.retries++;
+    this.handlers.onAttempt?.(svc.frame, svc.attempts);
     if (svc.useRts) {
       const t = this.air.t;
       const sifs = this.air.phy.sifsUs;

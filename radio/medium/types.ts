@@ -129,6 +129,13 @@ export interface StationHandlers {
   onReceive(frame: MacFrame, now: Micros): void;
   /** A unicast frame was acknowledged or given up, or a broadcast left the air, or a retune aborted it. */
   onSent(frame: MacFrame, outcome: SendOutcome): void;
+  /** The frame in service goes on the air (attempt 1, 2, ...): its exchange has begun. */
+  onAttempt?(frame: MacFrame, attempts: number): void;
+}
+
+/** Where a router's radios attach: the air medium itself, or a proxy of it in another process. */
+export interface StationHost {
+  addStation(spec: StationSpec, handlers: StationHandlers): Station;
 }
 
 /** Named counters of one station, readable by the control API and the reports. */

@@ -2,11 +2,15 @@
 import { Command } from 'commander';
 import { CogmeshError } from '../core/errors.js';
 import { configCommand } from './config.js';
+import { ctlCommand } from './ctl.js';
 import { devicesCommand } from './devices.js';
+import { keygenCommand } from './keygen.js';
+import { mediumCommand } from './medium.js';
 import { nodeCommand } from './node.js';
 import { recordCommand } from './record.js';
 import { senseCommand } from './sense.js';
 import { simCommand } from './sim.js';
+import { testbedCommand } from './testbed.js';
 
 /** The `cogmesh` command line: one subcommand per job, each with its own --help. */
 export function cli(): Command {
@@ -21,6 +25,10 @@ export function cli(): Command {
   program.addCommand(simCommand());
   program.addCommand(configCommand());
   program.addCommand(devicesCommand());
+  program.addCommand(ctlCommand());
+  program.addCommand(keygenCommand());
+  program.addCommand(mediumCommand());
+  program.addCommand(testbedCommand());
   return program;
 }
 

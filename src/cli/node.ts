@@ -7,6 +7,14 @@ import { seconds } from '../core/time.js';
 import { createLogger } from '../node/log.js';
 import { startNode } from '../node/run.js';
 import { runVirtual } from '../sim/pump.js';
+import { ControlServer } from '../control/server.js';
+import type { NodeConfig } from '../config/types.js';
+import { MeshNode } from '../node/mesh.js';
+import { supervisorGone } from '../testbed/supervisor.js';
+import { StandaloneNode } from '../node/standalone.js';
+import type { RouterView } from '../node/view.js';
+import type { Logger } from '../node/log.js';
+import { MonitorServer } from '../monitor/server.js';
 
 interface NodeOpts {
   config: string;
@@ -18,6 +26,9 @@ interface NodeOpts {
 }
 
 const collect = (v: string, prev: string[]): string[] => [...prev, v];
+
+/** The longest --for a Node timer can wait (2^31 - 1 ms), in seconds. */
+export const MAX_FOR_S = Math.floor((2 ** 31 - 1) / 1000);
 
 export function nodeCommand(): Command {
   return new Command('node')
@@ -35,7 +46,10 @@ export function nodeCommand(): Command {
       if (o.logLevel) sets.push(`log.level=${o.logLevel}`);
       if (sets.length > 0) cfg = applyOverrides(cfg, sets);
       const forS = o.for === undefined ? undefined : Number(o.for);
-      if (forS !== undefined && !(forS > 0)) throw new UsageError(`--for: "${o.for}" is not a positive number of seconds`);
+      if (forS !== undefined && !(forS > 0 && forS <= MAX_FOR_S)) throw new UsageError(`--for: "${o.for}" is not a number of seconds in (0, ${MAX_FOR_S}]`);
+      if (o.virtual && cfg.sim.medium.endpoint !== '') {
+        throw new UsageError('--virtual: a router on the air medium process runs in real time (`cogmesh sim` runs a whole mesh in virtual time)');
+      }
       if (o.virtual) {
         if (forS === undefined) throw new UsageError('--virtual needs --for SECONDS: virtual time runs as fast as it can and must know when to stop');
         const engine = new EventEngine();
@@ -46,20 +60,46 @@ export function nodeCommand(): Command {
         log.info({ event: 'node-stop' }, `node stopped after ${forS} s of virtual time`);
         return;
       }
+      if (cfg.sim.medium.endpoint !== '') {
+        await runMeshNode(cfg, forS);
+        return;
+      }
       const scheduler = new RealTimeScheduler();
       const log = createLogger(cfg.log);
-      const node = await startNode(cfg, { scheduler, log });
-      await new Promise<void>((resolve) => {
-        const done = (why: string) => () => {
-          log.info({ event: 'node-stop', why }, `stopping (${why})`);
-          resolve();
-        };
-        process.once('SIGINT', done('SIGINT'));
-        process.once('SIGTERM', done('SIGTERM'));
-        if (forS !== undefined) setTimeout(done(`--for ${forS} s elapsed`), forS * 1000);
-      });
-      await node.stop();
+      const node = await StandaloneNode.start(cfg, scheduler, log);
+      await serve(node, cfg, log, forS);
       scheduler.cancelAll();
       process.exit(0);
     });
+}
+
+/** A router on the air medium process, with its control API and monitor, until SIGINT, SIGTERM or `forS` seconds. */
+async function runMeshNode(cfg: NodeConfig, forS: number | undefined): Promise<void> {
+  const log = createLogger(cfg.log);
+  const node = await MeshNode.start(cfg, log);
+  await serve(node, cfg, log, forS);
+  process.exit(0);
+}
+
+/** Serves a running node's control API and monitor (when configured) until SIGINT, SIGTERM or `forS` seconds; then stops it all. */
+async function serve(node: RouterView & { stop(): Promise<void> }, cfg: NodeConfig, log: Logger, forS: number | undefined): Promise<void> {
+  const control = cfg.control.endpoint !== '' || cfg.control.telemetry !== '' ? new ControlServer(node, cfg.control, log) : undefined;
+  const monitor = cfg.monitor.listen !== '' ? new MonitorServer(node, cfg.monitor, log) : undefined;
+  try {
+    await control?.start();
+    const m = await monitor?.start();
+    if (m) log.info({ event: 'monitor-start', url: m.url }, `monitor at ${m.url}`);
+  } catch (e) {
+    await Promise.allSettled([control?.stop(), monitor?.stop(), node.stop()]);
+    throw e;
+  }
+  const why = await new Promise<string>((resolve) => {
+    process.once('SIGINT', () => resolve('SIGINT'));
+    process.once('SIGTERM', () => resolve('SIGTERM'));
+    if (forS !== undefined) setTimeout(() => resolve(`--for ${forS} s elapsed`), forS * 1000);
+    void supervisorGone()?.then(resolve);
+  });
+  log.info({ event: 'node-stop', why, status: node.status() }, `stopping (${why})`);
+  await Promise.allSettled([control?.stop(), monitor?.stop()]);
+  await node.stop();
 }

@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import stableStringify from 'fast-json-stable-stringify';
 import { ism2g4 } from '../../radio/channels.js';
 import { ConfigError, type ConfigIssue } from '../core/errors.js';
+import { isCurveKey } from '../wire/z85.js';
 import { cloneJson, isObject, overridePaths, readJsonFile, schemaChecker, type Schema } from './schema.js';
 import type { NodeConfig } from './types.js';
 
@@ -102,6 +103,8 @@ function semanticIssues(cfg: unknown): ConfigIssue[] {
     issues.push({ path: '/sensing/durationMs', value: durationMs, expected: `at most sensing.periodMs (${periodMs} ms): a sensing round must fit in its period` });
   }
 
+  issues.push(...controlPlaneIssues(cfg));
+
   const count = get(cfg, 'channelPlan', 'channels');
   if (count !== 11 && count !== 13) return issues; // the schema has reported it; no plan to check channels against
   const plan = ism2g4(count);
@@ -170,5 +173,62 @@ function semanticIssues(cfg: unknown): ConfigIssue[] {
   const phases = get(cfg, 'sim', 'band', 'phases');
   if (Array.isArray(phases)) phases.forEach((ph: unknown, i) => checkPns(`/sim/band/phases/${i}/pn`, get(ph, 'pn')));
 
+  return issues;
+}
+
+/** Whether a ZeroMQ endpoint or a host:port stays on this machine (loopback or ipc). */
+export function isLocalEndpoint(endpoint: string): boolean {
+  if (endpoint.startsWith('ipc://') || endpoint.startsWith('inproc://')) return true;
+  const host = endpoint.replace(/^[a-z]+:\/\//, '').replace(/:[^:\]]*$/, '').replace(/^\[|\]$/g, '');
+  return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
+}
+
+/** The control API and the monitor: encrypted and authenticated beyond loopback; traffic that names real ends. */
+function controlPlaneIssues(cfg: unknown): ConfigIssue[] {
+  const issues: ConfigIssue[] = [];
+  const pub = get(cfg, 'control', 'curve', 'publicKey');
+  const sec = get(cfg, 'control', 'curve', 'secretKey');
+  const curve = typeof sec === 'string' && sec !== '';
+  if (typeof pub === 'string' && typeof sec === 'string' && (pub === '') !== (sec === '')) {
+    issues.push({ path: pub === '' ? '/control/curve/publicKey' : '/control/curve/secretKey', value: pub === '' ? pub : sec, expected: 'set together with the other key of the pair (`cogmesh keygen`), or both empty' });
+  }
+  // The schema checks the alphabet and length; a key must also decode (each group of 5 characters below 2^32).
+  const keyIssue = (path: string, v: unknown): void => {
+    if (typeof v === 'string' && v !== '' && !isCurveKey(v)) issues.push({ path, value: v, expected: 'a Z85 CURVE key that decodes to 32 bytes (`cogmesh keygen` makes them)' });
+  };
+  keyIssue('/control/curve/publicKey', pub);
+  keyIssue('/control/curve/secretKey', sec);
+  const allow = get(cfg, 'control', 'curve', 'allow');
+  if (Array.isArray(allow)) allow.forEach((k: unknown, i) => keyIssue(`/control/curve/allow/${i}`, k));
+  for (const k of ['endpoint', 'telemetry'] as const) {
+    const e = get(cfg, 'control', k);
+    if (typeof e !== 'string' || e === '') continue;
+    if (!/^(tcp|ipc|inproc):\/\/.+/.test(e)) issues.push({ path: `/control/${k}`, value: e, expected: 'a ZeroMQ endpoint such as tcp://127.0.0.1:7700 or ipc:///run/cogmesh/ctl' });
+    else if (!isLocalEndpoint(e) && !curve) issues.push({ path: `/control/${k}`, value: e, expected: 'a loopback or ipc endpoint, or CURVE keys in control.curve: the API is encrypted and authenticated whenever it is reachable from beyond this machine' });
+  }
+  const listen = get(cfg, 'monitor', 'listen');
+  if (typeof listen === 'string' && listen !== '') {
+    if (!/^(\[[0-9a-fA-F:]+\]|[^:]+):\d{1,5}$/.test(listen)) issues.push({ path: '/monitor/listen', value: listen, expected: 'host:port, e.g. 127.0.0.1:8080' });
+    else if (!isLocalEndpoint(listen) && get(cfg, 'monitor', 'token') === '') {
+      issues.push({ path: '/monitor/token', value: '', expected: `a token: the monitor listens beyond loopback (${listen})` });
+    }
+  }
+  const medium = get(cfg, 'sim', 'medium', 'endpoint');
+  if (typeof medium === 'string' && medium !== '' && !/^(tcp|ipc|inproc):\/\/.+/.test(medium)) {
+    issues.push({ path: '/sim/medium/endpoint', value: medium, expected: 'a ZeroMQ endpoint such as tcp://127.0.0.1:7600' });
+  }
+  const flows = get(cfg, 'traffic', 'flows');
+  if (Array.isArray(flows)) {
+    const ids = new Map<number, number>();
+    flows.forEach((f: unknown, i) => {
+      const id = get(f, 'id');
+      if (isInt(id)) {
+        const first = ids.get(id);
+        if (first !== undefined) issues.push({ path: `/traffic/flows/${i}/id`, value: id, expected: `an id no other flow has (/traffic/flows/${first} has it)` });
+        else ids.set(id, i);
+      }
+      if (isInt(get(f, 'src')) && get(f, 'src') === get(f, 'dst')) issues.push({ path: `/traffic/flows/${i}/dst`, value: get(f, 'dst'), expected: 'a router other than the source' });
+    });
+  }
   return issues;
 }

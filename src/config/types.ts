@@ -41,13 +41,40 @@ export interface NodeConfig {
     queuePackets: number;
   };
   routing: RoutingConfig;
-  /** The emulated band the `sim` front-ends receive from. */
-  sim: { band: BandConfig };
+  /** The emulated band the `sim` front-ends receive from, and the air medium process they join. */
+  sim: { band: BandConfig; medium: { endpoint: string; xM: number; yM: number } };
+  /** The ZeroMQ control API (docs/control-api.md). */
+  control: {
+    endpoint: string;
+    telemetry: string;
+    telemetryPeriodMs: number;
+    curve: { publicKey: string; secretKey: string; allow: string[] };
+  };
+  /** The live spectrum monitor (docs/monitor-protocol.md). */
+  monitor: { listen: string; token: string; statePeriodMs: number };
+  /** Test traffic over the mesh. */
+  traffic: { flows: TrafficFlowConfig[] };
+  /** The daemon's VNF manager: sandbox limits and the instances started with the router. */
+  vnf: { memoryMb: number; callBudgetMs: number; instances: Array<{ type: string; flow: string; params: unknown }> };
   log: {
     level: 'trace' | 'debug' | 'info' | 'warn' | 'error';
     /** `pretty` for people at a terminal, `json` (one object a line) for machines. */
     format: 'pretty' | 'json';
   };
+}
+
+/** One test flow of a router daemon. */
+export interface TrafficFlowConfig {
+  id: number;
+  kind: 'udp-cbr' | 'tcp-bulk';
+  src: number;
+  dst: number;
+  rateMbps: number;
+  packetBytes: number;
+  port: number;
+  variant: 'reno' | 'newreno' | 'vegas' | 'sack';
+  startS: number;
+  stopS: number;
 }
 
 /** Multipath AODV on R3 and the path decision (RFC 3561 names in the descriptions of the schema). */

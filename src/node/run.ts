@@ -22,6 +22,7 @@ export interface RunningNode {
   driver: NodeDriver;
   radios: { R1: Frontend; R2: Frontend; R3: Frontend };
   band: EmulatedBand | undefined;
+  detector: EnergyDetector;
   stop(): Promise<void>;
 }
 
@@ -116,6 +117,7 @@ export async function startNode(cfg: NodeConfig, o: StartOptions): Promise<Runni
     driver,
     radios,
     band,
+    detector,
     async stop() {
       // Stop scheduling, then close the radios: that refuses the read or tune in flight
       // (which in virtual time would otherwise wait for an engine nobody pumps any more).

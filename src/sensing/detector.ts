@@ -157,7 +157,7 @@ function meanDbm(sum: number, samples: number, calibrationDb: number): number {
  */
 export class EnergyDetector {
   readonly windowUs: number;
-  readonly ccaThresholdDbm: number;
+  private cca: number;
 
   constructor(
     init: Pick<SensingConfig, 'windowUs' | 'ccaThresholdDbm'>,
@@ -170,7 +170,18 @@ export class EnergyDetector {
       throw new RangeArgumentError('ccaThresholdDbm', init.ccaThresholdDbm, 'a finite number of dBm');
     }
     this.windowUs = init.windowUs;
-    this.ccaThresholdDbm = init.ccaThresholdDbm;
+    this.cca = init.ccaThresholdDbm;
+  }
+
+  /** The CCA threshold a window's mean power is compared with, dBm. */
+  get ccaThresholdDbm(): number {
+    return this.cca;
+  }
+
+  /** A new CCA threshold, from the next block on (a live reconfiguration). */
+  setThreshold(dbm: number): void {
+    if (!Number.isFinite(dbm)) throw new RangeArgumentError('ccaThresholdDbm', dbm, 'a finite number of dBm');
+    this.cca = dbm;
   }
 
   /** Complex samples per window at `sampleRateHz`. */

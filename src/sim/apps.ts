@@ -59,8 +59,17 @@ export class CbrSource {
 /** The receiving end of a flow: counts, detects duplicates, records delay. */
 export class FlowSink {
   private readonly seen = new Set<number>();
+  private highest = -1;
 
-  constructor(readonly record: FlowRecord) {}
+  /**
+   * `window`: for a sink that runs without end (a router daemon), only the
+   * last `window` sequence numbers are remembered for duplicates and only
+   * the last `window` delays are kept; by default everything is.
+   */
+  constructor(
+    readonly record: FlowRecord,
+    private readonly window = Infinity,
+  ) {}
 
   receive(header: DataHeader, payload: Uint8Array, now: Micros): void {
     if (this.seen.has(header.seq)) {
@@ -68,6 +77,11 @@ export class FlowSink {
       return;
     }
     this.seen.add(header.seq);
+    if (header.seq > this.highest) this.highest = header.seq;
+    if (this.seen.size > 2 * this.window) {
+      for (const s of this.seen) if (s < this.highest - this.window) this.seen.delete(s);
+      this.record.delaysUs.splice(0, this.record.delaysUs.length - this.window);
+    }
     this.record.received++;
     this.record.receivedBytes += payload.length;
     if (payload.length >= CBR_STAMP_BYTES) {

@@ -1,7 +1,7 @@
 import type { Micros } from '../core/time.js';
 import type { FlowRecord } from './apps.js';
 import type { TcpFlowRecord } from './tcp-apps.js';
-import type { SimRouter } from './router.js';
+import type { MeshRouter } from '../node/router.js';
 
 /** One flow's figures in one run. */
 export interface FlowResult {
@@ -222,7 +222,7 @@ export function tcpFlowResult(f: TcpFlowRecord): FlowResult {
   };
 }
 
-export function nodeResult(r: SimRouter, pos: { xM: number; yM: number }): NodeResult {
+export function nodeResult(r: MeshRouter, pos: { xM: number; yM: number }): NodeResult {
   const drops: Record<string, number> = {};
   const sd = r.sched.counters.drops as Record<string, number>;
   for (const [k, v] of Object.entries(r.drops)) drops[k] = v + (sd[k] ?? 0);

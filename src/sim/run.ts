@@ -1,5 +1,5 @@
 import { ism2g4 } from '../../radio/channels.js';
-import { AirMedium, DEFAULT_MEDIUM_PARAMS, phy80211b, phy80211g } from '../../radio/medium/index.js';
+import { AirMedium } from '../../radio/medium/index.js';
 import { EmulatedBand } from '../../radio/sim/band.js';
 import { EventEngine } from '../core/engine.js';
 import { Rng } from '../core/rng.js';
@@ -7,8 +7,8 @@ import { seconds, US_PER_MS, type Micros } from '../core/time.js';
 import { cpuBackend, type EnergyBackend } from '../sensing/backend.js';
 import { EnergyDetector } from '../sensing/detector.js';
 import { CbrSource, FlowSink, type FlowRecord } from './apps.js';
-import { SimRouter } from './router.js';
-import { bandConfig, flowDst, nodeCount, placeNodes, routerConfig, type FlowSpec, type Scenario, type TcpFlowSpec } from './scenario.js';
+import { MeshRouter } from '../node/router.js';
+import { airOf, bandConfig, flowDst, nodeCount, placeNodes, routerConfig, type FlowSpec, type Scenario, type TcpFlowSpec } from './scenario.js';
 import { flowResult, nodeResult, tcpFlowResult, type RunResult } from './report.js';
 import { SimTcp, type TcpFlowRecord } from './tcp-apps.js';
 import { meshIp } from './addresses.js';
@@ -33,12 +33,12 @@ function accManagers(sc: Scenario, n: number, seed: number): Array<VnfManager | 
 }
 
 /** A TCP flow's identity: from its source router to its sink's port. */
-function accFlow(f: TcpFlowSpec, dst: number): FlowPattern {
+export function accFlow(f: TcpFlowSpec, dst: number): FlowPattern {
   return { proto: 'tcp', srcIp: ipText(meshIp(f.src)), dstIp: ipText(meshIp(dst)), dstPort: f.port };
 }
 
 /** The accelerator's legs speak the flow's TCP. */
-function accParams(sc: Scenario, f: TcpFlowSpec): Record<string, unknown> {
+export function accParams(sc: Scenario, f: TcpFlowSpec): Record<string, unknown> {
   const every = /^every-(\d+)$/.exec(sc.acc.placement);
   const t = f.tcp;
   return {
@@ -78,21 +78,8 @@ export function runScenario(sc: Scenario, seed: number, opts: RunOptions = {}): 
   // The medium reads PN bursts ahead of the sensing radios; the band keeps the whole run so either may ask.
   const band = new EmulatedBand(plan, bandConfig(sc, plan.channels.length), rng.fork('band'), { startUs: 0, historyUs: durationUs + seconds(60) });
   const m = sc.medium;
-  const phy = m.phy === '802.11b' ? phy80211b(m.dataRateMbps * 1e6) : phy80211g(m.dataRateMbps * 1e6);
-  if (m.rtsCts) phy.rtsThresholdBytes = 0;
-  const medium = new AirMedium(
-    { scheduler: engine, plan, rng: rng.fork('medium'), pn: band },
-    {
-      ...DEFAULT_MEDIUM_PARAMS,
-      txRangeM: m.txRangeM,
-      csRangeM: m.csRangeM,
-      captureDb: m.captureDb,
-      capture: m.capture,
-      pnLossProbability: m.pnLossProbability,
-      pnCarrierSense: m.pnCarrierSense,
-    },
-    phy,
-  );
+  const air = airOf(sc);
+  const medium = new AirMedium({ scheduler: engine, plan, rng: rng.fork('medium'), pn: band }, air.params, air.phy);
   const positions = placeNodes(sc.topology, m.txRangeM, seed);
 
   const flowEnd = (f: FlowSpec): Micros => (f.stopS > 0 ? Math.min(seconds(f.stopS), durationUs) : durationUs);
@@ -116,7 +103,7 @@ export function runScenario(sc: Scenario, seed: number, opts: RunOptions = {}): 
   });
   const sinks = new Map([...udpFlows.values()].map((r) => [r.flow, new FlowSink(r)]));
   // Routers exist before the TCP hosts send through them; the hosts reach them through this array.
-  const routers: SimRouter[] = [];
+  const routers: MeshRouter[] = [];
   const tcp = new SimTcp({
     engine,
     rng: rng.fork('tcp'),
@@ -129,7 +116,7 @@ export function runScenario(sc: Scenario, seed: number, opts: RunOptions = {}): 
     const detector = new EnergyDetector(cfg.sensing, opts.backend ?? cpuBackend);
     // Routers do not boot in step: each starts its sensing rounds at its own offset.
     const startUs = boot.int(0, cfg.sensing.periodMs * US_PER_MS - 1);
-    routers[i] = new SimRouter(cfg, {
+    routers[i] = new MeshRouter(cfg, {
       engine,
       medium,
       band,

@@ -1,3 +1,4 @@
+import { DEFAULT_MEDIUM_PARAMS, phy80211b, phy80211g, type MediumParams, type PhyParams } from '../../radio/medium/index.js';
 import { readFileSync } from 'node:fs';
 import { ism2g4 } from '../../radio/channels.js';
 import type { PnConfig, PnPatternConfig, BandConfig, NodeConfig } from '../config/types.js';
@@ -308,6 +309,25 @@ export function bandConfig(sc: Scenario, channels: number): BandConfig {
     pn: expand(sc.pn.sources),
     phases: sc.pn.phases.map((p) => ({ durationS: p.durationS, pn: expand(p.sources) })),
     repeat: sc.pn.repeat,
+  };
+}
+
+/** The air medium's parameters and PHY a scenario asks for. */
+export function airOf(sc: Scenario): { params: MediumParams; phy: PhyParams } {
+  const m = sc.medium;
+  const phy = m.phy === '802.11b' ? phy80211b(m.dataRateMbps * 1e6) : phy80211g(m.dataRateMbps * 1e6);
+  if (m.rtsCts) phy.rtsThresholdBytes = 0;
+  return {
+    params: {
+      ...DEFAULT_MEDIUM_PARAMS,
+      txRangeM: m.txRangeM,
+      csRangeM: m.csRangeM,
+      captureDb: m.captureDb,
+      capture: m.capture,
+      pnLossProbability: m.pnLossProbability,
+      pnCarrierSense: m.pnCarrierSense,
+    },
+    phy,
   };
 }
 

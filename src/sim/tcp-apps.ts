@@ -107,6 +107,8 @@ export interface TcpHostsParts {
   rng: Rng;
   /** Hands a segment to router `from`'s mesh layer for router `to`. */
   originate: (from: NodeAddr, to: NodeAddr, flow: number, seq: number, bytes: Uint8Array, now: Micros) => void;
+  /** The routers whose ends run here (a router daemon runs only its own); default all. */
+  local?: (addr: NodeAddr) => boolean;
 }
 
 /**
@@ -179,13 +181,11 @@ export class SimTcp {
     const localPort = 10000 + flow;
     this.flowByPorts.set(`${src}:${localPort}>${dst}:${spec.port}`, flow);
     this.flowByPorts.set(`${dst}:${spec.port}>${src}:${localPort}`, flow);
-    const sink = this.host(dst);
-    const sinkCfg: Partial<TcpConfig> = { ...common, sack: true, receiveBufferBytes: t.receiveBufferBytes, sendBufferBytes: 4096, delayedAckMs: t.delayedAckMs };
-    if (!this.listening.has(`${dst}:${spec.port}`)) {
-      this.listening.add(`${dst}:${spec.port}`);
-      sink.stack.listen(spec.port, (conn) => this.accepted(dst, conn), sinkCfg);
-    }
-    this.p.engine.at(startUs, (now) => {
+    const local = this.p.local ?? (() => true);
+    if (local(dst)) this.listenFor(dst, spec, common);
+    if (!local(src)) return rec;
+    // A daemon sets its flows up in real time, possibly just past their start.
+    this.p.engine.at(Math.max(startUs, this.p.engine.now()), (now) => {
       const h = this.host(src);
       const cfg: Partial<TcpConfig> = {
         ...common,
@@ -200,7 +200,7 @@ export class SimTcp {
     });
     // The flow stops at its end: like an FTP killed mid-transfer, the source
     // resets the connection, whatever its buffer still held.
-    this.p.engine.at(endUs, (now) => {
+    this.p.engine.at(Math.max(endUs, this.p.engine.now()), (now) => {
       const c = rec.sender;
       if (!c || c.state === 'CLOSED') return;
       c.abort(now);
@@ -208,6 +208,14 @@ export class SimTcp {
       this.pump(src, now);
     });
     return rec;
+  }
+
+  private listenFor(dst: NodeAddr, spec: TcpFlowSpec, common: Partial<TcpConfig>): void {
+    const t = spec.tcp;
+    const sinkCfg: Partial<TcpConfig> = { ...common, sack: true, receiveBufferBytes: t.receiveBufferBytes, sendBufferBytes: 4096, delayedAckMs: t.delayedAckMs };
+    if (this.listening.has(`${dst}:${spec.port}`)) return;
+    this.listening.add(`${dst}:${spec.port}`);
+    this.host(dst).stack.listen(spec.port, (conn) => this.accepted(dst, conn), sinkCfg);
   }
 
   /** Sinks listening, by "router:port" (flows to one sink port share the first flow's sink settings). */

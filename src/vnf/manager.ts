@@ -1,7 +1,7 @@
 import { CogmeshError } from '../core/errors.js';
 import type { Micros } from '../core/time.js';
 import { matches, tupleOf } from './flow.js';
-import type { FlowPattern, Vnf, VnfEvent, VnfInfo, VnfPacket, VnfType } from './types.js';
+import { newVnfInfo, type FlowPattern, type Vnf, type VnfEvent, type VnfInfo, type VnfPacket, type VnfType } from './types.js';
 
 /** A request the manager refuses: unknown type, unknown instance. */
 export class VnfError extends CogmeshError {}
@@ -52,20 +52,7 @@ export class VnfManager {
     const p = t.params(params ?? {});
     const id = this.nextId++;
     const vnf = t.create(p, { flow, seed: (this.seed * 7919 + id) >>> 0 });
-    const info: VnfInfo = {
-      id,
-      type,
-      flow: { ...flow },
-      params: p,
-      state: 'running',
-      startedAtUs: now,
-      endedAtUs: null,
-      reason: null,
-      packetsTaken: 0,
-      packetsForwarded: 0,
-      packetsSent: 0,
-      counters: {},
-    };
+    const info = newVnfInfo(id, type, flow, p, now);
     this.instances.set(id, { info, vnf });
     this.pendingEvents.push({ kind: 'started', id, type, atUs: now });
     return { ...info };

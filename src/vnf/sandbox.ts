@@ -2,7 +2,7 @@ import { Worker } from 'node:worker_threads';
 import type { Micros } from '../core/time.js';
 import { workerEntry } from '../core/worker-entry.js';
 import type { SandboxCall, SandboxInit, SandboxReply } from './sandbox-worker.js';
-import type { FlowPattern, VnfEvent, VnfInfo, VnfPacket } from './types.js';
+import type { VnfEvent, VnfInfo, VnfPacket } from './types.js';
 
 export interface SandboxLimits {
   /** Heap of the VNF's worker (V8's old generation), MB: beyond it the worker dies and the VNF is failed. */

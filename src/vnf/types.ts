@@ -71,3 +71,8 @@ export type VnfEvent =
   | { kind: 'started'; id: number; type: string; atUs: Micros }
   | { kind: 'stopped'; id: number; type: string; atUs: Micros; reason: string }
   | { kind: 'failed'; id: number; type: string; atUs: Micros; error: string };
+
+/** A new instance's listing: running since `now`, nothing counted yet. */
+export function newVnfInfo(id: number, type: string, flow: FlowPattern, params: Record<string, unknown>, now: Micros): VnfInfo {
+  return { id, type, flow: { ...flow }, params, state: 'running', startedAtUs: now, endedAtUs: null, reason: null, packetsTaken: 0, packetsForwarded: 0, packetsSent: 0, counters: {} };
+}

@@ -81,7 +81,11 @@ describe('parseNodeConfig: defaults', () => {
     assert.deepEqual(c.switching, { intervalMs: 50, adaptive: false, overheadUs: 1000, queuePackets: 50 });
     assert.equal(c.routing.helloIntervalMs, 1000);
     assert.equal(c.routing.maxPaths, 3);
-    assert.deepEqual(c.sim, { band: { noiseFigureDb: 6, pn: [], phases: [], repeat: true } });
+    assert.deepEqual(c.sim, { band: { noiseFigureDb: 6, pn: [], phases: [], repeat: true }, medium: { endpoint: '', xM: 0, yM: 0 } });
+    assert.deepEqual(c.control, { endpoint: '', telemetry: '', telemetryPeriodMs: 1000, curve: { publicKey: '', secretKey: '', allow: [] } });
+    assert.deepEqual(c.monitor, { listen: '', token: '', statePeriodMs: 500 });
+    assert.deepEqual(c.traffic, { flows: [] });
+    assert.deepEqual(c.vnf, { memoryMb: 64, callBudgetMs: 250, instances: [] });
     assert.deepEqual(c.log, { level: 'info', format: 'pretty' });
   });
 
@@ -131,7 +135,7 @@ describe('parseNodeConfig: defaults', () => {
 describe('parseNodeConfig: schema errors', () => {
   test('unknown field at the root', () => {
     const e = refusal(() => parseNodeConfig(cfg({ sensin: { durationMs: 20 } })));
-    hasIssue(e, '/sensin', { durationMs: 20 }, /^no such field \(allowed: node, channelPlan, radios, sensing, channel, switching, routing, sim, log\)$/);
+    hasIssue(e, '/sensin', { durationMs: 20 }, /^no such field \(allowed: node, channelPlan, radios, sensing, channel, switching, routing, sim, log, control, monitor, traffic, vnf\)$/);
   });
 
   test('unknown nested field', () => {

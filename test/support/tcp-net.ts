@@ -288,7 +288,6 @@ export function bulk(pair: TcpPair, o: BulkOptions): Bulk {
     res.server = conn;
   }, o.cfgB ?? {});
   pair.onEvent = (side, e, now) => {
-    const stack = side === 'a' ? pair.a : pair.b;
     if (e.event === 'connected' || e.event === 'writable') pushOut(side, e.conn, now);
     if (e.event === 'readable' && reading[side]) readAll(side, e.conn, now);
     if (e.event === 'eof') {

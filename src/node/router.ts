@@ -1,12 +1,12 @@
 import type { ChannelPlan } from '../../radio/channels.js';
-import type { AirMedium, Station } from '../../radio/medium/index.js';
+import type { Station, StationHost } from '../../radio/medium/index.js';
 import type { MacFrame, Position, SendOutcome } from '../../radio/medium/types.js';
 import type { EmulatedBand } from '../../radio/sim/band.js';
 import type { NodeConfig } from '../config/types.js';
 import type { EventEngine, EventId } from '../core/engine.js';
 import type { Rng } from '../core/rng.js';
-import { US_PER_MS, type Micros } from '../core/time.js';
-import { aodvParams, NodeCore, schedulerParams, type NodeAction, type NodeEvent } from '../node/core.js';
+import type { Micros } from '../core/time.js';
+import { aodvParams, NodeCore, schedulerParams, type NodeAction, type NodeEvent } from './core.js';
 import { MultipathAodv, type AodvAction } from '../routing/aodv.js';
 import { ChannelScheduler, noDrops } from '../sched/channel-scheduler.js';
 import type { DropReason, QueuedPacket, SchedAction } from '../sched/types.js';
@@ -14,14 +14,14 @@ import type { EnergyDetector } from '../sensing/detector.js';
 import { VisitTally, type ChannelObservation } from '../sensing/workload.js';
 import { encodeControl, encodeData, packetKind, parseControl, parseData } from '../wire/codec.js';
 import type { DataHeader, DataProto, HelloNeighbour, HelloWorkload, NodeAddr } from '../wire/mesh.js';
-import type { VnfManager } from '../vnf/manager.js';
-import type { VnfInfo, VnfPacket } from '../vnf/types.js';
-import { meshAddr, meshIp } from './addresses.js';
+import type { VnfHost } from '../vnf/pool.js';
+import type { VnfEvent, VnfInfo, VnfPacket } from '../vnf/types.js';
+import { meshAddr, meshIp } from '../sim/addresses.js';
 
 /** What a router needs from the simulation around it. */
 export interface RouterParts {
   engine: EventEngine;
-  medium: AirMedium;
+  medium: StationHost;
   /** The band its energy detector senses (PN traffic). */
   band: EmulatedBand;
   plan: ChannelPlan;
@@ -37,7 +37,9 @@ export interface RouterParts {
   /** A data packet was lost here (for per-flow loss accounting). */
   onDrop?: (header: DataHeader, reason: RouterDrop) => void;
   /** The router's VNF manager, if it runs VNFs: TCP packets it forwards go through it first. */
-  vnf?: VnfManager;
+  vnf?: VnfHost;
+  /** Every event of the router's cores and radios (the daemon's log, telemetry and monitor). */
+  onEvent?: (e: RouterEvent) => void;
   /** Impairments of the links into this router. */
   impairments?: readonly LinkImpairment[];
 }
@@ -53,6 +55,30 @@ export interface R1Change {
   atUs: Micros;
   channel: number;
 }
+
+/** What a router reports as it runs, beyond its counters. */
+export type RouterEvent =
+  | NodeEvent
+  | { kind: 'r1-tuned'; channel: number; atUs: Micros }
+  | { kind: 'r2-tuned'; channel: number | undefined; atUs: Micros }
+  | { kind: 'reconfigured'; changed: string[]; atUs: Micros }
+  | { kind: 'neighbour'; addr: NodeAddr; up: boolean; atUs: Micros }
+  | { kind: 'vnf'; event: VnfEvent };
+
+/** One line of the router's flow table: traffic seen per (protocol, source, destination, flow id). */
+export interface FlowEntry {
+  proto: DataProto;
+  src: NodeAddr;
+  dst: NodeAddr;
+  flow: number;
+  role: 'source' | 'relay' | 'sink';
+  packets: number;
+  bytes: number;
+  nextHop: NodeAddr | undefined;
+  lastUs: Micros;
+}
+
+const flowKey = (h: DataHeader): string => `${h.proto} ${h.src} ${h.dst} ${h.flow}`;
 
 export type RouterDrop = DropReason | 'buffer-full' | 'discovery-failed' | 'router-down' | 'impaired';
 
@@ -71,7 +97,7 @@ export interface LinkImpairment {
  * driver. Each core says when it next needs to run; the driver keeps one
  * engine event per core at that deadline.
  */
-export class SimRouter {
+export class MeshRouter {
   readonly addr: NodeAddr;
   readonly core: NodeCore;
   readonly aodv: MultipathAodv;
@@ -83,7 +109,7 @@ export class SimRouter {
   /** Each neighbour's R1 channel, from its HELLOs. */
   private readonly neighbourR1 = new Map<NodeAddr, number>();
   /** Packets this router originated while their route is being discovered. */
-  private readonly pending = new Map<NodeAddr, Uint8Array[]>();
+  private readonly pending = new Map<NodeAddr, Array<{ bytes: Uint8Array; entry: FlowEntry | undefined }>>();
   private readonly alarms: Record<'core' | 'aodv' | 'sched' | 'preempt' | 'vnf', { id: EventId | undefined; at: Micros | undefined }> = {
     vnf: { id: undefined, at: undefined },
     core: { id: undefined, at: undefined },
@@ -93,7 +119,7 @@ export class SimRouter {
   };
   private readonly iq: Float32Array;
   private readonly noise: Rng;
-  private readonly retuneUs: Micros;
+  private retuneUs: Micros;
   private readonly sensingOnR1: boolean;
   private visitOut = false;
   /** Between pause-tx and resume-tx: the sensing radio is away. */
@@ -118,8 +144,11 @@ export class SimRouter {
   private readonly queueMax = new Map<number, number>();
   private queueSamples = 0;
 
+  /** Traffic per flow, as the control API and the monitor show it. */
+  private readonly flowTable = new Map<string, FlowEntry>();
+
   constructor(
-    private readonly cfg: NodeConfig,
+    private cfg: NodeConfig,
     private readonly p: RouterParts,
   ) {
     this.addr = cfg.node.id;
@@ -177,6 +206,7 @@ export class SimRouter {
   originate(dst: NodeAddr, proto: DataProto, flow: number, seq: number, payload: Uint8Array, now: Micros, from: NodeAddr = this.addr): void {
     this.counters.originated++;
     const header: DataHeader = { src: from, dst, ttl: this.cfg.routing.netDiameter, proto, flow, seq };
+    const entry = this.note(header, from === this.addr ? 'source' : 'relay', payload.length, now);
     if (this.failed) {
       this.drop('router-down', header);
       return;
@@ -187,13 +217,14 @@ export class SimRouter {
       this.p.deliver(header, payload, now);
       return;
     }
-    this.route(bytes, dst, undefined, now);
+    this.route(bytes, dst, undefined, now, entry);
   }
 
-  private route(bytes: Uint8Array, dst: NodeAddr, prevHop: NodeAddr | undefined, now: Micros): void {
+  /** Sends a packet on toward `dst`; `entry` is its line of the flow table, which learns the next hop taken. */
+  private route(bytes: Uint8Array, dst: NodeAddr, prevHop: NodeAddr | undefined, now: Micros, entry?: FlowEntry): void {
     const hop = this.aodv.lookup(dst, now);
     if (!hop) {
-      if (prevHop === undefined) this.hold(bytes, dst, now);
+      if (prevHop === undefined) this.hold(bytes, dst, now, entry);
       else {
         this.drop('no-route', bytes);
         this.runAodv(this.aodv.noRoute(dst, prevHop, now), now);
@@ -206,15 +237,16 @@ export class SimRouter {
       return;
     }
     this.aodv.forwarding(dst, prevHop, hop.nextHop, now);
+    if (entry) entry.nextHop = hop.nextHop;
     const r = this.sched.enqueue(channel, { nextHop: hop.nextHop, bytes: bytes.length, enqueuedUs: now, item: bytes }, now);
     if (r.ok) this.runSched(this.sched.tick(now), now);
   }
 
-  private hold(bytes: Uint8Array, dst: NodeAddr, now: Micros): void {
+  private hold(bytes: Uint8Array, dst: NodeAddr, now: Micros, entry: FlowEntry | undefined): void {
     let q = this.pending.get(dst);
     if (!q) this.pending.set(dst, (q = []));
     if (q.length >= this.cfg.routing.bufferPackets) this.drop('buffer-full', bytes);
-    else q.push(bytes);
+    else q.push({ bytes, entry });
     // Discovery starts whether or not the packet could be held (a buffer of 0 holds none).
     this.runAodv(this.aodv.discover(dst, now), now);
   }
@@ -262,6 +294,7 @@ export class SimRouter {
       return;
     }
     const { header, payload } = d.value;
+    const entry = this.note(header, header.dst === this.addr ? 'sink' : 'relay', payload.length, now);
     if (header.dst === this.addr) {
       this.counters.delivered++;
       this.p.deliver(header, payload, now);
@@ -270,24 +303,55 @@ export class SimRouter {
     if (this.p.vnf && header.proto === 'tcp') {
       const hops = this.cfg.routing.netDiameter - header.ttl + 1;
       const pkt: VnfPacket = { proto: 'tcp', src: meshIp(header.src), dst: meshIp(header.dst), bytes: payload, tag: header.flow, hops };
-      if (this.p.vnf.intercept(pkt, now)) {
+      // A sandboxed VNF answers later: if it lets the packet go, it is forwarded then.
+      const decline = (): void => this.forward(header, payload, frame.src, this.p.engine.now(), entry);
+      if (this.p.vnf.intercept(pkt, now, decline)) {
         this.counters.vnfTaken++;
         this.runVnf(now);
         return;
       }
+    }
+    this.forward(header, payload, frame.src, now, entry);
+  }
+
+  private forward(header: DataHeader, payload: Uint8Array, prevHop: NodeAddr, now: Micros, entry: FlowEntry): void {
+    if (this.failed) {
+      this.drop('router-down', header);
+      return;
     }
     if (header.ttl <= 1) {
       this.drop('ttl-expired', header);
       return;
     }
     this.counters.forwarded++;
-    this.route(encodeData({ ...header, ttl: header.ttl - 1 }, payload), header.dst, frame.src, now);
+    this.route(encodeData({ ...header, ttl: header.ttl - 1 }, payload), header.dst, prevHop, now, entry);
+  }
+
+  /** The flow-table entry of a packet seen here, counted; `route` notes the next hop it takes. */
+  private note(h: DataHeader, role: FlowEntry['role'], bytes: number, now: Micros): FlowEntry {
+    const key = flowKey(h);
+    let e = this.flowTable.get(key);
+    if (!e) this.flowTable.set(key, (e = { proto: h.proto, src: h.src, dst: h.dst, flow: h.flow, role, packets: 0, bytes: 0, nextHop: undefined, lastUs: now }));
+    e.packets++;
+    e.bytes += bytes;
+    e.lastUs = now;
+    return e;
+  }
+
+  /** The flow table, most recently active first. */
+  flows(): FlowEntry[] {
+    return [...this.flowTable.values()].sort((a, b) => b.lastUs - a.lastUs).map((e) => ({ ...e }));
   }
 
   private r2Sent(frame: MacFrame, outcome: SendOutcome): void {
     const now = this.p.engine.now();
     const f = frame.tag as InFlight;
     if (!outcome.ok && outcome.reason === 'aborted') {
+      // Aborted (a retune cut it): if a sensing round waited for this exchange to end, R2 leaves now.
+      if (this.leaveAfterExchange) {
+        this.leaveAfterExchange = false;
+        this.r2.retune(undefined, 0);
+      }
       this.sched.requeueFront(f.channel, f.packet);
       this.rearm();
       return;
@@ -337,6 +401,8 @@ export class SimRouter {
         continue;
       }
       this.counters.rerouted++;
+      const entry = this.flowTable.get(flowKey(d.value.header));
+      if (entry) entry.nextHop = hop.nextHop;
       this.aodv.forwarding(d.value.header.dst, undefined, hop.nextHop, now);
       this.sched.enqueue(channel, { ...pkt, nextHop: hop.nextHop }, now);
     }
@@ -368,13 +434,13 @@ export class SimRouter {
         case 'route-found': {
           const q = this.pending.get(a.dst);
           this.pending.delete(a.dst);
-          for (const bytes of q ?? []) this.route(bytes, a.dst, undefined, now);
+          for (const held of q ?? []) this.route(held.bytes, a.dst, undefined, now, held.entry);
           break;
         }
         case 'route-failed': {
           const q = this.pending.get(a.dst);
           this.pending.delete(a.dst);
-          for (const bytes of q ?? []) this.drop('discovery-failed', bytes);
+          for (const held of q ?? []) this.drop('discovery-failed', held.bytes);
           break;
         }
         case 'hello-heard': {
@@ -393,13 +459,16 @@ export class SimRouter {
           break;
         }
         case 'neighbour-lost':
+          this.p.onEvent?.({ kind: 'neighbour', addr: a.addr, up: false, atUs: now });
           // The channel decision stops counting it; its last known R1 stays, so
           // that a route through it that comes back before its next HELLO works.
           this.core.neighbourChannel(String(a.addr), undefined);
           this.reroute(this.sched.removeNextHop(a.addr, now), 'route-broken', now);
           break;
-        case 'route-lost':
         case 'neighbour-up':
+          this.p.onEvent?.({ kind: 'neighbour', addr: a.addr, up: true, atUs: now });
+          break;
+        case 'route-lost':
           break;
       }
     }
@@ -411,6 +480,7 @@ export class SimRouter {
       switch (a.kind) {
         case 'tune':
           this.r2.retune(a.channel, this.retuneUs);
+          this.p.onEvent?.({ kind: 'r2-tuned', channel: a.channel, atUs: this.p.engine.now() });
           break;
         case 'transmit': {
           const tag: InFlight = { packet: a.packet, channel: a.channel };
@@ -477,22 +547,50 @@ export class SimRouter {
     return this.p.vnf?.list();
   }
 
-  /** Sends what the VNFs emitted, each packet with the source address it speaks for. */
+  /** Sends what the VNFs emitted, each packet with the source address it speaks for (a sandbox's answer calls this). */
+  vnfOutput(now: Micros): void {
+    this.runVnf(now);
+  }
+
   private runVnf(now: Micros): void {
     const vnf = this.p.vnf;
     if (!vnf) return;
-    // Lifecycle events stay with the manager (its list() says what started, stopped or failed).
-    const { packets } = vnf.poll(now);
+    // Lifecycle events stay with the manager (its list() says what started, stopped or failed); the daemon hears them.
+    const { packets, events } = vnf.poll(now);
+    if (this.p.onEvent) for (const event of events) this.p.onEvent({ kind: 'vnf', event });
     for (const p of packets) this.originate(meshAddr(p.dst), p.proto, p.tag ?? 0xffff, this.vnfSeq++ >>> 0, p.bytes, now, meshAddr(p.src));
     this.rearm();
   }
 
   private onNodeEvent(e: NodeEvent): void {
     if (e.kind === 'sensing-round') this.counters.sensingRounds++;
+    this.p.onEvent?.(e);
+  }
+
+  get config(): NodeConfig {
+    return this.cfg;
+  }
+
+  /**
+   * Takes a new configuration live: the sensing schedule, the channel
+   * decision, AODV's timers, R2's switching and the detector's threshold.
+   * The caller has validated it (schema, and only fields a running router
+   * takes: LIVE_FIELDS).
+   */
+  reconfigure(cfg: NodeConfig, changed: string[], now: Micros): void {
+    this.core.reconfigure(cfg, now);
+    this.aodv.setParams(aodvParams(cfg), now);
+    this.p.detector.setThreshold(cfg.sensing.ccaThresholdDbm);
+    this.retuneUs = cfg.switching.overheadUs;
+    this.cfg = cfg;
+    this.runSched(this.sched.setParams(schedulerParams(cfg, this.p.plan.numbers), now), now);
+    this.p.onEvent?.({ kind: 'reconfigured', changed, atUs: now });
+    this.rearm();
   }
 
   private tuneR1(channel: number, now: Micros): void {
     this.r1History.push({ atUs: now, channel });
+    this.p.onEvent?.({ kind: 'r1-tuned', channel, atUs: now });
     // Sensing on R1 keeps it off its channel until the round ends.
     if (!(this.sensingOnR1 && this.sensingRound)) this.r1.retune(channel, this.retuneUs);
     // Neighbours must learn the new channel before they send to it.
@@ -615,9 +713,14 @@ export class SimRouter {
       a.at = undefined;
     }
     for (const st of [this.r1, this.r2, this.r3]) st.retune(undefined, 0);
-    for (const q of this.pending.values()) for (const bytes of q) this.drop('router-down', bytes);
+    for (const q of this.pending.values()) for (const held of q) this.drop('router-down', held.bytes);
     this.pending.clear();
     for (const p of this.sched.removeAll(now)) this.drop('router-down', p.item);
+  }
+
+  /** A sensing round holds data transmission. */
+  get transmitPaused(): boolean {
+    return this.sensingRound;
   }
 
   get isDown(): boolean {

@@ -1,0 +1,324 @@
+import { Dealer } from 'zeromq';
+import { FrontendError, RangeArgumentError } from '../../src/core/errors.js';
+import type { PacedEngine } from '../../src/core/paced.js';
+import type { Micros } from '../../src/core/time.js';
+import type { Logger } from '../../src/node/log.js';
+import { encodeLink, LINK_VERSION, parseDown, type DownMessage, type StationDecl, type UpMessage, type Welcome } from './link.js';
+import { checkSend, zeroStationCounters } from './station.js';
+import type { MacFrame, Position, SendOutcome, Station, StationCounters, StationHandlers, StationHost, StationSpec } from './types.js';
+
+export interface RemoteMediumOptions {
+  endpoint: string;
+  node: number;
+  name: string;
+  position: Position;
+  /** The router's paced engine: everything the medium says enters through it. */
+  paced: PacedEngine;
+  log: Logger;
+  /** How long to wait for the medium's welcome (ms). */
+  joinTimeoutMs?: number;
+}
+
+/**
+ * A router's side of the air medium process: its radios are proxies whose
+ * MAC runs in the medium (`MediumServer`). A send goes out at once and its
+ * outcome comes back; a frame for this router arrives as it ends its airtime.
+ * A heartbeat tells the medium the router is alive; if the medium forgot it
+ * (restarted, or thought it gone), the router joins again with its radios.
+ */
+export class RemoteMedium implements StationHost {
+  readonly counters = { received: 0, malformed: 0, refused: 0, rejoins: 0, dropped: 0 };
+  private readonly sock = new Dealer({ sendHighWaterMark: 100_000, receiveHighWaterMark: 100_000, linger: 0 });
+  private readonly stations = new Map<string, RemoteStation>();
+  private readonly outbox: Buffer[][] = [];
+  private writing = false;
+  private closed = false;
+  private beat: NodeJS.Timeout | undefined;
+  private welcomed: Welcome | undefined;
+  /** A join is on its way after the medium forgot this router: further refusals are of messages sent before it. */
+  private rejoining = false;
+  private lastRefusal: string | undefined;
+  private waitWelcome: ((w: Welcome | Error) => void) | undefined;
+
+  private constructor(private readonly o: RemoteMediumOptions) {}
+
+  /** Connects, joins and waits for the medium's welcome (refused with a clear error when it does not come). */
+  static async connect(o: RemoteMediumOptions): Promise<RemoteMedium> {
+    const m = new RemoteMedium(o);
+    m.sock.connect(o.endpoint);
+    void m.serve();
+    const timeoutMs = o.joinTimeoutMs ?? 10_000;
+    const w = await new Promise<Welcome | Error>((resolve) => {
+      const timer = setTimeout(
+        () =>
+          resolve(
+            new FrontendError(
+              'RADIO_NO_MEDIUM',
+              m.lastRefusal
+                ? `sim.medium.endpoint: the medium at ${o.endpoint} kept refusing this router for ${timeoutMs} ms: ${m.lastRefusal}`
+                : `sim.medium.endpoint: no air medium answered at ${o.endpoint} within ${timeoutMs} ms (is \`cogmesh medium\` running there?)`,
+            ),
+          ),
+        timeoutMs,
+      );
+      m.waitWelcome = (v) => {
+        clearTimeout(timer);
+        resolve(v);
+      };
+      m.join();
+    });
+    m.waitWelcome = undefined;
+    if (w instanceof Error) {
+      m.close();
+      throw w;
+    }
+    // Heartbeats from the welcome on (before it, a beat would only be refused: not joined yet).
+    m.beat = setInterval(() => m.post({ t: 'beat' }), 250);
+    return m;
+  }
+
+  get welcome(): Welcome {
+    if (!this.welcomed) throw new FrontendError('RADIO_NO_MEDIUM', 'the medium has not welcomed this router');
+    return this.welcomed;
+  }
+
+  addStation(spec: StationSpec, handlers: StationHandlers): Station {
+    if (this.stations.has(spec.id)) throw new FrontendError('RADIO_DUPLICATE_ID', `a station with id ${JSON.stringify(spec.id)} is already attached`);
+    const decl: StationDecl = {
+      id: spec.id,
+      acceptsUnicast: spec.acceptsUnicast,
+      acceptsBroadcast: spec.acceptsBroadcast,
+      ...(spec.channel !== undefined ? { channel: spec.channel } : {}),
+      ...(spec.pnAffected !== undefined ? { pnAffected: spec.pnAffected } : {}),
+      ...(spec.queueLimit !== undefined ? { queueLimit: spec.queueLimit } : {}),
+    };
+    const st = new RemoteStation(decl, handlers, this.welcome.channels, (m) => this.post(m));
+    this.stations.set(spec.id, st);
+    this.post({ t: 'station', spec: decl });
+    return st;
+  }
+
+  /** Leaves the medium (its radios go off the air at once) and closes the socket. */
+  close(): void {
+    if (this.closed) return;
+    if (this.beat) clearInterval(this.beat);
+    if (this.welcomed) {
+      // Best effort (the medium would notice the silence anyway): a socket busy with another send throws at once.
+      try {
+        void this.sock.send(encodeLink({ t: 'leave' })).catch(() => undefined);
+      } catch {
+        // the medium takes it for gone after its silence limit
+      }
+    }
+    this.closed = true;
+    setTimeout(() => this.sock.close(), 50).unref();
+  }
+
+  private join(): void {
+    this.post({ t: 'join', version: LINK_VERSION, node: this.o.node, name: this.o.name, position: this.o.position });
+  }
+
+  private async serve(): Promise<void> {
+    try {
+      for await (const frames of this.sock) {
+        this.counters.received++;
+        const m = parseDown(frames);
+        if (!m.ok) {
+          this.counters.malformed++;
+          this.o.log.warn({ event: 'medium-malformed', code: m.error.code }, `dropped a malformed message from the medium: ${m.error.message}`);
+          continue;
+        }
+        try {
+          this.dispatch(m.value);
+        } catch (e) {
+          // A fault in the router's own events while taking this message: logged; the link goes on.
+          this.o.log.error({ event: 'medium-fault', err: e }, `router: an event failed: ${(e as Error).message}`);
+        }
+      }
+    } catch (e) {
+      if (!this.closed) this.o.log.error({ event: 'medium-error', err: e }, `link to the medium failed: ${(e as Error).message}`);
+    }
+  }
+
+  private dispatch(m: DownMessage): void {
+    switch (m.t) {
+      case 'welcome':
+        this.rejoining = false;
+        if (this.welcomed && m.epochUs !== this.welcomed.epochUs) {
+          this.o.log.warn({ event: 'medium-restarted' }, 'the medium restarted: its PN bursts now differ from what this router senses until the router restarts');
+        }
+        this.welcomed ??= m;
+        this.waitWelcome?.(m);
+        return;
+      case 'refused':
+        this.counters.refused++;
+        if (!this.welcomed) {
+          // Not yet in (e.g. the process this one replaces still holds the address until the medium
+          // takes it for gone): ask again shortly, until the join times out.
+          if (this.lastRefusal === undefined) this.o.log.warn({ event: 'medium-refused', reason: m.reason }, `the medium refused this router for now: ${m.reason}; asking again`);
+          this.lastRefusal = m.reason;
+          setTimeout(() => this.join(), 500).unref();
+          return;
+        }
+        // The medium forgot this router: join again, once, and bring the radios back.
+        if (this.rejoining) return;
+        this.rejoining = true;
+        this.counters.rejoins++;
+        this.o.log.warn({ event: 'medium-rejoin', reason: m.reason }, `the medium forgot this router (${m.reason}); joining again`);
+        this.join();
+        this.o.paced.inject((now) => {
+          for (const st of this.stations.values()) st.redeclare(now);
+        });
+        return;
+      default: {
+        const st = this.stations.get(m.st);
+        if (!st) {
+          this.counters.malformed++;
+          return;
+        }
+        this.o.paced.inject((now) => st.hear(m, now));
+      }
+    }
+  }
+
+  private post(m: UpMessage): void {
+    if (this.closed) return;
+    // A medium that does not read (gone, stalled) must not make this router grow without bound.
+    if (this.outbox.length >= 100_000) {
+      this.counters.dropped++;
+      return;
+    }
+    this.outbox.push(encodeLink(m));
+    if (!this.writing) void this.drain();
+  }
+
+  private async drain(): Promise<void> {
+    this.writing = true;
+    try {
+      while (this.outbox.length > 0 && !this.closed) {
+        const frames = this.outbox.shift()!;
+        try {
+          await this.sock.send(frames);
+        } catch (e) {
+          if (this.closed) return;
+          this.o.log.debug({ event: 'medium-send-failed', err: e }, `a message to the medium was dropped: ${(e as Error).message}`);
+        }
+      }
+    } finally {
+      this.writing = false;
+    }
+  }
+}
+
+interface Outstanding {
+  seq: number;
+  frame: MacFrame;
+}
+
+/** One radio of this router, its MAC running in the medium. */
+class RemoteStation implements Station {
+  readonly id: string;
+  private ch: number | undefined;
+  private readonly outstanding: Outstanding[] = [];
+  private headAttempts = 0;
+  private nextSeq = 0;
+  private detached = false;
+  private fromMedium: StationCounters = zeroStationCounters();
+  private localQueueDrops = 0;
+  private readonly queueLimit: number;
+
+  constructor(
+    private readonly decl: StationDecl,
+    private readonly handlers: StationHandlers,
+    private readonly channels: number,
+    private readonly post: (m: UpMessage) => void,
+  ) {
+    this.id = decl.id;
+    this.ch = decl.channel;
+    this.queueLimit = decl.queueLimit ?? 64;
+  }
+
+  get channel(): number | undefined {
+    return this.ch;
+  }
+
+  get counters(): StationCounters {
+    return { ...this.fromMedium, queueDrops: this.fromMedium.queueDrops + this.localQueueDrops };
+  }
+
+  get idle(): boolean {
+    return this.outstanding.length === 0;
+  }
+
+  get queued(): number {
+    return Math.max(0, this.outstanding.length - 1);
+  }
+
+  get serviceAttempts(): number | undefined {
+    return this.outstanding.length > 0 ? this.headAttempts : undefined;
+  }
+
+  send(frame: MacFrame): boolean {
+    checkSend(this.id, this.detached, frame);
+    if (this.outstanding.length > 0 && this.queued >= this.queueLimit) {
+      this.localQueueDrops++;
+      return false;
+    }
+    const seq = this.nextSeq++;
+    this.outstanding.push({ seq, frame });
+    this.post({ t: 'send', st: this.id, seq, src: frame.src, dst: frame.dst, payload: frame.payload });
+    return true;
+  }
+
+  retune(channel: number | undefined, overheadUs: Micros): void {
+    if (this.detached) throw new FrontendError('RADIO_DETACHED', `station ${this.id} is detached from the medium`);
+    if (channel !== undefined && !(Number.isInteger(channel) && channel >= 1 && channel <= this.channels)) {
+      throw new RangeArgumentError('channel', channel, `a channel of the plan (1..${this.channels})`);
+    }
+    if (!Number.isSafeInteger(overheadUs) || overheadUs < 0) throw new RangeArgumentError('overheadUs', overheadUs, 'an integer number of µs >= 0');
+    this.ch = channel;
+    // The exchange in service is aborted there; its frame comes back as 'aborted'.
+    this.headAttempts = 0;
+    this.post({ t: 'retune', st: this.id, channel: channel ?? null, overheadUs });
+  }
+
+  detach(): void {
+    if (this.detached) return;
+    this.detached = true;
+    this.post({ t: 'detach', st: this.id });
+  }
+
+  /** After a rejoin: the medium gets this radio again, on its current channel; what was in flight there is lost. */
+  redeclare(now: Micros): void {
+    if (this.detached) return;
+    const { channel: _old, ...rest } = this.decl;
+    this.post({ t: 'station', spec: { ...rest, ...(this.ch !== undefined ? { channel: this.ch } : {}) } });
+    const lost = this.outstanding.splice(0, this.outstanding.length);
+    this.headAttempts = 0;
+    for (const o of lost) this.handlers.onSent(o.frame, { ok: false, reason: 'aborted', attempts: 0, atUs: now });
+  }
+
+  /** What the medium said about this radio. */
+  hear(m: Exclude<DownMessage, { t: 'welcome' } | { t: 'refused' }>, now: Micros): void {
+    switch (m.t) {
+      case 'rx':
+        this.handlers.onReceive({ src: m.src, dst: m.dst, payload: m.payload }, now);
+        return;
+      case 'attempt':
+        if (this.outstanding[0]?.seq === m.seq) this.headAttempts = m.attempts;
+        return;
+      case 'sent': {
+        const i = this.outstanding.findIndex((o) => o.seq === m.seq);
+        if (i < 0) return;
+        const [o] = this.outstanding.splice(i, 1);
+        if (i === 0) this.headAttempts = 0;
+        const outcome: SendOutcome = { ...m.outcome, atUs: now };
+        this.handlers.onSent(o!.frame, outcome);
+        return;
+      }
+      case 'counters':
+        this.fromMedium = m.counters;
+        return;
+    }
+  }
+}

@@ -1,0 +1,325 @@
+import { Router } from 'zeromq';
+import type { BandConfig } from '../../src/config/types.js';
+import { PacedEngine } from '../../src/core/paced.js';
+import { Rng } from '../../src/core/rng.js';
+import { US_PER_MS, US_PER_S, type Micros } from '../../src/core/time.js';
+import type { Logger } from '../../src/node/log.js';
+import { ism2g4 } from '../channels.js';
+import { EmulatedBand } from '../sim/band.js';
+import { encodeLink, LINK_VERSION, parseUp, type DownMessage, type UpMessage, type Welcome } from './link.js';
+import { AirMedium } from './medium.js';
+import type { MediumParams, PhyParams, Position, Station } from './types.js';
+
+/** Everything the medium process is made of: the band's PNs, the channels, the MAC and PHY. */
+export interface MediumSetup {
+  channels: 11 | 13;
+  orthogonal: boolean;
+  band: BandConfig;
+  bandSeed: number;
+  controlChannelPn: boolean;
+  medium: MediumParams;
+  phy: PhyParams;
+}
+
+/** A setup as JSON: Infinity (no RTS/CTS threshold) survives as the string "Infinity". */
+export function mediumSetupJson(s: MediumSetup): string {
+  return JSON.stringify(s, (_k, v: unknown) => (v === Infinity ? 'Infinity' : v), 2);
+}
+
+/** Reads a setup that `mediumSetupJson` wrote; the medium checks its values when it starts. */
+export function parseMediumSetup(text: string): MediumSetup {
+  return JSON.parse(text, (_k, v: unknown) => (v === 'Infinity' ? Infinity : v)) as MediumSetup;
+}
+
+export interface MediumServerOptions {
+  /** ZeroMQ endpoint to bind, e.g. tcp://127.0.0.1:7600. */
+  endpoint: string;
+  log: Logger;
+  /** A router silent this long is taken for gone: its radios leave the air. */
+  silenceUs?: Micros;
+}
+
+interface Peer {
+  key: string;
+  routingId: Buffer;
+  node: number;
+  name: string;
+  position: Position;
+  /** Distinguishes a router's stations from those of its earlier runs on the medium. */
+  incarnation: number;
+  stations: Map<string, Station>;
+  lastHeardUs: Micros;
+  gone: boolean;
+}
+
+export interface MediumServerCounters {
+  received: number;
+  malformed: number;
+  refused: number;
+  joins: number;
+  gone: number;
+  sent: number;
+}
+
+/**
+ * The emulated air as a process of its own: routers' `sim` radios join it
+ * over ZeroMQ and it runs every station's 802.11 DCF MAC, the propagation,
+ * collisions, capture and PN interference, exactly as the simulator does in
+ * virtual time, here on the real clock (a paced event engine). A router
+ * that falls silent (killed, crashed) leaves the air after `silenceUs`: its
+ * frames stop and frames to it go unacknowledged, as when a router PC dies.
+ */
+export class MediumServer {
+  readonly counters: MediumServerCounters = { received: 0, malformed: 0, refused: 0, joins: 0, gone: 0, sent: 0 };
+  readonly paced: PacedEngine;
+  readonly air: AirMedium;
+  readonly band: EmulatedBand;
+  readonly epochUs: Micros;
+  private readonly sock = new Router({ sendHighWaterMark: 100_000, receiveHighWaterMark: 100_000 });
+  private readonly peers = new Map<string, Peer>();
+  private readonly byNode = new Map<number, Peer>();
+  private incarnations = 0;
+  private readonly outbox: Buffer[][] = [];
+  private writing = false;
+  private closed = false;
+  private sweeper: NodeJS.Timeout | undefined;
+  private readonly silenceUs: Micros;
+
+  constructor(
+    readonly setup: MediumSetup,
+    private readonly o: MediumServerOptions,
+  ) {
+    this.paced = new PacedEngine();
+    this.epochUs = this.paced.now();
+    this.silenceUs = o.silenceUs ?? 2000 * US_PER_MS;
+    const full = ism2g4(setup.channels);
+    const plan = setup.orthogonal ? full.asOrthogonal() : full;
+    this.band = new EmulatedBand(plan, setup.band, Rng.fromSeed(setup.bandSeed).fork('band'), { startUs: this.epochUs, historyUs: 60 * US_PER_S });
+    this.air = new AirMedium({ scheduler: this.paced.engine, plan, rng: Rng.fromSeed(setup.bandSeed).fork('medium'), pn: this.band }, setup.medium, setup.phy);
+  }
+
+  /** Binds the endpoint and serves until `stop`. */
+  async start(): Promise<void> {
+    await this.sock.bind(this.o.endpoint);
+    this.paced.start();
+    this.sweeper = setInterval(() => this.paced.inject((now) => this.sweep(now)), 250);
+    void this.serve();
+    this.o.log.info(
+      { event: 'medium-start', endpoint: this.o.endpoint, channels: this.setup.channels, epochUs: this.epochUs },
+      `air medium on ${this.o.endpoint}: ${this.setup.channels} channels, ${this.setup.phy.dataRateBps / 1e6} Mbps, ${this.setup.band.pn.length + this.setup.band.phases.length} PN source(s)`,
+    );
+  }
+
+  async stop(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.sweeper) clearInterval(this.sweeper);
+    this.paced.stop();
+    this.sock.close();
+  }
+
+  /** The routers on the air now: address, name, position, radios. */
+  routers(): Array<{ node: number; name: string; position: Position; stations: string[] }> {
+    return [...this.byNode.values()].map((p) => ({ node: p.node, name: p.name, position: p.position, stations: [...p.stations.keys()] }));
+  }
+
+  private async serve(): Promise<void> {
+    try {
+      for await (const [id, ...frames] of this.sock) {
+        if (!id) continue;
+        this.counters.received++;
+        try {
+          this.paced.inject((now) => this.handle(id, frames, now));
+        } catch (e) {
+          // A fault in the medium's own events: logged, and the medium keeps serving.
+          this.o.log.error({ event: 'medium-fault', err: e }, `medium: an event failed: ${(e as Error).message}`);
+        }
+      }
+    } catch (e) {
+      if (!this.closed) this.o.log.error({ event: 'medium-error', err: e }, `medium socket failed: ${(e as Error).message}`);
+    }
+  }
+
+  private handle(id: Buffer, frames: Buffer[], now: Micros): void {
+    const key = id.toString('hex');
+    const m = parseUp(frames);
+    if (!m.ok) {
+      this.counters.malformed++;
+      this.o.log.warn({ event: 'medium-malformed', code: m.error.code, peer: key }, `dropped a malformed message: ${m.error.message}`);
+      return;
+    }
+    const msg = m.value;
+    if (msg.t === 'join') {
+      this.join(id, key, msg, now);
+      return;
+    }
+    const peer = this.peers.get(key);
+    if (!peer || peer.gone) {
+      this.counters.refused++;
+      // A beat is answered too: a router the medium forgot learns it even when it has nothing to send.
+      if (msg.t !== 'leave') this.post(id, { t: 'refused', reason: 'not joined (join first, or the medium took this router for gone)' });
+      return;
+    }
+    peer.lastHeardUs = now;
+    try {
+      this.apply(peer, msg);
+    } catch (e) {
+      // A send the medium cannot carry out still ends: the router's radio must not wait for it for ever.
+      if (msg.t === 'send') this.post(id, { t: 'sent', st: msg.st, seq: msg.seq, outcome: { ok: false, reason: 'aborted', attempts: 0, atUs: now } });
+      this.counters.malformed++;
+      this.o.log.warn({ event: 'medium-refused', node: peer.node, t: msg.t, err: e }, `router ${peer.name}: ${msg.t} refused: ${(e as Error).message}`);
+    }
+  }
+
+  private join(id: Buffer, key: string, msg: Extract<UpMessage, { t: 'join' }>, now: Micros): void {
+    const earlier = this.byNode.get(msg.node);
+    if (earlier && earlier.key !== key && now - earlier.lastHeardUs <= this.silenceUs) {
+      // Another live process holds this address (two routers configured alike): the first keeps it.
+      this.counters.refused++;
+      this.post(id, { t: 'refused', reason: `address ${msg.node} is held by a live router (${earlier.name}, heard ${Math.round((now - earlier.lastHeardUs) / 1000)} ms ago)` });
+      return;
+    }
+    if (earlier) this.leave(earlier, earlier.key === key ? 'joined again' : 'replaced by a new process');
+    // The same connection joining under another address leaves its old one.
+    const same = this.peers.get(key);
+    if (same && same !== earlier) this.leave(same, `joined again as ${msg.node}`);
+    const peer: Peer = {
+      key,
+      routingId: id,
+      node: msg.node,
+      name: msg.name,
+      position: { xM: msg.position.xM, yM: msg.position.yM },
+      incarnation: ++this.incarnations,
+      stations: new Map(),
+      lastHeardUs: now,
+      gone: false,
+    };
+    this.peers.set(key, peer);
+    this.byNode.set(msg.node, peer);
+    this.counters.joins++;
+    const s = this.setup;
+    const welcome: Welcome = {
+      t: 'welcome',
+      version: LINK_VERSION,
+      epochUs: this.epochUs,
+      bandSeed: s.bandSeed,
+      band: s.band,
+      channels: s.channels,
+      orthogonal: s.orthogonal,
+      controlChannelPn: s.controlChannelPn,
+      medium: s.medium,
+      phy: s.phy,
+    };
+    this.post(id, welcome);
+    this.o.log.info({ event: 'router-joined', node: msg.node, router: msg.name, position: msg.position }, `router ${msg.name} (${msg.node}) joined at (${msg.position.xM}, ${msg.position.yM}) m`);
+  }
+
+  private apply(peer: Peer, msg: UpMessage): void {
+    switch (msg.t) {
+      case 'station': {
+        if (peer.stations.has(msg.spec.id)) throw new Error(`station ${msg.spec.id} is already attached`);
+        const name = msg.spec.id;
+        const st = this.air.addStation(
+          { ...msg.spec, id: `${name}#${peer.incarnation}`, node: peer.node, position: peer.position },
+          {
+            onReceive: (f, at) => this.send(peer, { t: 'rx', st: name, src: f.src, dst: f.dst, atUs: at, payload: f.payload }),
+            onSent: (f, outcome) => this.send(peer, { t: 'sent', st: name, seq: f.tag as number, outcome }),
+            onAttempt: (f, attempts) => this.send(peer, { t: 'attempt', st: name, seq: f.tag as number, attempts }),
+          },
+        );
+        peer.stations.set(name, st);
+        return;
+      }
+      case 'send':
+        this.station(peer, msg.st).send({ src: msg.src, dst: msg.dst, payload: msg.payload, tag: msg.seq });
+        return;
+      case 'retune':
+        this.station(peer, msg.st).retune(msg.channel ?? undefined, msg.overheadUs);
+        return;
+      case 'detach':
+        this.station(peer, msg.st).detach();
+        peer.stations.delete(msg.st);
+        return;
+      case 'beat':
+        return;
+      case 'leave':
+        this.leave(peer, 'left');
+        return;
+      case 'join':
+        return;
+    }
+  }
+
+  private station(peer: Peer, name: string): Station {
+    const st = peer.stations.get(name);
+    if (!st) throw new Error(`no station ${JSON.stringify(name)} (attached: ${[...peer.stations.keys()].join(', ') || 'none'})`);
+    return st;
+  }
+
+  /** Routers silent past the limit leave the air; the others hear their radios' counters. */
+  private sweep(now: Micros): void {
+    // A sweep that comes late (this process stalled: a loaded machine, a long GC) has not yet read
+    // the heartbeats waiting in its socket: it takes nobody for gone this time.
+    const late = this.lastSweepUs !== undefined && now - this.lastSweepUs > this.silenceUs / 2;
+    this.lastSweepUs = now;
+    if (late) {
+      for (const p of this.peers.values()) p.lastHeardUs = Math.max(p.lastHeardUs, now);
+    }
+    for (const p of [...this.peers.values()]) {
+      if (now - p.lastHeardUs > this.silenceUs) {
+        this.counters.gone++;
+        this.leave(p, `silent for ${Math.round((now - p.lastHeardUs) / 1000)} ms`);
+      }
+    }
+    this.countersDue -= 1;
+    if (this.countersDue <= 0) {
+      this.countersDue = 4;
+      for (const p of this.peers.values()) for (const [name, st] of p.stations) this.send(p, { t: 'counters', st: name, counters: { ...st.counters } });
+    }
+  }
+
+  private countersDue = 4;
+  private lastSweepUs: Micros | undefined;
+
+  private leave(peer: Peer, why: string): void {
+    peer.gone = true;
+    for (const st of peer.stations.values()) st.detach();
+    peer.stations.clear();
+    this.peers.delete(peer.key);
+    if (this.byNode.get(peer.node) === peer) this.byNode.delete(peer.node);
+    this.o.log.info({ event: 'router-left', node: peer.node, router: peer.name, why }, `router ${peer.name} (${peer.node}) left the air: ${why}`);
+  }
+
+  private send(peer: Peer, m: DownMessage): void {
+    if (peer.gone) return;
+    this.post(peer.routingId, m);
+  }
+
+  /** Queues a message; one writer drains the queue (a ZeroMQ socket takes one send at a time). */
+  private post(id: Buffer, m: DownMessage): void {
+    if (this.closed) return;
+    this.outbox.push([id, ...encodeLink(m)]);
+    if (!this.writing) void this.drain();
+  }
+
+  private async drain(): Promise<void> {
+    this.writing = true;
+    try {
+      while (this.outbox.length > 0 && !this.closed) {
+        const batch = this.outbox.splice(0, this.outbox.length);
+        for (const frames of batch) {
+          try {
+            await this.sock.send(frames);
+            this.counters.sent++;
+          } catch (e) {
+            // A router that went away: its messages are dropped (ROUTER drops unroutable ones unless mandatory).
+            if (this.closed) return;
+            this.o.log.debug({ event: 'medium-send-failed', err: e }, `a message to a router was dropped: ${(e as Error).message}`);
+          }
+        }
+      }
+    } finally {
+      this.writing = false;
+    }
+  }
+}

@@ -1,0 +1,368 @@
+import { Command, CommanderError } from 'commander';
+import { readFile } from 'node:fs/promises';
+import { showValue, UsageError } from '../core/errors.js';
+import type { ClientCurve } from '../control/client.js';
+import { ControlClient, TelemetryClient, type TelemetryMessage } from '../control/client.js';
+import type { GetResult, SetResult } from '../control/commands.js';
+import { isCurveKey } from '../control/curve.js';
+import { ControlTimeoutError, isTelemetryTopic, TELEMETRY_TOPICS, type ControlErrorBody } from '../control/protocol.js';
+import type { NeighbourView, RouteView } from '../routing/aodv.js';
+import type { FlowView, QueueView, RouterStatus, SpectrumView } from '../node/view.js';
+import { formatFlow } from '../vnf/flow.js';
+import type { VnfInfo } from '../vnf/types.js';
+
+interface CtlOpts {
+  node?: string;
+  serverKey?: string;
+  keyFile?: string;
+  timeout: string;
+  json?: boolean;
+}
+
+/** What every `ctl` subcommand needs: where, how securely, how long to wait, how to print. */
+interface Target {
+  endpoint: string;
+  curve: ClientCurve | undefined;
+  timeoutMs: number;
+  json: boolean;
+}
+
+async function target(cmd: Command): Promise<Target> {
+  const o = cmd.optsWithGlobals<CtlOpts>();
+  if (o.node === undefined) throw new UsageError('ctl: --node ENDPOINT is required (the router\'s control.endpoint, e.g. tcp://127.0.0.1:7700)');
+  if (!/^(tcp|ipc|inproc):\/\/.+/.test(o.node)) throw new UsageError(`--node: "${o.node}" is not a ZeroMQ endpoint (e.g. tcp://127.0.0.1:7700 or ipc:///run/cogmesh/ctl)`);
+  const timeoutMs = Number(o.timeout);
+  if (!(Number.isInteger(timeoutMs) && timeoutMs > 0 && timeoutMs <= 3_600_000)) throw new UsageError(`--timeout: "${o.timeout}" is not a number of milliseconds in [1, 3600000]`);
+  if ((o.serverKey === undefined) !== (o.keyFile === undefined)) {
+    throw new UsageError('--server-key and --key-file go together: CURVE needs the node\'s public key and this client\'s key pair (`cogmesh keygen --out FILE`)');
+  }
+  let curve: ClientCurve | undefined;
+  if (o.serverKey !== undefined && o.keyFile !== undefined) {
+    if (!isCurveKey(o.serverKey)) throw new UsageError(`--server-key: "${o.serverKey}" is not a CURVE public key (40 characters of Z85, as \`cogmesh keygen\` prints)`);
+    curve = { serverKey: o.serverKey, ...(await readKeyFile(o.keyFile)) };
+  }
+  return { endpoint: o.node, curve, timeoutMs, json: o.json === true };
+}
+
+async function readKeyFile(file: string): Promise<{ publicKey: string; secretKey: string }> {
+  let data: unknown;
+  try {
+    data = JSON.parse(await readFile(file, 'utf8')) as unknown;
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    throw new UsageError(`--key-file: cannot read ${file} (${code ?? (e as Error).message})`);
+  }
+  const d = data as Record<string, unknown> | null;
+  const pub = d?.publicKey;
+  const sec = d?.secretKey;
+  if (typeof pub !== 'string' || typeof sec !== 'string' || !isCurveKey(pub) || !isCurveKey(sec)) {
+    throw new UsageError(`--key-file: ${file} is not a key pair {"publicKey","secretKey"} of Z85 CURVE keys (make one with \`cogmesh keygen --out FILE\`)`);
+  }
+  return { publicKey: pub, secretKey: sec };
+}
+
+function refused(e: ControlErrorBody): string {
+  const lines = [`cogmesh ctl: ${e.message.split('\n')[0]!.replace(/:$/, '')} [${e.code}]`];
+  for (const i of e.issues ?? []) lines.push(`  ${i.path}: ${showValue(i.value)} — expected ${i.expected}`);
+  return `${lines.join('\n')}\n`;
+}
+
+function timedOut(e: ControlTimeoutError): void {
+  process.stderr.write(`cogmesh ctl: ${e.message} [${e.code}]\n`);
+  process.exitCode = 1;
+}
+
+/** Sends one command; prints its result (raw with --json) or the refusal (exit code 1). */
+async function call(cmd: Command, name: string, args: Record<string, unknown>, show: (result: never) => string): Promise<void> {
+  const t = await target(cmd);
+  const client = new ControlClient(t.endpoint, { curve: t.curve });
+  try {
+    const reply = await client.request(name, args, t.timeoutMs);
+    if (!reply.ok) {
+      process.stderr.write(refused(reply.error));
+      process.exitCode = 1;
+      return;
+    }
+    process.stdout.write(t.json ? `${JSON.stringify(reply.result, null, 2)}\n` : show(reply.result as never));
+  } catch (e) {
+    if (e instanceof ControlTimeoutError) return timedOut(e);
+    throw e;
+  } finally {
+    client.close();
+  }
+}
+
+/** `PATH=VALUE` items as the `values` of `set`: a value is JSON when it parses as JSON, otherwise a string. */
+export function parseAssignments(items: readonly string[]): Record<string, unknown> {
+  const values: Record<string, unknown> = {};
+  for (const item of items) {
+    const eq = item.indexOf('=');
+    if (eq <= 0) throw new UsageError(`set: "${item}" is not PATH=VALUE (e.g. sensing.durationMs=20)`);
+    const raw = item.slice(eq + 1);
+    let v: unknown;
+    try {
+      v = JSON.parse(raw) as unknown;
+    } catch {
+      v = raw;
+    }
+    values[item.slice(0, eq)] = v;
+  }
+  return values;
+}
+
+/** The telemetry endpoint next to a tcp control endpoint: the port after it. */
+export function defaultTelemetryEndpoint(node: string): string {
+  const m = /^(tcp:\/\/.+):(\d+)$/.exec(node);
+  if (!m) throw new UsageError(`watch: --telemetry ENDPOINT is needed (the default, the port after --node's, exists only for a tcp endpoint; got ${node})`);
+  return `${m[1]}:${Number(m[2]) + 1}`;
+}
+
+// ---------------------------------------------------------------------------
+// Text for people
+
+/** Epoch microseconds as a UTC time of day; virtual time (small values) in seconds. */
+function time(us: number | undefined | null): string {
+  if (us === undefined || us === null) return '-';
+  if (us > 1e15) return `${new Date(us / 1000).toISOString().slice(11, 23)}Z`;
+  return `${(us / 1e6).toFixed(3)}s`;
+}
+
+const dash = (v: unknown): string => (v === undefined || v === null ? '-' : String(v));
+
+/** Columns padded to their widest cell, numbers right-aligned. */
+export function table(headers: readonly string[], rows: ReadonlyArray<readonly string[]>): string {
+  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const numeric = headers.map((_, i) => rows.length > 0 && rows.every((r) => /^-?[\d.]+$|^-$/.test(r[i] ?? '')));
+  const line = (cells: readonly string[]): string =>
+    cells
+      .map((c, i) => (numeric[i] ? c.padStart(widths[i]!) : c.padEnd(widths[i]!)))
+      .join('  ')
+      .trimEnd();
+  return `${[line(headers), ...rows.map(line)].join('\n')}\n`;
+}
+
+const none = (what: string) => `(no ${what})\n`;
+
+const counts = (r: Record<string, number>): string => Object.entries(r).map(([k, v]) => `${k} ${v}`).join(', ') || 'none';
+
+export function formatStatus(s: RouterStatus): string {
+  return [
+    `node ${s.node.id} "${s.node.name}", up ${s.uptimeS.toFixed(1)} s, config ${s.configVersion}, ${s.mesh ? 'on the mesh' : 'sensing only (no medium)'}`,
+    `R1  channel ${dash(s.r1.channel)} since ${time(s.r1.since)}${s.r1.reason ? ` (${s.r1.reason})` : ''}`,
+    `R2  channel ${dash(s.r2.channel)}, dwell ends ${time(s.r2.dwellEndUs)}, ${s.r2.switches} switch(es)`,
+    `R3  channel ${s.r3.channel}`,
+    `sensing  ${s.sensing.rounds} round(s), ${s.sensing.durationMs} ms every ${s.sensing.periodMs} ms, CCA ${s.sensing.ccaThresholdDbm} dBm${s.sensing.transmitPaused ? ', transmission paused' : ''}`,
+    `counters ${counts(s.counters)}`,
+    `drops    ${counts(s.drops)}`,
+  ].join('\n') + '\n';
+}
+
+function formatGet(r: GetResult): string {
+  if ('config' in r) return `${JSON.stringify(r.config, null, 2)}\nconfig version ${r.version}\n`;
+  const v = typeof r.value === 'object' && r.value !== null ? `\n${JSON.stringify(r.value, null, 2)}` : ` ${JSON.stringify(r.value)}`;
+  return `${r.path} =${v}\nconfig version ${r.version}\n`;
+}
+
+function formatSet(r: SetResult): string {
+  return r.changed.length === 0 ? `nothing changed (config version ${r.version})\n` : `changed ${r.changed.join(', ')}; config version ${r.version}\n`;
+}
+
+function formatNeighbours(ns: NeighbourView[]): string {
+  if (ns.length === 0) return none('neighbours');
+  return table(
+    ['addr', 'R1 ch', 'last heard', 'lost at'],
+    ns.map((n) => [String(n.addr), dash(n.r1Channel), time(n.lastHeardUs), time(n.lostAtUs)]),
+  );
+}
+
+function formatRoutes(rs: RouteView[]): string {
+  if (rs.length === 0) return none('routes');
+  return table(
+    ['dst', 'state', 'seq', 'next hop', 'paths (next hop: hops, cost; * chosen)'],
+    rs.map((r) => [
+      String(r.dst),
+      r.state,
+      dash(r.seq),
+      dash(r.chosen),
+      r.paths.map((p) => `${p.chosen ? '*' : ''}${p.nextHop}: ${p.hopCount}, ${p.pathCost.toFixed(2)}`).join('; ') || '-',
+    ]),
+  );
+}
+
+function formatQueues(qs: QueueView[]): string {
+  if (qs.length === 0) return none('queues');
+  return table(['channel', 'packets', 'bytes'], qs.map((q) => [String(q.channel), String(q.packets), String(q.bytes)]));
+}
+
+function formatFlows(fs: FlowView[]): string {
+  if (fs.length === 0) return none('flows');
+  return table(
+    ['proto', 'src', 'dst', 'flow', 'role', 'packets', 'bytes', 'next hop', 'last'],
+    fs.map((f) => [f.proto, String(f.src), String(f.dst), String(f.flow), f.role, String(f.packets), String(f.bytes), dash(f.nextHop), time(f.lastUs)]),
+  );
+}
+
+function formatSpectrum(s: SpectrumView | null): string {
+  if (s === null) return '(no sensing round yet)\n';
+  const head = `round ${s.round}, ${time(s.startUs)} to ${time(s.endUs)}\n`;
+  return (
+    head +
+    table(
+      ['ch', 'MHz', 'w', 'own w', 'RC Mbps', 'power dBm', 'busy'],
+      s.channels.map((c) => [
+        String(c.channel),
+        c.centerMHz.toFixed(0),
+        c.w.toFixed(3),
+        c.ownW === undefined || c.ownW === null ? '-' : c.ownW.toFixed(3),
+        (c.rcBps / 1e6).toFixed(3),
+        c.powerDbm === undefined || c.powerDbm === null ? '-' : c.powerDbm.toFixed(1),
+        '#'.repeat(Math.round(c.w * 20)).padEnd(20, '.'),
+      ]),
+    )
+  );
+}
+
+function formatVnfs(vs: VnfInfo[]): string {
+  if (vs.length === 0) return none('VNF instances');
+  return table(
+    ['id', 'type', 'state', 'flow', 'taken', 'forwarded', 'sent', 'reason'],
+    vs.map((v) => [String(v.id), v.type, v.state, formatFlow(v.flow), String(v.packetsTaken), String(v.packetsForwarded), String(v.packetsSent), dash(v.reason)]),
+  );
+}
+
+const formatVnf = (v: VnfInfo): string => `vnf ${v.id} (${v.type}) ${v.state} on ${formatFlow(v.flow)}${v.reason ? ` (${v.reason})` : ''}\n`;
+
+/** One line per telemetry message. */
+export function formatTelemetry(m: TelemetryMessage): string {
+  const b = m.body;
+  const at = `${time(b.atUs)} r${b.node} ${m.topic.padEnd(9)}`;
+  switch (b.kind) {
+    case 'status': {
+      const s = b.status;
+      return `${at} R1 ch ${dash(s.r1.channel)}, R2 ch ${dash(s.r2.channel)}, sensing ${s.sensing.durationMs}/${s.sensing.periodMs} ms, ${s.sensing.rounds} round(s), config ${s.configVersion}\n`;
+    }
+    case 'spectrum':
+      return `${at} round ${b.spectrum.round}: ${b.spectrum.channels.map((c) => `${c.channel}:${c.w.toFixed(2)}`).join(' ')}\n`;
+    case 'r1':
+      return `${at} ${b.changed ? 'moved to' : 'stays on'} channel ${dash(b.channel)} (${b.reason})\n`;
+    case 'r2':
+      return `${at} channel ${dash(b.channel)}\n`;
+    case 'config':
+      return `${at} version ${b.version}: ${b.changed.join(', ') || 'no change'}\n`;
+    case 'vnf':
+      return `${at} ${b.event.kind} ${b.event.id} (${b.event.type})${'reason' in b.event ? `: ${b.event.reason}` : 'error' in b.event ? `: ${b.event.error}` : ''}\n`;
+    case 'neighbour':
+      return `${at} ${b.addr} ${b.up ? 'up' : 'lost'}\n`;
+  }
+}
+
+// ---------------------------------------------------------------------------
+// The command
+
+/** Commander's own refusals (unknown option, missing argument) as usage errors: exit code 2 like the others. */
+function usageExit(err: CommanderError): never | void {
+  if (err.exitCode === 0) return; // --help, --version: commander exits 0
+  // A group (ctl, ctl vnf) run without its command: commander has printed the help.
+  if (err.code === 'commander.help') throw new UsageError('a command is needed (the list is above)');
+  throw new UsageError(err.message.replace(/^error: /, ''));
+}
+
+export function ctlCommand(): Command {
+  const ctl = new Command('ctl')
+    .description("talk to a running router over its ZeroMQ control API (docs/control-api.md); a refused command exits 1, a usage error 2")
+    .option('--node <endpoint>', "the router's control endpoint (control.endpoint), e.g. tcp://127.0.0.1:7700")
+    .option('--server-key <z85>', "the router's CURVE public key (control.curve.publicKey), when it runs CURVE")
+    .option('--key-file <file>', "this client's CURVE key pair (`cogmesh keygen --out FILE`; its public key on the router's control.curve.allow)")
+    .option('--timeout <ms>', 'how long to wait for an answer', '5000')
+    .option('--json', 'print the raw result (JSON)')
+    .exitOverride(usageExit)
+    .configureOutput({ outputError: () => {} });
+
+  ctl
+    .command('status')
+    .description("the router's status: R1, R2, R3, sensing, counters, drops")
+    .action((_o: unknown, cmd: Command) => call(cmd, 'status', {}, formatStatus));
+  ctl
+    .command('get')
+    .description('the running configuration, or one field of it (secrets redacted)')
+    .argument('[path]', 'dotted path, e.g. sensing or sensing.durationMs')
+    .action((path: string | undefined, _o: unknown, cmd: Command) => call(cmd, 'get', path === undefined ? {} : { path }, formatGet));
+  ctl
+    .command('set')
+    .description('change live fields at once (all or nothing); restart-only fields are refused')
+    .argument('<assignments...>', 'PATH=VALUE, the value JSON or else a string, e.g. sensing.durationMs=20')
+    .option('--expect <version>', 'compare-and-set: refuse unless the router runs this config version')
+    .action((items: string[], o: { expect?: string }, cmd: Command) =>
+      call(cmd, 'set', { values: parseAssignments(items), ...(o.expect !== undefined ? { expect: o.expect } : {}) }, formatSet),
+    );
+  ctl.command('neighbours').description('the neighbours heard on R3').action((_o: unknown, cmd: Command) => call(cmd, 'neighbours', {}, formatNeighbours));
+  ctl.command('routes').description('the routing table').action((_o: unknown, cmd: Command) => call(cmd, 'routes', {}, formatRoutes));
+  ctl.command('queues').description("R2's channel queues").action((_o: unknown, cmd: Command) => call(cmd, 'queues', {}, formatQueues));
+  ctl.command('flows').description('traffic through the router, per flow').action((_o: unknown, cmd: Command) => call(cmd, 'flows', {}, formatFlows));
+  ctl.command('spectrum').description('the latest sensing round').action((_o: unknown, cmd: Command) => call(cmd, 'spectrum', {}, formatSpectrum));
+
+  const vnf = ctl.command('vnf').description('the VNF instances: list, start, stop');
+  vnf.command('list').description('every VNF instance').action((_o: unknown, cmd: Command) => call(cmd, 'vnf.list', {}, formatVnfs));
+  vnf
+    .command('start')
+    .description('start a VNF on the flows matching a pattern')
+    .argument('<type>', 'a registered VNF type, e.g. tcp-acc')
+    .argument('<flow>', 'PROTO SRC:PORT > DST:PORT, any field *, quoted: "tcp 10.0.0.1:* > 10.0.4.1:5001"')
+    .argument('[params]', "the type's parameters as JSON, e.g. '{\"mode\":\"split\"}'")
+    .action((type: string, flow: string, params: string | undefined, _o: unknown, cmd: Command) => {
+      let p: unknown = {};
+      if (params !== undefined) {
+        try {
+          p = JSON.parse(params) as unknown;
+        } catch (e) {
+          throw new UsageError(`vnf start: params ${JSON.stringify(params)} is not JSON (${(e as Error).message})`);
+        }
+      }
+      return call(cmd, 'vnf.start', { type, flow, params: p }, formatVnf);
+    });
+  vnf
+    .command('stop')
+    .description('stop a VNF instance')
+    .argument('<id>', 'the instance id (vnf list)')
+    .action((id: string, _o: unknown, cmd: Command) => {
+      const n = Number(id);
+      if (!Number.isSafeInteger(n) || n < 0) throw new UsageError(`vnf stop: "${id}" is not an instance id (an integer, see vnf list)`);
+      return call(cmd, 'vnf.stop', { vnf: n }, formatVnf);
+    });
+
+  ctl
+    .command('watch')
+    .description(`print telemetry as it comes (topics: ${TELEMETRY_TOPICS.join(', ')}; all when none named); Ctrl-C stops`)
+    .argument('[topics...]', 'topics to watch')
+    .option('--telemetry <endpoint>', "the router's telemetry endpoint (default: --node's port + 1)")
+    .option('--count <n>', 'stop after this many messages')
+    .action(async (topics: string[], o: { telemetry?: string; count?: string }, cmd: Command) => {
+      const t = await target(cmd);
+      const bad = topics.find((x) => !isTelemetryTopic(x));
+      if (bad !== undefined) throw new UsageError(`watch: no topic "${bad}" (topics: ${TELEMETRY_TOPICS.join(', ')})`);
+      const count = o.count === undefined ? Infinity : Number(o.count);
+      if (!(count === Infinity || (Number.isSafeInteger(count) && count > 0))) throw new UsageError(`--count: "${o.count}" is not a positive integer`);
+      const endpoint = o.telemetry ?? defaultTelemetryEndpoint(t.endpoint);
+      if (!/^(tcp|ipc|inproc):\/\/.+/.test(endpoint)) throw new UsageError(`--telemetry: "${endpoint}" is not a ZeroMQ endpoint`);
+      // Each message waits at most --timeout when it is given; otherwise for ever.
+      const waitMs = cmd.getOptionValueSourceWithGlobals('timeout') === 'cli' ? t.timeoutMs : undefined;
+      const sub = new TelemetryClient(endpoint, topics, { curve: t.curve });
+      const stop = (): void => sub.close();
+      process.once('SIGINT', stop);
+      try {
+        for (let n = 0; n < count; n++) {
+          const m = await sub.next(waitMs);
+          process.stdout.write(t.json ? `${JSON.stringify({ topic: m.topic, ...m.body })}\n` : formatTelemetry(m));
+        }
+      } catch (e) {
+        if (e instanceof ControlTimeoutError) {
+          process.stderr.write(`cogmesh ctl: no telemetry from ${endpoint} within ${t.timeoutMs} ms (the router is not publishing there, or it does not take this client: a CURVE key not on its allow-list looks the same) [${e.code}]\n`);
+          process.exitCode = 1;
+        } else if (!sub.closed) throw e;
+      } finally {
+        process.off('SIGINT', stop);
+        if (!sub.closed) sub.close();
+      }
+    });
+  return ctl;
+}

@@ -1,0 +1,45 @@
+import { Command } from 'commander';
+import { existsSync } from 'node:fs';
+import { rename, rm, writeFile } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import { curveKeyPair } from 'zeromq';
+import { UsageError } from '../core/errors.js';
+
+/** A CURVE key pair as `cogmesh keygen` writes it (and `cogmesh ctl --key-file` reads it). */
+export interface KeyPairFile {
+  publicKey: string;
+  secretKey: string;
+}
+
+/**
+ * `cogmesh keygen`: a CURVE key pair (Z85) for the control API: a node's
+ * (control.curve.publicKey and secretKey) or a client's (its public key on
+ * the node's control.curve.allow, the file for `cogmesh ctl --key-file`).
+ */
+export function keygenCommand(): Command {
+  return new Command('keygen')
+    .description('make a CURVE key pair for the control API: {"publicKey","secretKey"} (Z85)')
+    .option('--out <file>', 'write the pair to this file (mode 0600) and print only the public key')
+    .option('--force', 'overwrite an existing --out file')
+    .action(async (o: { out?: string; force?: boolean }) => {
+      const pair: KeyPairFile = curveKeyPair();
+      const text = `${JSON.stringify({ publicKey: pair.publicKey, secretKey: pair.secretKey }, null, 2)}\n`;
+      if (o.out === undefined) {
+        process.stdout.write(text);
+        return;
+      }
+      // The secret is only ever in a new file of mode 0600: written beside the target, then renamed over it.
+      const tmp = join(dirname(o.out), `.${basename(o.out)}.${process.pid}.tmp`);
+      try {
+        if (!o.force && existsSync(o.out)) throw Object.assign(new Error('exists'), { code: 'EEXIST' });
+        await writeFile(tmp, text, { mode: 0o600, flag: 'wx' });
+        await rename(tmp, o.out);
+      } catch (e) {
+        await rm(tmp, { force: true });
+        const code = (e as NodeJS.ErrnoException).code;
+        if (code === 'EEXIST') throw new UsageError(`--out: ${o.out} exists (a key pair is not overwritten without --force)`);
+        throw new UsageError(`--out: cannot write ${o.out} (${code ?? (e as Error).message})`);
+      }
+      process.stdout.write(`${pair.publicKey}\n`);
+    });
+}

@@ -1,0 +1,56 @@
+import { readFile } from 'node:fs/promises';
+import { Command, Option } from 'commander';
+import { MediumServer, parseMediumSetup, type MediumSetup } from '../../radio/medium/server.js';
+import { UsageError } from '../core/errors.js';
+import { createLogger } from '../node/log.js';
+import { loadScenario } from '../sim/scenario.js';
+import { mediumSetup } from '../testbed/plan.js';
+import { supervisorGone } from '../testbed/supervisor.js';
+
+interface MediumOpts {
+  scenario?: string;
+  setup?: string;
+  seed?: string;
+  set: string[];
+  hops?: string;
+  bind: string;
+  logFormat: 'pretty' | 'json';
+}
+
+const collect = (v: string, prev: string[]): string[] => [...prev, v];
+
+/** `cogmesh medium`: the emulated air as a process, for router daemons on one machine (or a LAN). */
+export function mediumCommand(): Command {
+  return new Command('medium')
+    .description("run the emulated air medium that routers' sim radios join over ZeroMQ: the scenario's channels, PNs, MAC and PHY, in real time")
+    .option('--scenario <file>', 'take the medium, PN load and channel plan from this scenario')
+    .option('--setup <file>', 'a medium setup as `cogmesh testbed` writes it (instead of --scenario)')
+    .option('--seed <n>', 'seed of the PN processes and the MAC (default: the scenario\'s)')
+    .option('--set <path=value>', 'override one scenario field (repeatable)', collect, [])
+    .option('--hops <n>', 'for a chain scenario: its number of hops')
+    .option('--bind <endpoint>', 'ZeroMQ endpoint to bind', 'tcp://127.0.0.1:7600')
+    .addOption(new Option('--log-format <format>', 'log lines for people or one JSON object a line').choices(['pretty', 'json']).default('pretty'))
+    .action(async (o: MediumOpts) => {
+      if ((o.scenario === undefined) === (o.setup === undefined)) throw new UsageError('give one of --scenario FILE and --setup FILE');
+      let setup: MediumSetup;
+      if (o.setup !== undefined) setup = parseMediumSetup(await readFile(o.setup, 'utf8'));
+      else {
+        const hops = o.hops === undefined ? undefined : Number(o.hops);
+        const sc = await loadScenario(o.scenario!, { set: o.set, ...(hops !== undefined ? { hops } : {}) });
+        const seed = o.seed === undefined ? sc.seed : Number(o.seed);
+        if (!Number.isSafeInteger(seed) || seed < 0) throw new UsageError(`--seed: "${o.seed}" is not a seed (an integer >= 0)`);
+        setup = mediumSetup(sc, seed);
+      }
+      const log = createLogger({ level: 'info', format: o.logFormat });
+      const server = new MediumServer(setup, { endpoint: o.bind, log });
+      await server.start();
+      await new Promise<void>((resolve) => {
+        process.once('SIGINT', () => resolve());
+        process.once('SIGTERM', () => resolve());
+        void supervisorGone()?.then(() => resolve());
+      });
+      log.info({ event: 'medium-stop', counters: server.counters }, `medium stopping (${server.counters.joins} joins, ${server.air.counters.frames} frames on the air)`);
+      await server.stop();
+      process.exit(0);
+    });
+}

@@ -1,0 +1,90 @@
+import { Command, Option } from 'commander';
+import { UsageError } from '../core/errors.js';
+import { createLogger } from '../node/log.js';
+import { loadScenario } from '../sim/scenario.js';
+import { DEFAULT_TESTBED_PORTS, planTestbed } from '../testbed/plan.js';
+import { Supervisor } from '../testbed/supervisor.js';
+import { MAX_FOR_S } from './node.js';
+
+interface TestbedOpts {
+  seed?: string;
+  set: string[];
+  hops?: string;
+  tcp?: 'reno' | 'newreno' | 'vegas' | 'sack';
+  acc?: string;
+  accMode?: 'split' | 'e2e';
+  for?: string;
+  medium: string;
+  controlBase: string;
+  monitorBase: string;
+  verbose?: boolean;
+  logFormat: 'pretty' | 'json';
+}
+
+const collect = (v: string, prev: string[]): string[] => [...prev, v];
+
+function port(flag: string, v: string): number {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1 || n > 65535) throw new UsageError(`${flag}: "${v}" is not a port (1..65535)`);
+  return n;
+}
+
+/** `cogmesh testbed`: a scenario as real processes on this machine, in real time. */
+export function testbedCommand(): Command {
+  return new Command('testbed')
+    .description('run a scenario in real time: the air medium and one `cogmesh node` process per router, each with its control API and monitor; Ctrl-C stops them all')
+    .argument('<scenario>', 'scenario file (see config/scenarios/)')
+    .option('--seed <n>', "seed of the PN processes, the MAC and the routers (default: the scenario's)")
+    .option('--set <path=value>', 'override one scenario field (repeatable)', collect, [])
+    .option('--hops <n>', 'for a chain scenario: its number of hops')
+    .addOption(new Option('--tcp <variant>', 'make every flow a bulk TCP flow of this variant').choices(['reno', 'newreno', 'vegas', 'sack']))
+    .option('--acc <placement>', 'TCP-ACC VNFs (each in its sandbox): none, every, every-K, or a list of routers')
+    .addOption(new Option('--acc-mode <mode>', 'TCP-ACC mode').choices(['split', 'e2e']))
+    .option('--for <seconds>', 'stop after this many seconds (default: run until Ctrl-C)')
+    .option('--medium <endpoint>', "the medium's ZeroMQ endpoint", DEFAULT_TESTBED_PORTS.medium)
+    .option('--control-base <port>', "router 0's control API port (telemetry on the next; +10 per router)", String(DEFAULT_TESTBED_PORTS.controlBase))
+    .option('--monitor-base <port>', "router 0's monitor port (+1 per router)", String(DEFAULT_TESTBED_PORTS.monitorBase))
+    .option('--verbose', "relay every line the routers log (each sensing round, too)")
+    .addOption(new Option('--log-format <format>', 'log lines for people or one JSON object a line').choices(['pretty', 'json']).default('pretty'))
+    .action(async (file: string, o: TestbedOpts) => {
+      const forS = o.for === undefined ? undefined : Number(o.for);
+      if (forS !== undefined && !(forS > 0 && forS <= MAX_FOR_S)) throw new UsageError(`--for: "${o.for}" is not a number of seconds in (0, ${MAX_FOR_S}]`);
+      const hops = o.hops === undefined ? undefined : Number(o.hops);
+      const sc = await loadScenario(file, {
+        set: o.set,
+        ...(hops !== undefined ? { hops } : {}),
+        ...(o.tcp ? { tcp: o.tcp } : {}),
+        ...(o.acc !== undefined ? { acc: o.acc } : {}),
+        ...(o.accMode ? { accMode: o.accMode } : {}),
+      });
+      const seed = o.seed === undefined ? sc.seed : Number(o.seed);
+      if (!Number.isSafeInteger(seed) || seed < 0) throw new UsageError(`--seed: "${o.seed}" is not a seed (an integer >= 0)`);
+      const host = '127.0.0.1';
+      const plan = planTestbed(sc, seed, { medium: o.medium, host, controlBase: port('--control-base', o.controlBase), monitorBase: port('--monitor-base', o.monitorBase) });
+      const log = createLogger({ level: 'info', format: o.logFormat });
+      const sup = new Supervisor(plan, { log, mediumEndpoint: o.medium, verbose: o.verbose === true });
+      log.info(
+        { event: 'testbed-start', scenario: sc.name, seed, routers: plan.routers.map((r) => ({ name: r.name, control: r.control, telemetry: r.telemetry, monitor: r.monitor })) },
+        [
+          `testbed ${sc.name} (seed ${seed}): the medium at ${o.medium} and ${plan.routers.length} routers`,
+          ...plan.routers.map((r) => `  ${r.name}: monitor ${r.monitor}  control ${r.control}  telemetry ${r.telemetry}`),
+          `  try: cogmesh ctl --node ${plan.routers[0]?.control} status`,
+        ].join('\n'),
+      );
+      let mediumGone: () => void = () => undefined;
+      sup.onExit = (name) => {
+        if (name === 'medium') mediumGone();
+      };
+      await sup.start();
+      const why = await new Promise<string>((resolve) => {
+        process.once('SIGINT', () => resolve('SIGINT'));
+        process.once('SIGTERM', () => resolve('SIGTERM'));
+        if (forS !== undefined) setTimeout(() => resolve(`--for ${forS} s elapsed`), forS * 1000);
+        mediumGone = () => resolve('the medium exited');
+        if (sup.processes().some((p) => p.name === 'medium' && p.state === 'exited')) resolve('the medium exited');
+      });
+      log.info({ event: 'testbed-stop', why }, `stopping every process (${why})`);
+      await sup.stop();
+      process.exit(why === 'the medium exited' ? 1 : 0);
+    });
+}

@@ -1,0 +1,511 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { WebSocketServer, type RawData, type WebSocket } from 'ws';
+import { ism2g4 } from '../../radio/channels.js';
+import { isLocalEndpoint } from '../config/load.js';
+import type { NodeConfig } from '../config/types.js';
+import { CogmeshError } from '../core/errors.js';
+import type { Logger } from '../node/log.js';
+import type { RouterView, SpectrumView, Telemetry } from '../node/view.js';
+import { encodeFrame } from './frames.js';
+import { MONITOR_PAGE } from './page.js';
+
+/** Version of the stream's messages (the `hello` says it; docs/monitor-protocol.md). */
+export const MONITOR_PROTOCOL = 1;
+
+export type MonitorErrorCode = 'MONITOR_OFF' | 'MONITOR_BAD_LISTEN' | 'MONITOR_ADDRESS_IN_USE' | 'MONITOR_LISTEN_FAILED' | 'MONITOR_STATE';
+
+/** The monitor cannot start (no or a bad listen address, the port taken) or was used out of order. */
+export class MonitorError extends CogmeshError {
+  declare readonly code: MonitorErrorCode;
+
+  constructor(code: MonitorErrorCode, message: string, options?: { cause?: unknown }) {
+    super(code, message, options);
+  }
+}
+
+/** Tuning a deployment rarely changes; tests shrink them. */
+export interface MonitorOptions {
+  /** Sensing rounds kept and sent to a client on connect (120). */
+  historyRounds?: number;
+  /** A client with more than this many bytes queued to it skips messages until it drains (1 MiB). */
+  maxBufferedBytes?: number;
+  /** Ping period; a client that has not answered the previous ping is dropped (20000 ms). */
+  pingIntervalMs?: number;
+}
+
+/** What the monitor has done since it started. */
+export interface MonitorCounters {
+  /** WebSocket clients connected now. */
+  clients: number;
+  /** WebSocket connections accepted in all. */
+  connections: number;
+  /** Requests refused: no or a wrong token (401), a foreign Origin (403), an unknown path. */
+  refused: number;
+  pagesServed: number;
+  framesSent: number;
+  /** Spectrum frames not sent to a client that was too far behind. */
+  framesSkipped: number;
+  statesSent: number;
+  statesSkipped: number;
+  eventsSent: number;
+  eventsSkipped: number;
+  /** Messages from clients (the stream is one-way: they are ignored). */
+  clientMessages: number;
+  /** Spectrum telemetry that could not be framed (logged). */
+  badSpectra: number;
+  /** Rounds in the history sent on connect. */
+  history: number;
+}
+
+/** One connected browser or tool. */
+export interface MonitorClientInfo {
+  id: number;
+  remote: string;
+  connectedAtMs: number;
+  bufferedAmount: number;
+  sent: number;
+  skipped: number;
+}
+
+interface Client {
+  id: number;
+  ws: WebSocket;
+  remote: string;
+  connectedAtMs: number;
+  sent: number;
+  skipped: number;
+  alive: boolean;
+}
+
+/**
+ * The live spectrum monitor of a router: an HTTP server on `monitor.listen`
+ * that serves the page at `/` and the stream at `/stream` (a WebSocket: a
+ * JSON `hello`, the recent spectra as binary frames, then live frames, JSON
+ * `state` every `statePeriodMs` and JSON `event`s). With `monitor.token` set
+ * both paths need `?token=`. A client that falls behind skips messages
+ * instead of queueing them. docs/monitor-protocol.md describes the stream.
+ */
+export class MonitorServer {
+  private readonly history: Uint8Array[] = [];
+  private lastRound: number | undefined;
+  private readonly clientSet = new Set<Client>();
+  private readonly n: MonitorCounters = {
+    clients: 0,
+    connections: 0,
+    refused: 0,
+    pagesServed: 0,
+    framesSent: 0,
+    framesSkipped: 0,
+    statesSent: 0,
+    statesSkipped: 0,
+    eventsSent: 0,
+    eventsSkipped: 0,
+    clientMessages: 0,
+    badSpectra: 0,
+    history: 0,
+  };
+  private readonly historyRounds: number;
+  private readonly maxBufferedBytes: number;
+  private readonly pingIntervalMs: number;
+  private readonly tokenDigest: Uint8Array | undefined;
+  private http: Server | undefined;
+  private wss: WebSocketServer | undefined;
+  private unsubscribe: (() => void) | undefined;
+  private stateTimer: NodeJS.Timeout | undefined;
+  private pingTimer: NodeJS.Timeout | undefined;
+  private nextClientId = 1;
+  private stateFailing = false;
+  private phase: 'new' | 'starting' | 'running' | 'stopped' = 'new';
+
+  constructor(
+    private readonly view: RouterView,
+    private readonly cfg: NodeConfig['monitor'],
+    private readonly log: Logger,
+    opts: MonitorOptions = {},
+  ) {
+    this.historyRounds = Math.max(0, Math.floor(opts.historyRounds ?? 120));
+    this.maxBufferedBytes = opts.maxBufferedBytes ?? 1 << 20;
+    this.pingIntervalMs = opts.pingIntervalMs ?? 20_000;
+    this.tokenDigest = cfg.token === '' ? undefined : digest(cfg.token);
+  }
+
+  /** A copy of the counters. */
+  get counters(): MonitorCounters {
+    return { ...this.n, clients: this.clientSet.size, history: this.history.length };
+  }
+
+  /** The clients connected now. */
+  clients(): MonitorClientInfo[] {
+    return [...this.clientSet].map((c) => ({
+      id: c.id,
+      remote: c.remote,
+      connectedAtMs: c.connectedAtMs,
+      bufferedAmount: c.ws.bufferedAmount,
+      sent: c.sent,
+      skipped: c.skipped,
+    }));
+  }
+
+  /**
+   * Listens on `monitor.listen` and starts following the router's telemetry.
+   * Resolves with the page's URL (the real port when the configured one is 0;
+   * without the token). MonitorError when the monitor is off, the address is
+   * not host:port, or it cannot listen there (MONITOR_ADDRESS_IN_USE).
+   */
+  async start(): Promise<{ url: string }> {
+    if (this.phase !== 'new') throw new MonitorError('MONITOR_STATE', `monitor: start() on a monitor that is ${this.phase}`);
+    const listen = this.cfg.listen;
+    if (listen === '') throw new MonitorError('MONITOR_OFF', 'monitor: monitor.listen is empty (the monitor is off)');
+    const addr = parseListen(listen);
+    this.phase = 'starting';
+
+    const http = createServer((req, res) => this.onRequest(req, res));
+    const wss = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024, perMessageDeflate: false, clientTracking: false });
+    http.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => this.onUpgrade(req, socket, head));
+    http.on('clientError', (_e, socket) => socket.destroy());
+    try {
+      await new Promise<void>((resolve, reject) => {
+        const onError = (e: NodeJS.ErrnoException): void => reject(e);
+        http.once('error', onError);
+        http.listen({ host: addr.host, port: addr.port }, () => {
+          http.off('error', onError);
+          resolve();
+        });
+      });
+    } catch (e) {
+      this.phase = 'stopped';
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === 'EADDRINUSE') {
+        throw new MonitorError('MONITOR_ADDRESS_IN_USE', `monitor cannot listen on ${listen}: the address is already in use (another monitor or program holds the port)`, { cause: e });
+      }
+      throw new MonitorError('MONITOR_LISTEN_FAILED', `monitor cannot listen on ${listen}: ${(e as Error).message}`, { cause: e });
+    }
+    this.http = http;
+    this.wss = wss;
+    if (this.stopRequested()) {
+      await new Promise<void>((resolve) => http.close(() => resolve()));
+      throw new MonitorError('MONITOR_STATE', 'monitor: stopped while it was starting');
+    }
+    http.on('error', (e) => this.log.error({ err: e }, `monitor server error: ${e.message}`));
+
+    const bound = http.address();
+    const port = typeof bound === 'object' && bound !== null ? bound.port : addr.port;
+    const host = addr.host.includes(':') ? `[${addr.host}]` : addr.host;
+    const url = `http://${host}:${port}/`;
+
+    const latest = this.view.spectrum();
+    if (latest) this.remember(latest);
+    this.unsubscribe = this.view.subscribe((t) => this.onTelemetry(t));
+    this.stateTimer = setInterval(() => this.broadcastState(), this.cfg.statePeriodMs);
+    this.stateTimer.unref();
+    this.pingTimer = setInterval(() => this.ping(), this.pingIntervalMs);
+    this.pingTimer.unref();
+    this.phase = 'running';
+    this.log.info({ url, token: this.tokenDigest !== undefined }, `monitor on ${url}${this.tokenDigest ? ' (token required)' : ''}`);
+    if (this.tokenDigest === undefined && !isLocalEndpoint(listen)) {
+      this.log.warn({ listen }, `monitor: ${listen} is reachable beyond this machine and no monitor.token is set: anyone who can reach it can watch the router`);
+    }
+    return { url };
+  }
+
+  /** Closes every client (1001, going away) and the server. Safe to call twice. */
+  async stop(): Promise<void> {
+    if (this.phase === 'stopped' || this.phase === 'new') {
+      this.phase = 'stopped';
+      return;
+    }
+    this.phase = 'stopped';
+    this.unsubscribe?.();
+    clearInterval(this.stateTimer);
+    clearInterval(this.pingTimer);
+    for (const c of this.clientSet) c.ws.close(1001, 'monitor stopping');
+    const http = this.http;
+    const wss = this.wss;
+    // Give the close frames a moment to leave, then cut whatever is left.
+    await new Promise((r) => setTimeout(r, 20));
+    for (const c of this.clientSet) c.ws.terminate();
+    this.clientSet.clear();
+    await new Promise<void>((resolve) => (wss ? wss.close(() => resolve()) : resolve()));
+    if (http) {
+      http.closeAllConnections();
+      await new Promise<void>((resolve) => http.close(() => resolve()));
+    }
+    this.log.info('monitor stopped');
+  }
+
+  /** Whether stop() came while start() was waiting for the socket. */
+  private stopRequested(): boolean {
+    return this.phase === 'stopped';
+  }
+
+  // -------------------------------------------------------------------------
+  // HTTP
+
+  private onRequest(req: IncomingMessage, res: ServerResponse): void {
+    const url = requestUrl(req);
+    if (url === undefined) {
+      this.n.refused++;
+      res.writeHead(400, { 'Content-Type': 'text/plain; charset=utf-8' }).end('bad request target\n');
+      return;
+    }
+    if (!this.hostOk(req)) {
+      this.n.refused++;
+      res.writeHead(421, { 'Content-Type': 'text/plain; charset=utf-8' }).end('this monitor answers only to its own address (or give it a token)\n');
+      return;
+    }
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      res.writeHead(405, { Allow: 'GET, HEAD', 'Content-Type': 'text/plain; charset=utf-8' }).end('method not allowed\n');
+      return;
+    }
+    if (url.pathname !== '/' && url.pathname !== '/stream') {
+      this.n.refused++;
+      res.writeHead(404, { 'Content-Type': 'text/plain; charset=utf-8' }).end('not found\n');
+      return;
+    }
+    if (!this.tokenOk(url)) {
+      this.n.refused++;
+      res.writeHead(401, { 'Content-Type': 'text/plain; charset=utf-8' }).end('a token is required: ?token=...\n');
+      return;
+    }
+    if (url.pathname === '/stream') {
+      res.writeHead(426, { Upgrade: 'websocket', Connection: 'Upgrade', 'Content-Type': 'text/plain; charset=utf-8' }).end('/stream is a WebSocket\n');
+      return;
+    }
+    this.n.pagesServed++;
+    res.writeHead(200, {
+      'Content-Type': 'text/html; charset=utf-8',
+      'Cache-Control': 'no-store',
+      // The token travels in the URL: keep it out of Referer headers.
+      'Referrer-Policy': 'no-referrer',
+      'X-Content-Type-Options': 'nosniff',
+      'X-Frame-Options': 'DENY',
+      'Content-Security-Policy': "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; connect-src 'self'; img-src data:; frame-ancestors 'none'",
+    });
+    res.end(req.method === 'HEAD' ? undefined : MONITOR_PAGE);
+  }
+
+  private onUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    const url = requestUrl(req);
+    const refuse = (status: number, text: string): void => {
+      this.n.refused++;
+      this.log.info({ remote: remoteOf(req), status }, `monitor refused a stream: ${text}`);
+      const body = `${text}\n`;
+      socket.end(`HTTP/1.1 ${status} ${text}\r\nConnection: close\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+      socket.destroy();
+    };
+    if (url === undefined) return refuse(400, 'Bad Request');
+    if (this.phase !== 'running' || !this.wss) return refuse(503, 'Service Unavailable');
+    if (!this.hostOk(req)) return refuse(421, 'Misdirected Request');
+    if (url.pathname !== '/stream') return refuse(404, 'Not Found');
+    if (!this.tokenOk(url)) return refuse(401, 'Unauthorized');
+    // A page from another site must not read the router through its user's browser.
+    const origin = req.headers.origin;
+    if (origin !== undefined && !sameOrigin(origin, req.headers.host)) return refuse(403, 'Forbidden');
+    this.wss.handleUpgrade(req, socket, head, (ws) => this.onConnection(ws, req));
+  }
+
+  /**
+   * Without a token (a loopback monitor) the request must name a loopback
+   * host or the listen address: a DNS-rebound name (evil.example resolving
+   * to 127.0.0.1) would otherwise pass the Origin check and let any web
+   * site read the stream through its visitor's browser.
+   */
+  private hostOk(req: IncomingMessage): boolean {
+    if (this.tokenDigest !== undefined) return true;
+    const host = (req.headers.host ?? '').toLowerCase();
+    const name = host.startsWith('[') ? host.slice(0, host.indexOf(']') + 1) : host.replace(/:\d*$/, '');
+    const listenHost = this.cfg.listen.replace(/:\d+$/, '').toLowerCase();
+    return name === 'localhost' || name === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(name) || name === listenHost;
+  }
+
+  private tokenOk(url: URL): boolean {
+    if (this.tokenDigest === undefined) return true;
+    const given = url.searchParams.get('token');
+    return given !== null && timingSafeEqual(digest(given), this.tokenDigest);
+  }
+
+  // -------------------------------------------------------------------------
+  // Stream
+
+  private onConnection(ws: WebSocket, req: IncomingMessage): void {
+    if (this.phase !== 'running') {
+      ws.terminate();
+      return;
+    }
+    const c: Client = { id: this.nextClientId++, ws, remote: remoteOf(req), connectedAtMs: Date.now(), sent: 0, skipped: 0, alive: true };
+    this.n.connections++;
+    ws.on('message', (_data: RawData) => {
+      this.n.clientMessages++;
+    });
+    ws.on('pong', () => {
+      c.alive = true;
+    });
+    ws.on('error', (e) => this.log.debug({ client: c.id, err: e }, `monitor client ${c.id}: ${e.message}`));
+    ws.on('close', () => {
+      this.clientSet.delete(c);
+      this.log.debug({ client: c.id, remote: c.remote }, `monitor client ${c.id} left`);
+    });
+
+    // hello, the history, a first state: all in this tick, so no live message can come between.
+    const cfg = this.view.config();
+    const hello = {
+      type: 'hello',
+      protocol: MONITOR_PROTOCOL,
+      node: { id: this.view.id, name: this.view.name },
+      channels: ism2g4(cfg.channelPlan.channels).numbers,
+      allowed: cfg.channelPlan.allowed,
+      capacityBps: cfg.channel.capacityMbps * 1e6,
+      queuePackets: cfg.switching.queuePackets,
+      configVersion: this.view.configVersion(),
+      statePeriodMs: this.cfg.statePeriodMs,
+      atUs: this.view.now(),
+      history: this.history.length,
+    };
+    ws.send(json(hello));
+    for (const f of this.history) ws.send(f);
+    c.sent += 1 + this.history.length;
+    this.n.framesSent += this.history.length;
+    const state = this.stateMessage();
+    if (state !== undefined) {
+      ws.send(state);
+      c.sent++;
+      this.n.statesSent++;
+    }
+    this.clientSet.add(c);
+    this.log.debug({ client: c.id, remote: c.remote }, `monitor client ${c.id} connected from ${c.remote}`);
+  }
+
+  private onTelemetry(t: Telemetry): void {
+    if (t.kind === 'spectrum') {
+      const frame = this.remember(t.spectrum);
+      if (frame === undefined) return;
+      for (const c of this.clientSet) {
+        if (this.sendTo(c, frame)) this.n.framesSent++;
+        else this.n.framesSkipped++;
+      }
+      return;
+    }
+    if (this.clientSet.size === 0) return;
+    const msg = json({ type: 'event', ...t });
+    for (const c of this.clientSet) {
+      if (this.sendTo(c, msg)) this.n.eventsSent++;
+      else this.n.eventsSkipped++;
+    }
+  }
+
+  /** Frames a round and keeps it in the history; undefined for a round already kept or one that cannot be framed. */
+  private remember(s: SpectrumView): Uint8Array | undefined {
+    if (s.round === this.lastRound) return undefined;
+    let frame: Uint8Array;
+    try {
+      frame = encodeFrame(s);
+    } catch (e) {
+      this.n.badSpectra++;
+      this.log.warn({ err: e, round: s.round }, `monitor: round ${s.round} cannot be framed: ${(e as Error).message}`);
+      return undefined;
+    }
+    this.lastRound = s.round;
+    if (this.historyRounds > 0) {
+      this.history.push(frame);
+      if (this.history.length > this.historyRounds) this.history.shift();
+    }
+    return frame;
+  }
+
+  private broadcastState(): void {
+    if (this.clientSet.size === 0) return;
+    const msg = this.stateMessage();
+    if (msg === undefined) return;
+    for (const c of this.clientSet) {
+      if (this.sendTo(c, msg)) this.n.statesSent++;
+      else this.n.statesSkipped++;
+    }
+  }
+
+  /** The state message, or undefined (logged once) when the router cannot answer. */
+  private stateMessage(): string | undefined {
+    try {
+      const v = this.view;
+      const msg = json({
+        type: 'state',
+        atUs: v.now(),
+        status: v.status(),
+        queues: v.queues(),
+        neighbours: v.neighbours(),
+        routes: v.routes(),
+        vnfs: v.vnfs(),
+        flows: v.flows(),
+      });
+      this.stateFailing = false;
+      return msg;
+    } catch (e) {
+      if (!this.stateFailing) this.log.warn({ err: e }, `monitor: the router's state cannot be read: ${(e as Error).message}`);
+      this.stateFailing = true;
+      return undefined;
+    }
+  }
+
+  /** Sends unless the client is behind by more than maxBufferedBytes (then counts a skip). */
+  private sendTo(c: Client, msg: string | Uint8Array): boolean {
+    if (c.ws.readyState !== c.ws.OPEN || c.ws.bufferedAmount > this.maxBufferedBytes) {
+      c.skipped++;
+      return false;
+    }
+    c.ws.send(msg);
+    c.sent++;
+    return true;
+  }
+
+  private ping(): void {
+    for (const c of this.clientSet) {
+      if (!c.alive) {
+        this.log.debug({ client: c.id }, `monitor client ${c.id} did not answer a ping; dropped`);
+        c.ws.terminate();
+        continue;
+      }
+      c.alive = false;
+      c.ws.ping();
+    }
+  }
+}
+
+/** host and port of `listen` (`host:port`, `[v6]:port`); MONITOR_BAD_LISTEN otherwise. */
+export function parseListen(listen: string): { host: string; port: number } {
+  const m = /^\[([0-9a-fA-F:.]+)\]:(\d{1,5})$/.exec(listen) ?? /^([^:[\]]+):(\d{1,5})$/.exec(listen);
+  const port = m ? Number(m[2]) : NaN;
+  if (!m || !(port >= 0 && port <= 65535)) throw new MonitorError('MONITOR_BAD_LISTEN', `monitor.listen: ${JSON.stringify(listen)} is not host:port (e.g. 127.0.0.1:8080)`);
+  return { host: m[1]!, port };
+}
+
+/** JSON with undefined fields as null, so every documented key is present. */
+function json(v: unknown): string {
+  return JSON.stringify(v, (_k, x: unknown) => (x === undefined ? null : x));
+}
+
+function digest(s: string): Uint8Array {
+  return new Uint8Array(createHash('sha256').update(s, 'utf8').digest());
+}
+
+/** The request's target as a URL, or undefined when it is not one (a malformed request line must not throw out of the server). */
+function requestUrl(req: IncomingMessage): URL | undefined {
+  try {
+    return new URL(req.url ?? '/', 'http://monitor');
+  } catch {
+    return undefined;
+  }
+}
+
+function sameOrigin(origin: string, host: string | undefined): boolean {
+  try {
+    return host !== undefined && new URL(origin).host === host.toLowerCase();
+  } catch {
+    return false;
+  }
+}
+
+function remoteOf(req: IncomingMessage): string {
+  const a = req.socket.remoteAddress ?? '?';
+  return `${a.includes(':') ? `[${a}]` : a}:${req.socket.remotePort ?? '?'}`;
+}

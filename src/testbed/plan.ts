@@ -1,0 +1,80 @@
+import type { MediumSetup } from '../../radio/medium/server.js';
+import { parseNodeConfig } from '../config/load.js';
+import type { NodeConfig, TrafficFlowConfig } from '../config/types.js';
+import { accFlow, accParams } from '../sim/run.js';
+import { airOf, bandConfig, flowDst, nodeCount, placeNodes, routerConfig, type Scenario } from '../sim/scenario.js';
+import { formatFlow } from '../vnf/flow.js';
+
+/** Where a testbed's processes listen: the medium, and per router its control API and monitor. */
+export interface TestbedPorts {
+  /** The medium's ZeroMQ endpoint. */
+  medium: string;
+  host: string;
+  /** Router i's command socket is controlBase + 10 i, its telemetry the next port. */
+  controlBase: number;
+  /** Router i's monitor is monitorBase + i. */
+  monitorBase: number;
+}
+
+export const DEFAULT_TESTBED_PORTS: Readonly<TestbedPorts> = Object.freeze({ medium: 'tcp://127.0.0.1:7600', host: '127.0.0.1', controlBase: 7700, monitorBase: 8080 });
+
+export interface TestbedPlan {
+  medium: MediumSetup;
+  routers: Array<{ index: number; name: string; config: NodeConfig; control: string; telemetry: string; monitor: string }>;
+}
+
+/** The medium process of a scenario: its band, channels, MAC and PHY, from the scenario and seed. */
+export function mediumSetup(sc: Scenario, seed: number): MediumSetup {
+  const first = routerConfig(sc, 0, seed);
+  const air = airOf(sc);
+  return {
+    channels: first.channelPlan.channels,
+    orthogonal: !sc.medium.adjacentChannelInterference,
+    band: bandConfig(sc, first.channelPlan.channels),
+    bandSeed: seed,
+    controlChannelPn: sc.medium.controlChannelPn,
+    medium: air.params,
+    phy: air.phy,
+  };
+}
+
+/**
+ * A scenario as processes: the medium, and one router daemon per node with
+ * its position on the medium, its control API and monitor ports, and the
+ * scenario's flows as its test traffic. Nodes are numbered as in the
+ * simulator (router i has mesh address i).
+ */
+export function planTestbed(sc: Scenario, seed: number, ports: TestbedPorts = DEFAULT_TESTBED_PORTS): TestbedPlan {
+  const n = nodeCount(sc.topology);
+  const positions = placeNodes(sc.topology, sc.medium.txRangeM, seed);
+  const flows: TrafficFlowConfig[] = sc.flows.map((f, id) => {
+    const common = { id, src: f.src, dst: flowDst(f, n), startS: f.startS, stopS: f.stopS };
+    return f.kind === 'udp-cbr'
+      ? { ...common, kind: 'udp-cbr', rateMbps: f.rateMbps, packetBytes: f.packetBytes, port: 5001, variant: 'reno' }
+      : { ...common, kind: 'tcp-bulk', rateMbps: 0.2, packetBytes: 1000, port: f.port, variant: f.variant };
+  });
+  // TCP-ACC where the scenario places it, as VNFs the routers start with (each in its sandbox).
+  const p = sc.acc.placement;
+  const accOn = p === 'none' ? new Set<number>() : new Set(p === 'nodes' ? sc.acc.nodes : Array.from({ length: n }, (_, i) => i));
+  const accInstances = sc.flows.flatMap((f) => (f.kind === 'tcp-bulk' ? [{ type: 'tcp-acc', flow: formatFlow(accFlow(f, flowDst(f, n))), params: accParams(sc, f) }] : []));
+  const routers = Array.from({ length: n }, (_, i) => {
+    const base = routerConfig(sc, i, seed);
+    const control = `tcp://${ports.host}:${ports.controlBase + 10 * i}`;
+    const telemetry = `tcp://${ports.host}:${ports.controlBase + 10 * i + 1}`;
+    const monitor = `${ports.host}:${ports.monitorBase + i}`;
+    const config = parseNodeConfig(
+      {
+        ...base,
+        sim: { ...base.sim, medium: { endpoint: ports.medium, xM: positions[i]!.xM, yM: positions[i]!.yM } },
+        control: { ...base.control, endpoint: control, telemetry },
+        monitor: { ...base.monitor, listen: monitor },
+        traffic: { flows: flows.filter((f) => f.src === i || f.dst === i) },
+        vnf: { ...base.vnf, instances: accOn.has(i) ? accInstances : [] },
+        log: { ...base.log, format: 'json' },
+      },
+      `testbed router ${i}`,
+    );
+    return { index: i, name: base.node.name, config, control, telemetry, monitor: `http://${monitor}` };
+  });
+  return { medium: mediumSetup(sc, seed), routers };
+}

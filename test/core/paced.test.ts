@@ -1,0 +1,53 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { PacedEngine } from '../../src/core/paced.js';
+import type { Clock, Micros } from '../../src/core/time.js';
+
+/** A clock the test moves by hand. */
+class HandClock implements Clock {
+  constructor(public t: Micros) {}
+  now(): Micros {
+    return this.t;
+  }
+}
+
+const tick = (ms = 5): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+test('events run at their own times, never before the clock reaches them; inputs enter after every event due', async () => {
+  const clock = new HandClock(1_000_000);
+  const p = new PacedEngine(clock);
+  const seen: Array<[string, Micros]> = [];
+  p.engine.at(1_000_500, (now) => seen.push(['a', now]));
+  p.engine.at(1_002_000, (now) => seen.push(['b', now]));
+  p.start();
+  await tick();
+  assert.equal(seen.length, 0, 'nothing before its time');
+  clock.t = 1_001_000;
+  p.inject((now) => seen.push(['input', now]));
+  assert.deepEqual(seen, [['a', 1_000_500], ['input', 1_001_000]], 'the due event first, at its own time; the input at the clock');
+  clock.t = 1_010_000;
+  await tick(10);
+  assert.deepEqual(seen.at(-1), ['b', 1_002_000], 'a late event still sees its own time');
+  assert.equal(p.now(), 1_010_000);
+  assert.ok(p.lag.maxUs >= 8000, `lag recorded: ${p.lag.maxUs}`);
+  p.stop();
+});
+
+test('a core that keeps scheduling at the same instant does not starve I/O: the engine yields between slices', async () => {
+  const clock = new HandClock(0);
+  const p = new PacedEngine(clock);
+  let fired = 0;
+  const again = (now: Micros): void => {
+    fired++;
+    if (fired < 3 * PacedEngine.SLICE) p.engine.at(now, again);
+  };
+  p.engine.at(0, again);
+  let timerRan = false;
+  setTimeout(() => (timerRan = true), 0);
+  p.start();
+  assert.equal(fired, PacedEngine.SLICE, 'one slice ran, then the engine yielded');
+  for (let i = 0; i < 500 && fired < 3 * PacedEngine.SLICE; i++) await tick(10);
+  assert.ok(timerRan, 'a timer got its turn');
+  assert.equal(fired, 3 * PacedEngine.SLICE, 'then the rest ran');
+  p.stop();
+});

@@ -1,0 +1,226 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { RangeArgumentError } from '../../src/core/errors.js';
+import { Rng } from '../../src/core/rng.js';
+import {
+  FRAME_CHANNEL_BYTES,
+  FRAME_HEADER_BYTES,
+  FRAME_TYPE_SPECTRUM,
+  FRAME_VERSION,
+  FrameError,
+  encodeFrame,
+  frameLength,
+  parseFrame,
+  type FrameErrorCode,
+} from '../../src/monitor/frames.js';
+import { FRAME_PARSER_JS } from '../../src/monitor/page.js';
+import type { SpectrumChannel, SpectrumView } from '../../src/node/view.js';
+import { mutate, refused } from '../support/bytes.js';
+import { MonitorTestView } from '../support/monitor-view.js';
+
+type JsResult = { ok: true; value: SpectrumView } | { ok: false; code: FrameErrorCode; at: number; message: string };
+/** The page's twin of the parser, run here. */
+const parseJs = new Function(`${FRAME_PARSER_JS}\nreturn parseFrame;`)() as (b: Uint8Array | ArrayBuffer) => JsResult;
+
+/** `s` with every float rounded to float32, as a frame carries it. */
+function asFloat32(s: SpectrumView): SpectrumView {
+  const f = (v: number | undefined): number | undefined => (v === undefined ? undefined : Math.fround(v));
+  return {
+    ...s,
+    channels: s.channels.map((c) => ({ channel: c.channel, centerMHz: Math.fround(c.centerMHz), w: Math.fround(c.w), ownW: f(c.ownW), rcBps: Math.fround(c.rcBps), powerDbm: f(c.powerDbm) })),
+  };
+}
+
+function rounds(n: number): SpectrumView[] {
+  const v = new MonitorTestView({ startUs: 1_760_000_000_000_000 });
+  return Array.from({ length: n }, () => v.pushRound());
+}
+
+const ch = (o: Partial<SpectrumChannel> = {}): SpectrumChannel => ({ channel: 6, centerMHz: 2437, w: 0.25, ownW: 0.2, rcBps: 1.5e6, powerDbm: -71.5, ...o });
+const frame = (o: Partial<SpectrumView> = {}): SpectrumView => ({ round: 9, startUs: 1_000, endUs: 71_000, channels: [ch({ channel: 1, centerMHz: 2412 }), ch()], ...o });
+
+function code(b: Uint8Array): FrameErrorCode | 'ok' {
+  const r = parseFrame(b);
+  return r.ok ? 'ok' : r.error.code;
+}
+
+/** A copy of `b` with `f` applied to a DataView over it. */
+function patched(b: Uint8Array, f: (dv: DataView) => void): Uint8Array {
+  const c = Uint8Array.from(b);
+  f(new DataView(c.buffer));
+  return c;
+}
+
+describe('spectrum frames: round trip', () => {
+  test('rounds of an 11-channel plan parse back to what was encoded (float32) and re-encode to the same bytes', () => {
+    for (const s of rounds(40)) {
+      const b = encodeFrame(s);
+      assert.equal(b.length, FRAME_HEADER_BYTES + 11 * FRAME_CHANNEL_BYTES, 'an 11-channel frame is 288 bytes');
+      const r = parseFrame(b);
+      assert.ok(r.ok, `round ${s.round} parses: ${r.ok ? '' : r.error.message}`);
+      assert.deepEqual(r.value, asFloat32(s));
+      assert.deepEqual(encodeFrame(r.value), b, 'a parsed frame re-encodes to the same bytes');
+    }
+  });
+
+  test('a channel not sensed or not visited travels as NaN and comes back undefined', () => {
+    const b = encodeFrame(frame({ channels: [ch({ ownW: undefined, powerDbm: undefined })] }));
+    const dv = new DataView(b.buffer);
+    assert.equal(dv.getUint32(FRAME_HEADER_BYTES + 12, true), 0x7fc00000, 'own w is the canonical quiet NaN');
+    assert.equal(dv.getUint32(FRAME_HEADER_BYTES + 20, true), 0x7fc00000, 'power is the canonical quiet NaN');
+    const r = parseFrame(b);
+    assert.ok(r.ok, 'parses');
+    assert.equal(r.value.channels[0]!.ownW, undefined);
+    assert.equal(r.value.channels[0]!.powerDbm, undefined);
+    assert.equal(r.value.channels[0]!.w, 0.25);
+  });
+
+  test('the layout, byte by byte: little-endian, u64 times beyond 2^32', () => {
+    const startUs = 1_760_000_123_456_789; // epoch microseconds: above 2^32
+    const b = encodeFrame({ round: 0x01020304, startUs, endUs: startUs + 70_000, channels: [ch({ channel: 0x0b0a, centerMHz: 2462, w: 0.5, ownW: 0.75, rcBps: 1e6, powerDbm: -50 })] });
+    assert.equal(b.length, frameLength(1));
+    assert.deepEqual([...b.subarray(0, 8)], [FRAME_TYPE_SPECTRUM, FRAME_VERSION, 1, 0, 4, 3, 2, 1]);
+    const dv = new DataView(b.buffer);
+    assert.equal(dv.getBigUint64(8, true), BigInt(startUs));
+    assert.equal(dv.getBigUint64(16, true), BigInt(startUs + 70_000));
+    assert.deepEqual([...b.subarray(24, 28)], [0x0a, 0x0b, 0, 0], 'channel u16 LE, reserved 0');
+    assert.equal(dv.getFloat32(28, true), 2462);
+    assert.equal(dv.getFloat32(32, true), 0.5);
+    assert.equal(dv.getFloat32(36, true), 0.75);
+    assert.equal(dv.getFloat32(40, true), 1e6);
+    assert.equal(dv.getFloat32(44, true), -50);
+  });
+
+  test('a frame of no channels and the largest time are accepted', () => {
+    const s = { round: 0xffff_ffff, startUs: Number.MAX_SAFE_INTEGER - 5, endUs: Number.MAX_SAFE_INTEGER, channels: [] };
+    const b = encodeFrame(s);
+    assert.equal(b.length, FRAME_HEADER_BYTES);
+    assert.deepEqual(parseFrame(b), { ok: true, value: s });
+  });
+
+  test('parses a frame in the middle of a larger buffer (a view, as ws hands them)', () => {
+    const b = encodeFrame(frame());
+    const big = new Uint8Array(b.length + 13);
+    big.set(b, 7);
+    const r = parseFrame(big.subarray(7, 7 + b.length));
+    assert.ok(r.ok, 'parses at an odd offset');
+    assert.equal(r.value.round, 9);
+  });
+});
+
+describe('spectrum frames: encode refuses what the layout cannot carry', () => {
+  const cases: Array<[string, SpectrumView]> = [
+    ['spectrum.round', frame({ round: -1 })],
+    ['spectrum.round', frame({ round: 2 ** 32 })],
+    ['spectrum.startUs', frame({ startUs: 1.5 })],
+    ['spectrum.startUs', frame({ startUs: 2 ** 53 })],
+    ['spectrum.endUs', frame({ startUs: 10, endUs: 9 })],
+    ['spectrum.channels[0].channel', frame({ channels: [ch({ channel: 0 })] })],
+    ['spectrum.channels[0].channel', frame({ channels: [ch({ channel: 70_000 })] })],
+    ['spectrum.channels[1].channel', frame({ channels: [ch(), ch()] })],
+    ['spectrum.channels[0].centerMHz', frame({ channels: [ch({ centerMHz: 0 })] })],
+    ['spectrum.channels[0].w', frame({ channels: [ch({ w: 1.01 })] })],
+    ['spectrum.channels[0].w', frame({ channels: [ch({ w: Number.NaN })] })],
+    ['spectrum.channels[0].ownW', frame({ channels: [ch({ ownW: -0.1 })] })],
+    ['spectrum.channels[0].ownW', frame({ channels: [ch({ ownW: Number.NaN })] })],
+    ['spectrum.channels[0].rcBps', frame({ channels: [ch({ rcBps: -1 })] })],
+    ['spectrum.channels[0].powerDbm', frame({ channels: [ch({ powerDbm: Number.POSITIVE_INFINITY })] })],
+    ['spectrum.channels[0].powerDbm', frame({ channels: [ch({ powerDbm: 1e39 })] })],
+  ];
+  for (const [field, s] of cases) {
+    test(`${field}: ${describeCase(s)}`, () => {
+      assert.throws(() => encodeFrame(s), refused(field));
+    });
+  }
+  test('a refusal is a RangeArgumentError with code CORE_OUT_OF_RANGE', () => {
+    assert.throws(() => encodeFrame(frame({ round: -1 })), (e: unknown) => e instanceof RangeArgumentError && e.code === 'CORE_OUT_OF_RANGE');
+  });
+});
+
+function describeCase(s: SpectrumView): string {
+  const c = s.channels;
+  return `round ${s.round}, ${s.startUs}-${s.endUs} us, ${c.length} channels${c[0] ? `, first ${JSON.stringify(c[0], (_k, v: unknown) => (typeof v === 'number' && !Number.isFinite(v) ? String(v) : v))}` : ''}`;
+}
+
+describe('spectrum frames: parse refuses malformed input without throwing', () => {
+  const good = encodeFrame(frame());
+
+  test('every proper prefix of a frame is FRAME_TRUNCATED', () => {
+    for (let n = 0; n < good.length; n++) {
+      const r = parseFrame(good.subarray(0, n));
+      assert.ok(!r.ok, `a ${n}-byte prefix is refused`);
+      assert.ok(r.error instanceof FrameError, 'a FrameError');
+      assert.equal(r.error.code, 'FRAME_TRUNCATED', `${n} bytes: ${r.error.message}`);
+    }
+  });
+
+  test('type, version, trailing bytes', () => {
+    assert.equal(code(patched(good, (d) => d.setUint8(0, 0x20))), 'FRAME_UNKNOWN_TYPE');
+    assert.equal(code(Uint8Array.of(0x7b)), 'FRAME_UNKNOWN_TYPE', 'a JSON text is not a frame');
+    assert.equal(code(patched(good, (d) => d.setUint8(1, 2))), 'FRAME_BAD_VERSION');
+    const longer = new Uint8Array(good.length + 1);
+    longer.set(good);
+    const r = parseFrame(longer);
+    assert.ok(!r.ok, 'a trailing byte is refused');
+    assert.equal(r.error.code, 'FRAME_BAD_LENGTH');
+    assert.equal(r.error.at, good.length);
+    assert.equal(code(patched(good, (d) => d.setUint16(2, 3, true))), 'FRAME_TRUNCATED', 'a count beyond the bytes');
+    assert.equal(code(patched(good, (d) => d.setUint16(2, 1, true))), 'FRAME_BAD_LENGTH', 'a count short of the bytes');
+  });
+
+  const fields: Array<[string, number, (d: DataView) => void]> = [
+    ['startUs beyond 2^53', 8, (d) => d.setUint32(12, 0x20_0000, true)],
+    ['endUs beyond 2^53', 16, (d) => d.setUint32(20, 0xffff_ffff, true)],
+    ['endUs before startUs', 16, (d) => d.setUint32(16, 0, true)],
+    ['channel 0', 24, (d) => d.setUint16(24, 0, true)],
+    ['a repeated channel', 48, (d) => d.setUint16(48, 1, true)],
+    ['reserved bits', 26, (d) => d.setUint16(26, 1, true)],
+    ['centre 0', 28, (d) => d.setFloat32(28, 0, true)],
+    ['centre NaN', 28, (d) => d.setFloat32(28, Number.NaN, true)],
+    ['w above 1', 32, (d) => d.setFloat32(32, 1.5, true)],
+    ['w NaN', 32, (d) => d.setFloat32(32, Number.NaN, true)],
+    ['own w negative', 36, (d) => d.setFloat32(36, -0.5, true)],
+    ['RC negative', 40, (d) => d.setFloat32(40, -1, true)],
+    ['RC infinite', 40, (d) => d.setFloat32(40, Number.POSITIVE_INFINITY, true)],
+    ['power infinite', 44, (d) => d.setFloat32(44, Number.NEGATIVE_INFINITY, true)],
+  ];
+  for (const [what, at, f] of fields) {
+    test(`FRAME_BAD_FIELD at byte ${at}: ${what}`, () => {
+      const r = parseFrame(patched(good, f));
+      assert.ok(!r.ok, `${what} is refused`);
+      assert.equal(r.error.code, 'FRAME_BAD_FIELD', r.error.message);
+      assert.equal(r.error.at, at, r.error.message);
+    });
+  }
+
+  test('fuzz: mutated frames never throw; what parses re-encodes and parses the same; the page twin agrees on every verdict', () => {
+    const rng = Rng.fromSeed(5).fork('frames-fuzz');
+    const seeds = rounds(8).map(encodeFrame);
+    const seen = new Set<string>();
+    for (let i = 0; i < 4000; i++) {
+      const { bytes } = mutate(seeds[i % seeds.length]!, rng);
+      const r = parseFrame(bytes);
+      const js = parseJs(bytes);
+      seen.add(r.ok ? 'ok' : r.error.code);
+      if (r.ok) {
+        assert.ok(js.ok, `the twin accepts what frames.ts accepts (case ${i})`);
+        assert.deepEqual(js.value, r.value, `the twin reads the same values (case ${i})`);
+        assert.deepEqual(parseFrame(encodeFrame(r.value)), r, `re-encoding an accepted frame loses nothing (case ${i})`);
+      } else {
+        assert.ok(!js.ok, `the twin refuses what frames.ts refuses (case ${i}: ${r.error.message})`);
+        assert.equal(js.code, r.error.code, `same code (case ${i})`);
+        assert.equal(js.at, r.error.at, `same offset (case ${i})`);
+      }
+    }
+    for (const c of ['ok', 'FRAME_TRUNCATED', 'FRAME_BAD_LENGTH', 'FRAME_BAD_FIELD']) assert.ok(seen.has(c), `the fuzz reached ${c} (saw ${[...seen].join(', ')})`);
+  });
+
+  test('the page twin reads an ArrayBuffer as browsers deliver it', () => {
+    const b = encodeFrame(rounds(1)[0]!);
+    const ab = b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength) as ArrayBuffer;
+    const js = parseJs(ab);
+    const r = parseFrame(b);
+    assert.ok(js.ok && r.ok, 'both parse');
+    assert.deepEqual(js.value, r.value);
+  });
+});

@@ -1,0 +1,136 @@
+import assert from 'node:assert/strict';
+import { Writable } from 'node:stream';
+import { after, before, describe, test } from 'node:test';
+import { Dealer } from 'zeromq';
+import { encodeLink, LINK_VERSION, parseDown } from '../../radio/medium/link.js';
+import { RemoteMedium } from '../../radio/medium/remote.js';
+import { MediumServer, type MediumSetup } from '../../radio/medium/server.js';
+import { DEFAULT_MEDIUM_PARAMS, phy80211b } from '../../radio/medium/index.js';
+import type { MacFrame, SendOutcome, Station } from '../../radio/medium/types.js';
+import { PacedEngine } from '../../src/core/paced.js';
+import { createLogger } from '../../src/node/log.js';
+
+const quiet = () => createLogger({ level: 'warn', format: 'json', destination: new Writable({ write: (_c, _e, cb) => cb() }) });
+
+const setup: MediumSetup = {
+  channels: 11,
+  orthogonal: true,
+  band: { noiseFigureDb: 6, pn: [], phases: [], repeat: true },
+  bandSeed: 7,
+  controlChannelPn: false,
+  medium: { ...DEFAULT_MEDIUM_PARAMS },
+  phy: phy80211b(2e6),
+};
+
+const endpoint = 'tcp://127.0.0.1:17611';
+
+/** One router's side: a paced engine, the link, and what its radios heard. */
+async function router(node: number, xM: number) {
+  const paced = new PacedEngine();
+  paced.start();
+  const medium = await RemoteMedium.connect({ endpoint, node, name: `r${node}`, position: { xM, yM: 0 }, paced, log: quiet(), joinTimeoutMs: 3000 });
+  const heard: MacFrame[] = [];
+  const outcomes: SendOutcome[] = [];
+  const attach = (id: string, channel: number, unicast: boolean): Station =>
+    medium.addStation(
+      { id, node, position: { xM, yM: 0 }, acceptsUnicast: unicast, acceptsBroadcast: false, channel },
+      { onReceive: (f) => heard.push(f), onSent: (_f, o) => outcomes.push(o) },
+    );
+  return { paced, medium, heard, outcomes, attach, close: () => (medium.close(), paced.stop()) };
+}
+
+async function until(what: string, f: () => boolean, ms = 5000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!f()) {
+    if (Date.now() > end) assert.fail(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+describe('the air medium as a process of its own', () => {
+  let server: MediumServer;
+  before(async () => {
+    server = new MediumServer(setup, { endpoint, log: quiet(), silenceUs: 600_000 });
+    await server.start();
+  });
+  after(async () => {
+    await server.stop();
+  });
+
+  test('a joining router gets what it needs to sense the same band: seed, epoch, band, channels', async () => {
+    const a = await router(1, 0);
+    try {
+      const w = a.medium.welcome;
+      assert.equal(w.bandSeed, 7);
+      assert.equal(w.epochUs, server.epochUs);
+      assert.equal(w.channels, 11);
+      assert.deepEqual(w.phy, setup.phy);
+    } finally {
+      a.close();
+    }
+  });
+
+  test('a unicast frame crosses the medium: the receiver hears it, the sender hears it acknowledged; a silent router leaves the air', async () => {
+    const a = await router(1, 0);
+    const b = await router(2, 200);
+    try {
+      const tx = a.attach('r1/R2', 6, false);
+      b.attach('r2/R1', 6, true);
+      await until('both routers on the air', () => server.routers().filter((r) => r.stations.length > 0).length === 2);
+      const payload = Uint8Array.from({ length: 500 }, (_, i) => i & 0xff);
+      a.paced.inject(() => assert.ok(tx.send({ src: 1, dst: 2, payload }), 'the send is taken'));
+      assert.equal(tx.serviceAttempts, 0, 'in service, not yet on the air');
+      await until('the ACK', () => a.outcomes.length === 1);
+      assert.equal(a.outcomes[0]!.ok, true, JSON.stringify(a.outcomes[0]));
+      assert.equal(b.heard.length, 1);
+      assert.deepEqual(b.heard[0]!.payload, payload);
+      assert.equal(tx.idle, true);
+
+      // Router 2 dies without a word: after the silence limit its radio is off the air and frames to it go unacknowledged.
+      b.medium.close();
+      b.paced.stop();
+      await until('router 2 to be taken for gone', () => !server.routers().some((r) => r.node === 2), 3000);
+      a.paced.inject(() => tx.send({ src: 1, dst: 2, payload }));
+      await until('the retry limit', () => a.outcomes.length === 2);
+      assert.deepEqual({ ok: a.outcomes[1]!.ok, reason: (a.outcomes[1] as { reason?: string }).reason }, { ok: false, reason: 'retry-limit' });
+    } finally {
+      a.close();
+      b.close();
+    }
+  });
+
+  test('an address held by a live router is not taken by a second process', async () => {
+    const a = await router(7, 0);
+    try {
+      const paced = new PacedEngine();
+      await assert.rejects(
+        RemoteMedium.connect({ endpoint, node: 7, name: 'r7-again', position: { xM: 0, yM: 0 }, paced, log: quiet(), joinTimeoutMs: 1500 }),
+        (e: Error & { code?: string }) => e.code === 'RADIO_NO_MEDIUM' && /held by a live router \(r7/.test(e.message),
+      );
+      assert.ok(server.routers().some((r) => r.node === 7 && r.name === 'r7'), 'the first keeps it');
+    } finally {
+      a.close();
+    }
+  });
+
+  test('malformed messages are counted and dropped; a router that has not joined is told so', async () => {
+    const d = new Dealer({ linger: 0 });
+    d.connect(endpoint);
+    try {
+      const before = server.counters.malformed;
+      await d.send([Buffer.from('{"t":"send","st":"x"')]);
+      await d.send(encodeLink({ t: 'retune', st: 'r9/R2', channel: 3, overheadUs: 0 }));
+      const [reply] = await Promise.race([d.receive(), new Promise<never>((_, rej) => setTimeout(() => rej(new Error('no answer')), 3000))]);
+      const m = parseDown([reply!]);
+      assert.ok(m.ok && m.value.t === 'refused', `expected a refusal, got ${reply?.toString()}`);
+      assert.equal(server.counters.malformed, before + 1);
+      // The medium still serves joins.
+      await d.send(encodeLink({ t: 'join', version: LINK_VERSION, node: 40, name: 'r40', position: { xM: 0, yM: 0 } }));
+      const [w] = await d.receive();
+      const j = parseDown([w!]);
+      assert.ok(j.ok && j.value.t === 'welcome', 'welcomed after the malformed ones');
+    } finally {
+      d.close();
+    }
+  });
+});
