@@ -60,7 +60,7 @@ export function testbedCommand(): Command {
       const seed = o.seed === undefined ? sc.seed : Number(o.seed);
       if (!Number.isSafeInteger(seed) || seed < 0) throw new UsageError(`--seed: "${o.seed}" is not a seed (an integer >= 0)`);
       const host = '127.0.0.1';
-      const plan = planTestbed(sc, seed, { medium: o.medium, host, controlBase: port('--control-base', o.controlBase), monitorBase: port('--monitor-base', o.monitorBase) });
+      const plan = planTestbed(sc, seed, { ...DEFAULT_TESTBED_PORTS, medium: o.medium, host, controlBase: port('--control-base', o.controlBase), monitorBase: port('--monitor-base', o.monitorBase) });
       const log = createLogger({ level: 'info', format: o.logFormat });
       const sup = new Supervisor(plan, { log, mediumEndpoint: o.medium, verbose: o.verbose === true });
       log.info(

@@ -213,6 +213,19 @@ function controlPlaneIssues(cfg: unknown): ConfigIssue[] {
       issues.push({ path: '/monitor/token', value: '', expected: `a token: the monitor listens beyond loopback (${listen})` });
     }
   }
+  const ofMode = get(cfg, 'openflow', 'mode');
+  const hostPort = /^(\[[0-9a-fA-F:]+\]|[^:]+):\d{1,5}$/;
+  for (const k of ['listen', 'controller'] as const) {
+    const v = get(cfg, 'openflow', k);
+    if (typeof v === 'string' && !hostPort.test(v)) issues.push({ path: `/openflow/${k}`, value: v, expected: 'host:port, e.g. 127.0.0.1:6653' });
+  }
+  const ofListen = get(cfg, 'openflow', 'listen');
+  if (ofMode === 'passive' && typeof ofListen === 'string' && hostPort.test(ofListen) && !isLocalEndpoint(ofListen)) {
+    issues.push({ path: '/openflow/listen', value: ofListen, expected: 'a loopback address: the agent has no TLS, so whoever reaches a passive agent controls the router (use active mode towards a controller instead)' });
+  }
+  const rmin = get(cfg, 'openflow', 'reconnectMinMs');
+  const rmax = get(cfg, 'openflow', 'reconnectMaxMs');
+  if (isInt(rmin) && isInt(rmax) && rmax < rmin) issues.push({ path: '/openflow/reconnectMaxMs', value: rmax, expected: `at least openflow.reconnectMinMs (${rmin} ms)` });
   const medium = get(cfg, 'sim', 'medium', 'endpoint');
   if (typeof medium === 'string' && medium !== '' && !/^(tcp|ipc|inproc):\/\/.+/.test(medium)) {
     issues.push({ path: '/sim/medium/endpoint', value: medium, expected: 'a ZeroMQ endpoint such as tcp://127.0.0.1:7600' });

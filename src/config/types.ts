@@ -52,6 +52,18 @@ export interface NodeConfig {
   };
   /** The live spectrum monitor (docs/monitor-protocol.md). */
   monitor: { listen: string; token: string; statePeriodMs: number };
+  /** The embedded OpenFlow 1.3 switch agent (docs/openflow.md). */
+  openflow: {
+    mode: 'off' | 'passive' | 'active';
+    listen: string;
+    controller: string;
+    datapathId: number;
+    rcStepKbps: number;
+    tableCapacity: number;
+    echoIntervalMs: number;
+    reconnectMinMs: number;
+    reconnectMaxMs: number;
+  };
   /** Test traffic over the mesh. */
   traffic: { flows: TrafficFlowConfig[] };
   /** The daemon's VNF manager: sandbox limits and the instances started with the router. */

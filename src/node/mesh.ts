@@ -15,6 +15,7 @@ import { SimTcp, type TcpFlowRecord } from '../sim/tcp-apps.js';
 import { parseFlow } from '../vnf/flow.js';
 import { VNF_TYPES } from '../vnf/index.js';
 import { SandboxPool } from '../vnf/pool.js';
+import { startOpenFlow, type OpenFlowRouter, type OpenFlowSide } from '../openflow/node.js';
 import type { FlowPattern, VnfInfo } from '../vnf/types.js';
 import { logEvent } from './run.js';
 import type { Logger } from './log.js';
@@ -145,14 +146,42 @@ export class MeshNode extends LiveConfigView implements RouterView {
       await node.stop();
       throw e;
     }
+    if (cfg.openflow.mode !== 'off') {
+      try {
+        node.openflow = await startOpenFlow(cfg, node.openFlowRouter(), log, process.env.npm_package_version ?? '0.1.0');
+        router.forwarder = node.openflow.forwarder;
+      } catch (e) {
+        await node.stop();
+        throw e;
+      }
+    }
     node.startTraffic();
     return node;
+  }
+
+  /** The router's OpenFlow side, when openflow.mode is not off. */
+  openflow: OpenFlowSide | undefined;
+
+  /** What the OpenFlow agent reads of this router. */
+  private openFlowRouter(): OpenFlowRouter {
+    const r = this.router;
+    return {
+      now: () => this.paced.now(),
+      enter: (fn) => this.paced.inject(fn),
+      neighbours: () => r.neighbourChannels(),
+      w: () => new Map((r.core.latestRound?.channels ?? []).map((c) => [c.channel, c.w])),
+      r1Channel: () => r.core.r1,
+      capacityKbps: () => Math.round(this.cfg.channel.capacityMbps * 1000),
+      link: (addr) => r.links.get(addr),
+      local: () => ({ rxPackets: r.counters.delivered, rxBytes: 0, txPackets: r.counters.originated, txBytes: 0, txDropped: 0 }),
+    };
   }
 
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
     clearInterval(this.refresher);
+    await this.openflow?.stop();
     await this.pool.close(this.paced.now());
     this.paced.stop();
     this.medium.close();

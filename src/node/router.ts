@@ -40,6 +40,8 @@ export interface RouterParts {
   vnf?: VnfHost;
   /** Every event of the router's cores and radios (the daemon's log, telemetry and monitor). */
   onEvent?: (e: RouterEvent) => void;
+  /** A flow table that decides ahead of AODV (the OpenFlow agent's): undefined lets AODV route the packet. */
+  forwarder?: Forwarder;
   /** Impairments of the links into this router. */
   impairments?: readonly LinkImpairment[];
 }
@@ -54,6 +56,14 @@ interface InFlight {
 export interface R1Change {
   atUs: Micros;
   channel: number;
+}
+
+/** What a flow table decides for a data packet ahead of AODV. */
+export type ForwardDecision = { kind: 'next-hop'; nextHop: NodeAddr } | { kind: 'deliver' } | { kind: 'drop' };
+
+export interface Forwarder {
+  /** `inFrom`: the neighbour it came from (undefined: originated here). Undefined: no entry, AODV routes it. */
+  decide(header: DataHeader, payload: Uint8Array, inFrom: NodeAddr | undefined, now: Micros): ForwardDecision | undefined;
 }
 
 /** What a router reports as it runs, beyond its counters. */
@@ -80,7 +90,7 @@ export interface FlowEntry {
 
 const flowKey = (h: DataHeader): string => `${h.proto} ${h.src} ${h.dst} ${h.flow}`;
 
-export type RouterDrop = DropReason | 'buffer-full' | 'discovery-failed' | 'router-down' | 'impaired';
+export type RouterDrop = DropReason | 'buffer-full' | 'discovery-failed' | 'router-down' | 'impaired' | 'flow-table';
 
 /** Loss and reordering added to the data packets a router receives from one neighbour (an experiment's knob, not a radio effect). */
 export interface LinkImpairment {
@@ -136,9 +146,10 @@ export class MeshRouter {
     'discovery-failed': 0,
     'router-down': 0,
     impaired: 0,
+    'flow-table': 0,
   };
   private vnfSeq = 0;
-  readonly counters = { vnfTaken: 0, originated: 0, delivered: 0, forwarded: 0, controlReceived: 0, malformedControl: 0, malformedData: 0, rerouted: 0, followedMove: 0, preempted: 0, sensingRounds: 0 };
+  readonly counters = { byFlowTable: 0, vnfTaken: 0, originated: 0, delivered: 0, forwarded: 0, controlReceived: 0, malformedControl: 0, malformedData: 0, rerouted: 0, followedMove: 0, preempted: 0, sensingRounds: 0 };
   readonly r1History: R1Change[] = [];
   private readonly queueSum = new Map<number, number>();
   private readonly queueMax = new Map<number, number>();
@@ -146,6 +157,16 @@ export class MeshRouter {
 
   /** Traffic per flow, as the control API and the monitor show it. */
   private readonly flowTable = new Map<string, FlowEntry>();
+  /** A flow table set after construction (the daemon's OpenFlow agent starts once the router runs). */
+  forwarder: Forwarder | undefined;
+  /** Data traffic per neighbour link (the OpenFlow agent's port counters). */
+  readonly links = new Map<NodeAddr, { rxPackets: number; rxBytes: number; txPackets: number; txBytes: number; txDropped: number }>();
+
+  private link(addr: NodeAddr): { rxPackets: number; rxBytes: number; txPackets: number; txBytes: number; txDropped: number } {
+    let l = this.links.get(addr);
+    if (!l) this.links.set(addr, (l = { rxPackets: 0, rxBytes: 0, txPackets: 0, txBytes: 0, txDropped: 0 }));
+    return l;
+  }
 
   constructor(
     private cfg: NodeConfig,
@@ -217,7 +238,35 @@ export class MeshRouter {
       this.p.deliver(header, payload, now);
       return;
     }
+    if (this.byFlowTable(header, payload, bytes, undefined, now, entry)) return;
     this.route(bytes, dst, undefined, now, entry);
+  }
+
+  /** The flow table's decision, carried out; false when it has none (AODV routes the packet). */
+  private byFlowTable(header: DataHeader, payload: Uint8Array, bytes: Uint8Array, inFrom: NodeAddr | undefined, now: Micros, entry: FlowEntry): boolean {
+    const d = (this.forwarder ?? this.p.forwarder)?.decide(header, payload, inFrom, now);
+    if (d === undefined) return false;
+    this.counters.byFlowTable++;
+    switch (d.kind) {
+      case 'drop':
+        this.drop('flow-table', header);
+        return true;
+      case 'deliver':
+        this.counters.delivered++;
+        this.p.deliver(header, payload, now);
+        return true;
+      case 'next-hop': {
+        const channel = this.neighbourR1.get(d.nextHop);
+        if (channel === undefined) {
+          this.drop('no-channel', header);
+          return true;
+        }
+        entry.nextHop = d.nextHop;
+        const r = this.sched.enqueue(channel, { nextHop: d.nextHop, bytes: bytes.length, enqueuedUs: now, item: bytes }, now);
+        if (r.ok) this.runSched(this.sched.tick(now), now);
+        return true;
+      }
+    }
   }
 
   /** Sends a packet on toward `dst`; `entry` is its line of the flow table, which learns the next hop taken. */
@@ -294,6 +343,9 @@ export class MeshRouter {
       return;
     }
     const { header, payload } = d.value;
+    const lk = this.link(frame.src);
+    lk.rxPackets++;
+    lk.rxBytes += bytes.length;
     const entry = this.note(header, header.dst === this.addr ? 'sink' : 'relay', payload.length, now);
     if (header.dst === this.addr) {
       this.counters.delivered++;
@@ -324,7 +376,10 @@ export class MeshRouter {
       return;
     }
     this.counters.forwarded++;
-    this.route(encodeData({ ...header, ttl: header.ttl - 1 }, payload), header.dst, prevHop, now, entry);
+    const out = { ...header, ttl: header.ttl - 1 };
+    const bytes = encodeData(out, payload);
+    if (this.byFlowTable(out, payload, bytes, prevHop, now, entry)) return;
+    this.route(bytes, header.dst, prevHop, now, entry);
   }
 
   /** The flow-table entry of a packet seen here, counted; `route` notes the next hop it takes. */
@@ -365,6 +420,11 @@ export class MeshRouter {
       this.exchangeOver();
       return;
     }
+    const lk = this.link(f.packet.nextHop);
+    if (outcome.ok) {
+      lk.txPackets++;
+      lk.txBytes += f.packet.bytes;
+    } else lk.txDropped++;
     if (!outcome.ok) {
       // The MAC gave up on the next hop: AODV fails over to an alternate path
       // or reports the break; what was queued for that neighbour is rerouted.

@@ -7,6 +7,7 @@ import type { FlowPattern, VnfInfo } from '../vnf/types.js';
 import type { DriverEvent } from './driver.js';
 import type { Logger } from './log.js';
 import { startNode, type RunningNode } from './run.js';
+import { startOpenFlow, type OpenFlowSide } from '../openflow/node.js';
 import { LiveConfigView, spectrumView, type FlowView, type QueueView, type RouterStatus, type RouterView, type SpectrumView } from './view.js';
 
 /**
@@ -37,12 +38,39 @@ export class StandaloneNode extends LiveConfigView implements RouterView {
   static async start(cfg: NodeConfig, scheduler: Scheduler, log: Logger): Promise<StandaloneNode> {
     const v = new StandaloneNode(cfg, scheduler, log);
     v.node = await startNode(cfg, { scheduler, log, onEvent: (e) => v.onEvent(e) });
+    if (cfg.openflow.mode !== 'off') {
+      try {
+        // No neighbours without an air medium: the agent shows the LOCAL port, whose speed is RC on R1's channel.
+        v.openflow = await startOpenFlow(
+          cfg,
+          {
+            now: () => scheduler.now(),
+            enter: (fn) => fn(scheduler.now()),
+            neighbours: () => [],
+            w: () => new Map((v.node.core.latestRound?.channels ?? []).map((c) => [c.channel, c.w])),
+            r1Channel: () => v.node.core.r1,
+            capacityKbps: () => Math.round(v.cfg.channel.capacityMbps * 1000),
+            link: () => undefined,
+            local: () => ({ rxPackets: 0, rxBytes: 0, txPackets: 0, txBytes: 0, txDropped: 0 }),
+          },
+          log,
+          process.env.npm_package_version ?? '0.1.0',
+        );
+      } catch (e) {
+        await v.node.stop();
+        throw e;
+      }
+    }
     return v;
   }
 
-  stop(): Promise<void> {
+  /** The node's OpenFlow agent, when openflow.mode is not off. */
+  openflow: OpenFlowSide | undefined;
+
+  async stop(): Promise<void> {
     this.hub.clear();
-    return this.node.stop();
+    await this.openflow?.stop();
+    await this.node.stop();
   }
 
   private onEvent(e: DriverEvent): void {

@@ -14,9 +14,11 @@ export interface TestbedPorts {
   controlBase: number;
   /** Router i's monitor is monitorBase + i. */
   monitorBase: number;
+  /** Router i's passive OpenFlow agent (when the scenario's node section turns it on) listens on openflowBase + i. */
+  openflowBase: number;
 }
 
-export const DEFAULT_TESTBED_PORTS: Readonly<TestbedPorts> = Object.freeze({ medium: 'tcp://127.0.0.1:7600', host: '127.0.0.1', controlBase: 7700, monitorBase: 8080 });
+export const DEFAULT_TESTBED_PORTS: Readonly<TestbedPorts> = Object.freeze({ medium: 'tcp://127.0.0.1:7600', host: '127.0.0.1', controlBase: 7700, monitorBase: 8080, openflowBase: 6634 });
 
 export interface TestbedPlan {
   medium: MediumSetup;
@@ -68,6 +70,7 @@ export function planTestbed(sc: Scenario, seed: number, ports: TestbedPorts = DE
         sim: { ...base.sim, medium: { endpoint: ports.medium, xM: positions[i]!.xM, yM: positions[i]!.yM } },
         control: { ...base.control, endpoint: control, telemetry },
         monitor: { ...base.monitor, listen: monitor },
+        openflow: base.openflow.mode === 'passive' ? { ...base.openflow, listen: `${ports.host}:${ports.openflowBase + i}` } : base.openflow,
         traffic: { flows: flows.filter((f) => f.src === i || f.dst === i) },
         vnf: { ...base.vnf, instances: accOn.has(i) ? accInstances : [] },
         log: { ...base.log, format: 'json' },

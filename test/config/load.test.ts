@@ -85,6 +85,7 @@ describe('parseNodeConfig: defaults', () => {
     assert.deepEqual(c.control, { endpoint: '', telemetry: '', telemetryPeriodMs: 1000, curve: { publicKey: '', secretKey: '', allow: [] } });
     assert.deepEqual(c.monitor, { listen: '', token: '', statePeriodMs: 500 });
     assert.deepEqual(c.traffic, { flows: [] });
+    assert.deepEqual(c.openflow, { mode: 'off', listen: '127.0.0.1:6634', controller: '127.0.0.1:6653', datapathId: 0, rcStepKbps: 100, tableCapacity: 4096, echoIntervalMs: 5000, reconnectMinMs: 500, reconnectMaxMs: 16000 });
     assert.deepEqual(c.vnf, { memoryMb: 64, callBudgetMs: 250, instances: [] });
     assert.deepEqual(c.log, { level: 'info', format: 'pretty' });
   });
@@ -135,7 +136,7 @@ describe('parseNodeConfig: defaults', () => {
 describe('parseNodeConfig: schema errors', () => {
   test('unknown field at the root', () => {
     const e = refusal(() => parseNodeConfig(cfg({ sensin: { durationMs: 20 } })));
-    hasIssue(e, '/sensin', { durationMs: 20 }, /^no such field \(allowed: node, channelPlan, radios, sensing, channel, switching, routing, sim, log, control, monitor, traffic, vnf\)$/);
+    hasIssue(e, '/sensin', { durationMs: 20 }, /^no such field \(allowed: node, channelPlan, radios, sensing, channel, switching, routing, sim, log, control, monitor, traffic, vnf, openflow\)$/);
   });
 
   test('unknown nested field', () => {

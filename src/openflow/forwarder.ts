@@ -1,0 +1,120 @@
+import type { Micros } from '../core/time.js';
+import type { ForwardDecision, Forwarder } from '../node/router.js';
+import { meshIp } from '../sim/addresses.js';
+import type { DataHeader } from '../wire/mesh.js';
+import { OFPP, type OfAction, type OfInstruction } from './actions.js';
+import type { FlowEntry, FlowTables } from './flow-table.js';
+import type { PacketFields } from './match.js';
+import { neighbourOfPort, portOfNeighbour } from './ports.js';
+
+/** A packet the flow table sends to the controller (an output to CONTROLLER, or a table-miss entry doing so). */
+export interface PacketToController {
+  reason: 'no-match' | 'action';
+  tableId: number;
+  cookie: bigint;
+  inPort: number;
+  fields: PacketFields;
+  maxLen: number;
+  header: DataHeader;
+  payload: Uint8Array;
+}
+
+const u32 = (b: Uint8Array): number => ((b[0]! << 24) | (b[1]! << 16) | (b[2]! << 8) | b[3]!) >>> 0;
+
+/**
+ * The fields of a mesh data packet as the flow table sees them: it came in
+ * on the port of the neighbour it came from (LOCAL when originated here);
+ * it is IPv4 between the routers' addresses (10.hi.lo.1), TCP or UDP, and a
+ * TCP segment's ports are read from its header. Mesh packets carry no
+ * Ethernet addresses, VLAN or flow label.
+ */
+export function packetFields(h: DataHeader, payload: Uint8Array, inFrom: number | undefined): PacketFields {
+  const f: PacketFields = {
+    inPort: inFrom === undefined ? OFPP.LOCAL : portOfNeighbour(inFrom),
+    ethType: 0x0800,
+    ipProto: h.proto === 'tcp' ? 6 : 17,
+    ipv4Src: u32(meshIp(h.src)),
+    ipv4Dst: u32(meshIp(h.dst)),
+  };
+  if (h.proto === 'tcp' && payload.length >= 4) {
+    f.tcpSrc = (payload[0]! << 8) | payload[1]!;
+    f.tcpDst = (payload[2]! << 8) | payload[3]!;
+  }
+  return f;
+}
+
+/**
+ * The OpenFlow flow table ahead of AODV (seeds/000 Fig. 4): a data packet
+ * is looked up (following GOTO_TABLE through the tables); its apply-actions
+ * as met, then its action set (the last output written, unless cleared),
+ * and the first output among them decides: a neighbour's port sends it to that neighbour,
+ * LOCAL or IN_PORT-to-self delivers it, CONTROLLER hands it to the
+ * controller (and drops it here), no output drops it. A packet no entry
+ * matches (and no table-miss entry) is left to AODV, so a router with an
+ * empty table routes as before.
+ */
+export class FlowTableForwarder implements Forwarder {
+  /** Packets handed to the controller; the agent sends them as PACKET_IN. */
+  onController: (p: PacketToController) => void = () => undefined;
+  readonly counters = { lookups: 0, matched: 0, toController: 0, dropped: 0 };
+
+  constructor(
+    private readonly tables: FlowTables,
+    private readonly self: number,
+  ) {}
+
+  decide(header: DataHeader, payload: Uint8Array, inFrom: number | undefined, now: Micros): ForwardDecision | undefined {
+    this.counters.lookups++;
+    const fields = packetFields(header, payload, inFrom);
+    const bytes = payload.length;
+    let tableId = 0;
+    let entry: FlowEntry | undefined;
+    let matchedAny = false;
+    // Apply-actions run as met; write-actions build the action set (one output: the last written),
+    // which runs at the end of the pipeline. Within an entry the order is fixed (5.9):
+    // apply, clear, write, goto.
+    const applied: OfAction[] = [];
+    let setOutput: OfAction | undefined;
+    for (let hops = 0; hops < 256; hops++) {
+      entry = this.tables.lookup(tableId, fields, now, bytes);
+      if (!entry) break;
+      matchedAny = true;
+      const of = <T extends OfInstruction['type']>(type: T): Extract<OfInstruction, { type: T }> | undefined =>
+        entry!.instructions.find((i): i is Extract<OfInstruction, { type: T }> => i.type === type);
+      applied.push(...(of('apply-actions')?.actions ?? []));
+      if (of('clear-actions')) setOutput = undefined;
+      for (const a of of('write-actions')?.actions ?? []) if (a.type === 'output') setOutput = a;
+      const next = of('goto-table')?.tableId;
+      if (next === undefined) break;
+      tableId = next;
+    }
+    // Table 0 has nothing for it: AODV's. A miss further down the pipeline drops it, as OpenFlow does.
+    if (!matchedAny) return undefined;
+    this.counters.matched++;
+    const outputs = [...applied, ...(setOutput ? [setOutput] : [])];
+    for (const a of outputs) {
+      if (a.type !== 'output') continue;
+      if (a.port === OFPP.CONTROLLER) {
+        this.counters.toController++;
+        this.onController({
+          reason: entry?.tableMiss ? 'no-match' : 'action',
+          tableId,
+          cookie: entry?.cookie ?? 0n,
+          inPort: fields.inPort ?? OFPP.LOCAL,
+          fields,
+          maxLen: a.maxLen,
+          header,
+          payload,
+        });
+        continue;
+      }
+      if (a.port === OFPP.LOCAL) return { kind: 'deliver' };
+      // Back where it came from: to the neighbour, or delivered here when it was originated here.
+      if (a.port === OFPP.IN_PORT) return inFrom === undefined ? { kind: 'deliver' } : { kind: 'next-hop', nextHop: inFrom };
+      const n = neighbourOfPort(a.port);
+      if (n !== undefined && n !== this.self) return { kind: 'next-hop', nextHop: n };
+    }
+    this.counters.dropped++;
+    return { kind: 'drop' };
+  }
+}

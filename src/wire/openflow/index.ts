@@ -1,0 +1,7 @@
+/** The OpenFlow 1.3 codec: typed messages (`types.ts`), bytes (`codec.ts`), numbers (`constants.ts`). */
+export * from './codec.js';
+export * from './constants.js';
+export * from './errors.js';
+export { isMaskable, OXM_FIELD_SPECS, oxmHeader, oxmIdOf, prerequisiteProblem } from './oxm.js';
+export * from './types.js';
+export * from './replies.js';
