@@ -13,6 +13,7 @@ import {
   OFPHFC,
   OFPIT,
   OFPMPF_REQ_MORE,
+  OFPRRFC,
   OFPPF,
   OFPPS,
   OFPTFFC,
@@ -33,7 +34,7 @@ import { OFP_NO_BUFFER, OFPP, OFPQ_ALL, type OfAction, type OfInstruction } from
 import { ofErrorNumbers } from './errors.js';
 import type { FlowRemoved, FlowTables } from './flow-table.js';
 import { OXM_FIELDS, type OfMatch } from './match.js';
-import type { PacketToController } from './forwarder.js';
+import { meshFrame, type PacketToController } from './forwarder.js';
 import { utf8Prefix, type LinkPort, type PortChange } from './ports.js';
 
 /** Traffic counters of one port (a neighbour link, or LOCAL). */
@@ -103,6 +104,8 @@ export class OfAgent {
   private readonly sessions = new Map<number, AgentSession>();
   private nextSession = 1;
   private xid = 1;
+  /** The last generation id a master or slave request carried (undefined: none yet). */
+  private generation: bigint | undefined;
   /** Called when bytes wait to be written to a session (the transport writes them). */
   onSend: (s: AgentSession) => void = () => undefined;
 
@@ -186,11 +189,12 @@ export class OfAgent {
     }
   }
 
-  /** Broadcast: a packet the flow table sends to the controller. */
+  /** Broadcast: a packet the flow table sends to the controller, as the Ethernet frame a controller parses (cut to max_len). */
   packetIn(p: PacketToController): void {
     this.counters.packetIns++;
-    const data = p.payload.subarray(0, Math.min(p.payload.length, p.maxLen));
-    this.broadcast({ type: 'packet-in', xid: 0, bufferId: OFP_NO_BUFFER, totalLen: p.payload.length, reason: p.reason, tableId: p.tableId, cookie: p.cookie, match: { inPort: p.inPort }, data });
+    const frame = meshFrame(p.header, p.payload);
+    const data = frame.subarray(0, Math.min(frame.length, p.maxLen));
+    this.broadcast({ type: 'packet-in', xid: 0, bufferId: OFP_NO_BUFFER, totalLen: frame.length, reason: p.reason, tableId: p.tableId, cookie: p.cookie, match: { inPort: p.inPort }, data });
   }
 
   /** Takes what a connection has to write. */
@@ -231,10 +235,21 @@ export class OfAgent {
         // Every message is carried out before the next is read: the barrier holds by construction.
         this.send(s, { type: 'barrier-reply', xid: m.xid });
         return;
-      case 'role-request':
+      case 'role-request': {
+        // 6.3.5: a master or slave request carries a generation id that must not go back; a new master demotes the others.
+        if (m.role === 'master' || m.role === 'slave') {
+          const g = BigInt.asIntN(64, m.generationId);
+          if (this.generation !== undefined && BigInt.asIntN(64, g - this.generation) < 0n) {
+            this.sendError(s, errorReply(bytes, { type: OFPET.ROLE_REQUEST_FAILED, code: OFPRRFC.STALE }, m.xid));
+            return;
+          }
+          this.generation = g;
+          if (m.role === 'master') for (const o of this.sessions.values()) if (o !== s && o.role === 'master') o.role = 'slave';
+        }
         if (m.role !== 'nochange') s.role = m.role;
-        this.send(s, { type: 'role-reply', xid: m.xid, role: s.role, generationId: m.generationId });
+        this.send(s, { type: 'role-reply', xid: m.xid, role: s.role, generationId: BigInt.asUintN(64, this.generation ?? 0n) });
         return;
+      }
       case 'flow-mod':
         this.flowMod(s, m.mod, bytes, now);
         return;

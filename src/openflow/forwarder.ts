@@ -22,6 +22,42 @@ export interface PacketToController {
 const u32 = (b: Uint8Array): number => ((b[0]! << 24) | (b[1]! << 16) | (b[2]! << 8) | b[3]!) >>> 0;
 
 /**
+ * A mesh data packet as the Ethernet frame a controller expects in a
+ * PACKET_IN: Ethernet (locally administered addresses 02:00:00:00:hi:lo of
+ * the two routers, type IPv4), an IPv4 header between the routers'
+ * addresses (TTL from the mesh header, checksum computed), then the TCP
+ * segment as carried, or a UDP header (ports 0, no checksum) before a UDP
+ * payload (mesh UDP packets carry no header of their own).
+ */
+export function meshFrame(h: DataHeader, payload: Uint8Array): Uint8Array {
+  const udp = h.proto === 'udp';
+  const l4 = udp ? 8 + payload.length : payload.length;
+  const frame = new Uint8Array(14 + 20 + l4);
+  const mac = (a: number, at: number): void => frame.set([0x02, 0, 0, 0, (a >> 8) & 0xff, a & 0xff], at);
+  mac(h.dst, 0);
+  mac(h.src, 6);
+  frame[12] = 0x08;
+  frame[13] = 0x00;
+  const ip = frame.subarray(14, 34);
+  const total = 20 + l4;
+  ip.set([0x45, 0, (total >> 8) & 0xff, total & 0xff, (h.seq >> 8) & 0xff, h.seq & 0xff, 0x40, 0, Math.min(255, h.ttl), udp ? 17 : 6, 0, 0]);
+  ip.set(meshIp(h.src), 12);
+  ip.set(meshIp(h.dst), 16);
+  let sum = 0;
+  for (let i = 0; i < 20; i += 2) sum += (ip[i]! << 8) | ip[i + 1]!;
+  while (sum > 0xffff) sum = (sum & 0xffff) + (sum >>> 16);
+  const ck = ~sum & 0xffff;
+  ip[10] = ck >> 8;
+  ip[11] = ck & 0xff;
+  if (udp) {
+    const len = 8 + payload.length;
+    frame.set([0, 0, 0, 0, (len >> 8) & 0xff, len & 0xff, 0, 0], 34);
+    frame.set(payload, 42);
+  } else frame.set(payload, 34);
+  return frame;
+}
+
+/**
  * The fields of a mesh data packet as the flow table sees them: it came in
  * on the port of the neighbour it came from (LOCAL when originated here);
  * it is IPv4 between the routers' addresses (10.hi.lo.1), TCP or UDP, and a
