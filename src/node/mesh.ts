@@ -16,6 +16,7 @@ import { parseFlow } from '../vnf/flow.js';
 import { VNF_TYPES } from '../vnf/index.js';
 import { SandboxPool } from '../vnf/pool.js';
 import { startOpenFlow, type OpenFlowRouter, type OpenFlowSide } from '../openflow/node.js';
+import type { AgentVnfs } from '../openflow/agent.js';
 import type { FlowPattern, VnfInfo } from '../vnf/types.js';
 import { logEvent } from './run.js';
 import type { Logger } from './log.js';
@@ -148,7 +149,7 @@ export class MeshNode extends LiveConfigView implements RouterView {
     }
     if (cfg.openflow.mode !== 'off') {
       try {
-        node.openflow = await startOpenFlow(cfg, node.openFlowRouter(), log, process.env.npm_package_version ?? '0.1.0');
+        node.openflow = await startOpenFlow(cfg, node.openFlowRouter(), log, process.env.npm_package_version ?? '0.1.0', node.controllerVnfs());
         router.forwarder = node.openflow.forwarder;
       } catch (e) {
         await node.stop();
@@ -161,6 +162,24 @@ export class MeshNode extends LiveConfigView implements RouterView {
 
   /** The router's OpenFlow side, when openflow.mode is not off. */
   openflow: OpenFlowSide | undefined;
+
+  /** The VNFs a controller places through the OpenFlow agent: one instance per (type, flow ref). */
+  private controllerVnfs(): AgentVnfs {
+    const placed = new Map<string, number>();
+    return {
+      start: async (type, flow, params, ref) => {
+        const key = `${type}/${ref}`;
+        if (placed.has(key)) return;
+        const info = await this.startVnf(type, parseFlow(flow, '/flow'), params);
+        placed.set(key, info.id);
+      },
+      stop: async (type, ref) => {
+        const id = placed.get(`${type}/${ref}`);
+        placed.delete(`${type}/${ref}`);
+        if (id !== undefined) await this.stopVnf(id).catch(() => undefined);
+      },
+    };
+  }
 
   /** What the OpenFlow agent reads of this router. */
   private openFlowRouter(): OpenFlowRouter {

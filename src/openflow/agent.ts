@@ -35,6 +35,7 @@ import { ofErrorNumbers } from './errors.js';
 import type { FlowRemoved, FlowTables } from './flow-table.js';
 import { OXM_FIELDS, type OfMatch } from './match.js';
 import { meshFrame, type PacketToController } from './forwarder.js';
+import { CETT_EXP_START_VNF, CETT_EXP_STOP_VNF, CETT_VNF_EXPERIMENTER } from './controller.js';
 import { utf8Prefix, type LinkPort, type PortChange } from './ports.js';
 
 /** Traffic counters of one port (a neighbour link, or LOCAL). */
@@ -53,7 +54,17 @@ export interface AgentRouter {
   counters(portNo: number): PortCounters | undefined;
 }
 
+/** What the agent asks of the router's VNF manager when the controller places VNFs (the experimenter message of controller.ts). */
+export interface AgentVnfs {
+  /** Starts an instance for the controller's flow `ref` (one per type and ref); rejects with a reason. */
+  start(type: string, flow: string, params: unknown, ref: number): Promise<void>;
+  /** Stops the instances of `ref` (none: not an error). */
+  stop(type: string, ref: number): Promise<void>;
+}
+
 export interface AgentOptions {
+  /** The router's VNFs, for the controller's placement messages; absent: they are refused. */
+  vnfs?: AgentVnfs;
   datapathId: bigint;
   tables: FlowTables;
   router: AgentRouter;
@@ -100,7 +111,7 @@ const SUPPORTED_ACTIONS: ReadonlySet<OfAction['type']> = new Set(['output', 'set
  * names, and the connection goes on (a framing error closes it).
  */
 export class OfAgent {
-  readonly counters = { connections: 0, messages: 0, malformed: 0, errorsSent: 0, flowMods: 0, packetOuts: 0, packetIns: 0, portStatus: 0, flowRemoved: 0 };
+  readonly counters = { vnfRequests: 0, connections: 0, messages: 0, malformed: 0, errorsSent: 0, flowMods: 0, packetOuts: 0, packetIns: 0, portStatus: 0, flowRemoved: 0 };
   private readonly sessions = new Map<number, AgentSession>();
   private nextSession = 1;
   private xid = 1;
@@ -260,12 +271,39 @@ export class OfAgent {
         this.multipart(s, m.xid, m.flags, m.body, bytes, now);
         return;
       case 'experimenter':
-        this.sendError(s, errorReply(bytes, { type: OFPET.BAD_REQUEST, code: OFPBRC.BAD_EXPERIMENTER }, m.xid));
+        this.experimenter(s, m.experimenter, m.expType, m.data, bytes, m.xid);
         return;
       default:
         // A message a switch does not take (GROUP_MOD, PORT_MOD, TABLE_MOD, METER_MOD, replies, ...).
         this.sendError(s, errorReply(bytes, { type: OFPET.BAD_REQUEST, code: OFPBRC.BAD_TYPE }, m.xid));
     }
+  }
+
+  /**
+   * The controller's VNF placement (experimenter 0x00c06e54, controller.ts):
+   * exp_type 1 starts a VNF for a flow, 2 stops it; data is JSON. A refusal
+   * (bad JSON, an unknown type, bad parameters, a failed start) is an ERROR
+   * OFPBRC_EPERM carrying the request, sent when the answer is known.
+   */
+  private experimenter(s: AgentSession, experimenter: number, expType: number, data: Uint8Array, bytes: Uint8Array, xid: number): void {
+    const vnfs = this.o.vnfs;
+    if (experimenter !== CETT_VNF_EXPERIMENTER || !vnfs) return this.sendError(s, errorReply(bytes, { type: OFPET.BAD_REQUEST, code: OFPBRC.BAD_EXPERIMENTER }, xid));
+    if (expType !== CETT_EXP_START_VNF && expType !== CETT_EXP_STOP_VNF) return this.sendError(s, errorReply(bytes, { type: OFPET.BAD_REQUEST, code: OFPBRC.BAD_EXP_TYPE }, xid));
+    if (s.role === 'slave') return this.sendError(s, errorReply(bytes, { type: OFPET.BAD_REQUEST, code: OFPBRC.IS_SLAVE }, xid));
+    let req: { type?: unknown; flow?: unknown; params?: unknown; ref?: unknown };
+    try {
+      req = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(data)) as typeof req;
+    } catch {
+      return this.sendError(s, errorReply(bytes, { type: OFPET.BAD_REQUEST, code: OFPBRC.EPERM }, xid));
+    }
+    if (typeof req !== 'object' || req === null || typeof req.type !== 'string' || !Number.isSafeInteger(req.ref) || (expType === CETT_EXP_START_VNF && typeof req.flow !== 'string')) {
+      return this.sendError(s, errorReply(bytes, { type: OFPET.BAD_REQUEST, code: OFPBRC.EPERM }, xid));
+    }
+    const done = expType === CETT_EXP_START_VNF ? vnfs.start(req.type, req.flow as string, req.params ?? {}, req.ref as number) : vnfs.stop(req.type, req.ref as number);
+    this.counters.vnfRequests++;
+    done.catch(() => {
+      if (this.sessions.has(s.id)) this.sendError(s, errorReply(bytes, { type: OFPET.BAD_REQUEST, code: OFPBRC.EPERM }, xid));
+    });
   }
 
   private flowMod(s: AgentSession, mod: Extract<OfMessage, { type: 'flow-mod' }>['mod'], bytes: Uint8Array, now: Micros): void {

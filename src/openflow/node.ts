@@ -2,7 +2,7 @@ import type { NodeConfig } from '../config/types.js';
 import type { Micros } from '../core/time.js';
 import type { Logger } from '../node/log.js';
 import { OFPP } from './actions.js';
-import { OfAgent, type AgentRouter, type PortCounters } from './agent.js';
+import { OfAgent, type AgentRouter, type AgentVnfs, type PortCounters } from './agent.js';
 import { FlowTables } from './flow-table.js';
 import { FlowTableForwarder } from './forwarder.js';
 import { meshPorts, neighbourOfPort, PortTracker, type LinkPort } from './ports.js';
@@ -42,7 +42,7 @@ export function datapathIdOf(cfg: NodeConfig): bigint {
  * its transport, and every 250 ms the table's timeouts (FLOW_REMOVED) and the
  * ports' RC (PORT_STATUS past `openflow.rcStepKbps`).
  */
-export async function startOpenFlow(cfg: NodeConfig, r: OpenFlowRouter, log: Logger, version: string): Promise<OpenFlowSide> {
+export async function startOpenFlow(cfg: NodeConfig, r: OpenFlowRouter, log: Logger, version: string, vnfs?: AgentVnfs): Promise<OpenFlowSide> {
   const tables = new FlowTables(1, { capacity: cfg.openflow.tableCapacity });
   const forwarder = new FlowTableForwarder(tables, cfg.node.id);
   const ports = (): LinkPort[] => {
@@ -61,7 +61,7 @@ export async function startOpenFlow(cfg: NodeConfig, r: OpenFlowRouter, log: Log
       return n === undefined ? undefined : r.link(n);
     },
   };
-  const agent = new OfAgent({ datapathId: datapathIdOf(cfg), tables, router: adapter, node: { id: cfg.node.id, name: cfg.node.name }, version, startUs: r.now() });
+  const agent = new OfAgent({ datapathId: datapathIdOf(cfg), tables, router: adapter, node: { id: cfg.node.id, name: cfg.node.name }, version, startUs: r.now(), ...(vnfs ? { vnfs } : {}) });
   forwarder.onController = (p) => agent.packetIn(p);
   const tracker = new PortTracker(cfg.openflow.rcStepKbps);
   tracker.update(ports());

@@ -5,7 +5,8 @@ import { OfAgent, type AgentSession } from '../../src/openflow/agent.js';
 import { FlowTables } from '../../src/openflow/flow-table.js';
 import { meshFrame } from '../../src/openflow/forwarder.js';
 import { meshPorts } from '../../src/openflow/ports.js';
-import { encodeOf, OFPET, OFPHFC, OFPRRFC, parseOf, type OfMessage } from '../../src/wire/openflow/index.js';
+import { encodeOf, OFPBRC, OFPET, OFPHFC, OFPRRFC, parseOf, type OfMessage } from '../../src/wire/openflow/index.js';
+import { CETT_EXP_START_VNF, CETT_EXP_STOP_VNF, CETT_VNF_EXPERIMENTER } from '../../src/openflow/controller.js';
 
 function agent() {
   const a = new OfAgent({
@@ -103,4 +104,37 @@ test('PACKET_OUT to ALL, FLOOD or TABLE is taken (and counted: a mesh router has
   }
   assert.equal(replies(a, s).length, 0, 'no error');
   assert.equal(a.counters.packetOuts, 3);
+});
+
+test("the controller's VNF placement (experimenter 0x00c06e54): start and stop reach the router's VNFs; bad requests and failed starts are EPERM", async () => {
+  const calls: string[] = [];
+  const a = new OfAgent({
+    datapathId: 3n,
+    tables: new FlowTables(1),
+    router: { ports: () => [], counters: () => undefined },
+    node: { id: 3, name: 'r3' },
+    version: 'test',
+    startUs: 0,
+    vnfs: {
+      start: async (type, flow, params, ref) => {
+        calls.push(`start ${type} ${flow} ${JSON.stringify(params)} ${ref}`);
+        if (ref === 99) throw new Error('bad parameters');
+      },
+      stop: async (type, ref) => void calls.push(`stop ${type} ${ref}`),
+    },
+  });
+  const s = a.open();
+  hello(a, s);
+  const exp = (expType: number, body: string, xid: number) => encodeOf({ type: 'experimenter', xid, experimenter: CETT_VNF_EXPERIMENTER, expType, data: new TextEncoder().encode(body) });
+  a.receive(s, exp(CETT_EXP_START_VNF, '{"type":"tcp-acc","flow":"tcp 10.0.0.1:* > 10.0.4.1:5001","params":{"mode":"split"},"ref":7}', 10), 0);
+  a.receive(s, exp(CETT_EXP_STOP_VNF, '{"type":"tcp-acc","flow":"tcp 10.0.0.1:* > 10.0.4.1:5001","ref":7}', 11), 0);
+  assert.equal(replies(a, s).length, 0, 'accepted silently');
+  await new Promise((r) => setTimeout(r, 0));
+  assert.deepEqual(calls, ['start tcp-acc tcp 10.0.0.1:* > 10.0.4.1:5001 {"mode":"split"} 7', 'stop tcp-acc 7']);
+  a.receive(s, exp(CETT_EXP_START_VNF, '{not json', 12), 0);
+  a.receive(s, exp(9, '{}', 13), 0);
+  a.receive(s, exp(CETT_EXP_START_VNF, '{"type":"tcp-acc","flow":"tcp *:* > *:*","ref":99}', 14), 0);
+  await new Promise((r) => setTimeout(r, 0));
+  const errs = replies(a, s).map((m) => (m.type === 'error' ? [m.xid, m.code] : [m.type]));
+  assert.deepEqual(errs, [[12, OFPBRC.EPERM], [13, OFPBRC.BAD_EXP_TYPE], [14, OFPBRC.EPERM]]);
 });
