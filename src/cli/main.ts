@@ -2,6 +2,7 @@
 import { Command } from 'commander';
 import { CogmeshError } from '../core/errors.js';
 import { configCommand } from './config.js';
+import { controllerCommand } from './controller.js';
 import { ctlCommand } from './ctl.js';
 import { devicesCommand } from './devices.js';
 import { keygenCommand } from './keygen.js';
@@ -29,6 +30,7 @@ export function cli(): Command {
   program.addCommand(keygenCommand());
   program.addCommand(mediumCommand());
   program.addCommand(testbedCommand());
+  program.addCommand(controllerCommand());
   return program;
 }
 

@@ -13,7 +13,7 @@ const demo = join(root, 'config/examples/demo.json');
 /** Runs the cogmesh CLI from source, as `cogmesh ARGS...`. */
 
 test('every subcommand has --help', () => {
-  for (const cmd of [[], ['node'], ['sense'], ['config'], ['config', 'check'], ['config', 'defaults'], ['config', 'schema'], ['testbed'], ['medium'], ['ctl'], ['keygen']]) {
+  for (const cmd of [[], ['node'], ['sense'], ['config'], ['config', 'check'], ['config', 'defaults'], ['config', 'schema'], ['testbed'], ['medium'], ['ctl'], ['keygen'], ['controller']]) {
     const r = cogmesh(...cmd, '--help');
     assert.equal(r.code, 0, `${cmd.join(' ')} --help: ${r.err}`);
     assert.match(r.out, /^Usage: cogmesh/m, cmd.join(' '));

@@ -8,6 +8,7 @@ import { chromium } from 'playwright-core';
 import { ControlClient, TelemetryClient } from '../../src/control/client.js';
 import type { ControlReply } from '../../src/control/protocol.js';
 import { cogmesh, root } from '../support/cli.js';
+import { until } from '../support/until.js';
 
 /**
  * The real-time testbed as an operator meets it: `cogmesh testbed` starts
@@ -33,15 +34,6 @@ function result<T>(r: ControlReply): T {
   return r.result as T;
 }
 
-async function until<T>(what: string, f: () => Promise<T | undefined>, ms: number): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await f().catch(() => undefined);
-    if (v !== undefined) return v;
-    if (Date.now() > end) assert.fail(`timed out after ${ms} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
-}
 
 interface TrafficRow {
   id: number;
