@@ -23,6 +23,7 @@ export interface SimOptions {
   pn?: string;
   acc?: string;
   accMode?: string;
+  controller?: boolean;
 }
 
 const onOff = (flag: string, v: string | undefined): boolean | undefined => {
@@ -79,6 +80,7 @@ export function simCommand(): Command {
     .option('--cognitive <on|off>', 'off: no sensing, every R1 on one fixed channel (channel.initialChannel, else 6); PNs stay')
     .option('--pn <on|off>', 'off: no primary-node traffic at all')
     .option('--acc <placement>', 'TCP-ACC on the TCP flows\' paths: none, every, every-K (every K-th router), or a list of routers (1,3)')
+    .option('--controller', 'the CETT controller places every flow on its minimum-CETT path over OpenFlow, and the TCP-ACCs of --acc on its relays')
     .option('--acc-mode <mode>', 'TCP-ACC mode: split (acknowledge on receipt) or e2e (acknowledge what downstream acknowledged)')
     .action(async (path: string, opts: SimOptions) => {
       const duration = opts.duration === undefined ? undefined : Number(opts.duration);
@@ -94,6 +96,7 @@ export function simCommand(): Command {
         pn: onOff('--pn', opts.pn),
         acc: opts.acc,
         accMode: accMode(opts.accMode),
+        ...(opts.controller ? { controller: true } : {}),
       };
       const { result, wallMs } = await simulate(path, o, int('--jobs', opts.jobs, 1, 256));
       const json = `${JSON.stringify(result, null, 2)}\n`;

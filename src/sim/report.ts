@@ -85,6 +85,8 @@ export interface NodeResult {
   forwarded: number;
   delivered: number;
   rerouted: number;
+  /** Data packets the OpenFlow flow table forwarded, ahead of AODV (the controller's entries). */
+  byFlowTable: number;
   malformed: number;
   sensingRounds: number;
   mac: Record<'R1' | 'R2' | 'R3', Record<string, number>>;
@@ -247,6 +249,7 @@ export function nodeResult(r: MeshRouter, pos: { xM: number; yM: number }): Node
     forwarded: r.counters.forwarded,
     delivered: r.counters.delivered,
     rerouted: r.counters.rerouted,
+    byFlowTable: r.counters.byFlowTable,
     malformed: r.counters.malformedControl + r.counters.malformedData,
     sensingRounds: r.counters.sensingRounds,
     mac: { R1: mac(r.r1), R2: mac(r.r2), R3: mac(r.r3) },

@@ -11,6 +11,7 @@ import { MeshRouter } from '../node/router.js';
 import { airOf, bandConfig, flowDst, nodeCount, placeNodes, routerConfig, type FlowSpec, type Scenario, type TcpFlowSpec } from './scenario.js';
 import { flowResult, nodeResult, tcpFlowResult, type RunResult } from './report.js';
 import { SimTcp, type TcpFlowRecord } from './tcp-apps.js';
+import { attachController } from './controller.js';
 import { meshIp } from './addresses.js';
 import { ipText } from '../vnf/flow.js';
 import { VnfManager } from '../vnf/manager.js';
@@ -111,7 +112,10 @@ export function runScenario(sc: Scenario, seed: number, opts: RunOptions = {}): 
   });
 
   const boot = rng.fork('boot');
-  const vnfs = accManagers(sc, n, seed);
+  // With the controller, every router may be asked to run an accelerator (it picks the path's relays).
+  const vnfs = sc.controller.enabled
+    ? Array.from({ length: n }, (_, i) => (sc.acc.placement === 'none' ? undefined : new VnfManager(VNF_TYPES, (seed * 1000003 + i) >>> 0)))
+    : accManagers(sc, n, seed);
   configs.forEach((cfg, i) => {
     const detector = new EnergyDetector(cfg.sensing, opts.backend ?? cpuBackend);
     // Routers do not boot in step: each starts its sensing rounds at its own offset.
@@ -144,7 +148,7 @@ export function runScenario(sc: Scenario, seed: number, opts: RunOptions = {}): 
   for (const [i, f] of sc.flows.entries()) {
     if (f.kind === 'tcp-bulk') {
       tcpFlows.set(i, tcp.addFlow(i, f, f.src, flowDst(f, n), seconds(f.startS), flowEnd(f)));
-      for (const m of vnfs) m?.instantiate('tcp-acc', accFlow(f, flowDst(f, n)), accParams(sc, f), 0);
+      if (!sc.controller.enabled) for (const m of vnfs) m?.instantiate('tcp-acc', accFlow(f, flowDst(f, n)), accParams(sc, f), 0);
       continue;
     }
     const rec = udpFlows.get(i)!;
@@ -156,6 +160,8 @@ export function runScenario(sc: Scenario, seed: number, opts: RunOptions = {}): 
     };
     if (rec.startUs < rec.endUs) engine.at(rec.startUs, tick);
   }
+
+  if (sc.controller.enabled) attachController(sc, engine, routers, vnfs);
 
   for (const e of sc.events) {
     const router = routers[e.node]!;

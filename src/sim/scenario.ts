@@ -29,6 +29,7 @@ export interface Scenario {
   flows: FlowSpec[];
   events: ScenarioEvent[];
   acc: AccScenario;
+  controller: { enabled: boolean; hysteresis: number; statusPeriodMs: number };
   impairments: Array<{ from: number; to: number; lossProbability: number; reorderProbability: number; reorderDelayMs: number }>;
 }
 
@@ -133,6 +134,8 @@ export interface ScenarioOverrides {
   pn?: boolean;
   /** TCP-ACC placement: none, every, every-K, or a list of routers ("1,3"). */
   acc?: string;
+  /** true: the CETT controller places the flows and their TCP-ACCs. */
+  controller?: boolean;
   accMode?: 'split' | 'e2e';
 }
 
@@ -157,6 +160,7 @@ function applyModes(doc: Record<string, unknown>, o: ScenarioOverrides): void {
     const fixed = fixedChannelFor(node);
     node.channel = { ...(isObject(node.channel) ? node.channel : {}), cognitive: false, initialChannel: fixed };
   }
+  if (o.controller !== undefined) doc.controller = { ...(isObject(doc.controller) ? doc.controller : {}), enabled: o.controller };
   if (o.acc !== undefined || o.accMode !== undefined) {
     const acc: Record<string, unknown> = { ...(isObject(doc.acc) ? doc.acc : {}) };
     if (o.acc !== undefined) {
@@ -379,6 +383,9 @@ function semanticIssues(sc: Scenario): ConfigIssue[] {
     else if (dst === f.src) issues.push({ path: `/flows/${i}/dst`, value: f.dst, expected: `a router other than the source (${f.src})` });
     if (f.stopS !== 0 && f.stopS <= f.startS) issues.push({ path: `/flows/${i}/stopS`, value: f.stopS, expected: `0 or later than startS (${f.startS} s)` });
   });
+  if (sc.controller.enabled && sc.acc.placement === 'nodes') {
+    issues.push({ path: '/acc/placement', value: 'nodes', expected: 'none, every or every-K: with the controller, TCP-ACC goes on the relays of the path it picks' });
+  }
   if (sc.acc.placement === 'nodes' && sc.acc.nodes.length === 0) {
     issues.push({ path: '/acc/nodes', value: sc.acc.nodes, expected: 'the routers to run TCP-ACC on, with placement "nodes"' });
   }
