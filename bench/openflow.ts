@@ -13,7 +13,7 @@
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { Rng } from '../src/core/rng.js';
-import { OFP_NO_BUFFER, OFPG_ANY, OFPP, type FlowMod } from '../src/openflow/actions.js';
+import { flowMod, type FlowMod } from '../src/openflow/actions.js';
 import { FlowTables } from '../src/openflow/flow-table.js';
 import { FlowTableForwarder } from '../src/openflow/forwarder.js';
 import { MultipathAodv } from '../src/routing/aodv.js';
@@ -31,21 +31,12 @@ const segment = new Uint8Array(1040);
 segment.set([0x27, 0x11, 0x13, 0x89]);
 const ip = (a: number): number => ((10 << 24) | (a << 8) | 1) >>> 0;
 
-const mod = (priority: number, dst: number, port: number): FlowMod => ({
-  cookie: 0n,
-  cookieMask: 0n,
-  tableId: 0,
-  command: 'add',
-  idleTimeout: 0,
-  hardTimeout: 0,
-  priority,
-  bufferId: OFP_NO_BUFFER,
-  outPort: OFPP.ANY,
-  outGroup: OFPG_ANY,
-  flags: 0,
-  match: { ethType: 0x0800, ipProto: 6, ipv4Dst: { value: ip(dst) }, tcpDst: 5001 },
-  instructions: [{ type: 'apply-actions', actions: [{ type: 'output', port, maxLen: 0 }] }],
-});
+const mod = (priority: number, dst: number, port: number): FlowMod =>
+  flowMod({
+    priority,
+    match: { ethType: 0x0800, ipProto: 6, ipv4Dst: { value: ip(dst) }, tcpDst: 5001 },
+    instructions: [{ type: 'apply-actions', actions: [{ type: 'output', port, maxLen: 0 }] }],
+  });
 
 function tableUs(entries: number): number {
   const tables = new FlowTables(1, { capacity: 4096 });

@@ -94,12 +94,18 @@ export class PacedEngine {
   private reschedule(): void {
     if (!this.running) return;
     const next = this.engine.nextAt();
-    if (this.timer !== undefined) clearTimeout(this.timer);
-    this.timer = undefined;
     if (next === undefined) return;
+    // A wake-up already set for this time or earlier stands (a pump that finds nothing due sets the next):
+    // most inputs schedule nothing earlier, and a timer per input would cost the medium more than its events.
+    if (this.timer !== undefined && this.timerAt <= next) return;
+    if (this.timer !== undefined) clearTimeout(this.timer);
     // Node timers have millisecond resolution: wake at or just after the event, never before it.
     // Events already due (a slice ran out) run after pending I/O, not in a tight loop that starves it.
     const waitMs = Math.max(0, Math.ceil((next - this.clock.now()) / 1000));
+    this.timerAt = next;
     this.timer = setTimeout(this.pump, waitMs);
   }
+
+  /** When the pending wake-up is for (engine time). */
+  private timerAt = 0;
 }

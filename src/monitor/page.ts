@@ -348,6 +348,8 @@ function connect() {
   };
 }
 function scheduleReconnect() {
+  // In the viewer's browser, not a router core: the jitter only keeps many open pages from
+  // reconnecting in step after a router restarts, so nothing here needs to be reproducible.
   var delay = backoffMs * (1 + Math.random() * 0.2);
   backoffMs = Math.min(backoffMs * 2, 10000);
   setStatus('disconnected', ' · retrying in ' + (delay / 1000).toFixed(1) + ' s');

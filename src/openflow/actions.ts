@@ -95,3 +95,28 @@ export interface FlowMod {
   match: OfMatch;
   instructions: OfInstruction[];
 }
+
+/**
+ * A FLOW_MOD with the defaults of a plain ADD: table 0, priority 0x8000 (the
+ * specification's OFP_DEFAULT_PRIORITY), no cookie, no timeouts, no flags,
+ * no buffer, no out_port or out_group filter, an empty match and no
+ * instructions; `over` sets the rest.
+ */
+export function flowMod(over: Partial<FlowMod> = {}): FlowMod {
+  return {
+    cookie: 0n,
+    cookieMask: 0n,
+    tableId: 0,
+    command: 'add',
+    idleTimeout: 0,
+    hardTimeout: 0,
+    priority: 0x8000,
+    bufferId: OFP_NO_BUFFER,
+    outPort: OFPP.ANY,
+    outGroup: OFPG_ANY,
+    flags: 0,
+    match: {},
+    instructions: [],
+    ...over,
+  };
+}

@@ -2,8 +2,8 @@ import type { Micros } from '../core/time.js';
 import type { Result } from '../core/result.js';
 import { err, ok } from '../core/result.js';
 import { formatFlow } from '../vnf/flow.js';
-import type { FlowMod, OfInstruction } from './actions.js';
-import { OFP_NO_BUFFER, OFPG_ANY, OFPP, OFPTT_ALL } from './actions.js';
+import type { OfInstruction } from './actions.js';
+import { flowMod as addFlowMod, OFPP, OFPTT_ALL } from './actions.js';
 import type { OfMatch } from './match.js';
 import type { OfMessage, OfPort } from '../wire/openflow/types.js';
 
@@ -503,21 +503,15 @@ export class CettController<K = string> {
   /** An ADD with an output to `port`, or a DELETE of every entry with the flow's cookie (port ignored). */
   private flowMod(spec: FlowSpec, command: 'add' | 'delete', match: OfMatch, port: number): OfMessage {
     const instructions: OfInstruction[] = command === 'add' ? [{ type: 'apply-actions', actions: [{ type: 'output', port, maxLen: 0 }] }] : [];
-    const mod: FlowMod = {
+    const mod = addFlowMod({
       cookie: BigInt(spec.id),
       cookieMask: command === 'delete' ? ALL_ONES : 0n,
       tableId: command === 'delete' ? OFPTT_ALL : 0,
       command,
-      idleTimeout: 0,
-      hardTimeout: 0,
       priority: this.priority,
-      bufferId: OFP_NO_BUFFER,
-      outPort: OFPP.ANY,
-      outGroup: OFPG_ANY,
-      flags: 0,
       match,
       instructions,
-    };
+    });
     this.counters.flowModsSent++;
     return { type: 'flow-mod', xid: this.nextXid(), mod };
   }

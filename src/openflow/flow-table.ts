@@ -1,3 +1,4 @@
+import { isUint } from '../wire/bytes.js';
 import type { FlowStatsRequest } from '../wire/openflow/types.js';
 import { RangeArgumentError } from '../core/errors.js';
 import { Heap } from '../core/heap.js';
@@ -211,7 +212,7 @@ export function outputsToGroup(instructions: readonly OfInstruction[], group: nu
 const cookieMatches = (entryCookie: bigint, cookie: bigint, mask: bigint): boolean => (entryCookie & mask) === (cookie & mask);
 
 function checkUint(field: string, v: unknown, max: number): void {
-  if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v > max) throw new RangeArgumentError(field, v, `an integer in [0, ${max}]`);
+  if (typeof v !== 'number' || !isUint(v, max)) throw new RangeArgumentError(field, v, `an integer in [0, ${max}]`);
 }
 
 function checkU64(field: string, v: unknown): void {

@@ -1,28 +1,15 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { seconds, US_PER_MS } from '../../src/core/time.js';
-import { OFP_NO_BUFFER, OFPG_ANY, OFPP, type FlowMod } from '../../src/openflow/actions.js';
+import { flowMod, OFPP, type FlowMod } from '../../src/openflow/actions.js';
 import { FlowTables } from '../../src/openflow/flow-table.js';
 import { FlowTableForwarder, packetFields } from '../../src/openflow/forwarder.js';
 import { portOfNeighbour } from '../../src/openflow/ports.js';
 import { star } from '../support/star.js';
 
 const ip = (a: number, b: number, c: number, d: number): number => ((a << 24) | (b << 16) | (c << 8) | d) >>> 0;
-const add = (priority: number, match: FlowMod['match'], actions: Array<{ type: 'output'; port: number; maxLen: number }>): FlowMod => ({
-  cookie: 0n,
-  cookieMask: 0n,
-  tableId: 0,
-  command: 'add',
-  idleTimeout: 0,
-  hardTimeout: 0,
-  priority,
-  bufferId: OFP_NO_BUFFER,
-  outPort: OFPP.ANY,
-  outGroup: OFPG_ANY,
-  flags: 0,
-  match,
-  instructions: [{ type: 'apply-actions', actions }],
-});
+const add = (priority: number, match: FlowMod['match'], actions: Array<{ type: 'output'; port: number; maxLen: number }>): FlowMod =>
+  flowMod({ priority, match, instructions: [{ type: 'apply-actions', actions }] });
 
 test("a mesh packet's fields: in-port from the neighbour it came from, IPv4 addresses of the routers, TCP ports", () => {
   const seg = Uint8Array.of(0x27, 0x11, 0x13, 0x89, 0, 0, 0, 0);

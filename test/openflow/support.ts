@@ -1,26 +1,11 @@
 import assert from 'node:assert/strict';
 import type { Result } from '../../src/core/result.js';
-import { OFP_NO_BUFFER, OFPG_ANY, OFPP, type FlowMod, type OfAction, type OfInstruction } from '../../src/openflow/actions.js';
+import { flowMod, OFPG_ANY, OFPP, type FlowMod, type OfAction, type OfInstruction } from '../../src/openflow/actions.js';
 import type { OfError } from '../../src/openflow/errors.js';
 import type { FlowStatsRequest } from '../../src/openflow/flow-table.js';
 
 /** A FLOW_MOD with defaults: add, table 0, priority 100, no timeouts, flags 0, empty match, no instructions. */
-export const mod = (over: Partial<FlowMod> = {}): FlowMod => ({
-  cookie: 0n,
-  cookieMask: 0n,
-  tableId: 0,
-  command: 'add',
-  idleTimeout: 0,
-  hardTimeout: 0,
-  priority: 100,
-  bufferId: OFP_NO_BUFFER,
-  outPort: OFPP.ANY,
-  outGroup: OFPG_ANY,
-  flags: 0,
-  match: {},
-  instructions: [],
-  ...over,
-});
+export const mod = (over: Partial<FlowMod> = {}): FlowMod => flowMod({ priority: 100, ...over });
 
 /** A flow or aggregate stats request with no restriction (table 0). */
 export const statsReq = (over: Partial<FlowStatsRequest> = {}): FlowStatsRequest => ({

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { execFile, execFileSync } from 'node:child_process';
 import { describe, test } from 'node:test';
-import { OFP_NO_BUFFER, OFPCML_NO_BUFFER, OFPG_ANY, OFPP, OFPQ_ALL, OFPTT_ALL, type FlowMod } from '../../../src/openflow/actions.js';
+import { flowMod, OFP_NO_BUFFER, OFPCML_NO_BUFFER, OFPG_ANY, OFPP, OFPQ_ALL, OFPTT_ALL, type FlowMod } from '../../../src/openflow/actions.js';
 import { encodeOf, parseOf } from '../../../src/wire/openflow/codec.js';
 import { OFPBMC, OFPET } from '../../../src/wire/openflow/constants.js';
 import type { MultipartReplyBody, MultipartRequestBody, OfMessage } from '../../../src/wire/openflow/types.js';
@@ -18,21 +18,7 @@ import { hex, MESSAGES, ovsCannotPrint, REPLY_BODIES, toHex } from './samples.js
  * again and let ovs-ofctl decode what the codec encodes.
  */
 
-const FLOW_MOD_BASE: FlowMod = {
-  cookie: 0n,
-  cookieMask: 0n,
-  tableId: 0,
-  command: 'add',
-  idleTimeout: 0,
-  hardTimeout: 0,
-  priority: 0x8000,
-  bufferId: OFP_NO_BUFFER,
-  outPort: OFPP.ANY,
-  outGroup: OFPG_ANY,
-  flags: 0,
-  match: {},
-  instructions: [],
-};
+const FLOW_MOD_BASE: FlowMod = flowMod();
 
 const ARP = hex('ffffffffffff00000000000108060001080006040001000000000001c0a80001000000000000c0a80002');
 
