@@ -19,12 +19,29 @@ interface ControllerOpts {
 
 const collect = (v: string, prev: string[]): string[] => [...prev, v];
 
-/** `tcp:SRC-DST:PORT` or `udp:SRC-DST` (mesh addresses) as a controller flow. */
+/**
+ * `tcp:SRC-DST:PORT` or `udp:SRC-DST[:PORT]` (mesh addresses) as a
+ * controller flow, optionally followed by `,label=L` (its IPv6 flow label,
+ * decimal or 0x hex) and `,queue=Q` (the QoS queue its entries set).
+ */
 export function parseFlowArg(text: string, id: number, acc: FlowSpec['acc']): FlowSpec {
-  const m = /^(tcp|udp):(\d+)-(\d+)(?::(\d+))?$/.exec(text);
-  if (!m) throw new UsageError(`--flow: "${text}" is not PROTO:SRC-DST[:PORT] (e.g. tcp:0-4:5001)`);
+  const [head = '', ...opts] = text.split(',');
+  const m = /^(tcp|udp):(\d+)-(\d+)(?::(\d+))?$/.exec(head);
+  if (!m) throw new UsageError(`--flow: "${text}" is not PROTO:SRC-DST[:PORT][,label=L][,queue=Q] (e.g. tcp:0-4:5001 or udp:0-4,label=0x100)`);
   const [, proto, src, dst, port] = m;
-  return { id, proto: proto as 'tcp' | 'udp', srcAddr: Number(src), dstAddr: Number(dst), ...(port !== undefined ? { dstPort: Number(port) } : {}), ...(acc && proto === 'tcp' ? { acc } : {}) };
+  const spec: FlowSpec = { id, proto: proto as 'tcp' | 'udp', srcAddr: Number(src), dstAddr: Number(dst), ...(port !== undefined ? { dstPort: Number(port) } : {}), ...(acc && proto === 'tcp' ? { acc } : {}) };
+  const seen = new Set<string>();
+  for (const o of opts) {
+    const kv = /^(label|queue)=(0x[0-9a-fA-F]+|\d+)$/.exec(o);
+    if (!kv) throw new UsageError(`--flow: "${o}" in "${text}" is not label=L or queue=Q (decimal or 0x hex)`);
+    const key = kv[1] as 'label' | 'queue';
+    if (seen.has(key)) throw new UsageError(`--flow: ${key} is given twice in "${text}"`);
+    seen.add(key);
+    // label=0 is no label, as in scenarios and traffic flows.
+    if (key === 'label' && Number(kv[2]) === 0) continue;
+    spec[key] = Number(kv[2]);
+  }
+  return spec;
 }
 
 /**
@@ -37,7 +54,7 @@ export function controllerCommand(): Command {
   return new Command('controller')
     .description('run the CETT controller: routers in openflow active mode connect; each --flow goes along its minimum-CETT path, with TCP-ACC VNFs on its relays when asked')
     .option('--listen <host:port>', 'where routers connect', '127.0.0.1:6653')
-    .option('--flow <proto:src-dst[:port]>', 'a flow to place, e.g. tcp:0-4:5001 (repeatable)', collect, [])
+    .option('--flow <proto:src-dst[:port][,label=L][,queue=Q]>', 'a flow to place, e.g. tcp:0-4:5001 or udp:0-4,label=0x100 (repeatable)', collect, [])
     .option('--acc <every|every-K>', 'TCP-ACC on the relays of TCP flows')
     .addOption(new Option('--acc-mode <mode>', 'TCP-ACC mode').choices(['split', 'e2e']).default('split'))
     .option('--hysteresis <fraction>', 'move a flow when its CETT is this much above the best', '0.2')

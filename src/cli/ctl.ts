@@ -191,14 +191,19 @@ function formatRoutes(rs: RouteView[]): string {
 
 function formatQueues(qs: QueueView[]): string {
   if (qs.length === 0) return none('queues');
-  return table(['channel', 'packets', 'bytes'], qs.map((q) => [String(q.channel), String(q.packets), String(q.bytes)]));
+  // One column per QoS class (packets waiting in it), highest priority first.
+  const names = qs[0]?.classes.map((c) => c.name) ?? [];
+  return table(
+    ['channel', 'packets', 'bytes', ...names],
+    qs.map((q) => [String(q.channel), String(q.packets), String(q.bytes), ...names.map((n) => String(q.classes.find((c) => c.name === n)?.packets ?? 0))]),
+  );
 }
 
 function formatFlows(fs: FlowView[]): string {
   if (fs.length === 0) return none('flows');
   return table(
-    ['proto', 'src', 'dst', 'flow', 'role', 'packets', 'bytes', 'next hop', 'last'],
-    fs.map((f) => [f.proto, String(f.src), String(f.dst), String(f.flow), f.role, String(f.packets), String(f.bytes), dash(f.nextHop), time(f.lastUs)]),
+    ['proto', 'src', 'dst', 'flow', 'label', 'role', 'packets', 'bytes', 'next hop', 'last'],
+    fs.map((f) => [f.proto, String(f.src), String(f.dst), String(f.flow), f.label ? `0x${f.label.toString(16).padStart(5, '0')}` : '-', f.role, String(f.packets), String(f.bytes), dash(f.nextHop), time(f.lastUs)]),
   );
 }
 

@@ -17,6 +17,7 @@ interface TestbedOpts {
   medium: string;
   controlBase: string;
   monitorBase: string;
+  openflowBase: string;
   verbose?: boolean;
   logFormat: 'pretty' | 'json';
 }
@@ -44,6 +45,7 @@ export function testbedCommand(): Command {
     .option('--medium <endpoint>', "the medium's ZeroMQ endpoint", DEFAULT_TESTBED_PORTS.medium)
     .option('--control-base <port>', "router 0's control API port (telemetry on the next; +10 per router)", String(DEFAULT_TESTBED_PORTS.controlBase))
     .option('--monitor-base <port>', "router 0's monitor port (+1 per router)", String(DEFAULT_TESTBED_PORTS.monitorBase))
+    .option('--openflow-base <port>', "router 0's passive OpenFlow agent port, when node.openflow.mode is passive (+1 per router)", String(DEFAULT_TESTBED_PORTS.openflowBase))
     .option('--verbose', "relay every line the routers log (each sensing round, too)")
     .addOption(new Option('--log-format <format>', 'log lines for people or one JSON object a line').choices(['pretty', 'json']).default('pretty'))
     .action(async (file: string, o: TestbedOpts) => {
@@ -60,7 +62,7 @@ export function testbedCommand(): Command {
       const seed = o.seed === undefined ? sc.seed : Number(o.seed);
       if (!Number.isSafeInteger(seed) || seed < 0) throw new UsageError(`--seed: "${o.seed}" is not a seed (an integer >= 0)`);
       const host = '127.0.0.1';
-      const plan = planTestbed(sc, seed, { ...DEFAULT_TESTBED_PORTS, medium: o.medium, host, controlBase: port('--control-base', o.controlBase), monitorBase: port('--monitor-base', o.monitorBase) });
+      const plan = planTestbed(sc, seed, { ...DEFAULT_TESTBED_PORTS, medium: o.medium, host, controlBase: port('--control-base', o.controlBase), monitorBase: port('--monitor-base', o.monitorBase), openflowBase: port('--openflow-base', o.openflowBase) });
       const log = createLogger({ level: 'info', format: o.logFormat });
       const sup = new Supervisor(plan, { log, mediumEndpoint: o.medium, verbose: o.verbose === true });
       log.info(

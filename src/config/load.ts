@@ -104,6 +104,7 @@ function semanticIssues(cfg: unknown): ConfigIssue[] {
   }
 
   issues.push(...controlPlaneIssues(cfg));
+  issues.push(...qosIssues(cfg));
 
   const count = get(cfg, 'channelPlan', 'channels');
   if (count !== 11 && count !== 13) return issues; // the schema has reported it; no plan to check channels against
@@ -173,6 +174,24 @@ function semanticIssues(cfg: unknown): ConfigIssue[] {
   const phases = get(cfg, 'sim', 'band', 'phases');
   if (Array.isArray(phases)) phases.forEach((ph: unknown, i) => checkPns(`/sim/band/phases/${i}/pn`, get(ph, 'pn')));
 
+  return issues;
+}
+
+/** QoS classes: each name, label and queue belongs to one class. */
+function qosIssues(cfg: unknown): ConfigIssue[] {
+  const issues: ConfigIssue[] = [];
+  const classes = get(cfg, 'qos', 'classes');
+  if (!Array.isArray(classes)) return issues;
+  for (const key of ['name', 'label', 'queue'] as const) {
+    const first = new Map<unknown, number>();
+    classes.forEach((c: unknown, i) => {
+      const v = get(c, key);
+      if (v === undefined) return;
+      const at = first.get(v);
+      if (at === undefined) first.set(v, i);
+      else issues.push({ path: `/qos/classes/${i}/${key}`, value: v, expected: `a ${key} no other class has (class ${at} has it)` });
+    });
+  }
   return issues;
 }
 

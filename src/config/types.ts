@@ -40,6 +40,8 @@ export interface NodeConfig {
     /** Packets each channel queue holds. */
     queuePackets: number;
   };
+  /** QoS classes inside each channel queue (seeds/002), highest priority first; best effort is queue 0 below them. */
+  qos: { classes: QosClassConfig[]; burstMs: number };
   routing: RoutingConfig;
   /** The emulated band the `sim` front-ends receive from, and the air medium process they join. */
   sim: { band: BandConfig; medium: { endpoint: string; xM: number; yM: number } };
@@ -75,12 +77,25 @@ export interface NodeConfig {
   };
 }
 
+/** A QoS class: packets with its flow label (or an OpenFlow set_queue to its queue) wait in its queue. */
+export interface QosClassConfig {
+  name: string;
+  /** The IPv6 flow label (QoS tag) of its packets, 1-0xfffff. */
+  label: number;
+  /** Its queue id on every port (OpenFlow set_queue, queue stats). */
+  queue: number;
+  /** Rate guaranteed in each channel queue, kbps. */
+  minKbps: number;
+}
+
 /** One test flow of a router daemon. */
 export interface TrafficFlowConfig {
   id: number;
   kind: 'udp-cbr' | 'tcp-bulk';
   src: number;
   dst: number;
+  /** IPv6 flow label of its packets (its QoS class); 0: none. */
+  label: number;
   rateMbps: number;
   packetBytes: number;
   port: number;

@@ -5,7 +5,8 @@ import type { NodeConfig } from '../config/types.js';
 import { Rng } from '../core/rng.js';
 import { US_PER_MS, type Micros } from '../core/time.js';
 import type { AodvParams } from '../routing/aodv.js';
-import type { ChannelSchedulerParams } from '../sched/types.js';
+import { BEST_EFFORT_QUEUE } from '../sched/classes.js';
+import type { ChannelSchedulerParams, QosClass } from '../sched/types.js';
 import { CooperativeSensing, type CooperativeParams, type SharedWorkload } from '../sensing/cooperative.js';
 import { SensingSchedule, type SensingScheduleParams, type Visit } from '../sensing/schedule.js';
 import { WorkloadEstimator, type ChannelObservation } from '../sensing/workload.js';
@@ -103,7 +104,19 @@ export function schedulerParams(cfg: NodeConfig, channels: readonly number[]): C
     switchingIntervalUs: cfg.switching.intervalMs * US_PER_MS,
     overheadUs: cfg.switching.overheadUs,
     adaptive: cfg.switching.adaptive,
+    classes: qosClasses(cfg),
   };
+}
+
+/** The QoS queues of every link as OpenFlow shows them: id and guaranteed rate, highest priority first. */
+export function qosQueues(cfg: NodeConfig): Array<{ queue: number; minKbps: number }> {
+  return qosClasses(cfg).map(({ queue, minKbps }) => ({ queue, minKbps }));
+}
+
+/** The scheduler's classes from `qos`: the configured ones in order, then best effort (queue 0). */
+export function qosClasses(cfg: NodeConfig): QosClass[] {
+  const burstUs = cfg.qos.burstMs * US_PER_MS;
+  return [...cfg.qos.classes.map((c) => ({ queue: c.queue, minKbps: c.minKbps, burstUs })), { queue: BEST_EFFORT_QUEUE, minKbps: 0, burstUs: 0 }];
 }
 
 export function usableChannels(cfg: NodeConfig, plan: ChannelPlan): number[] {

@@ -21,7 +21,7 @@ import type { FlowPattern, VnfInfo } from '../vnf/types.js';
 import { logEvent } from './run.js';
 import type { Logger } from './log.js';
 import { MeshRouter, type RouterEvent } from './router.js';
-import { LiveConfigView, spectrumView, type FlowView, type QueueView, type RouterStatus, type RouterView, type SpectrumView } from './view.js';
+import { LiveConfigView, queueName, spectrumView, type FlowView, type QueueView, type RouterStatus, type RouterView, type SpectrumView } from './view.js';
 
 /** What a router's test traffic did, as its status shows it. */
 export interface TrafficView {
@@ -112,7 +112,8 @@ export class MeshNode extends LiveConfigView implements RouterView {
     const tcp = new SimTcp({
       engine: paced.engine,
       rng: rng.fork('tcp'),
-      originate: (from, to, flow, seq, bytes, now) => routerRef.r!.originate(to, 'tcp', flow, seq, bytes, now),
+      // Both directions of a TCP flow carry its label.
+      originate: (from, to, flow, seq, bytes, now) => routerRef.r!.originate(to, 'tcp', flow, seq, bytes, now, { label: cfg.traffic.flows.find((f) => f.id === flow)?.label ?? 0 }),
       local: (addr) => addr === cfg.node.id,
     });
     const router = paced.inject(
@@ -193,6 +194,7 @@ export class MeshNode extends LiveConfigView implements RouterView {
       capacityKbps: () => Math.round(this.cfg.channel.capacityMbps * 1000),
       link: (addr) => r.links.get(addr),
       local: () => ({ rxPackets: r.counters.delivered, rxBytes: 0, txPackets: r.counters.originated, txBytes: 0, txDropped: 0 }),
+      queues: () => r.qosQueues(),
     };
   }
 
@@ -223,7 +225,7 @@ export class MeshNode extends LiveConfigView implements RouterView {
         // A daemon runs until stopped: its sinks remember a window of packets, not all of them.
         if (f.dst === this.id) this.udpSinks.set(f.id, new FlowSink({ ...rec }, 8192));
         if (f.src !== this.id) continue;
-        const src = new CbrSource(rec, f.packetBytes, (flow, seq, payload, now) => this.router.originate(f.dst, 'udp', flow, seq, payload, now));
+        const src = new CbrSource(rec, f.packetBytes, (flow, seq, payload, now) => this.router.originate(f.dst, 'udp', flow, seq, payload, now, { label: f.label }));
         this.udpSources.set(f.id, src);
         const tick = (now: Micros): void => {
           if (this.stopped) return;
@@ -377,7 +379,7 @@ export class MeshNode extends LiveConfigView implements RouterView {
   }
 
   queues(): QueueView[] {
-    return this.router.sched.queues();
+    return this.router.sched.queues().map((q) => ({ ...q, classes: q.classes.map((c) => ({ ...c, name: queueName(this.cfg, c.queue) })) }));
   }
 
   flows(): FlowView[] {

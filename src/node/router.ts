@@ -6,9 +6,10 @@ import type { NodeConfig } from '../config/types.js';
 import type { EventEngine, EventId } from '../core/engine.js';
 import type { Rng } from '../core/rng.js';
 import type { Micros } from '../core/time.js';
-import { aodvParams, NodeCore, schedulerParams, type NodeAction, type NodeEvent } from './core.js';
+import { aodvParams, NodeCore, qosQueues, schedulerParams, type NodeAction, type NodeEvent } from './core.js';
 import { MultipathAodv, type AodvAction } from '../routing/aodv.js';
 import { ChannelScheduler, noDrops } from '../sched/channel-scheduler.js';
+import { BEST_EFFORT_QUEUE } from '../sched/classes.js';
 import type { DropReason, QueuedPacket, SchedAction } from '../sched/types.js';
 import type { EnergyDetector } from '../sensing/detector.js';
 import { VisitTally, type ChannelObservation } from '../sensing/workload.js';
@@ -59,7 +60,11 @@ export interface R1Change {
 }
 
 /** What a flow table decides for a data packet ahead of AODV. */
-export type ForwardDecision = { kind: 'next-hop'; nextHop: NodeAddr } | { kind: 'deliver' } | { kind: 'drop' };
+export type ForwardDecision =
+  /** `queue`: the QoS queue an OpenFlow set_queue put it in (absent: its flow label's class). */
+  | { kind: 'next-hop'; nextHop: NodeAddr; queue?: number }
+  | { kind: 'deliver' }
+  | { kind: 'drop' };
 
 export interface Forwarder {
   /** `inFrom`: the neighbour it came from (undefined: originated here). Undefined: no entry, AODV routes it. */
@@ -86,6 +91,19 @@ export interface FlowEntry {
   bytes: number;
   nextHop: NodeAddr | undefined;
   lastUs: Micros;
+  /** The flow label of its last packet (0: none); a VNF answering for the flow sends with it. */
+  label: number;
+}
+
+/** Data traffic on one neighbour link, and per QoS queue (the OpenFlow agent's port and queue counters). */
+export interface LinkCounters {
+  rxPackets: number;
+  rxBytes: number;
+  txPackets: number;
+  txBytes: number;
+  txDropped: number;
+  /** Per queue id: packets and bytes sent, and packets lost (queue overrun or the MAC giving up). */
+  queues: Map<number, { txPackets: number; txBytes: number; txErrors: number }>;
 }
 
 const flowKey = (h: DataHeader): string => `${h.proto} ${h.src} ${h.dst} ${h.flow}`;
@@ -119,7 +137,7 @@ export class MeshRouter {
   /** Each neighbour's R1 channel, from its HELLOs. */
   private readonly neighbourR1 = new Map<NodeAddr, number>();
   /** Packets this router originated while their route is being discovered. */
-  private readonly pending = new Map<NodeAddr, Array<{ bytes: Uint8Array; entry: FlowEntry | undefined }>>();
+  private readonly pending = new Map<NodeAddr, Array<{ bytes: Uint8Array; entry: FlowEntry | undefined; queue: number }>>();
   private readonly alarms: Record<'core' | 'aodv' | 'sched' | 'preempt' | 'vnf', { id: EventId | undefined; at: Micros | undefined }> = {
     vnf: { id: undefined, at: undefined },
     core: { id: undefined, at: undefined },
@@ -159,13 +177,38 @@ export class MeshRouter {
   private readonly flowTable = new Map<string, FlowEntry>();
   /** A flow table set after construction (the daemon's OpenFlow agent starts once the router runs). */
   forwarder: Forwarder | undefined;
-  /** Data traffic per neighbour link (the OpenFlow agent's port counters). */
-  readonly links = new Map<NodeAddr, { rxPackets: number; rxBytes: number; txPackets: number; txBytes: number; txDropped: number }>();
+  /** Data traffic per neighbour link (the OpenFlow agent's port and queue counters). */
+  readonly links = new Map<NodeAddr, LinkCounters>();
+  /** Flow label to QoS queue, from `qos.classes`. */
+  private labelQueue = new Map<number, number>();
 
-  private link(addr: NodeAddr): { rxPackets: number; rxBytes: number; txPackets: number; txBytes: number; txDropped: number } {
+  private link(addr: NodeAddr): LinkCounters {
     let l = this.links.get(addr);
-    if (!l) this.links.set(addr, (l = { rxPackets: 0, rxBytes: 0, txPackets: 0, txBytes: 0, txDropped: 0 }));
+    if (!l) this.links.set(addr, (l = { rxPackets: 0, rxBytes: 0, txPackets: 0, txBytes: 0, txDropped: 0, queues: new Map() }));
     return l;
+  }
+
+  /** A link's counters of one queue. */
+  private linkQueue(addr: NodeAddr, queue: number | undefined): { txPackets: number; txBytes: number; txErrors: number } {
+    const qs = this.link(addr).queues;
+    const id = queue ?? BEST_EFFORT_QUEUE;
+    let c = qs.get(id);
+    if (!c) qs.set(id, (c = { txPackets: 0, txBytes: 0, txErrors: 0 }));
+    return c;
+  }
+
+  /**
+   * The QoS queue a packet waits in at R2: the one an OpenFlow set_queue
+   * named, else its flow label's class; best effort when that queue is not
+   * one of the classes.
+   */
+  private queueOf(h: DataHeader, setQueue?: number): number {
+    const q = setQueue ?? this.labelQueue.get(h.label ?? 0) ?? BEST_EFFORT_QUEUE;
+    return this.sched.hasQueue(q) ? q : BEST_EFFORT_QUEUE;
+  }
+
+  private learnLabels(cfg: NodeConfig): void {
+    this.labelQueue = new Map(cfg.qos.classes.map((c) => [c.label, c.queue]));
   }
 
   constructor(
@@ -187,6 +230,7 @@ export class MeshRouter {
       aodvParams(cfg),
     );
     this.sched = new ChannelScheduler<Uint8Array>(schedulerParams(cfg, p.plan.numbers), p.engine.now());
+    this.learnLabels(cfg);
     const at = p.position;
     const id = cfg.node.name;
     this.r1 = p.medium.addStation(
@@ -223,10 +267,13 @@ export class MeshRouter {
   /**
    * An application on this router sends `payload` to `dst`; a VNF speaking
    * for another end gives that end's address as `from` (the header's source).
+   * `label`: the IPv6 flow label it marks the packets with (its QoS class).
    */
-  originate(dst: NodeAddr, proto: DataProto, flow: number, seq: number, payload: Uint8Array, now: Micros, from: NodeAddr = this.addr): void {
+  originate(dst: NodeAddr, proto: DataProto, flow: number, seq: number, payload: Uint8Array, now: Micros, opts: { from?: NodeAddr; label?: number } = {}): void {
     this.counters.originated++;
+    const from = opts.from ?? this.addr;
     const header: DataHeader = { src: from, dst, ttl: this.cfg.routing.netDiameter, proto, flow, seq };
+    if (opts.label) header.label = opts.label;
     const entry = this.note(header, from === this.addr ? 'source' : 'relay', payload.length, now);
     if (this.failed) {
       this.drop('router-down', header);
@@ -239,7 +286,7 @@ export class MeshRouter {
       return;
     }
     if (this.byFlowTable(header, payload, bytes, undefined, now, entry)) return;
-    this.route(bytes, dst, undefined, now, entry);
+    this.route(bytes, dst, undefined, now, this.queueOf(header), entry);
   }
 
   /** The flow table's decision, carried out; false when it has none (AODV routes the packet). */
@@ -262,18 +309,27 @@ export class MeshRouter {
           return true;
         }
         entry.nextHop = d.nextHop;
-        const r = this.sched.enqueue(channel, { nextHop: d.nextHop, bytes: bytes.length, enqueuedUs: now, item: bytes }, now);
-        if (r.ok) this.runSched(this.sched.tick(now), now);
+        this.enqueue(channel, d.nextHop, bytes, this.queueOf(header, d.queue), now);
         return true;
       }
     }
   }
 
-  /** Sends a packet on toward `dst`; `entry` is its line of the flow table, which learns the next hop taken. */
-  private route(bytes: Uint8Array, dst: NodeAddr, prevHop: NodeAddr | undefined, now: Micros, entry?: FlowEntry): void {
+  /** Hands a packet to R2's queue of `channel`, in QoS queue `queue`; a refusal or a push-out is counted on its link's queue. */
+  private enqueue(channel: number, nextHop: NodeAddr, bytes: Uint8Array, queue: number, now: Micros): void {
+    const r = this.sched.enqueue(channel, { nextHop, bytes: bytes.length, enqueuedUs: now, item: bytes, queue }, now);
+    if (r.ok) this.runSched(this.sched.tick(now), now);
+    else {
+      this.linkQueue(nextHop, queue).txErrors++;
+      this.tellDrop(r.reason, bytes);
+    }
+  }
+
+  /** Sends a packet on toward `dst` in QoS queue `queue`; `entry` is its line of the flow table, which learns the next hop taken. */
+  private route(bytes: Uint8Array, dst: NodeAddr, prevHop: NodeAddr | undefined, now: Micros, queue: number, entry?: FlowEntry): void {
     const hop = this.aodv.lookup(dst, now);
     if (!hop) {
-      if (prevHop === undefined) this.hold(bytes, dst, now, entry);
+      if (prevHop === undefined) this.hold(bytes, dst, now, queue, entry);
       else {
         this.drop('no-route', bytes);
         this.runAodv(this.aodv.noRoute(dst, prevHop, now), now);
@@ -287,15 +343,14 @@ export class MeshRouter {
     }
     this.aodv.forwarding(dst, prevHop, hop.nextHop, now);
     if (entry) entry.nextHop = hop.nextHop;
-    const r = this.sched.enqueue(channel, { nextHop: hop.nextHop, bytes: bytes.length, enqueuedUs: now, item: bytes }, now);
-    if (r.ok) this.runSched(this.sched.tick(now), now);
+    this.enqueue(channel, hop.nextHop, bytes, queue, now);
   }
 
-  private hold(bytes: Uint8Array, dst: NodeAddr, now: Micros, entry: FlowEntry | undefined): void {
+  private hold(bytes: Uint8Array, dst: NodeAddr, now: Micros, queue: number, entry: FlowEntry | undefined): void {
     let q = this.pending.get(dst);
     if (!q) this.pending.set(dst, (q = []));
     if (q.length >= this.cfg.routing.bufferPackets) this.drop('buffer-full', bytes);
-    else q.push({ bytes, entry });
+    else q.push({ bytes, entry, queue });
     // Discovery starts whether or not the packet could be held (a buffer of 0 holds none).
     this.runAodv(this.aodv.discover(dst, now), now);
   }
@@ -379,14 +434,15 @@ export class MeshRouter {
     const out = { ...header, ttl: header.ttl - 1 };
     const bytes = encodeData(out, payload);
     if (this.byFlowTable(out, payload, bytes, prevHop, now, entry)) return;
-    this.route(bytes, header.dst, prevHop, now, entry);
+    this.route(bytes, header.dst, prevHop, now, this.queueOf(header), entry);
   }
 
   /** The flow-table entry of a packet seen here, counted; `route` notes the next hop it takes. */
   private note(h: DataHeader, role: FlowEntry['role'], bytes: number, now: Micros): FlowEntry {
     const key = flowKey(h);
     let e = this.flowTable.get(key);
-    if (!e) this.flowTable.set(key, (e = { proto: h.proto, src: h.src, dst: h.dst, flow: h.flow, role, packets: 0, bytes: 0, nextHop: undefined, lastUs: now }));
+    if (!e) this.flowTable.set(key, (e = { proto: h.proto, src: h.src, dst: h.dst, flow: h.flow, role, packets: 0, bytes: 0, nextHop: undefined, lastUs: now, label: 0 }));
+    e.label = h.label ?? 0;
     e.packets++;
     e.bytes += bytes;
     e.lastUs = now;
@@ -421,10 +477,16 @@ export class MeshRouter {
       return;
     }
     const lk = this.link(f.packet.nextHop);
+    const lq = this.linkQueue(f.packet.nextHop, f.packet.queue);
     if (outcome.ok) {
       lk.txPackets++;
       lk.txBytes += f.packet.bytes;
-    } else lk.txDropped++;
+      lq.txPackets++;
+      lq.txBytes += f.packet.bytes;
+    } else {
+      lk.txDropped++;
+      lq.txErrors++;
+    }
     if (!outcome.ok) {
       // The MAC gave up on the next hop: AODV fails over to an alternate path
       // or reports the break; what was queued for that neighbour is rerouted.
@@ -494,7 +556,7 @@ export class MeshRouter {
         case 'route-found': {
           const q = this.pending.get(a.dst);
           this.pending.delete(a.dst);
-          for (const held of q ?? []) this.route(held.bytes, a.dst, undefined, now, held.entry);
+          for (const held of q ?? []) this.route(held.bytes, a.dst, undefined, now, held.queue, held.entry);
           break;
         }
         case 'route-failed': {
@@ -548,7 +610,8 @@ export class MeshRouter {
           break;
         }
         case 'drop':
-          // Counted by the scheduler itself; only the flow hears of it.
+          // Counted by the scheduler itself; the link's queue and the flow hear of it.
+          if (a.reason === 'queue-full') this.linkQueue(a.packet.nextHop, a.packet.queue).txErrors++;
           this.tellDrop(a.reason, a.packet.item);
           break;
       }
@@ -618,7 +681,14 @@ export class MeshRouter {
     // Lifecycle events stay with the manager (its list() says what started, stopped or failed); the daemon hears them.
     const { packets, events } = vnf.poll(now);
     if (this.p.onEvent) for (const event of events) this.p.onEvent({ kind: 'vnf', event });
-    for (const p of packets) this.originate(meshAddr(p.dst), p.proto, p.tag ?? 0xffff, this.vnfSeq++ >>> 0, p.bytes, now, meshAddr(p.src));
+    for (const p of packets) {
+      const src = meshAddr(p.src);
+      const dst = meshAddr(p.dst);
+      const flow = p.tag ?? 0xffff;
+      // The VNF speaks for the flow: its packets keep the flow's label (its QoS class).
+      const label = this.flowTable.get(`${p.proto} ${src} ${dst} ${flow}`)?.label;
+      this.originate(dst, p.proto, flow, this.vnfSeq++ >>> 0, p.bytes, now, { from: src, label });
+    }
     this.rearm();
   }
 
@@ -644,6 +714,7 @@ export class MeshRouter {
     this.retuneUs = cfg.switching.overheadUs;
     this.cfg = cfg;
     this.runSched(this.sched.setParams(schedulerParams(cfg, this.p.plan.numbers), now), now);
+    this.learnLabels(cfg);
     this.p.onEvent?.({ kind: 'reconfigured', changed, atUs: now });
     this.rearm();
   }
@@ -806,6 +877,11 @@ export class MeshRouter {
       out.push({ channel, meanPackets: (this.queueSum.get(channel) ?? 0) / Math.max(1, this.queueSamples), maxPackets: max });
     }
     return out;
+  }
+
+  /** The QoS queues of every link, highest priority first (best effort, queue 0, last), with their guaranteed rates. */
+  qosQueues(): Array<{ queue: number; minKbps: number }> {
+    return qosQueues(this.cfg);
   }
 
   /** Live neighbours (heard within the HELLO loss time) and the R1 channel each announced last. */

@@ -7,6 +7,7 @@ import type { FlowPattern, VnfInfo } from '../vnf/types.js';
 import type { DriverEvent } from './driver.js';
 import type { Logger } from './log.js';
 import { startNode, type RunningNode } from './run.js';
+import { qosQueues } from './core.js';
 import { startOpenFlow, type OpenFlowSide } from '../openflow/node.js';
 import { LiveConfigView, spectrumView, type FlowView, type QueueView, type RouterStatus, type RouterView, type SpectrumView } from './view.js';
 
@@ -52,6 +53,7 @@ export class StandaloneNode extends LiveConfigView implements RouterView {
             capacityKbps: () => Math.round(v.cfg.channel.capacityMbps * 1000),
             link: () => undefined,
             local: () => ({ rxPackets: 0, rxBytes: 0, txPackets: 0, txBytes: 0, txDropped: 0 }),
+            queues: () => qosQueues(v.cfg),
           },
           log,
           process.env.npm_package_version ?? '0.1.0',

@@ -66,6 +66,13 @@ export interface QueueView {
   channel: number;
   packets: number;
   bytes: number;
+  /** The QoS classes' queues inside it, highest priority first (best effort, queue 0, last). */
+  classes: Array<{ queue: number; name: string; packets: number; bytes: number }>;
+}
+
+/** A QoS queue's name: its class's, or best-effort for queue 0. */
+export function queueName(cfg: NodeConfig, queue: number): string {
+  return cfg.qos.classes.find((c) => c.queue === queue)?.name ?? (queue === 0 ? 'best-effort' : `queue-${queue}`);
 }
 
 export interface FlowView {
@@ -80,6 +87,8 @@ export interface FlowView {
   /** The next hop its last packet took (relay and source). */
   nextHop: number | undefined;
   lastUs: Micros;
+  /** The IPv6 flow label (QoS tag) of its last packet; 0: none. */
+  label: number;
 }
 
 export interface SpectrumChannel {
@@ -123,6 +132,7 @@ export const LIVE_FIELDS: readonly string[] = Object.freeze([
   'sensing.cooperative',
   'switching.intervalMs',
   'switching.adaptive',
+  'qos',
   'channel.capacityMbps',
   'channel.hysteresis',
   'channel.minDwellMs',

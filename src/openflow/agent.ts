@@ -13,6 +13,8 @@ import {
   OFPHFC,
   OFPIT,
   OFPMPF_REQ_MORE,
+  OFPQOFC,
+  QUEUE_RATE_MAX,
   OFPRRFC,
   OFPPF,
   OFPPS,
@@ -45,6 +47,14 @@ export interface PortCounters {
   txPackets: number;
   txBytes: number;
   txDropped: number;
+  /** A link port's counters per QoS queue id (absent on LOCAL, which has no R2 queue). */
+  queues?: ReadonlyMap<number, { txPackets: number; txBytes: number; txErrors: number }>;
+}
+
+/** A QoS queue of every link port: its id and its guaranteed rate (0: none, best effort). */
+export interface AgentQueue {
+  queue: number;
+  minKbps: number;
 }
 
 /** What the agent reads of its router. */
@@ -52,6 +62,8 @@ export interface AgentRouter {
   /** The ports now (LOCAL and one per live neighbour link). */
   ports(): LinkPort[];
   counters(portNo: number): PortCounters | undefined;
+  /** The QoS queues of each link port, highest priority first, best effort (0) among them. */
+  queues(): AgentQueue[];
 }
 
 /** What the agent asks of the router's VNF manager when the controller places VNFs (the experimenter message of controller.ts). */
@@ -270,6 +282,22 @@ export class OfAgent {
       case 'multipart-request':
         this.multipart(s, m.xid, m.flags, m.body, bytes, now);
         return;
+      case 'queue-get-config-request': {
+        // The QoS queues of the link ports (LOCAL has none); a guarantee as min_rate, in 1/10 % of the link's C.
+        const links = this.o.router.ports().filter((p) => p.portNo !== OFPP.LOCAL && (m.portNo === OFPP.ANY || p.portNo === m.portNo));
+        if (m.portNo !== OFPP.ANY && links.length === 0) return this.sendError(s, errorReply(bytes, { type: OFPET.QUEUE_OP_FAILED, code: OFPQOFC.BAD_PORT }, m.xid));
+        const queues = this.o.router.queues();
+        const permille = (kbps: number, p: LinkPort): number => Math.min(QUEUE_RATE_MAX, Math.max(1, Math.round((kbps / Math.max(1, p.maxKbps)) * 1000)));
+        this.send(s, {
+          type: 'queue-get-config-reply',
+          xid: m.xid,
+          portNo: m.portNo,
+          queues: links.flatMap((p) =>
+            queues.map((q) => ({ queueId: q.queue, portNo: p.portNo, properties: q.minKbps > 0 ? [{ type: 'min-rate' as const, rate: permille(q.minKbps, p) }] : [] })),
+          ),
+        });
+        return;
+      }
       case 'experimenter':
         this.experimenter(s, m.experimenter, m.expType, m.data, bytes, m.xid);
         return;
@@ -406,10 +434,14 @@ export class OfAgent {
         break;
       }
       case 'queue': {
-        const ports = this.o.router.ports().filter((p) => body.portNo === OFPP.ANY || p.portNo === body.portNo);
+        // Every link port has the QoS queues (the classes inside R2's channel queues); LOCAL has none.
+        const links = this.o.router.ports().filter((p) => p.portNo !== OFPP.LOCAL);
+        const ports = links.filter((p) => body.portNo === OFPP.ANY || p.portNo === body.portNo);
+        if (body.portNo !== OFPP.ANY && ports.length === 0) return this.sendError(s, errorReply(bytes, { type: OFPET.QUEUE_OP_FAILED, code: OFPQOFC.BAD_PORT }, xid));
+        const queues = this.o.router.queues().filter((q) => body.queueId === OFPQ_ALL || q.queue === body.queueId);
+        if (body.queueId !== OFPQ_ALL && queues.length === 0) return this.sendError(s, errorReply(bytes, { type: OFPET.QUEUE_OP_FAILED, code: OFPQOFC.BAD_QUEUE }, xid));
         const stats: QueueStats[] = [];
-        // One queue (id 0) per port: the channel queue R2 serves that link from.
-        if (body.queueId === OFPQ_ALL || body.queueId === 0) for (const p of ports) stats.push(this.queueStats(p, now));
+        for (const p of ports) for (const q of queues) stats.push(this.queueStats(p, q.queue, now));
         reply = { type: 'queue', stats };
         break;
       }
@@ -457,10 +489,10 @@ export class OfAgent {
     };
   }
 
-  private queueStats(p: LinkPort, now: Micros): QueueStats {
-    const c = this.o.router.counters(p.portNo);
+  private queueStats(p: LinkPort, queueId: number, now: Micros): QueueStats {
+    const c = this.o.router.counters(p.portNo)?.queues?.get(queueId);
     const big = (n: number | undefined): bigint => BigInt(Math.max(0, Math.round(n ?? 0)));
-    return { portNo: p.portNo, queueId: 0, txBytes: big(c?.txBytes), txPackets: big(c?.txPackets), txErrors: big(c?.txDropped), ...this.duration(now) };
+    return { portNo: p.portNo, queueId, txBytes: big(c?.txBytes), txPackets: big(c?.txPackets), txErrors: big(c?.txErrors), ...this.duration(now) };
   }
 
   private duration(now: Micros): { durationSec: number; durationNsec: number } {

@@ -2,7 +2,8 @@ import type { Micros } from '../core/time.js';
 import type { Result } from '../core/result.js';
 import { err, ok } from '../core/result.js';
 import { formatFlow } from '../vnf/flow.js';
-import type { OfInstruction } from './actions.js';
+import { meshIp6 } from '../sim/addresses.js';
+import type { OfAction, OfInstruction } from './actions.js';
 import { flowMod as addFlowMod, OFPP, OFPTT_ALL } from './actions.js';
 import type { OfMatch } from './match.js';
 import type { OfMessage, OfPort } from '../wire/openflow/types.js';
@@ -102,6 +103,10 @@ export interface FlowSpec {
   dstAddr: number;
   dstPort?: number;
   acc?: AccSpec;
+  /** The IPv6 flow label its packets carry (its QoS tag, both directions): its entries match it. */
+  label?: number;
+  /** The QoS queue its packets go in on every hop (OpenFlow set_queue); absent: the label's class decides. */
+  queue?: number;
 }
 
 /** A message for a session. */
@@ -486,13 +491,14 @@ export class CettController<K = string> {
     return out;
   }
 
+  /** A labelled flow's packets are IPv6 with its label to the flow table; an unlabelled flow's are IPv4. */
   private matchOf(spec: FlowSpec, reverse: boolean): OfMatch {
-    const m: OfMatch = {
-      ethType: 0x0800,
-      ipProto: spec.proto === 'tcp' ? 6 : 17,
-      ipv4Src: { value: meshIpv4(reverse ? spec.dstAddr : spec.srcAddr) },
-      ipv4Dst: { value: meshIpv4(reverse ? spec.srcAddr : spec.dstAddr) },
-    };
+    const src = reverse ? spec.dstAddr : spec.srcAddr;
+    const dst = reverse ? spec.srcAddr : spec.dstAddr;
+    const ipProto = spec.proto === 'tcp' ? 6 : 17;
+    const m: OfMatch = spec.label
+      ? { ethType: 0x86dd, ipProto, ipv6Src: { value: meshIp6(src) }, ipv6Dst: { value: meshIp6(dst) }, ipv6Flabel: { value: spec.label } }
+      : { ethType: 0x0800, ipProto, ipv4Src: { value: meshIpv4(src) }, ipv4Dst: { value: meshIpv4(dst) } };
     if (spec.dstPort !== undefined) {
       if (spec.proto === 'tcp') m[reverse ? 'tcpSrc' : 'tcpDst'] = spec.dstPort;
       else m[reverse ? 'udpSrc' : 'udpDst'] = spec.dstPort;
@@ -502,7 +508,9 @@ export class CettController<K = string> {
 
   /** An ADD with an output to `port`, or a DELETE of every entry with the flow's cookie (port ignored). */
   private flowMod(spec: FlowSpec, command: 'add' | 'delete', match: OfMatch, port: number): OfMessage {
-    const instructions: OfInstruction[] = command === 'add' ? [{ type: 'apply-actions', actions: [{ type: 'output', port, maxLen: 0 }] }] : [];
+    const output: OfAction = { type: 'output', port, maxLen: 0 };
+    const actions: OfAction[] = spec.queue === undefined ? [output] : [{ type: 'set-queue', queueId: spec.queue }, output];
+    const instructions: OfInstruction[] = command === 'add' ? [{ type: 'apply-actions', actions }] : [];
     const mod = addFlowMod({
       cookie: BigInt(spec.id),
       cookieMask: command === 'delete' ? ALL_ONES : 0n,
@@ -555,6 +563,8 @@ function checkSpec(s: FlowSpec): string | undefined {
   if (!isAddr(s.srcAddr) || !isAddr(s.dstAddr)) return 'srcAddr and dstAddr: mesh addresses 0-65535';
   if (s.srcAddr === s.dstAddr) return 'srcAddr and dstAddr are the same router';
   if (s.dstPort !== undefined && !(Number.isInteger(s.dstPort) && s.dstPort >= 0 && s.dstPort <= 0xffff)) return `dstPort ${s.dstPort}: 0-65535`;
+  if (s.label !== undefined && !(Number.isInteger(s.label) && s.label >= 1 && s.label <= 0xfffff)) return `label ${s.label}: an IPv6 flow label 1-0xfffff`;
+  if (s.queue !== undefined && !(Number.isInteger(s.queue) && s.queue >= 0 && s.queue <= 0xfffffffe)) return `queue ${s.queue}: a queue id 0-4294967294`;
   if (s.acc) {
     if (s.proto !== 'tcp') return 'acc: TCP-ACC needs a tcp flow';
     if (s.acc.mode !== 'split' && s.acc.mode !== 'e2e') return `acc.mode ${String(s.acc.mode)}: split or e2e`;

@@ -1,6 +1,6 @@
 import type { Micros } from '../core/time.js';
 import type { ForwardDecision, Forwarder } from '../node/router.js';
-import { meshIp } from '../sim/addresses.js';
+import { meshIp, meshIp6 } from '../sim/addresses.js';
 import type { DataHeader } from '../wire/mesh.js';
 import { OFPP, type OfAction, type OfInstruction } from './actions.js';
 import type { FlowEntry, FlowTables } from './flow-table.js';
@@ -21,57 +21,85 @@ export interface PacketToController {
 
 const u32 = (b: Uint8Array): number => ((b[0]! << 24) | (b[1]! << 16) | (b[2]! << 8) | b[3]!) >>> 0;
 
+/** The one's complement sum of `b` (RFC 1071), added to `sum`, not yet folded. */
+function onesSum(b: Uint8Array, sum = 0): number {
+  for (let i = 0; i + 1 < b.length; i += 2) sum += (b[i]! << 8) | b[i + 1]!;
+  if (b.length % 2) sum += b[b.length - 1]! << 8;
+  return sum;
+}
+
+const fold = (sum: number): number => {
+  while (sum > 0xffff) sum = (sum & 0xffff) + (sum >>> 16);
+  return ~sum & 0xffff;
+};
+
 /**
  * A mesh data packet as the Ethernet frame a controller expects in a
  * PACKET_IN: Ethernet (locally administered addresses 02:00:00:00:hi:lo of
- * the two routers, type IPv4), an IPv4 header between the routers'
- * addresses (TTL from the mesh header, checksum computed), then the TCP
- * segment as carried, or a UDP header (ports 0, no checksum) before a UDP
- * payload (mesh UDP packets carry no header of their own).
+ * the two routers), then the IP header between the routers' addresses,
+ * then the TCP segment as carried, or a UDP header (ports 0) before a UDP
+ * payload (mesh UDP packets carry no header of their own). An unlabelled
+ * packet is IPv4 (TTL from the mesh header, header checksum computed, no
+ * UDP checksum); a labelled one is IPv6 with its flow label (hop limit
+ * from the mesh header, UDP checksum computed, as IPv6 requires).
  */
 export function meshFrame(h: DataHeader, payload: Uint8Array): Uint8Array {
   const udp = h.proto === 'udp';
+  const v6 = (h.label ?? 0) !== 0;
   const l4 = udp ? 8 + payload.length : payload.length;
-  const frame = new Uint8Array(14 + 20 + l4);
+  const ipBytes = v6 ? 40 : 20;
+  const frame = new Uint8Array(14 + ipBytes + l4);
   const mac = (a: number, at: number): void => frame.set([0x02, 0, 0, 0, (a >> 8) & 0xff, a & 0xff], at);
   mac(h.dst, 0);
   mac(h.src, 6);
-  frame[12] = 0x08;
-  frame[13] = 0x00;
-  const ip = frame.subarray(14, 34);
-  const total = 20 + l4;
-  ip.set([0x45, 0, (total >> 8) & 0xff, total & 0xff, (h.seq >> 8) & 0xff, h.seq & 0xff, 0x40, 0, Math.min(255, h.ttl), udp ? 17 : 6, 0, 0]);
-  ip.set(meshIp(h.src), 12);
-  ip.set(meshIp(h.dst), 16);
-  let sum = 0;
-  for (let i = 0; i < 20; i += 2) sum += (ip[i]! << 8) | ip[i + 1]!;
-  while (sum > 0xffff) sum = (sum & 0xffff) + (sum >>> 16);
-  const ck = ~sum & 0xffff;
-  ip[10] = ck >> 8;
-  ip[11] = ck & 0xff;
+  const ip = frame.subarray(14, 14 + ipBytes);
+  const next = udp ? 17 : 6;
+  const hop = Math.min(255, h.ttl);
+  if (v6) {
+    frame.set([0x86, 0xdd], 12);
+    const label = h.label!;
+    ip.set([0x60, (label >> 16) & 0x0f, (label >> 8) & 0xff, label & 0xff, (l4 >> 8) & 0xff, l4 & 0xff, next, hop]);
+    ip.set(meshIp6(h.src), 8);
+    ip.set(meshIp6(h.dst), 24);
+  } else {
+    frame.set([0x08, 0x00], 12);
+    const total = 20 + l4;
+    ip.set([0x45, 0, (total >> 8) & 0xff, total & 0xff, (h.seq >> 8) & 0xff, h.seq & 0xff, 0x40, 0, hop, next, 0, 0]);
+    ip.set(meshIp(h.src), 12);
+    ip.set(meshIp(h.dst), 16);
+    const ck = fold(onesSum(ip));
+    ip[10] = ck >> 8;
+    ip[11] = ck & 0xff;
+  }
+  const at = 14 + ipBytes;
   if (udp) {
-    const len = 8 + payload.length;
-    frame.set([0, 0, 0, 0, (len >> 8) & 0xff, len & 0xff, 0, 0], 34);
-    frame.set(payload, 42);
-  } else frame.set(payload, 34);
+    frame.set([0, 0, 0, 0, (l4 >> 8) & 0xff, l4 & 0xff, 0, 0], at);
+    frame.set(payload, at + 8);
+    if (v6) {
+      // Pseudo-header (RFC 8200 8.1): addresses, upper-layer length, next header.
+      const ck = fold(onesSum(frame.subarray(at), onesSum(ip.subarray(8, 40)) + l4 + 17)) || 0xffff;
+      frame[at + 6] = ck >> 8;
+      frame[at + 7] = ck & 0xff;
+    }
+  } else frame.set(payload, at);
   return frame;
 }
 
 /**
  * The fields of a mesh data packet as the flow table sees them: it came in
  * on the port of the neighbour it came from (LOCAL when originated here);
- * it is IPv4 between the routers' addresses (10.hi.lo.1), TCP or UDP, and a
- * TCP segment's ports are read from its header. Mesh packets carry no
- * Ethernet addresses, VLAN or flow label.
+ * it is TCP or UDP between the routers' addresses, and a TCP segment's
+ * ports are read from its header. An unlabelled packet is IPv4 (10.hi.lo.1);
+ * a labelled one is IPv6 (fd00::10.hi.lo.1) with its flow label, the QoS
+ * tag a controller matches with ipv6_flabel. Mesh packets carry no
+ * Ethernet addresses or VLAN.
  */
 export function packetFields(h: DataHeader, payload: Uint8Array, inFrom: number | undefined): PacketFields {
-  const f: PacketFields = {
-    inPort: inFrom === undefined ? OFPP.LOCAL : portOfNeighbour(inFrom),
-    ethType: 0x0800,
-    ipProto: h.proto === 'tcp' ? 6 : 17,
-    ipv4Src: u32(meshIp(h.src)),
-    ipv4Dst: u32(meshIp(h.dst)),
-  };
+  const inPort = inFrom === undefined ? OFPP.LOCAL : portOfNeighbour(inFrom);
+  const ipProto = h.proto === 'tcp' ? 6 : 17;
+  const f: PacketFields = h.label
+    ? { inPort, ethType: 0x86dd, ipProto, ipv6Src: meshIp6(h.src), ipv6Dst: meshIp6(h.dst), ipv6Flabel: h.label }
+    : { inPort, ethType: 0x0800, ipProto, ipv4Src: u32(meshIp(h.src)), ipv4Dst: u32(meshIp(h.dst)) };
   if (h.proto === 'tcp' && payload.length >= 4) {
     f.tcpSrc = (payload[0]! << 8) | payload[1]!;
     f.tcpDst = (payload[2]! << 8) | payload[3]!;
@@ -83,7 +111,8 @@ export function packetFields(h: DataHeader, payload: Uint8Array, inFrom: number 
  * The OpenFlow flow table ahead of AODV (seeds/000 Fig. 4): a data packet
  * is looked up (following GOTO_TABLE through the tables); its apply-actions
  * as met, then its action set (the last output written, unless cleared),
- * and the first output among them decides: a neighbour's port sends it to that neighbour,
+ * and the first output among them decides: a neighbour's port sends it to that neighbour
+ * (in the QoS queue of the last set_queue before that output, if any),
  * LOCAL or IN_PORT-to-self delivers it, CONTROLLER hands it to the
  * controller (and drops it here), no output drops it. A packet no entry
  * matches (and no table-miss entry) is left to AODV, so a router with an
@@ -111,6 +140,7 @@ export class FlowTableForwarder implements Forwarder {
     // apply, clear, write, goto.
     const applied: OfAction[] = [];
     let setOutput: OfAction | undefined;
+    let setQueue: OfAction | undefined;
     for (let hops = 0; hops < 256; hops++) {
       entry = this.tables.lookup(tableId, fields, now, bytes);
       if (!entry) break;
@@ -118,8 +148,11 @@ export class FlowTableForwarder implements Forwarder {
       const of = <T extends OfInstruction['type']>(type: T): Extract<OfInstruction, { type: T }> | undefined =>
         entry!.instructions.find((i): i is Extract<OfInstruction, { type: T }> => i.type === type);
       applied.push(...(of('apply-actions')?.actions ?? []));
-      if (of('clear-actions')) setOutput = undefined;
-      for (const a of of('write-actions')?.actions ?? []) if (a.type === 'output') setOutput = a;
+      if (of('clear-actions')) setOutput = setQueue = undefined;
+      for (const a of of('write-actions')?.actions ?? []) {
+        if (a.type === 'output') setOutput = a;
+        else if (a.type === 'set-queue') setQueue = a;
+      }
       const next = of('goto-table')?.tableId;
       if (next === undefined) break;
       tableId = next;
@@ -127,8 +160,11 @@ export class FlowTableForwarder implements Forwarder {
     // Table 0 has nothing for it: AODV's. A miss further down the pipeline drops it, as OpenFlow does.
     if (!matchedAny) return undefined;
     this.counters.matched++;
-    const outputs = [...applied, ...(setOutput ? [setOutput] : [])];
+    // The action set runs set_queue before output (5.10).
+    const outputs = [...applied, ...(setQueue ? [setQueue] : []), ...(setOutput ? [setOutput] : [])];
+    let queue: number | undefined;
     for (const a of outputs) {
+      if (a.type === 'set-queue') queue = a.queueId;
       if (a.type !== 'output') continue;
       if (a.port === OFPP.CONTROLLER) {
         this.counters.toController++;
@@ -146,9 +182,12 @@ export class FlowTableForwarder implements Forwarder {
       }
       if (a.port === OFPP.LOCAL) return { kind: 'deliver' };
       // Back where it came from: to the neighbour, or delivered here when it was originated here.
-      if (a.port === OFPP.IN_PORT) return inFrom === undefined ? { kind: 'deliver' } : { kind: 'next-hop', nextHop: inFrom };
+      if (a.port === OFPP.IN_PORT) {
+        if (inFrom === undefined) return { kind: 'deliver' };
+        return queue === undefined ? { kind: 'next-hop', nextHop: inFrom } : { kind: 'next-hop', nextHop: inFrom, queue };
+      }
       const n = neighbourOfPort(a.port);
-      if (n !== undefined && n !== this.self) return { kind: 'next-hop', nextHop: n };
+      if (n !== undefined && n !== this.self) return queue === undefined ? { kind: 'next-hop', nextHop: n } : { kind: 'next-hop', nextHop: n, queue };
     }
     this.counters.dropped++;
     return { kind: 'drop' };

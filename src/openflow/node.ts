@@ -2,7 +2,7 @@ import type { NodeConfig } from '../config/types.js';
 import type { Micros } from '../core/time.js';
 import type { Logger } from '../node/log.js';
 import { OFPP } from './actions.js';
-import { OfAgent, type AgentRouter, type AgentVnfs, type PortCounters } from './agent.js';
+import { OfAgent, type AgentQueue, type AgentRouter, type AgentVnfs, type PortCounters } from './agent.js';
 import { FlowTables } from './flow-table.js';
 import { FlowTableForwarder } from './forwarder.js';
 import { meshPorts, neighbourOfPort, PortTracker, type LinkPort } from './ports.js';
@@ -20,6 +20,8 @@ export interface OpenFlowRouter {
   capacityKbps(): number;
   link(addr: number): PortCounters | undefined;
   local(): PortCounters;
+  /** The QoS queues of every link port (the router's classes, best effort among them). */
+  queues(): AgentQueue[];
 }
 
 /** The router's OpenFlow side: its flow table (with the forwarder that puts it ahead of AODV), the agent and its transport. */
@@ -60,6 +62,7 @@ export async function startOpenFlow(cfg: NodeConfig, r: OpenFlowRouter, log: Log
       const n = neighbourOfPort(portNo);
       return n === undefined ? undefined : r.link(n);
     },
+    queues: () => r.queues(),
   };
   const agent = new OfAgent({ datapathId: datapathIdOf(cfg), tables, router: adapter, node: { id: cfg.node.id, name: cfg.node.name }, version, startUs: r.now(), ...(vnfs ? { vnfs } : {}) });
   forwarder.onController = (p) => agent.packetIn(p);

@@ -2,7 +2,7 @@ import { ClockRegressionError, RangeArgumentError } from '../core/errors.js';
 import type { Micros } from '../core/time.js';
 import { Timers } from '../core/timers.js';
 import type { NodeAddr } from '../wire/mesh.js';
-import { PacketQueue } from './queue.js';
+import { ClassedQueue, checkClasses, NO_QOS } from './classes.js';
 import type { ChannelSchedulerParams, DropReason, QueuedPacket, SchedAction } from './types.js';
 
 /**
@@ -60,6 +60,11 @@ export const noDrops = (): Record<DropReason, number> => ({
  * one done (`txDone`). A packet in service when the dwell ends is never
  * preempted; the end-of-dwell decision waits for its `txDone`.
  *
+ * QoS (`params.classes`): each channel queue holds one queue per class
+ * (ClassedQueue, classes.ts), which decides which packet of the channel goes
+ * next and which one a full queue drops (a push-out is a 'queue-full' drop
+ * out of the next tick). Without classes a channel queue is a plain FIFO.
+ *
  * End of a dwell: R2 takes the first non-empty queue after the current one in
  * round-robin order (channel list order, wrapping). If that is the current one
  * (the only one with packets) R2 stays: a new dwell, no overhead. If every queue
@@ -88,7 +93,7 @@ export const noDrops = (): Record<DropReason, number> => ({
  */
 export class ChannelScheduler<T = unknown> {
   private params: ChannelSchedulerParams;
-  private readonly q = new Map<number, PacketQueue<T>>();
+  private readonly q = new Map<number, ClassedQueue<T>>();
   private readonly timers = new Timers<SchedTimer>();
   private phase: Phase = 'untuned';
   private channel: number | undefined;
@@ -110,7 +115,7 @@ export class ChannelScheduler<T = unknown> {
     this.nowUs = startUs;
     this.counters = { enqueued: 0, handedOut: 0, switches: 0, stays: 0, removed: 0, drops: noDrops(), dwellUs: {} };
     for (const c of this.params.channels) {
-      this.q.set(c, new PacketQueue<T>(this.params.queuePackets));
+      this.q.set(c, new ClassedQueue<T>(this.params.queuePackets, this.params.classes ?? NO_QOS, startUs));
       this.counters.dwellUs[c] = 0;
     }
   }
@@ -129,7 +134,7 @@ export class ChannelScheduler<T = unknown> {
     if (!Number.isSafeInteger(p.overheadUs) || p.overheadUs < 0) {
       throw new RangeArgumentError('scheduler.overheadUs', p.overheadUs, 'an integer number of us >= 0');
     }
-    return { ...p, channels: [...p.channels] };
+    return { ...p, channels: [...p.channels], classes: checkClasses(p.classes ?? NO_QOS) };
   }
 
   /** Where R2 is, or is going (while paused: the data channel it left for sensing). */
@@ -158,11 +163,16 @@ export class ChannelScheduler<T = unknown> {
     return false;
   }
 
-  queues(): Array<{ channel: number; packets: number; bytes: number }> {
+  queues(): Array<{ channel: number; packets: number; bytes: number; classes: Array<{ queue: number; packets: number; bytes: number }> }> {
     return this.params.channels.map((channel) => {
       const q = this.q.get(channel)!;
-      return { channel, packets: q.length, bytes: q.bytes };
+      return { channel, packets: q.length, bytes: q.bytes, classes: q.classes() };
     });
+  }
+
+  /** Whether `queue` is one of the QoS classes (a packet for any other queue waits as best effort). */
+  hasQueue(queue: number): boolean {
+    return (this.params.classes ?? NO_QOS).some((c) => c.queue === queue);
   }
 
   nextDeadline(): Micros | undefined {
@@ -182,9 +192,15 @@ export class ChannelScheduler<T = unknown> {
       this.counters.drops['no-channel']++;
       return { ok: false, reason: 'no-channel' };
     }
-    if (!q.push(packet)) {
+    const r = q.admit(packet);
+    if (!r.ok) {
       this.counters.drops['queue-full']++;
       return { ok: false, reason: 'queue-full' };
+    }
+    if (r.pushedOut) {
+      // A packet of a lower class made room: its drop comes out of the next tick.
+      this.drop(r.pushedOut, 'queue-full');
+      this.timers.set('kick', now);
     }
     if (this.servesAtOnce(channel)) this.timers.set('kick', now);
     return { ok: true };
@@ -235,8 +251,13 @@ export class ChannelScheduler<T = unknown> {
     const moving = this.take((c, p) => c !== channel && p.nextHop === nextHop);
     const q = this.q.get(channel);
     for (const p of moving) {
-      if (!q) this.drop(p, 'no-channel');
-      else if (!q.push(p)) this.drop(p, 'queue-full');
+      if (!q) {
+        this.drop(p, 'no-channel');
+        continue;
+      }
+      const r = q.admit(p);
+      if (!r.ok) this.drop(p, 'queue-full');
+      else if (r.pushedOut) this.drop(r.pushedOut, 'queue-full');
     }
     return [...this.flushDrops(), ...this.step(now)];
   }
@@ -307,9 +328,9 @@ export class ChannelScheduler<T = unknown> {
     for (const c of next.channels) {
       let q = this.q.get(c);
       if (!q) {
-        q = new PacketQueue<T>(next.queuePackets);
+        q = new ClassedQueue<T>(next.queuePackets, next.classes ?? NO_QOS, now);
         this.q.set(c, q);
-      }
+      } else q.setClasses(next.classes ?? NO_QOS, now);
       q.capacity = next.queuePackets;
       const trimmed: QueuedPacket<T>[] = [];
       while (q.length > q.capacity) trimmed.push(q.pop()!);
@@ -339,7 +360,7 @@ export class ChannelScheduler<T = unknown> {
       this.tuneCompleted();
     }
     if (this.phase === 'dwell') {
-      if (now < this.dwellEnd!) return this.handHead();
+      if (now < this.dwellEnd!) return this.handHead(now);
       return this.decide(this.pick(this.channel, false), now);
     }
     // Idle: a packet for the current channel goes first.
@@ -355,7 +376,7 @@ export class ChannelScheduler<T = unknown> {
     if (next !== this.channel) return [this.tune(next, now)];
     this.counters.stays++;
     this.startDwell(now);
-    return this.handHead();
+    return this.handHead(now);
   }
 
   private tune(channel: number, now: Micros): SchedAction<T> {
@@ -397,9 +418,9 @@ export class ChannelScheduler<T = unknown> {
     }
   }
 
-  private handHead(): SchedAction<T>[] {
+  private handHead(now: Micros): SchedAction<T>[] {
     const channel = this.channel!;
-    const packet = this.q.get(channel)?.shift();
+    const packet = this.q.get(channel)?.shift(now);
     if (!packet) return [];
     this.outstanding = { channel, packet };
     this.counters.handedOut++;

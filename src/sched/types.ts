@@ -18,6 +18,18 @@ export interface QueuedPacket<T = unknown> {
   enqueuedUs: Micros;
   /** The packet itself, opaque to the scheduler. */
   item: T;
+  /** The QoS class's queue it waits in (OpenFlow queue id); absent: best effort (0). */
+  queue?: number;
+}
+
+/** A QoS class of the channel queues (seeds/002): a queue with a guaranteed rate. */
+export interface QosClass {
+  /** Its queue id, the same on every port (OpenFlow set_queue and queue stats); 0 is best effort. */
+  queue: number;
+  /** Rate guaranteed to the class within each channel queue while it has packets, kbps (0: none). */
+  minKbps: number;
+  /** The guarantee's token bucket holds `minKbps` over this long (how much unused guarantee a class keeps). */
+  burstUs: Micros;
 }
 
 export interface ChannelSchedulerParams {
@@ -31,6 +43,8 @@ export interface ChannelSchedulerParams {
   overheadUs: Micros;
   /** Scale each dwell by the queue's share of the load (0.5x to 2x the interval). */
   adaptive: boolean;
+  /** QoS classes inside each channel queue, highest priority first; one of them is queue 0. Absent: one best-effort queue. */
+  classes?: readonly QosClass[];
 }
 
 export type SchedAction<T = unknown> =

@@ -9,6 +9,18 @@ export function meshIp(addr: NodeAddr): Uint8Array {
   return Uint8Array.of(10, (addr >> 8) & 0xff, addr & 0xff, 1);
 }
 
+/**
+ * The same address as IPv6 (a labelled packet is IPv6 to the flow table and
+ * in a PACKET_IN): fd00::10.hi.lo.1, the IPv4 address in the low 32 bits of
+ * the unique-local prefix fd00::/64 (router 4 is fd00::a00:401).
+ */
+export function meshIp6(addr: NodeAddr): Uint8Array {
+  const ip = new Uint8Array(16);
+  ip[0] = 0xfd;
+  ip.set(meshIp(addr), 12);
+  return ip;
+}
+
 export function meshAddr(ip: Uint8Array): NodeAddr {
   return ((ip[1] ?? 0) << 8) | (ip[2] ?? 0);
 }

@@ -61,6 +61,7 @@ export function attachController(sc: Scenario, engine: EventEngine, routers: rea
           const nb = portNo === OFPP.LOCAL ? undefined : neighbourOfPort(portNo);
           return nb === undefined ? undefined : r.links.get(nb);
         },
+        queues: () => r.qosQueues(),
       },
       node: { id: i, name: cfg.node.name },
       version: 'sim',
@@ -119,6 +120,7 @@ export function attachController(sc: Scenario, engine: EventEngine, routers: rea
         srcAddr: f.src,
         dstAddr: dst,
         ...(tcp ? { dstPort: f.port } : {}),
+        ...(f.label ? { label: f.label } : {}),
         ...(tcp && every ? { acc: { mode: sc.acc.mode, everyHops: every[1] ? Number(every[1]) : 1, bufferBytes: sc.acc.bufferBytes } } : {}),
       },
       engine.now(),

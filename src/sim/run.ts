@@ -108,7 +108,8 @@ export function runScenario(sc: Scenario, seed: number, opts: RunOptions = {}): 
   const tcp = new SimTcp({
     engine,
     rng: rng.fork('tcp'),
-    originate: (from, to, flow, seq, bytes, now) => routers[from]!.originate(to, 'tcp', flow, seq, bytes, now),
+    // A TCP flow's id is its index in the scenario; both directions carry its label.
+    originate: (from, to, flow, seq, bytes, now) => routers[from]!.originate(to, 'tcp', flow, seq, bytes, now, { label: sc.flows[flow]?.label ?? 0 }),
   });
 
   const boot = rng.fork('boot');
@@ -153,7 +154,7 @@ export function runScenario(sc: Scenario, seed: number, opts: RunOptions = {}): 
     }
     const rec = udpFlows.get(i)!;
     const router = routers[f.src]!;
-    const src = new CbrSource(rec, f.packetBytes, (flow, seq, payload, now) => router.originate(rec.dst, 'udp', flow, seq, payload, now));
+    const src = new CbrSource(rec, f.packetBytes, (flow, seq, payload, now) => router.originate(rec.dst, 'udp', flow, seq, payload, now, { label: f.label }));
     const tick = (now: Micros): void => {
       const next = src.emit(now);
       if (next !== undefined) engine.at(next, tick);

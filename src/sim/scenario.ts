@@ -82,6 +82,8 @@ export interface UdpFlowSpec {
   kind: 'udp-cbr';
   src: number;
   dst: number | 'last';
+  /** IPv6 flow label of its packets (its QoS class); 0: none. */
+  label: number;
   rateMbps: number;
   packetBytes: number;
   startS: number;
@@ -93,6 +95,8 @@ export interface TcpFlowSpec {
   kind: 'tcp-bulk';
   src: number;
   dst: number | 'last';
+  /** IPv6 flow label of both directions' packets; 0: none. */
+  label: number;
   variant: CcName;
   bytes: number;
   port: number;

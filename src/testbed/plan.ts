@@ -50,7 +50,7 @@ export function planTestbed(sc: Scenario, seed: number, ports: TestbedPorts = DE
   const n = nodeCount(sc.topology);
   const positions = placeNodes(sc.topology, sc.medium.txRangeM, seed);
   const flows: TrafficFlowConfig[] = sc.flows.map((f, id) => {
-    const common = { id, src: f.src, dst: flowDst(f, n), startS: f.startS, stopS: f.stopS };
+    const common = { id, src: f.src, dst: flowDst(f, n), label: f.label, startS: f.startS, stopS: f.stopS };
     return f.kind === 'udp-cbr'
       ? { ...common, kind: 'udp-cbr', rateMbps: f.rateMbps, packetBytes: f.packetBytes, port: 5001, variant: 'reno' }
       : { ...common, kind: 'tcp-bulk', rateMbps: 0.2, packetBytes: 1000, port: f.port, variant: f.variant };

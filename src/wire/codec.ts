@@ -76,6 +76,15 @@ import {
  *   8  flow   u16
  *  10  seq    u32
  *
+ * DATA with a flow label (type 0x21), DATA_LABELLED_HEADER_BYTES = 17: the
+ * DATA header, then
+ *
+ *  14  label  u24  high 4 bits reserved (zero); low 20 bits the IPv6 flow
+ *                  label (the QoS tag of seeds/002), 1-0xfffff
+ *
+ * An unlabelled packet (label absent or 0) is always sent as type 0x20, so a
+ * type 0x21 packet with label 0 is WIRE_BAD_FIELD.
+ *
  * Reserved flag bits are sent as zero and a packet with any set is refused
  * (WIRE_BAD_FIELD): with the version byte there to mark a new layout, this
  * keeps parsing the exact inverse of encoding (an accepted packet re-encodes
@@ -91,6 +100,7 @@ export const TYPE_RREP = 2;
 export const TYPE_RERR = 3;
 export const TYPE_HELLO = 0x10;
 export const TYPE_DATA = 0x20;
+export const TYPE_DATA_LABELLED = 0x21;
 
 export const RREQ_BYTES = 27;
 export const RREP_BYTES = 22;
@@ -102,6 +112,9 @@ export const HELLO_NEIGHBOUR_BYTES = 3;
 /** Where a HELLO's workload entries start (the neighbour count follows them). */
 const HELLO_ENTRIES_AT = 10;
 export const DATA_HEADER_BYTES = 14;
+export const DATA_LABELLED_HEADER_BYTES = 17;
+/** The largest IPv6 flow label (20 bits). */
+export const MAX_FLOW_LABEL = 0xfffff;
 
 /** Most destinations one RERR carries, and most workload entries one HELLO carries. */
 export const MAX_ENTRIES = 255;
@@ -140,6 +153,7 @@ export function packetKind(b: Uint8Array): 'control' | 'data' | undefined {
     case TYPE_HELLO:
       return 'control';
     case TYPE_DATA:
+    case TYPE_DATA_LABELLED:
       return 'data';
     default:
       return undefined;
@@ -358,7 +372,8 @@ export function parseControl(b: Uint8Array): Result<ControlMsg, WireError> {
     case TYPE_HELLO:
       return parseHello(b);
     case TYPE_DATA:
-      return err(new WireError('WIRE_UNKNOWN_TYPE', 'DATA', `DATA (type 0x20) is not a control message`));
+    case TYPE_DATA_LABELLED:
+      return err(new WireError('WIRE_UNKNOWN_TYPE', 'DATA', `DATA (type ${hex(t)}) is not a control message`));
     default:
       return err(unknownType(t));
   }
@@ -468,18 +483,25 @@ function parseHello(b: Uint8Array): Result<Hello, WireError> {
 
 const PROTO_NUMBER: Record<DataProto, number> = { udp: 17, tcp: 6, raw: 0 };
 
+/** The header's length on the wire: DATA_LABELLED_HEADER_BYTES with a flow label, else DATA_HEADER_BYTES. */
+export function dataHeaderBytes(h: DataHeader): number {
+  return h.label ? DATA_LABELLED_HEADER_BYTES : DATA_HEADER_BYTES;
+}
+
 /** The header and the payload as one new packet. Throws RangeArgumentError naming the field that is out of range. */
 export function encodeData(h: DataHeader, payload: Uint8Array): Uint8Array {
-  const out = new Uint8Array(DATA_HEADER_BYTES + payload.length);
+  const n = dataHeaderBytes(h);
+  const out = new Uint8Array(n + payload.length);
   emitDataHeader(h, out, 0);
-  out.set(payload, DATA_HEADER_BYTES);
+  out.set(payload, n);
   return out;
 }
 
 /**
- * Writes the DATA_HEADER_BYTES of `h` into `out` at `offset` (the payload
- * goes right after) and returns DATA_HEADER_BYTES. Every field is checked
- * before the first byte is written.
+ * Writes the header of `h` into `out` at `offset` (the payload goes right
+ * after) and returns its length, `dataHeaderBytes(h)`: type 0x20, or 0x21
+ * with the flow label when `h.label` is set. Every field is checked before
+ * the first byte is written.
  */
 export function emitDataHeader(h: DataHeader, out: Uint8Array, offset = 0): number {
   u16('data.src', h.src);
@@ -489,8 +511,13 @@ export function emitDataHeader(h: DataHeader, out: Uint8Array, offset = 0): numb
   if (proto === undefined) throw new RangeArgumentError('data.proto', h.proto, "'udp', 'tcp' or 'raw'");
   u16('data.flow', h.flow);
   u32('data.seq', h.seq);
-  checkRoom(out, offset, DATA_HEADER_BYTES);
-  out[offset] = TYPE_DATA;
+  const label = h.label ?? 0;
+  if (!Number.isInteger(label) || label < 0 || label > MAX_FLOW_LABEL) {
+    throw new RangeArgumentError('data.label', h.label, `an integer in 0-${MAX_FLOW_LABEL} (20 bits)`);
+  }
+  const n = dataHeaderBytes(h);
+  checkRoom(out, offset, n);
+  out[offset] = label ? TYPE_DATA_LABELLED : TYPE_DATA;
   out[offset + 1] = WIRE_VERSION;
   out[offset + 2] = h.ttl;
   out[offset + 3] = proto;
@@ -498,17 +525,22 @@ export function emitDataHeader(h: DataHeader, out: Uint8Array, offset = 0): numb
   put16(out, offset + 6, h.dst);
   put16(out, offset + 8, h.flow);
   put32(out, offset + 10, h.seq);
-  return DATA_HEADER_BYTES;
+  if (label) {
+    out[offset + 14] = label >>> 16;
+    put16(out, offset + 15, label & 0xffff);
+  }
+  return n;
 }
 
 /**
  * The header of the data packet in `b` and its payload: everything after the
- * header, as a view into `b` (no copy; it changes if `b` does). Never throws.
+ * header, as a view into `b` (no copy; it changes if `b` does). `label` is
+ * present only for a labelled packet (type 0x21). Never throws.
  */
 export function parseData(b: Uint8Array): Result<{ header: DataHeader; payload: Uint8Array }, WireError> {
   if (b.length === 0) return err(truncated('packet', 0, 1));
   const t = b[0]!;
-  if (t !== TYPE_DATA) {
+  if (t !== TYPE_DATA && t !== TYPE_DATA_LABELLED) {
     const name = controlName(t);
     return err(
       name === undefined
@@ -516,24 +548,30 @@ export function parseData(b: Uint8Array): Result<{ header: DataHeader; payload: 
         : new WireError('WIRE_UNKNOWN_TYPE', name, `${name} (type ${hex(t)}) is not a data packet`),
     );
   }
-  const bad = checkHead(b, 'DATA', DATA_HEADER_BYTES);
+  const labelled = t === TYPE_DATA_LABELLED;
+  const n = labelled ? DATA_LABELLED_HEADER_BYTES : DATA_HEADER_BYTES;
+  const bad = checkHead(b, 'DATA', n);
   if (bad) return err(bad);
   const p = b[3]!;
   const proto: DataProto | undefined = p === 17 ? 'udp' : p === 6 ? 'tcp' : p === 0 ? 'raw' : undefined;
   if (proto === undefined) {
     return err(new WireError('WIRE_BAD_FIELD', 'DATA', `DATA proto: ${p}, needs 17 (udp), 6 (tcp) or 0 (raw)`));
   }
-  return ok({
-    header: {
-      src: get16(b, 4),
-      dst: get16(b, 6),
-      ttl: b[2]!,
-      proto,
-      flow: get16(b, 8),
-      seq: get32(b, 10),
-    },
-    payload: b.subarray(DATA_HEADER_BYTES),
-  });
+  const header: DataHeader = {
+    src: get16(b, 4),
+    dst: get16(b, 6),
+    ttl: b[2]!,
+    proto,
+    flow: get16(b, 8),
+    seq: get32(b, 10),
+  };
+  if (labelled) {
+    if (b[14]! & 0xf0) return err(new WireError('WIRE_BAD_FIELD', 'DATA', `DATA label: reserved bits ${hex(b[14]! & 0xf0)} set`));
+    const label = (b[14]! << 16) | get16(b, 15);
+    if (label === 0) return err(new WireError('WIRE_BAD_FIELD', 'DATA', 'DATA label: 0 in a labelled packet (type 0x21); an unlabelled packet is type 0x20'));
+    header.label = label;
+  }
+  return ok({ header, payload: b.subarray(n) });
 }
 
 // ---------------------------------------------------------------------------

@@ -123,6 +123,11 @@ export interface DataHeader {
   flow: number;
   /** Per-flow sequence number (32 bits). */
   seq: number;
+  /**
+   * The IPv6 flow label the source set (20 bits): the QoS tag of seeds/002
+   * (0x00100 high, 0x00200 low); absent or 0 for none (best effort).
+   */
+  label?: number;
 }
 
 /** Pathcost values are carried in thousandths, 32 bits: at most this. */

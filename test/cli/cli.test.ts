@@ -5,6 +5,8 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { ism2g4 } from '../../radio/channels.js';
+import { parseFlowArg } from '../../src/cli/controller.js';
+import { UsageError } from '../../src/core/errors.js';
 import { cogmesh } from '../support/cli.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -95,4 +97,41 @@ test('cogmesh config check validates a file and prints its version', () => {
   const r = cogmesh('config', 'check', demo);
   assert.equal(r.code, 0, r.err);
   assert.match(r.out, /valid, version [0-9a-f]{16}/);
+});
+
+test('controller --flow: PROTO:SRC-DST[:PORT] then label=L and queue=Q (decimal or 0x hex), in any order', () => {
+  assert.deepEqual(parseFlowArg('udp:0-4,label=0x100,queue=1', 3, undefined), { id: 3, proto: 'udp', srcAddr: 0, dstAddr: 4, label: 256, queue: 1 }, 'hex label, decimal queue');
+  assert.deepEqual(
+    parseFlowArg('tcp:2-7:5001,queue=0x2,label=512', 1, { mode: 'split', everyHops: 1 }),
+    { id: 1, proto: 'tcp', srcAddr: 2, dstAddr: 7, dstPort: 5001, acc: { mode: 'split', everyHops: 1 }, queue: 2, label: 512 },
+    'a TCP flow with a port and TCP-ACC, options in the other order',
+  );
+  assert.deepEqual(parseFlowArg('udp:1-3:9000,label=1048575', 2, { mode: 'split' }), { id: 2, proto: 'udp', srcAddr: 1, dstAddr: 3, dstPort: 9000, label: 0xfffff }, 'no TCP-ACC on UDP; the largest label');
+  assert.deepEqual(parseFlowArg('tcp:0-4:5001', 1, undefined), { id: 1, proto: 'tcp', srcAddr: 0, dstAddr: 4, dstPort: 5001 }, 'without options: no label, no queue');
+  assert.deepEqual(parseFlowArg('udp:0-4,label=0', 1, undefined), { id: 1, proto: 'udp', srcAddr: 0, dstAddr: 4 }, 'label 0 is no label');
+  for (const [text, what] of [
+    ['udp:0-4,', /"" in "udp:0-4,"/],
+    ['udp:0-4,label=', /"label=" in/],
+    ['udp:0-4,label=0x', /"label=0x" in/],
+    ['udp:0-4,label=-1', /"label=-1" in/],
+    ['udp:0-4,label=0x1g', /"label=0x1g" in/],
+    ['udp:0-4,prio=1', /"prio=1" in .* is not label=L or queue=Q/],
+    ['udp:0-4;label=1', /is not PROTO:SRC-DST\[:PORT\]\[,label=L\]\[,queue=Q\]/],
+    ['label=1,udp:0-4', /is not PROTO:SRC-DST/],
+    ['udp:0-4,label=1,label=2', /label is given twice in "udp:0-4,label=1,label=2"/],
+  ] as const) {
+    assert.throws(() => parseFlowArg(text, 1, undefined), (e: unknown) => e instanceof UsageError && what.test(e.message), `"${text}" refused, naming it`);
+  }
+});
+
+test('cogmesh controller refuses a --flow whose label or queue is out of range before it listens, naming the flow', () => {
+  for (const [flow, what] of [
+    ['udp:0-4,label=0x100000', /--flow 1: label 1048576/],
+    ['udp:0-4,queue=4294967295', /--flow 1: queue 4294967295/],
+    ['udp:0-4,lable=3', /"lable=3"/],
+  ] as const) {
+    const r = cogmesh('controller', '--listen', '127.0.0.1:1', '--flow', flow, '--for', '1');
+    assert.equal(r.code, 2, `${flow}: usage error exit code (${r.err})`);
+    assert.match(r.err, what, `${flow}: the message names what is wrong`);
+  }
 });

@@ -79,6 +79,13 @@ describe('parseNodeConfig: defaults', () => {
     assert.deepEqual(c.sensing.cooperative, { enabled: true, halfLifeMs: 2000, maxAgeMs: 5000, neighbourWeight: 0.5 });
     assert.deepEqual(c.channel, { capacityMbps: 2, hysteresis: 0.1, minDwellMs: 3000, loadMbps: 0, cognitive: true, initialChannel: 0, controlGuard: 0.05, contendedMoveProbability: 0.5 });
     assert.deepEqual(c.switching, { intervalMs: 50, adaptive: false, overheadUs: 1000, queuePackets: 50 });
+    assert.deepEqual(c.qos, {
+      classes: [
+        { name: 'high', label: 0x00100, queue: 1, minKbps: 400 },
+        { name: 'low', label: 0x00200, queue: 2, minKbps: 200 },
+      ],
+      burstMs: 100,
+    });
     assert.equal(c.routing.helloIntervalMs, 1000);
     assert.equal(c.routing.maxPaths, 3);
     assert.deepEqual(c.sim, { band: { noiseFigureDb: 6, pn: [], phases: [], repeat: true }, medium: { endpoint: '', xM: 0, yM: 0 } });
@@ -136,7 +143,7 @@ describe('parseNodeConfig: defaults', () => {
 describe('parseNodeConfig: schema errors', () => {
   test('unknown field at the root', () => {
     const e = refusal(() => parseNodeConfig(cfg({ sensin: { durationMs: 20 } })));
-    hasIssue(e, '/sensin', { durationMs: 20 }, /^no such field \(allowed: node, channelPlan, radios, sensing, channel, switching, routing, sim, log, control, monitor, traffic, vnf, openflow\)$/);
+    hasIssue(e, '/sensin', { durationMs: 20 }, /^no such field \(allowed: node, channelPlan, radios, sensing, channel, switching, qos, routing, sim, log, control, monitor, traffic, vnf, openflow\)$/);
   });
 
   test('unknown nested field', () => {
@@ -308,6 +315,20 @@ describe('parseNodeConfig: rules beyond the schema', () => {
     hasIssue(e, '/sim/band/pn/1/channel', 12, /^a channel of the plan ism2g4 with 11 channels/);
     hasIssue(e, '/sim/band/phases/0/pn/0/channel', 13, /^a channel of the plan ism2g4 with 11 channels/);
     assert.equal(e.issues.length, 2, JSON.stringify(e.issues));
+  });
+
+  test('QoS classes: a name, label or queue given twice; a label or queue out of range', () => {
+    const c = (over: object) => ({ name: 'a', label: 1, queue: 1, minKbps: 0, ...over });
+    const e = refusal(() =>
+      parseNodeConfig(cfg({ qos: { classes: [c({}), c({ name: 'b', queue: 2 }), c({ name: 'a', label: 3, queue: 3 }), c({ name: 'd', label: 4, queue: 2 })] } })),
+    );
+    hasIssue(e, '/qos/classes/1/label', 1, /^a label no other class has \(class 0 has it\)$/);
+    hasIssue(e, '/qos/classes/2/name', 'a', /^a name no other class has \(class 0 has it\)$/);
+    hasIssue(e, '/qos/classes/3/queue', 2, /^a queue no other class has \(class 1 has it\)$/);
+    const range = refusal(() => parseNodeConfig(cfg({ qos: { classes: [c({ label: 0x100000, queue: 0 })] } })));
+    hasIssue(range, '/qos/classes/0/label', 0x100000, /1048575/);
+    hasIssue(range, '/qos/classes/0/queue', 0, /1/);
+    assert.deepEqual(parseNodeConfig(cfg({ qos: { classes: [] } })).qos.classes, [], 'no classes: best effort only');
   });
 
   test('a channel listed twice in allowed', () => {

@@ -196,7 +196,9 @@ describe('control API over ZeroMQ (no CURVE)', () => {
   test('the tables: neighbours, routes, queues, flows, spectrum', async () => {
     assert.equal((ok(await client.request('neighbours', {}, T)) as Array<{ addr: number }>)[0]?.addr, 2);
     assert.equal((ok(await client.request('routes', {}, T)) as Array<{ dst: number }>)[0]?.dst, 4);
-    assert.deepEqual(ok(await client.request('queues', {}, T)), [{ channel: 6, packets: 3, bytes: 3000 }]);
+    assert.deepEqual(ok(await client.request('queues', {}, T)), [
+      { channel: 6, packets: 3, bytes: 3000, classes: [{ queue: 1, name: 'high', packets: 1, bytes: 1000 }, { queue: 0, name: 'best-effort', packets: 2, bytes: 2000 }] },
+    ]);
     assert.equal((ok(await client.request('flows', {}, T)) as Array<{ role: string }>)[0]?.role, 'source');
     const sp = ok(await client.request('spectrum', {}, T)) as { channels: Array<{ ownW: unknown }> };
     assert.equal(sp.channels.length, 3);

@@ -1,18 +1,18 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { OFPP } from '../../src/openflow/actions.js';
-import { OfAgent, type AgentSession } from '../../src/openflow/agent.js';
+import { OFPP, OFPQ_ALL } from '../../src/openflow/actions.js';
+import { OfAgent, type AgentQueue, type AgentSession, type PortCounters } from '../../src/openflow/agent.js';
 import { FlowTables } from '../../src/openflow/flow-table.js';
 import { meshFrame } from '../../src/openflow/forwarder.js';
 import { meshPorts } from '../../src/openflow/ports.js';
-import { encodeOf, OFPBRC, OFPET, OFPHFC, OFPRRFC, parseOf, type OfMessage } from '../../src/wire/openflow/index.js';
+import { encodeOf, OFPBRC, OFPET, OFPHFC, OFPQOFC, OFPRRFC, parseOf, type OfMessage } from '../../src/wire/openflow/index.js';
 import { CETT_EXP_START_VNF, CETT_EXP_STOP_VNF, CETT_VNF_EXPERIMENTER } from '../../src/openflow/controller.js';
 
 function agent() {
   const a = new OfAgent({
     datapathId: 0x020000000003n,
     tables: new FlowTables(1),
-    router: { ports: () => meshPorts({ node: 3, name: 'r3', neighbours: [{ addr: 2, r1Channel: 6 }], w: new Map([[6, 0.5]]), capacityKbps: 2000 }), counters: () => undefined },
+    router: { ports: () => meshPorts({ node: 3, name: 'r3', neighbours: [{ addr: 2, r1Channel: 6 }], w: new Map([[6, 0.5]]), capacityKbps: 2000 }), counters: () => undefined, queues: () => [{ queue: 0, minKbps: 0 }] },
     node: { id: 3, name: 'r3' },
     version: 'test',
     startUs: 0,
@@ -75,7 +75,7 @@ test('asynchronous messages go to sessions past their HELLO only; a PORT_STATUS 
   assert.equal(replies(a, early).length, 0, 'nothing before HELLO');
 });
 
-test('a PACKET_IN carries the packet as an Ethernet frame with a valid IPv4 header, cut to max_len', () => {
+test('a PACKET_IN carries the packet as an Ethernet frame with a valid IPv4 header, cut to max_len; a labelled one as IPv6 with its flow label', () => {
   const a = agent();
   const s = a.open();
   hello(a, s);
@@ -93,6 +93,12 @@ test('a PACKET_IN carries the packet as an Ethernet frame with a valid IPv4 head
   assert.equal(sum, 0xffff, 'the IPv4 checksum verifies');
   assert.deepEqual([...f.subarray(26, 34)], [10, 0, 2, 1, 10, 0, 4, 1], 'the routers\' addresses');
   assert.equal(m.match.inPort, 3);
+  const payload = Uint8Array.from({ length: 30 }, (_, i) => i);
+  a.packetIn({ reason: 'action', tableId: 0, cookie: 1n, inPort: 3, fields: {}, maxLen: 0xffff, header: { src: 2, dst: 4, ttl: 29, proto: 'udp', flow: 0, seq: 7, label: 0x100 }, payload });
+  const v6 = replies(a, s)[0];
+  assert.ok(v6?.type === 'packet-in', 'a PACKET_IN of the labelled packet');
+  assert.equal(v6.totalLen, 14 + 40 + 8 + 30, 'Ethernet, IPv6, UDP, payload');
+  assert.deepEqual([...v6.data.subarray(12, 18)], [0x86, 0xdd, 0x60, 0x00, 0x01, 0x00], 'IPv6 ethertype, version 6, flow label 0x00100');
 });
 
 test('PACKET_OUT to ALL, FLOOD or TABLE is taken (and counted: a mesh router has no Ethernet to put it on)', () => {
@@ -111,7 +117,7 @@ test("the controller's VNF placement (experimenter 0x00c06e54): start and stop r
   const a = new OfAgent({
     datapathId: 3n,
     tables: new FlowTables(1),
-    router: { ports: () => [], counters: () => undefined },
+    router: { ports: () => [], counters: () => undefined, queues: () => [{ queue: 0, minKbps: 0 }] },
     node: { id: 3, name: 'r3' },
     version: 'test',
     startUs: 0,
@@ -137,4 +143,111 @@ test("the controller's VNF placement (experimenter 0x00c06e54): start and stop r
   await new Promise((r) => setTimeout(r, 0));
   const errs = replies(a, s).map((m) => (m.type === 'error' ? [m.xid, m.code] : [m.type]));
   assert.deepEqual(errs, [[12, OFPBRC.EPERM], [13, OFPBRC.BAD_EXP_TYPE], [14, OFPBRC.EPERM]]);
+});
+
+/** An agent on router 3 with links to 2 and 5 (ports 3 and 6, C 2000 kbps) and three QoS queues; `counters` per port number. */
+function qosAgent(counters: Map<number, PortCounters> = new Map(), queues: AgentQueue[] = [{ queue: 1, minKbps: 400 }, { queue: 2, minKbps: 200 }, { queue: 0, minKbps: 0 }]) {
+  const a = new OfAgent({
+    datapathId: 3n,
+    tables: new FlowTables(1),
+    router: {
+      ports: () => meshPorts({ node: 3, name: 'r3', neighbours: [{ addr: 5, r1Channel: 11 }, { addr: 2, r1Channel: 6 }], w: new Map([[6, 0.5]]), capacityKbps: 2000 }),
+      counters: (portNo) => counters.get(portNo),
+      queues: () => queues,
+    },
+    node: { id: 3, name: 'r3' },
+    version: 'test',
+    startUs: 1_000_000,
+  });
+  const s = a.open();
+  hello(a, s);
+  return { a, s };
+}
+
+/** One request, and the one message it is answered with. */
+function ask(a: OfAgent, s: AgentSession, m: OfMessage, now = 0): OfMessage {
+  a.receive(s, encodeOf(m), now);
+  const got = replies(a, s);
+  assert.equal(got.length, 1, `one answer to ${m.type}: ${got.map((g) => g.type).join(', ')}`);
+  return got[0]!;
+}
+
+const queueStatsOf = (a: OfAgent, s: AgentSession, portNo: number, queueId: number, now = 0): OfMessage =>
+  ask(a, s, { type: 'multipart-request', xid: 40, flags: 0, body: { type: 'queue', portNo, queueId } }, now);
+
+function assertQueueOpFailed(m: OfMessage, code: number, what: string): void {
+  assert.ok(m.type === 'error' && m.errType === OFPET.QUEUE_OP_FAILED && m.code === code && m.xid === 40, `${what}: QUEUE_OP_FAILED/${code}, got ${JSON.stringify(m, (_k, v) => (typeof v === 'bigint' ? String(v) : v))}`);
+  assert.ok(m.data.length > 0, `${what}: the error carries the offending request`);
+}
+
+test('queue stats: every link port (not LOCAL) has each QoS queue, counted per queue from the link counters; one queue asked, that one', () => {
+  const link = (queues: Array<[number, number, number, number]>): PortCounters => ({
+    rxPackets: 0, rxBytes: 0, txPackets: 999, txBytes: 99_999, txDropped: 99,
+    queues: new Map(queues.map(([q, p, b, e]) => [q, { txPackets: p, txBytes: b, txErrors: e }])),
+  });
+  // Port 3 (neighbour 2) has traffic in every queue; port 6 (neighbour 5) only in high's.
+  const counters = new Map([[3, link([[1, 10, 5000, 1], [2, 20, 10_000, 2], [0, 30, 30_000, 7]])], [6, link([[1, 4, 2000, 0]])]]);
+  const { a, s } = qosAgent(counters);
+  const all = queueStatsOf(a, s, OFPP.ANY, OFPQ_ALL, 3_500_000);
+  assert.ok(all.type === 'multipart-reply' && all.body.type === 'queue', `a queue stats reply: ${all.type}`);
+  const rows = all.body.stats.map((q) => [q.portNo, q.queueId, Number(q.txPackets), Number(q.txBytes), Number(q.txErrors)]);
+  assert.deepEqual(
+    rows,
+    [
+      [3, 1, 10, 5000, 1],
+      [3, 2, 20, 10_000, 2],
+      [3, 0, 30, 30_000, 7],
+      [6, 1, 4, 2000, 0],
+      [6, 2, 0, 0, 0],
+      [6, 0, 0, 0, 0],
+    ],
+    'port by port, the queues in priority order, each with its own counters (not the port totals)',
+  );
+  assert.ok(all.body.stats.every((q) => q.durationSec === 2 && q.durationNsec === 500_000_000), 'duration since the agent started (2.5 s)');
+
+  const one = queueStatsOf(a, s, 3, 2);
+  assert.ok(one.type === 'multipart-reply' && one.body.type === 'queue', 'a reply for port 3 queue 2');
+  assert.deepEqual(one.body.stats.map((q) => [q.portNo, q.queueId, Number(q.txPackets), Number(q.txErrors)]), [[3, 2, 20, 2]], 'port 3, queue 2 only');
+  const be = queueStatsOf(a, s, OFPP.ANY, 0);
+  assert.ok(be.type === 'multipart-reply' && be.body.type === 'queue', 'a reply for queue 0 everywhere');
+  assert.deepEqual(be.body.stats.map((q) => [q.portNo, q.queueId, Number(q.txBytes)]), [[3, 0, 30_000], [6, 0, 0]], 'best effort on both link ports');
+  const port6 = queueStatsOf(a, s, 6, OFPQ_ALL);
+  assert.ok(port6.type === 'multipart-reply' && port6.body.type === 'queue', 'a reply for port 6');
+  assert.deepEqual(port6.body.stats.map((q) => q.queueId), [1, 2, 0], 'port 6: its three queues');
+});
+
+test('queue stats refused: a queue no class has is BAD_QUEUE, a port that is not a link (unknown, or LOCAL) is BAD_PORT', () => {
+  const { a, s } = qosAgent();
+  assertQueueOpFailed(queueStatsOf(a, s, 3, 7), OFPQOFC.BAD_QUEUE, 'queue 7 on port 3');
+  assertQueueOpFailed(queueStatsOf(a, s, OFPP.ANY, 7), OFPQOFC.BAD_QUEUE, 'queue 7 on any port');
+  assertQueueOpFailed(queueStatsOf(a, s, 9, OFPQ_ALL), OFPQOFC.BAD_PORT, 'port 9 (no neighbour 8)');
+  assertQueueOpFailed(queueStatsOf(a, s, OFPP.LOCAL, OFPQ_ALL), OFPQOFC.BAD_PORT, 'LOCAL has no R2 queue');
+  // Without classes, best effort is the one queue.
+  const plain = qosAgent(new Map(), [{ queue: 0, minKbps: 0 }]);
+  assertQueueOpFailed(queueStatsOf(plain.a, plain.s, 3, 1), OFPQOFC.BAD_QUEUE, 'queue 1 without classes');
+  const only = queueStatsOf(plain.a, plain.s, OFPP.ANY, OFPQ_ALL);
+  assert.ok(only.type === 'multipart-reply' && only.body.type === 'queue', 'a reply');
+  assert.deepEqual(only.body.stats.map((q) => [q.portNo, q.queueId]), [[3, 0], [6, 0]], 'one queue per link port');
+});
+
+test("QUEUE_GET_CONFIG: each link port's queues with min_rate in 1/10 % of the port's C, best effort without a property; BAD_PORT otherwise", () => {
+  const { a, s } = qosAgent(new Map(), [{ queue: 1, minKbps: 400 }, { queue: 2, minKbps: 5000 }, { queue: 4, minKbps: 0.3 }, { queue: 0, minKbps: 0 }]);
+  const get = (portNo: number): OfMessage => ask(a, s, { type: 'queue-get-config-request', xid: 40, portNo });
+  const one = get(3);
+  assert.ok(one.type === 'queue-get-config-reply' && one.xid === 40 && one.portNo === 3, `a reply for port 3: ${one.type}`);
+  assert.deepEqual(
+    one.queues,
+    [
+      { queueId: 1, portNo: 3, properties: [{ type: 'min-rate', rate: 200 }] },
+      { queueId: 2, portNo: 3, properties: [{ type: 'min-rate', rate: 1000 }] },
+      { queueId: 4, portNo: 3, properties: [{ type: 'min-rate', rate: 1 }] },
+      { queueId: 0, portNo: 3, properties: [] },
+    ],
+    '400 of 2000 kbps is 20.0 %; more than C is capped at 100 %; a small guarantee is still one; best effort has none',
+  );
+  const any = get(OFPP.ANY);
+  assert.ok(any.type === 'queue-get-config-reply' && any.portNo === OFPP.ANY, 'a reply for every port');
+  assert.deepEqual(any.queues.map((q) => [q.portNo, q.queueId]), [[3, 1], [3, 2], [3, 4], [3, 0], [6, 1], [6, 2], [6, 4], [6, 0]], 'both link ports, LOCAL not among them');
+  assertQueueOpFailed(get(9), OFPQOFC.BAD_PORT, 'port 9');
+  assertQueueOpFailed(get(OFPP.LOCAL), OFPQOFC.BAD_PORT, 'LOCAL');
 });

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { after, before, describe, test } from 'node:test';
 import { ControlClient } from '../../src/control/client.js';
-import { root } from '../support/cli.js';
+import { root, stopAll } from '../support/cli.js';
 import { until } from '../support/until.js';
 
 /**
@@ -54,12 +54,7 @@ describe('the CETT controller places a flow and its TCP-ACC on a testbed of rout
 
   after(async () => {
     for (const c of clients) c.close();
-    for (const p of procs.reverse()) {
-      if (p.exitCode === null && p.signalCode === null) {
-        p.kill('SIGINT');
-        await new Promise((r) => p.once('exit', r));
-      }
-    }
+    await stopAll(procs);
   });
 
   test('the path 0 -> 1 -> 2 is installed, the relay forwards by its flow table and runs TCP-ACC, the sink reads every byte', async () => {

@@ -451,7 +451,7 @@ test("against the real agents of a 3-router chain: the handshake, the entries in
       datapathId: (0x02n << 40n) | BigInt(a),
       tables,
       // Each neighbour on its own channel, w set so that RC = (1 - w) * 2000.
-      router: { ports: () => meshPorts({ node: a, name: `r${a}`, neighbours: (links[a] ?? []).map((b) => ({ addr: b, r1Channel: b + 1 })), w: new Map((links[a] ?? []).map((b) => [b + 1, 1 - (rc.get(b) ?? 0) / 2000])), capacityKbps: 2000 }), counters: () => undefined },
+      router: { ports: () => meshPorts({ node: a, name: `r${a}`, neighbours: (links[a] ?? []).map((b) => ({ addr: b, r1Channel: b + 1 })), w: new Map((links[a] ?? []).map((b) => [b + 1, 1 - (rc.get(b) ?? 0) / 2000])), capacityKbps: 2000 }), counters: () => undefined, queues: () => [{ queue: 0, minKbps: 0 }] },
       node: { id: a, name: `r${a}` },
       version: 'test',
       startUs: 0,
@@ -484,4 +484,57 @@ test("against the real agents of a 3-router chain: the handshake, the entries in
   assert.ok(rm.ok, 'removed');
   if (rm.ok) send(rm.value);
   for (const a of [0, 1, 2]) assert.equal(agents.get(a)?.tables.table(0)?.list().length, 0, `router ${a} table empty`);
+});
+
+test("a labelled flow's entries match IPv6 (fd00::10.hi.lo.1) and its flow label both ways; a queue puts a set_queue before each output", () => {
+  const m = chain();
+  const v6 = (addr: number): Uint8Array => Uint8Array.of(0xfd, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 10, addr >> 8, addr & 0xff, 1);
+  const r = added(m, flow({ id: 12, proto: 'udp', srcAddr: 0, dstAddr: 4, dstPort: 9000, label: 0x100, queue: 1 }));
+  assert.deepEqual(r.routers, [0, 1, 2, 3, 4], 'the chain');
+  for (let a = 0; a <= 4; a++) {
+    const [fwd, rev, ...more] = flowMods(r.out, a);
+    assert.ok(fwd && rev && more.length === 0, `router ${a}: a forward and a reverse FLOW_MOD`);
+    assert.deepEqual(fwd.match, { ethType: 0x86dd, ipProto: 17, ipv6Src: { value: v6(0) }, ipv6Dst: { value: v6(4) }, ipv6Flabel: { value: 0x100 }, udpDst: 9000 }, `router ${a}: forward match, IPv6 with the label`);
+    assert.deepEqual(rev.match, { ethType: 0x86dd, ipProto: 17, ipv6Src: { value: v6(4) }, ipv6Dst: { value: v6(0) }, ipv6Flabel: { value: 0x100 }, udpSrc: 9000 }, `router ${a}: reverse match, the same label`);
+    const fwdOut = a === 4 ? OFPP.LOCAL : a + 2;
+    const revOut = a === 0 ? OFPP.LOCAL : a;
+    assert.deepEqual(fwd.instructions, [{ type: 'apply-actions', actions: [{ type: 'set-queue', queueId: 1 }, { type: 'output', port: fwdOut, maxLen: 0 }] }], `router ${a}: set_queue 1, then the forward output`);
+    assert.deepEqual(rev.instructions, [{ type: 'apply-actions', actions: [{ type: 'set-queue', queueId: 1 }, { type: 'output', port: revOut, maxLen: 0 }] }], `router ${a}: set_queue 1, then the reverse output`);
+  }
+  // A labelled flow without a queue: the label's entries, outputs alone; its packets follow them, unlabelled ones do not.
+  const t = added(m, flow({ id: 13, srcAddr: 1, dstAddr: 3, dstPort: 5002, label: 0x200 }));
+  const [f1] = flowMods(t.out, 1);
+  assert.deepEqual(f1?.instructions, [{ type: 'apply-actions', actions: [{ type: 'output', port: 3, maxLen: 0 }] }], 'no queue: the output alone');
+  const labelled: PacketFields = { ethType: 0x86dd, ipProto: 6, ipv6Src: v6(1), ipv6Dst: v6(3), ipv6Flabel: 0x200, tcpSrc: 40000, tcpDst: 5002 };
+  assert.deepEqual(m.trace(1, labelled), [1, 2, 3], 'a packet with the label follows the entries');
+  assert.deepEqual(m.trace(3, { ...labelled, ipv6Src: v6(3), ipv6Dst: v6(1), tcpSrc: 5002, tcpDst: 40000 }), [3, 2, 1], 'so do its ACKs');
+  assert.equal(m.trace(1, { ...labelled, ipv6Flabel: 0x100 }), 'no-entry', 'another label is not this flow');
+  assert.equal(m.trace(1, tcpFields(1, 3, 40000, 5002)), 'no-entry', 'nor is the same flow unlabelled (IPv4)');
+  // A queue on an unlabelled flow: IPv4 match, set_queue before the output.
+  const u = added(m, flow({ id: 14, srcAddr: 0, dstAddr: 2, dstPort: 5003, queue: 0 }));
+  const [u0] = flowMods(u.out, 0);
+  assert.equal(u0?.match.ethType, 0x0800, 'no label: IPv4');
+  assert.deepEqual(u0?.instructions, [{ type: 'apply-actions', actions: [{ type: 'set-queue', queueId: 0 }, { type: 'output', port: 2, maxLen: 0 }] }], 'queue 0 (best effort) is a queue too');
+});
+
+test('addFlow refuses a label that is no IPv6 flow label and a queue that is no queue id, and sends nothing', () => {
+  const m = chain();
+  const cases: Array<[Partial<FlowSpec>, RegExp]> = [
+    [{ label: 0 }, /label 0/],
+    [{ label: 0x100000 }, /label 1048576/],
+    [{ label: -1 }, /label -1/],
+    [{ label: 1.5 }, /label 1.5/],
+    [{ queue: -1 }, /queue -1/],
+    [{ queue: 0xffffffff }, /queue 4294967295/],
+    [{ queue: 0.5 }, /queue 0.5/],
+  ];
+  for (const [i, [over, detail]] of cases.entries()) {
+    const r = m.ctl.addFlow(flow({ id: 20 + i, ...over }), 0);
+    assert.ok(!r.ok && r.error.reason === 'bad-spec', `${JSON.stringify(over)} refused as bad-spec`);
+    if (!r.ok) assert.match(r.error.detail, detail, `${JSON.stringify(over)}: the detail names the field`);
+  }
+  assert.deepEqual(m.ctl.paths(), [], 'no flow was added');
+  assert.equal(m.ctl.counters.flowModsSent, 0, 'no FLOW_MOD sent');
+  const edge = added(m, flow({ id: 30, label: 0xfffff, queue: 0xfffffffe }));
+  assert.equal(edge.state, 'installed', 'label 0xfffff and queue 0xfffffffe are the largest taken');
 });

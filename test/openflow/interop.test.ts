@@ -4,7 +4,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { root } from '../support/cli.js';
+import { root, stopAll } from '../support/cli.js';
 
 /**
  * The OpenFlow agent of a real `cogmesh node` process against Open vSwitch's
@@ -58,12 +58,7 @@ describe('the OpenFlow 1.3 agent against Open vSwitch and tshark', { skip, timeo
   });
 
   after(async () => {
-    for (const p of procs.reverse()) {
-      if (p.exitCode === null && p.signalCode === null) {
-        p.kill('SIGINT');
-        await new Promise((r) => p.once('exit', r));
-      }
-    }
+    await stopAll(procs);
     if (process.env.KEEP_OF_PCAP === undefined) rmSync(dir, { recursive: true, force: true });
     else console.log('kept', dir);
   });
@@ -99,13 +94,21 @@ describe('the OpenFlow 1.3 agent against Open vSwitch and tshark', { skip, timeo
     assert.match(ofctl('dump-tables', T).out, /table 0:\s+active=2/);
   });
 
-  test('dump-ports, queue-stats, packet-out, probe', () => {
+  test('dump-ports, queue-stats, queue-get-config, packet-out, probe', () => {
     const ports = ofctl('dump-ports', T);
     assert.equal(ports.code, 0, ports.err);
     assert.match(ports.out, /port LOCAL: rx pkts=\d+/);
+    // A node without a medium has no links: LOCAL has no R2 queue, so there are no queues (qos-testbed.test.ts reads them on links).
     const q = ofctl('queue-stats', T);
     assert.equal(q.code, 0, q.err);
-    assert.match(q.out, /port LOCAL queue 0/);
+    assert.match(q.out, /OFPST_QUEUE reply \(OF1\.3\) \(xid=0x\w+\): 0 queues/);
+    // ovs-ofctl prints an ERROR reply to a statistics request and exits 0.
+    const noPort = ofctl('queue-stats', T, '7');
+    assert.match(noPort.out, /OFPT_ERROR \(OF1\.3\) \(xid=0x\w+\): OFPQOFC_BAD_PORT/, 'a port that does not exist is refused');
+    const conf = ofctl('queue-get-config', T);
+    assert.equal(conf.code, 0, conf.err);
+    assert.match(conf.out, /OFPT_QUEUE_GET_CONFIG_REPLY \(OF1\.3\)/);
+    assert.doesNotMatch(conf.out, /queue \d+:/, 'no queues without links');
     const po = ofctl('packet-out', T, 'LOCAL', 'LOCAL', '0001020304050a0b0c0d0e0f08004500001c0000000040110000c0a80001c0a8000200350035000812ab');
     assert.equal(po.code, 0, po.err);
     assert.equal(ofctl('probe', T).code, 0);

@@ -3,7 +3,7 @@ import { describe, test } from 'node:test';
 import { ClockRegressionError, RangeArgumentError } from '../../src/core/errors.js';
 import { Rng } from '../../src/core/rng.js';
 import { ChannelScheduler } from '../../src/sched/channel-scheduler.js';
-import type { ChannelSchedulerParams, QueuedPacket, SchedAction } from '../../src/sched/types.js';
+import type { ChannelSchedulerParams, QosClass, QueuedPacket, SchedAction } from '../../src/sched/types.js';
 
 type Pkt = QueuedPacket<number>;
 type Act = SchedAction<number>;
@@ -29,6 +29,8 @@ function fill(s: ChannelScheduler<number>, channel: number, n: number, at: numbe
   return out;
 }
 
+/** Each channel queue's totals, without the per-class breakdown. */
+const totals = (s: ChannelScheduler<number>) => s.queues().map(({ channel, packets, bytes }) => ({ channel, packets, bytes }));
 const tune = (channel: number, readyUs: number): Act => ({ kind: 'tune', channel, readyUs });
 const tx = (channel: number, packet: Pkt): Act => ({ kind: 'transmit', channel, packet });
 const sent = (acts: Act[]) => acts.flatMap((a) => (a.kind === 'transmit' ? [a.packet] : []));
@@ -81,7 +83,7 @@ describe('one channel', () => {
     assert.equal(s.counters.drops['queue-full'], 1);
     assert.equal(s.counters.drops['no-channel'], 1);
     assert.equal(s.counters.enqueued, 6, 'every packet offered');
-    assert.deepEqual(s.queues(), [
+    assert.deepEqual(totals(s), [
       { channel: 1, packets: 4, bytes: 400 },
       { channel: 6, packets: 0, bytes: 0 },
       { channel: 11, packets: 0, bytes: 0 },
@@ -266,7 +268,7 @@ describe('sensing pauses', () => {
     s.pause(3_000);
     s.requeueFront(1, first);
     assert.equal(s.counters.handedOut, 0);
-    assert.deepEqual(s.queues()[0], { channel: 1, packets: 2, bytes: 200 });
+    assert.deepEqual(totals(s)[0], { channel: 1, packets: 2, bytes: 200 });
     assert.deepEqual(s.tick(3_000), []);
     assert.deepEqual(s.resume(10_000), [tune(1, 11_000)]);
     assert.deepEqual(s.tick(11_000), [tx(1, a[0]!)]);
@@ -345,7 +347,7 @@ describe('neighbours moving and leaving', () => {
     for (const p of [a1, x, a2]) s.enqueue(1, p, 2);
     assert.deepEqual(s.removeNextHop(7, 5), [a1, a2]);
     assert.deepEqual(s.removeNextHop(7, 6), []);
-    assert.deepEqual(s.queues()[0], { channel: 1, packets: 1, bytes: 100 });
+    assert.deepEqual(totals(s)[0], { channel: 1, packets: 1, bytes: 100 });
     assert.equal(s.counters.removed, 2);
   });
 
@@ -413,7 +415,7 @@ describe('live parameters', () => {
       [a[2]!.item, 'queue-full'],
       [a[3]!.item, 'queue-full'],
     ]);
-    assert.deepEqual(s.queues(), [
+    assert.deepEqual(totals(s), [
       { channel: 1, packets: 2, bytes: 200 },
       { channel: 11, packets: 0, bytes: 0 },
       { channel: 2, packets: 0, bytes: 0 },
@@ -485,21 +487,31 @@ describe('nothing happens when nothing should', () => {
   });
 });
 
+const CLASSES: QosClass[] = [
+  { queue: 1, minKbps: 400, burstUs: 50_000 },
+  { queue: 2, minKbps: 100, burstUs: 100_000 },
+  { queue: 0, minKbps: 0, burstUs: 0 },
+];
+
 test('randomized: conservation, one packet at the MAC, transmits only on the tuned channel inside a dwell', () => {
-  for (const seed of [1, 2, 3, 4, 5, 6]) {
+  for (const seed of [1, 2, 3, 4, 5, 6, 7, 8]) {
     const rng = Rng.fromSeed(seed);
     const pool = [1, 6, 11, 2];
-    let params: ChannelSchedulerParams = { ...P, queuePackets: 6, adaptive: seed % 2 === 0 };
+    // Seeds 5 to 8 run QoS classes (packets of queues 0, 1, 2 and 7, which has no class) and change them live.
+    const qos = seed > 4;
+    const classesOf = (): QosClass[] | undefined => (qos ? CLASSES.filter((c) => c.queue === 0 || rng.next() < 0.8) : undefined);
+    let params: ChannelSchedulerParams = { ...P, queuePackets: 6, adaptive: seed % 2 === 0, classes: classesOf() };
     const s = new ChannelScheduler<number>(params, 0);
     const hopChannel = new Map<number, number>();
     for (let h = 1; h <= 6; h++) hopChannel.set(h, pool[rng.int(0, 2)]!);
     let clock = 0;
     let readyUs = 0;
     let paused = false;
+    let classesChanged = false;
     let removed = 0;
     let handed = 0;
     let atMac: { packet: Pkt; doneAt: number } | undefined;
-    const lastDone = new Map<number, number>();
+    const lastDone = new Map<string, number>();
 
     const handle = (acts: Act[]) => {
       for (const a of acts) {
@@ -528,8 +540,10 @@ test('randomized: conservation, one packet at the MAC, transmits only on the tun
         clock = Math.max(clock, next);
         if (done !== undefined && done <= (d ?? Infinity)) {
           const p = atMac!.packet;
-          assert.ok((lastDone.get(p.nextHop) ?? -1) < p.item, 'per next hop, packets leave in order');
-          lastDone.set(p.nextHop, p.item);
+          // Per next hop, packets leave in order (per next hop and class, with classes: live class changes aside).
+          const key = qos ? `${p.nextHop}/${p.queue}` : String(p.nextHop);
+          if (!classesChanged) assert.ok((lastDone.get(key) ?? -1) < p.item, 'per next hop, packets leave in order');
+          lastDone.set(key, p.item);
           atMac = undefined;
           handle(s.txDone(clock));
         } else {
@@ -547,7 +561,9 @@ test('randomized: conservation, one packet at the MAC, transmits only on the tun
       const hop = rng.int(1, 6);
       if (r < 0.6) {
         const channel = rng.next() < 0.05 ? 99 : hopChannel.get(hop)!;
-        s.enqueue(channel, pkt(hop, clock, rng.int(40, 1_500)), clock);
+        const p = pkt(hop, clock, rng.int(40, 1_500));
+        if (qos) p.queue = [0, 1, 2, 7][rng.int(0, 3)]!;
+        s.enqueue(channel, p, clock);
       } else if (r < 0.65) {
         const channel = rng.next() < 0.1 ? 99 : pool[rng.int(0, 3)]!;
         hopChannel.set(hop, channel);
@@ -567,7 +583,9 @@ test('randomized: conservation, one packet at the MAC, transmits only on the tun
         handle(s.resume(clock));
       } else if (r < 0.8) {
         const channels = pool.filter(() => rng.next() < 0.75);
-        params = { ...params, channels, queuePackets: rng.int(1, 8), switchingIntervalUs: rng.int(5, 50) * 1_000 };
+        const classes = qos && rng.next() < 0.5 ? classesOf() : params.classes;
+        if (classes !== params.classes) classesChanged = true;
+        params = { ...params, channels, queuePackets: rng.int(1, 8), switchingIntervalUs: rng.int(5, 50) * 1_000, classes };
         handle(s.setParams(params, clock));
       }
       const c = s.counters;
@@ -576,7 +594,10 @@ test('randomized: conservation, one packet at the MAC, transmits only on the tun
       assert.equal(c.enqueued, c.handedOut + dropped + c.removed + queued, `conservation, seed ${seed} step ${step}`);
       assert.equal(c.handedOut, handed);
       assert.equal(c.removed, removed);
-      for (const q of s.queues()) assert.ok(q.packets <= params.queuePackets);
+      for (const q of s.queues()) {
+        assert.ok(q.packets <= params.queuePackets, 'a channel queue holds at most its capacity');
+        assert.equal(q.classes.reduce((x, k) => x + k.packets, 0), q.packets, 'the classes hold the channel queue');
+      }
     }
     const tuned = Object.values(s.counters.dwellUs).reduce((x, y) => x + y, 0);
     assert.ok(tuned <= clock, 'time tuned never exceeds the time elapsed');

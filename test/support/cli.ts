@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { spawnSync, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -13,4 +13,14 @@ export function cogmesh(...args: string[]): { code: number | null; out: string; 
     timeout: 300_000,
   });
   return { code: r.status, out: r.stdout, err: r.stderr };
+}
+
+/** Stops processes a test started, newest first: SIGINT to each still running, then its exit. */
+export async function stopAll(procs: ChildProcess[]): Promise<void> {
+  for (const p of [...procs].reverse()) {
+    if (p.exitCode === null && p.signalCode === null) {
+      p.kill('SIGINT');
+      await new Promise((r) => p.once('exit', r));
+    }
+  }
 }

@@ -97,11 +97,11 @@ export class TestRouterView implements RouterView {
   }
 
   queues(): QueueView[] {
-    return [{ channel: 6, packets: 3, bytes: 3000 }];
+    return [{ channel: 6, packets: 3, bytes: 3000, classes: [{ queue: 1, name: 'high', packets: 1, bytes: 1000 }, { queue: 0, name: 'best-effort', packets: 2, bytes: 2000 }] }];
   }
 
   flows(): FlowView[] {
-    return [{ proto: 'udp', src: 3, dst: 4, flow: 1, role: 'source', packets: 120, bytes: 120_000, nextHop: 2, lastUs: this.now() }];
+    return [{ proto: 'udp', src: 3, dst: 4, flow: 1, role: 'source', packets: 120, bytes: 120_000, nextHop: 2, lastUs: this.now(), label: 0 }];
   }
 
   spectrum(): SpectrumView | undefined {

@@ -159,14 +159,14 @@ export class MonitorTestView implements RouterView {
   queues(): QueueView[] {
     return [11, 6, 1].map((channel) => {
       const packets = this.queueLen.get(channel) ?? 0;
-      return { channel, packets, bytes: packets * 1052 };
+      return { channel, packets, bytes: packets * 1052, classes: [{ queue: 0, name: 'best-effort', packets, bytes: packets * 1052 }] };
     });
   }
 
   flows(): FlowView[] {
     return [
-      { proto: 'tcp', src: 1, dst: 4, flow: 1, role: 'source', packets: this.packets, bytes: this.packets * 1460, nextHop: this.round % 30 < 15 ? 2 : 5, lastUs: this.t - 4_000 },
-      { proto: 'udp', src: 5, dst: 2, flow: 2, role: 'relay', packets: 3 * this.round, bytes: 3000 * this.round, nextHop: 2, lastUs: this.t - 21_000 },
+      { proto: 'tcp', src: 1, dst: 4, flow: 1, role: 'source', packets: this.packets, bytes: this.packets * 1460, nextHop: this.round % 30 < 15 ? 2 : 5, lastUs: this.t - 4_000, label: 0 },
+      { proto: 'udp', src: 5, dst: 2, flow: 2, role: 'relay', packets: 3 * this.round, bytes: 3000 * this.round, nextHop: 2, lastUs: this.t - 21_000, label: 0x100 },
     ];
   }
 

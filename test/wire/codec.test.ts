@@ -5,6 +5,8 @@ import { Rng } from '../../src/core/rng.js';
 import { assertViewInto, mutate, refused } from '../support/bytes.js';
 import {
   DATA_HEADER_BYTES,
+  DATA_LABELLED_HEADER_BYTES,
+  MAX_FLOW_LABEL,
   HELLO_ENTRY_BYTES,
   HELLO_FIXED_BYTES,
   HELLO_NEIGHBOUR_BYTES,
@@ -200,6 +202,43 @@ describe('exact bytes', () => {
     const b = encodeData(header({ proto: 'tcp', seq: 0x01020304 }), hex('cafe'));
     assert.equal(toHex(b), '20' + '01' + '10' + '06' + '0001' + '000c' + '0003' + '01020304' + 'cafe');
     assert.equal(DATA_HEADER_BYTES, 14);
+  });
+
+  test('DATA with a flow label (type 0x21)', () => {
+    const b = encodeData(header({ proto: 'udp', seq: 7, label: 0x00100 }), hex('cafe'));
+    assert.equal(toHex(b), '21' + '01' + '10' + '11' + '0001' + '000c' + '0003' + '00000007' + '000100' + 'cafe');
+    assert.equal(DATA_LABELLED_HEADER_BYTES, 17);
+    const top = encodeData(header({ label: MAX_FLOW_LABEL }), new Uint8Array(0));
+    assert.equal(toHex(top.subarray(14)), '0fffff');
+    const r = parseData(b);
+    assert.ok(r.ok, 'a labelled packet parses');
+    assert.equal(r.value.header.label, 0x00100);
+    assert.equal(toHex(r.value.payload), 'cafe');
+    // Label 0 is an unlabelled packet: type 0x20, 14 bytes, no label on parse.
+    const plain = encodeData(header({ label: 0 }), hex('cafe'));
+    assert.equal(plain[0], 0x20);
+    assert.equal(plain.length, DATA_HEADER_BYTES + 2);
+    const p = parseData(plain);
+    assert.ok(p.ok && !('label' in p.value.header), 'an unlabelled packet parses without a label');
+    assert.equal(packetKind(b), 'data');
+    parseFails(parseControl(b), 'WIRE_UNKNOWN_TYPE', 'DATA', /^DATA \(type 0x21\) is not a control message$/);
+  });
+
+  test('DATA with a flow label: label 0, reserved bits and truncation are refused', () => {
+    const b = encodeData(header({ label: 0x00200 }), hex('01'));
+    const zero = b.slice();
+    zero.set([0, 0, 0], 14);
+    parseFails(parseData(zero), 'WIRE_BAD_FIELD', 'DATA', /label: 0 in a labelled packet/);
+    for (const bit of [0x10, 0x20, 0x40, 0x80]) {
+      const r = b.slice();
+      r[14] = r[14]! | bit;
+      parseFails(parseData(r), 'WIRE_BAD_FIELD', 'DATA', /label: reserved bits/);
+    }
+    for (let n = 1; n < DATA_LABELLED_HEADER_BYTES; n++) parseFails(parseData(b.subarray(0, n)), 'WIRE_TRUNCATED', 'DATA');
+    for (const label of [-1, 0x100000, 1.5, NaN]) {
+      assert.throws(() => encodeData(header({ label }), hex('01')), refused('data.label'), `label ${label}`);
+    }
+    assert.throws(() => emitDataHeader(header({ label: 1 }), new Uint8Array(DATA_LABELLED_HEADER_BYTES - 1)), refused('offset'));
   });
 
   test('sizes: fixed part and per entry', () => {
@@ -412,7 +451,7 @@ describe('refused bytes', () => {
   });
 
   test('unknown type codes', () => {
-    for (const t of [0x00, 0x04, 0x0f, 0x11, 0x21, 0x7f, 0xff]) {
+    for (const t of [0x00, 0x04, 0x0f, 0x11, 0x22, 0x7f, 0xff]) {
       const b = new Uint8Array(40);
       b[0] = t;
       b[1] = 1;
@@ -689,7 +728,7 @@ describe('seeded fuzz', () => {
     }
   }
 
-  const TYPES = [1, 2, 3, 0x10, 0x20];
+  const TYPES = [1, 2, 3, 0x10, 0x20, 0x21];
 
   test('random byte strings never make parse throw', () => {
     const rng = Rng.fromSeed(20240607);

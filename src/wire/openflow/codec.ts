@@ -20,6 +20,7 @@ import { OfParseError, type OfErrorAnswer } from './errors.js';
 import { readActions, readInstructions, writeActions, writeInstructions } from './instructions.js';
 import { multipartTypeOf, PORT_BYTES, readPort, readReplyBody, readRequestBody, writePort, writeReplyBody, writeRequestBody } from './multipart.js';
 import { readMatch, writeMatch } from './oxm.js';
+import { readPacketQueues, writePacketQueues } from './queue.js';
 import type { AsyncConfig, ControllerRole, HelloElement, OfMessage, PacketInReason, PortReason } from './types.js';
 
 /**
@@ -59,6 +60,10 @@ import type { AsyncConfig, ControllerRole, HelloElement, OfMessage, PacketInReas
  *                             pad 2, match, instructions
  *   MULTIPART_REQUEST (18) 8  type u16, flags u16, pad 4, body (multipart.ts)
  *   MULTIPART_REPLY (19)
+ *   QUEUE_GET_CONFIG_      8  port u32, pad 4
+ *     REQUEST (22)
+ *   QUEUE_GET_CONFIG_      8  port u32, pad 4, ofp_packet_queue list (queue.ts)
+ *     REPLY (23)
  *   ROLE_REQUEST (24),     8  role u32, pad 4, generation_id u64
  *   ROLE_REPLY (25)
  *   GET_ASYNC_REPLY (27),  8  packet_in_mask u32 x2, port_status_mask u32 x2,
@@ -108,6 +113,8 @@ const TYPE_NUMBERS: Record<Exclude<OfMessage['type'], 'unknown'>, number> = {
   'multipart-reply': OFPT.MULTIPART_REPLY,
   'barrier-request': OFPT.BARRIER_REQUEST,
   'barrier-reply': OFPT.BARRIER_REPLY,
+  'queue-get-config-request': OFPT.QUEUE_GET_CONFIG_REQUEST,
+  'queue-get-config-reply': OFPT.QUEUE_GET_CONFIG_REPLY,
   'role-request': OFPT.ROLE_REQUEST,
   'role-reply': OFPT.ROLE_REPLY,
   'get-async-request': OFPT.GET_ASYNC_REQUEST,
@@ -269,6 +276,15 @@ function writeBody(w: Writer, m: OfMessage): void {
     case 'get-async-reply':
     case 'set-async':
       writeAsync(w, m.config);
+      return;
+    case 'queue-get-config-request':
+      w.u32(m.portNo, 'portNo');
+      w.zeros(4);
+      return;
+    case 'queue-get-config-reply':
+      w.u32(m.portNo, 'portNo');
+      w.zeros(4);
+      writePacketQueues(w, m.queues, 'queues');
       return;
     case 'multipart-request':
       w.u16(multipartTypeOf(m.body, 'body'), 'body.type');
@@ -497,6 +513,17 @@ function parseBody(r: Reader, version: number, type: number, xid: number): OfMes
     case OFPT.BARRIER_REPLY:
       r.done();
       return { type: 'barrier-reply', xid };
+    case OFPT.QUEUE_GET_CONFIG_REQUEST: {
+      const portNo = r.u32();
+      r.pad(4);
+      r.done();
+      return { type: 'queue-get-config-request', xid, portNo };
+    }
+    case OFPT.QUEUE_GET_CONFIG_REPLY: {
+      const portNo = r.u32();
+      r.pad(4);
+      return { type: 'queue-get-config-reply', xid, portNo, queues: readPacketQueues(r) };
+    }
     case OFPT.ROLE_REQUEST:
     case OFPT.ROLE_REPLY: {
       const role = enumValue(ROLES, r.u32(), 'role', { type: OFPET.ROLE_REQUEST_FAILED, code: OFPRRFC.BAD_ROLE });

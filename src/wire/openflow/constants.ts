@@ -161,6 +161,14 @@ export const OFPRRFC = Object.freeze({ STALE: 0, UNSUP: 1, BAD_ROLE: 2 });
 /** ofp_table_features_failed_code. */
 export const OFPTFFC = Object.freeze({ BAD_TABLE: 0, BAD_METADATA: 1, BAD_TYPE: 2, BAD_LEN: 3, BAD_ARGUMENT: 4, EPERM: 5 });
 
+/** ofp_queue_op_failed_code (OFPET_QUEUE_OP_FAILED). */
+export const OFPQOFC = Object.freeze({ BAD_PORT: 0, BAD_QUEUE: 1, EPERM: 2 });
+
+/** ofp_queue_properties (QUEUE_GET_CONFIG_REPLY). */
+export const OFPQT = Object.freeze({ MIN_RATE: 1, MAX_RATE: 2, EXPERIMENTER: 0xffff });
+/** The largest enabled queue rate (min_rate, max_rate): rates are in 1/10 of a percent of the port's speed, and any higher value means that rate is disabled. */
+export const QUEUE_RATE_MAX = 1000;
+
 /** ofp_multipart_type. */
 export const OFPMP = Object.freeze({
   DESC: 0,

@@ -173,6 +173,29 @@ export interface QueueStats {
   durationNsec: number;
 }
 
+/**
+ * A queue property (ofp_queue_prop_*, OpenFlow 1.3.5 section 7.3.6). Rates
+ * are in 1/10 of a percent of the port's speed (a u16): up to 1000
+ * (`QUEUE_RATE_MAX`), any higher value means that rate is disabled.
+ * Experimenter data must be a multiple of 8 bytes (the property's length
+ * covers it and is a multiple of 8).
+ */
+export type QueueProp =
+  /** OFPQT_MIN_RATE (1): the guaranteed rate. */
+  | { type: 'min-rate'; rate: number }
+  /** OFPQT_MAX_RATE (2): the rate the queue may not exceed. */
+  | { type: 'max-rate'; rate: number }
+  /** OFPQT_EXPERIMENTER (0xffff). */
+  | { type: 'experimenter'; experimenter: number; data: Uint8Array };
+
+/** ofp_packet_queue: one queue of a QUEUE_GET_CONFIG_REPLY. */
+export interface OfPacketQueue {
+  queueId: number;
+  /** The port the queue is attached to. */
+  portNo: number;
+  properties: QueueProp[];
+}
+
 /** ofp_desc: NUL-terminated strings (at most 255 bytes; the serial number at most 31). */
 export interface SwitchDesc {
   mfrDesc: string;
@@ -312,15 +335,24 @@ export type OfMessage =
   | { type: 'get-async-request'; xid: number }
   | { type: 'get-async-reply'; xid: number; config: AsyncConfig }
   | { type: 'set-async'; xid: number; config: AsyncConfig }
+  /**
+   * OFPT_QUEUE_GET_CONFIG_REQUEST (22): the queues of port `portNo` (a port
+   * below OFPP_MAX, or OFPP_ANY for every port's). The codec does not check
+   * the port; a switch answers one it does not have with
+   * OFPET_QUEUE_OP_FAILED / OFPQOFC_BAD_PORT.
+   */
+  | { type: 'queue-get-config-request'; xid: number; portNo: number }
+  /** OFPT_QUEUE_GET_CONFIG_REPLY (23): `portNo` is the request's; each queue names its own port. */
+  | { type: 'queue-get-config-reply'; xid: number; portNo: number; queues: OfPacketQueue[] }
   /** OFPT_MULTIPART_REQUEST (18); flags: OFPMPF_REQ_MORE. */
   | { type: 'multipart-request'; xid: number; flags: number; body: MultipartRequestBody }
   /** OFPT_MULTIPART_REPLY (19); flags: OFPMPF_REPLY_MORE. */
   | { type: 'multipart-reply'; xid: number; flags: number; body: MultipartReplyBody }
   /**
    * A version-4 message of a type the codec does not read (GROUP_MOD,
-   * PORT_MOD, TABLE_MOD, QUEUE_GET_CONFIG_*, METER_MOD, or a number OpenFlow
-   * 1.3 does not define): the agent answers OFPET_BAD_REQUEST /
-   * OFPBRC_BAD_TYPE. `body` is everything after the header.
+   * PORT_MOD, TABLE_MOD, METER_MOD, or a number OpenFlow 1.3 does not
+   * define): the agent answers OFPET_BAD_REQUEST / OFPBRC_BAD_TYPE. `body`
+   * is everything after the header.
    */
   | { type: 'unknown'; xid: number; msgType: number; body: Uint8Array };
 

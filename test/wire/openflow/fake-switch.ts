@@ -1,14 +1,25 @@
 import { execFile } from 'node:child_process';
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
+import { OFPP } from '../../../src/openflow/actions.js';
 import { OFPAT, OFPIT } from '../../../src/wire/openflow/constants.js';
-import { encodeOf, OfFramer, oxmIdOf, parseOf, type MultipartReplyBody, type OfMessage, type TableFeatures } from '../../../src/wire/openflow/index.js';
+import {
+  encodeOf,
+  OfFramer,
+  oxmIdOf,
+  parseOf,
+  type MultipartReplyBody,
+  type OfMessage,
+  type OfPacketQueue,
+  type TableFeatures,
+} from '../../../src/wire/openflow/index.js';
 
 /**
  * A tiny OpenFlow 1.3 "switch" on 127.0.0.1 for known-answer tests against
  * ovs-ofctl: it answers HELLO, FEATURES_REQUEST, ECHO, BARRIER,
- * GET_CONFIG, ROLE and multipart requests (with the bodies `replies`
- * gives, else empty lists) through the codec under test, and records every
- * message ovs-ofctl sends as raw bytes.
+ * GET_CONFIG, ROLE, QUEUE_GET_CONFIG (with `sampleQueues()` on the port
+ * asked for) and multipart requests (with the bodies `replies` gives, else
+ * empty lists) through the codec under test, and records every message
+ * ovs-ofctl sends as raw bytes.
  */
 export interface FakeSwitch {
   port: number;
@@ -68,6 +79,9 @@ export async function startFakeSwitch(replies: ReplyFor = () => undefined, datap
             break;
           case 'multipart-request':
             send({ type: 'multipart-reply', xid, flags: 0, body: replies(m.body) ?? emptyReply(m.body) });
+            break;
+          case 'queue-get-config-request':
+            send({ type: 'queue-get-config-reply', xid, portNo: m.portNo, queues: sampleQueues().filter((q) => m.portNo === OFPP.ANY || q.portNo === m.portNo) });
             break;
           default:
             break;
@@ -177,4 +191,18 @@ export function sampleTableFeatures(tableId = 0): TableFeatures {
       { type: 'experimenter-miss', experimenter: 0x00002320, expType: 8, data: new Uint8Array(0) },
     ],
   };
+}
+
+/**
+ * Queues on ports 1 and 2 with every property type: min and max rates
+ * (50 % and 75 % of the port's speed; 1001 is a disabled max rate) and an
+ * experimenter property (Open vSwitch ignores that one).
+ */
+export function sampleQueues(): OfPacketQueue[] {
+  return [
+    { queueId: 0, portNo: 1, properties: [{ type: 'min-rate', rate: 500 }, { type: 'max-rate', rate: 750 }] },
+    { queueId: 1, portNo: 1, properties: [{ type: 'max-rate', rate: 1001 }] },
+    { queueId: 7, portNo: 2, properties: [{ type: 'experimenter', experimenter: 0x00002320, data: Uint8Array.of(1, 2, 3, 4, 5, 6, 7, 8) }, { type: 'min-rate', rate: 125 }] },
+    { queueId: 8, portNo: 2, properties: [] },
+  ];
 }

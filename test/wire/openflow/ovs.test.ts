@@ -170,6 +170,8 @@ const FIXTURES: { cmd: string; hex: string; value: OfMessage }[] = [
   { cmd: 'dump-desc', hex: '04120010000000020000000000000000', value: mpReq(2, { type: 'desc' }) },
   { cmd: 'dump-groups', hex: '04120010000000020007000000000000', value: mpReq(2, { type: 'group-desc' }) },
   { cmd: 'meter-features', hex: '0412001000000002000b000000000000', value: mpReq(2, { type: 'meter-features' }) },
+  { cmd: 'queue-get-config', hex: '0416001000000002ffffffff00000000', value: { type: 'queue-get-config-request', xid: 2, portNo: OFPP.ANY } },
+  { cmd: 'queue-get-config 2', hex: '04160010000000020000000200000000', value: { type: 'queue-get-config-request', xid: 2, portNo: 2 } },
   {
     cmd: 'mod-port 1 down: a PORT_MOD, which the codec does not read',
     hex: '04100028000000040000000100000000020000000001000000000001000000010000000000000000',
@@ -285,6 +287,46 @@ describe('OpenFlow codec against ovs-ofctl, live', { skip: SKIP, timeout: 120_00
     const probe = await run(['probe']);
     assert.ok(probe.received.some((b) => b[1] === 2), 'an ECHO_REQUEST was sent');
     await run(['del-flows']);
+  });
+
+  test('queue-get-config: the request parses and re-encodes exactly, and ovs-ofctl prints the queues and rates of the reply the codec encodes', async () => {
+    const sent = (r: { received: Uint8Array[] }): OfMessage | undefined =>
+      r.received.map((b) => parseOf(b)).flatMap((p) => (p.ok && p.value.type === 'queue-get-config-request' ? [p.value] : []))[0];
+    const all = await run(['queue-get-config']);
+    assert.deepEqual(sent(all), { type: 'queue-get-config-request', xid: 2, portNo: OFPP.ANY }, 'the request for every port');
+    for (const s of ['OFPT_QUEUE_GET_CONFIG_REPLY (OF1.3) (xid=0x2): port=ANY', 'queue 0: min_rate:50.0% max_rate:75.0%\n', 'queue 1: max_rate:(disabled)\n', 'queue 7: min_rate:12.5%\n', 'queue 8:\n']) {
+      assert.ok(all.stdout.includes(s), `queue-get-config shows ${JSON.stringify(s)}:\n${all.stdout}`);
+    }
+    const one = await run(['queue-get-config', '1']);
+    assert.deepEqual(sent(one), { type: 'queue-get-config-request', xid: 2, portNo: 1 }, 'the request for port 1');
+    assert.ok(one.stdout.includes('port=1\nqueue 0: min_rate:50.0% max_rate:75.0%\nqueue 1: max_rate:(disabled)'), `queue-get-config 1:\n${one.stdout}`);
+    assert.ok(!one.stdout.includes('queue 7'), `only port 1's queues:\n${one.stdout}`);
+  });
+
+  test('ovs-ofctl ofp-print reads the encoded QUEUE_GET_CONFIG messages: the port, the queues, min_rate and max_rate', async () => {
+    const print = (m: OfMessage): Promise<string> =>
+      new Promise((resolve) => execFile('ovs-ofctl', ['ofp-print', toHex(encodeOf(m))], { timeout: 10_000 }, (e, stdout, stderr) => resolve(`${e === null ? '' : 'FAILED '}${stdout}${stderr}`)));
+    const queues = MESSAGES.filter((m) => m.type === 'queue-get-config-request' || m.type === 'queue-get-config-reply');
+    const outs = await Promise.all(queues.map(print));
+    const want: Record<string, string[]> = {
+      'queue-get-config-request 32': ['OFPT_QUEUE_GET_CONFIG_REQUEST (OF1.3) (xid=0x20): port=1'],
+      'queue-get-config-request 33': ['OFPT_QUEUE_GET_CONFIG_REQUEST (OF1.3) (xid=0x21): port=ANY'],
+      'queue-get-config-reply 32': ['OFPT_QUEUE_GET_CONFIG_REPLY (OF1.3) (xid=0x20): port=1\nqueue 0: min_rate:50.0% max_rate:75.0%\nqueue 1: max_rate:(disabled)\n'],
+      'queue-get-config-reply 33': [
+        'OFPT_QUEUE_GET_CONFIG_REPLY (OF1.3) (xid=0x21): port=ANY\n',
+        'queue 0: min_rate:50.0% max_rate:75.0%\nqueue 1: max_rate:(disabled)\nqueue 7: min_rate:12.5%\nqueue 8:\n',
+        // max_rate 0xffff (the last of its two max rates) is "not configured" to Open vSwitch, so not shown.
+        'queue 4294967294: min_rate:100.0%\n',
+      ],
+      'queue-get-config-reply 34': ['OFPT_QUEUE_GET_CONFIG_REPLY (OF1.3) (xid=0x22):'],
+    };
+    queues.forEach((m, i) => {
+      const out = outs[i]!;
+      assert.ok(!/FAILED|decode error|\*\*\*/.test(out), `ofp-print of ${m.type} ${m.xid}:\n${out}`);
+      const expected = want[`${m.type} ${m.xid}`];
+      assert.ok(expected !== undefined, `an expectation for ${m.type} ${m.xid}`);
+      for (const s of expected) assert.ok(out.includes(s), `ofp-print of ${m.type} ${m.xid} shows ${JSON.stringify(s)}:\n${out}`);
+    });
   });
 
   test('ovs-ofctl ofp-print decodes every sample message without complaint', { timeout: 120_000 }, async () => {

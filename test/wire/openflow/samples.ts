@@ -1,8 +1,8 @@
 import { OFP_NO_BUFFER, OFPCML_NO_BUFFER, OFPG_ANY, OFPP, OFPQ_ALL, OFPTT_ALL, type FlowMod } from '../../../src/openflow/actions.js';
 import type { OfMatch } from '../../../src/openflow/match.js';
 import { OFPC, OFPMPF_REPLY_MORE, OFPMPF_REQ_MORE, OFPPF, OFPPS } from '../../../src/wire/openflow/constants.js';
-import type { MultipartReplyBody, MultipartRequestBody, OfMessage, OfPort } from '../../../src/wire/openflow/types.js';
-import { sampleTableFeatures } from './fake-switch.js';
+import type { MultipartReplyBody, MultipartRequestBody, OfMessage, OfPacketQueue, OfPort } from '../../../src/wire/openflow/types.js';
+import { sampleQueues, sampleTableFeatures } from './fake-switch.js';
 
 /** Test values for the OpenFlow codec: at least one of every message type and multipart body. */
 
@@ -215,6 +215,22 @@ export const REPLY_BODIES: MultipartReplyBody[] = [
   { type: 'unsupported', mpType: 9, data: hex('00000001 0028 000000000000 00000002 0000000000000003 0000000000000004 00000005 00000006') },
 ];
 
+/** Queues with every property type, several on one port, one without properties, one on a port the reply does not name. */
+export const QUEUES: OfPacketQueue[] = [
+  ...sampleQueues(),
+  {
+    queueId: 0xfffffffe,
+    portNo: 3,
+    properties: [
+      { type: 'max-rate', rate: 0 },
+      { type: 'experimenter', experimenter: 0x00c06e54, data: new Uint8Array(0) },
+      { type: 'min-rate', rate: 1000 },
+      { type: 'experimenter', experimenter: 1, data: hex('0102030405060708 090a0b0c0d0e0f10') },
+      { type: 'max-rate', rate: 0xffff },
+    ],
+  },
+];
+
 /**
  * Samples Open vSwitch cannot print (so the ofp-print check skips them):
  * experimenter messages and bodies (it decodes only the experimenter ids
@@ -320,6 +336,11 @@ export const MESSAGES: OfMessage[] = [
   { type: 'set-async', xid: 26, config: { packetInMask: [1, 0], portStatusMask: [7, 0], flowRemovedMask: [0, 0] } },
   ...REQUEST_BODIES.map((body, i): OfMessage => ({ type: 'multipart-request', xid: 100 + i, flags: i === 1 ? OFPMPF_REQ_MORE : 0, body })),
   ...REPLY_BODIES.map((body, i): OfMessage => ({ type: 'multipart-reply', xid: 200 + i, flags: i === 1 ? OFPMPF_REPLY_MORE : 0, body })),
+  { type: 'queue-get-config-request', xid: 32, portNo: 1 },
+  { type: 'queue-get-config-request', xid: 33, portNo: OFPP.ANY },
+  { type: 'queue-get-config-reply', xid: 32, portNo: 1, queues: QUEUES.filter((q) => q.portNo === 1) },
+  { type: 'queue-get-config-reply', xid: 33, portNo: OFPP.ANY, queues: QUEUES },
+  { type: 'queue-get-config-reply', xid: 34, portNo: 5, queues: [] },
   { type: 'unknown', xid: 30, msgType: 16, body: hex('00000001 00000000 020000000001 0000 00000001 00000001 00000000 00000000') },
   { type: 'unknown', xid: 31, msgType: 200, body: new Uint8Array(0) },
 ];

@@ -103,6 +103,60 @@ describe('OpenFlow codec: dissection by tshark', { skip: SKIP, timeout: 180_000 
     }
   });
 
+  test('QUEUE_GET_CONFIG request and reply: the dissector reads the ports, every queue and every property as encoded', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cogmesh-of-'));
+    try {
+      const queueMessages = MESSAGES.filter(
+        (m): m is Extract<OfMessage, { type: 'queue-get-config-request' | 'queue-get-config-reply' }> =>
+          m.type === 'queue-get-config-request' || m.type === 'queue-get-config-reply',
+      );
+      assert.ok(queueMessages.length >= 4, 'requests and replies among the samples');
+      const file = join(dir, 'queues.pcap');
+      writeFileSync(file, capture(queueMessages.map((m) => encodeOf(m))));
+      const columns = [
+        'openflow_v4.type',
+        'openflow_v4.xid',
+        'openflow_v4.queue_get_config_request.port',
+        'openflow_v4.queue_get_config_reply.port',
+        'openflow_v4.packet_queue.queue_id',
+        'openflow_v4.packet_queue.port',
+        'openflow_v4.packet_queue.len',
+        'openflow_v4.queue_prop.property',
+        'openflow_v4.queue_prop.min_rate.rate',
+        'openflow_v4.queue_prop.max_rate.rate',
+        'openflow_v4.queue_prop.experimenter.experimenter',
+      ];
+      const r = await tshark(['-r', file, '-Y', 'openflow_v4', '-T', 'fields', '-E', 'aggregator=,', '-E', 'occurrence=a', ...columns.flatMap((c) => ['-e', c])]);
+      assert.equal(r.code, 0, `tshark runs: ${r.stderr}`);
+      const rows = r.stdout.replace(/\n$/, '').split('\n'); // empty trailing fields keep their tabs
+      assert.equal(rows.length, queueMessages.length, `one row per message:\n${r.stdout}`);
+      const list = (v: number[]): string => v.join(',');
+      queueMessages.forEach((m, i) => {
+        const props = m.type === 'queue-get-config-reply' ? m.queues.flatMap((q) => q.properties) : [];
+        const rates = (t: 'min-rate' | 'max-rate'): number[] => props.flatMap((p) => (p.type === t ? [p.rate] : []));
+        const queues = m.type === 'queue-get-config-reply' ? m.queues : [];
+        const want = [
+          String(m.type === 'queue-get-config-request' ? 22 : 23),
+          String(m.xid),
+          m.type === 'queue-get-config-request' ? String(m.portNo) : '',
+          m.type === 'queue-get-config-reply' ? String(m.portNo) : '',
+          list(queues.map((q) => q.queueId)),
+          list(queues.map((q) => q.portNo)),
+          list(queues.map((q) => 16 + q.properties.reduce((n, p) => n + (p.type === 'experimenter' ? 16 + p.data.length : 16), 0))),
+          list(props.map((p) => (p.type === 'min-rate' ? 1 : p.type === 'max-rate' ? 2 : 0xffff))),
+          list(rates('min-rate')),
+          list(rates('max-rate')),
+          list(props.flatMap((p) => (p.type === 'experimenter' ? [p.experimenter] : []))),
+        ];
+        assert.deepEqual(rows[i]!.split('\t'), want, `message ${i} (${m.type} xid ${m.xid}) as dissected: ${columns.join(' ')}`);
+      });
+      const malformed = await tshark(['-r', file, '-Y', '_ws.malformed || _ws.expert.severity >= 0x00800000']);
+      assert.equal(malformed.stdout.trim(), '', `nothing malformed or in error:\n${malformed.stdout}`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   test('the check has teeth: a broken message is flagged malformed', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'cogmesh-of-'));
     try {
