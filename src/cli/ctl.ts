@@ -10,6 +10,7 @@ import type { NeighbourView, RouteView } from '../routing/aodv.js';
 import type { FlowView, QueueView, RouterStatus, SpectrumView } from '../node/view.js';
 import { formatFlow } from '../vnf/flow.js';
 import type { VnfInfo } from '../vnf/types.js';
+import type { PathInfo } from '../openflow/controller.js';
 
 interface CtlOpts {
   node?: string;
@@ -235,6 +236,14 @@ function formatVnfs(vs: VnfInfo[]): string {
   );
 }
 
+function formatPaths(ps: PathInfo[]): string {
+  if (ps.length === 0) return none('controller flows');
+  return table(
+    ['flow', 'state', 'path', 'CETT (ms)', 'TCP-ACC on'],
+    ps.map((p) => [String(p.id), p.state, p.routers.join(' -> ') || '-', p.state === 'installed' ? (p.cett * 1000).toFixed(2) : '-', p.vnfs.join(', ') || '-']),
+  );
+}
+
 const formatVnf = (v: VnfInfo): string => `vnf ${v.id} (${v.type}) ${v.state} on ${formatFlow(v.flow)}${v.reason ? ` (${v.reason})` : ''}\n`;
 
 /** One line per telemetry message. */
@@ -333,6 +342,24 @@ export function ctlCommand(): Command {
       const n = Number(id);
       if (!Number.isSafeInteger(n) || n < 0) throw new UsageError(`vnf stop: "${id}" is not an instance id (an integer, see vnf list)`);
       return call(cmd, 'vnf.stop', { vnf: n }, formatVnf);
+    });
+
+  const controller = ctl.command('controller').description("the router's CETT controller (the controller role): flows, add, remove");
+  controller.command('flows').description('its flows: state, path, CETT, TCP-ACC sites').action((_o: unknown, cmd: Command) => call(cmd, 'controller.flows', {}, formatPaths));
+  controller
+    .command('add')
+    .description('place a flow now on its minimum-CETT path')
+    .argument('<flow>', 'PROTO:SRC-DST[:PORT][,label=L][,queue=Q], e.g. tcp:4-0:5001 or udp:0-4,label=0x100')
+    .option('--acc <every|every-K>', 'TCP-ACC on its relays')
+    .action((flow: string, o: { acc?: string }, cmd: Command) => call(cmd, 'controller.add', { flow, ...(o.acc !== undefined ? { acc: o.acc } : {}) }, (p: PathInfo) => formatPaths([p])));
+  controller
+    .command('remove')
+    .description('end a flow: its entries are deleted and its VNFs stopped on every router')
+    .argument('<id>', 'the flow id (controller flows)')
+    .action((id: string, _o: unknown, cmd: Command) => {
+      const n = Number(id);
+      if (!Number.isSafeInteger(n) || n < 0) throw new UsageError(`controller remove: "${id}" is not a flow id (an integer, see controller flows)`);
+      return call(cmd, 'controller.remove', { flow: n }, (r: { id: number }) => `flow ${r.id} removed\n`);
     });
 
   ctl

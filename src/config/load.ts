@@ -7,6 +7,7 @@ import { ConfigError, type ConfigIssue } from '../core/errors.js';
 import { isCurveKey } from '../wire/z85.js';
 import { cloneJson, isObject, overridePaths, readJsonFile, schemaChecker, type Schema } from './schema.js';
 import type { NodeConfig } from './types.js';
+import { parseAccText, parseFlowText } from '../openflow/flow-text.js';
 
 /**
  * Where a JSON Schema shipped with cogmesh lives: `config/` at the repository
@@ -105,6 +106,7 @@ function semanticIssues(cfg: unknown): ConfigIssue[] {
 
   issues.push(...controlPlaneIssues(cfg));
   issues.push(...qosIssues(cfg));
+  issues.push(...controllerIssues(cfg));
 
   const count = get(cfg, 'channelPlan', 'channels');
   if (count !== 11 && count !== 13) return issues; // the schema has reported it; no plan to check channels against
@@ -174,6 +176,26 @@ function semanticIssues(cfg: unknown): ConfigIssue[] {
   const phases = get(cfg, 'sim', 'band', 'phases');
   if (Array.isArray(phases)) phases.forEach((ph: unknown, i) => checkPns(`/sim/band/phases/${i}/pn`, get(ph, 'pn')));
 
+  return issues;
+}
+
+/** The controller role: a host:port to listen on, and flows that parse. */
+function controllerIssues(cfg: unknown): ConfigIssue[] {
+  const issues: ConfigIssue[] = [];
+  const listen = get(cfg, 'controller', 'listen');
+  if (typeof listen === 'string' && listen !== '' && !/^(\[[0-9a-fA-F:]+\]|[^:\s]+):\d{1,5}$/.test(listen)) {
+    issues.push({ path: '/controller/listen', value: listen, expected: 'host:port, e.g. 127.0.0.1:6653, or empty (not the controller)' });
+  }
+  const acc = get(cfg, 'controller', 'acc');
+  if (typeof acc === 'string' && acc !== 'none' && !parseAccText(acc, 'split').ok) issues.push({ path: '/controller/acc', value: acc, expected: 'none, every, or every-K (TCP-ACC on every K-th relay, K >= 1)' });
+  const flows = get(cfg, 'controller', 'flows');
+  if (Array.isArray(flows)) {
+    flows.forEach((f: unknown, i) => {
+      if (typeof f !== 'string') return;
+      const r = parseFlowText(f, i + 1, undefined);
+      if (!r.ok) issues.push({ path: `/controller/flows/${i}`, value: f, expected: r.error });
+    });
+  }
   return issues;
 }
 

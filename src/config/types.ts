@@ -66,6 +66,8 @@ export interface NodeConfig {
     reconnectMinMs: number;
     reconnectMaxMs: number;
   };
+  /** The CETT controller as a role of this router (listen empty: not). */
+  controller: { listen: string; flows: string[]; acc: string; accMode: 'split' | 'e2e'; hysteresis: number };
   /** Test traffic over the mesh. */
   traffic: { flows: TrafficFlowConfig[] };
   /** The daemon's VNF manager: sandbox limits and the instances started with the router. */

@@ -1,6 +1,7 @@
 import { applyOverrides } from '../config/load.js';
 import type { NodeConfig } from '../config/types.js';
-import { changedPaths, REDACTED, restartOnlyIssues, SECRET_FIELDS, type RouterView } from '../node/view.js';
+import { changedPaths, REDACTED, restartOnlyIssues, SECRET_FIELDS, type ControllerRole, type RouterView } from '../node/view.js';
+import { parseAccText } from '../openflow/flow-text.js';
 import { COMMANDS, CONTROL_CODES, ControlError, type ControlCommand } from './protocol.js';
 
 /** What `set` answers. */
@@ -58,9 +59,31 @@ export async function execute(view: RouterView, c: ControlCommand): Promise<unkn
       return view.startVnf(c.type, c.flow, c.params);
     case 'vnf.stop':
       return view.stopVnf(c.vnf);
+    case 'controller.flows':
+      return controllerOf(view).flows();
+    case 'controller.add': {
+      const role = controllerOf(view);
+      const acc = c.acc === undefined ? undefined : parseAccText(c.acc, view.config().controller.accMode);
+      const spec = acc?.ok && c.flow.proto === 'tcp' ? { ...c.flow, acc: acc.value } : c.flow;
+      const r = role.addFlow(spec);
+      if (!r.ok) throw new ControlError(CONTROL_CODES.badArgument, `controller.add: ${r.error}`);
+      return r.value;
+    }
+    case 'controller.remove': {
+      const r = controllerOf(view).removeFlow(c.flow);
+      if (!r.ok) throw new ControlError(CONTROL_CODES.badArgument, `controller.remove: ${r.error}`);
+      return r.value;
+    }
     case 'help':
       return { commands: COMMANDS.map((s) => ({ name: s.name, doc: s.doc, args: s.args.map((a) => ({ ...a })) })) };
   }
+}
+
+/** The router's controller role, or the refusal that it has none. */
+function controllerOf(view: RouterView): ControllerRole {
+  const role = view.controller();
+  if (!role) throw new ControlError(CONTROL_CODES.notController, 'this router does not take the controller role (controller.listen is empty)');
+  return role;
 }
 
 /** The configuration, or the field at a dotted path (array items by index). */

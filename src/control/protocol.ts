@@ -3,6 +3,8 @@ import { parseFlow } from '../vnf/flow.js';
 import type { FlowPattern } from '../vnf/types.js';
 import type { Micros } from '../core/time.js';
 import type { RouterStatus, Telemetry } from '../node/view.js';
+import type { FlowSpec } from '../openflow/controller.js';
+import { FLOW_TEXT, parseAccText, parseFlowText } from '../openflow/flow-text.js';
 
 /**
  * The control API's messages (docs/control-api.md): one JSON frame per
@@ -23,6 +25,7 @@ export const CONTROL_CODES = Object.freeze({
   internal: 'CONTROL_INTERNAL',
   timeout: 'CONTROL_TIMEOUT',
   bind: 'CONTROL_BIND',
+  notController: 'CONTROL_NOT_CONTROLLER',
 } as const);
 
 /** A refusal of the control API, with a stable code and, for configuration problems, the fields at fault. */
@@ -71,6 +74,9 @@ export type ControlCommand =
   | { cmd: 'vnf.list' }
   | { cmd: 'vnf.start'; type: string; flow: FlowPattern; params: unknown }
   | { cmd: 'vnf.stop'; vnf: number }
+  | { cmd: 'controller.flows' }
+  | { cmd: 'controller.add'; flow: FlowSpec; acc: string | undefined }
+  | { cmd: 'controller.remove'; flow: number }
   | { cmd: 'help' };
 
 export type CommandName = ControlCommand['cmd'];
@@ -123,6 +129,16 @@ export const COMMANDS: readonly CommandSpec[] = Object.freeze([
   },
   // The instance is "vnf", not "id": "id" is the request's own, echoed in the reply.
   { name: 'vnf.stop', doc: 'stops a VNF instance', args: [arg('vnf', 'integer', true, 'the instance id (vnf.list)')] },
+  { name: 'controller.flows', doc: "the flows of this router's CETT controller (the controller role): state, path, CETT, TCP-ACC sites", args: [] },
+  {
+    name: 'controller.add',
+    doc: 'places a flow now on its minimum-CETT path; answers its id and path',
+    args: [
+      arg('flow', 'string', true, `${FLOW_TEXT}, e.g. tcp:4-0:5001 or udp:0-4,label=0x100`),
+      arg('acc', 'string', false, 'TCP-ACC on its relays: every or every-K (a TCP flow; mode controller.accMode)'),
+    ],
+  },
+  { name: 'controller.remove', doc: 'ends a flow: its entries are deleted and its VNFs stopped on every router', args: [arg('flow', 'integer', true, 'the flow id (controller.flows)')] },
   { name: 'help', doc: 'this list', args: [] },
 ] satisfies CommandSpec[]);
 
@@ -216,6 +232,18 @@ export function parseRequest(frame: Buffer | string): ParsedRequest {
     }
     case 'vnf.stop':
       return { ok: true, id, command: { cmd: 'vnf.stop', vnf: msg.vnf as number } };
+    case 'controller.add': {
+      const acc = msg.acc as string | undefined;
+      if (acc !== undefined && acc !== 'none' && !parseAccText(acc, 'split').ok) {
+        return fail(id, CONTROL_CODES.badArgument, `controller.add: argument "acc" ${JSON.stringify(acc)} is not every or every-K`);
+      }
+      // Id 0: the controller gives the next free one.
+      const flow = parseFlowText(msg.flow as string, 0, undefined);
+      if (!flow.ok) return fail(id, CONTROL_CODES.badArgument, `controller.add: argument "flow": ${flow.error}`);
+      return { ok: true, id, command: { cmd: 'controller.add', flow: flow.value, acc: acc === 'none' ? undefined : acc } };
+    }
+    case 'controller.remove':
+      return { ok: true, id, command: { cmd: 'controller.remove', flow: msg.flow as number } };
     default:
       return { ok: true, id, command: { cmd: spec.name } as ControlCommand };
   }

@@ -148,6 +148,13 @@ export class MeshNode extends LiveConfigView implements RouterView {
       await node.stop();
       throw e;
     }
+    try {
+      // The controller role first: this router's own agent may be one of the routers connecting to it.
+      await node.startController();
+    } catch (e) {
+      await node.stop();
+      throw e;
+    }
     if (cfg.openflow.mode !== 'off') {
       try {
         node.openflow = await startOpenFlow(cfg, node.openFlowRouter(), log, process.env.npm_package_version ?? '0.1.0', node.controllerVnfs());
@@ -203,6 +210,7 @@ export class MeshNode extends LiveConfigView implements RouterView {
     this.stopped = true;
     clearInterval(this.refresher);
     await this.openflow?.stop();
+    await this.stopController();
     await this.pool.close(this.paced.now());
     this.paced.stop();
     this.medium.close();

@@ -39,6 +39,12 @@ export class StandaloneNode extends LiveConfigView implements RouterView {
   static async start(cfg: NodeConfig, scheduler: Scheduler, log: Logger): Promise<StandaloneNode> {
     const v = new StandaloneNode(cfg, scheduler, log);
     v.node = await startNode(cfg, { scheduler, log, onEvent: (e) => v.onEvent(e) });
+    try {
+      await v.startController();
+    } catch (e) {
+      await v.node.stop();
+      throw e;
+    }
     if (cfg.openflow.mode !== 'off') {
       try {
         // No neighbours without an air medium: the agent shows the LOCAL port, whose speed is RC on R1's channel.
@@ -59,6 +65,7 @@ export class StandaloneNode extends LiveConfigView implements RouterView {
           process.env.npm_package_version ?? '0.1.0',
         );
       } catch (e) {
+        await v.stopController();
         await v.node.stop();
         throw e;
       }
@@ -72,6 +79,7 @@ export class StandaloneNode extends LiveConfigView implements RouterView {
   async stop(): Promise<void> {
     this.hub.clear();
     await this.openflow?.stop();
+    await this.stopController();
     await this.node.stop();
   }
 

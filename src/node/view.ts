@@ -8,6 +8,10 @@ import type { NodeEvent } from './core.js';
 import type { Micros } from '../core/time.js';
 import type { NeighbourView, RouteView } from '../routing/aodv.js';
 import type { FlowPattern, VnfEvent, VnfInfo } from '../vnf/types.js';
+import type { Result } from '../core/result.js';
+import type { FlowSpec, PathInfo } from '../openflow/controller.js';
+import { ControllerService } from '../openflow/controller-service.js';
+import { parseAccText, parseFlowText } from '../openflow/flow-text.js';
 
 /**
  * What a running router shows to its control plane (the ZeroMQ API, the
@@ -43,8 +47,18 @@ export interface RouterView {
   /** Starts a VNF of a registered type on the flows matching `flow`; refuses bad parameters (ConfigError). */
   startVnf(type: string, flow: FlowPattern, params: unknown): Promise<VnfInfo>;
   stopVnf(id: number): Promise<VnfInfo>;
+  /** The CETT controller this router runs (the controller role), undefined when it runs none. */
+  controller(): ControllerRole | undefined;
   /** Every telemetry event as it happens; returns the unsubscribe. */
   subscribe(fn: (e: Telemetry) => void): () => void;
+}
+
+/** What the control API reaches of a router's controller role (ControllerService). */
+export interface ControllerRole {
+  flows(): PathInfo[];
+  addFlow(spec: FlowSpec): Result<PathInfo, string>;
+  removeFlow(id: number): Result<{ id: number }, string>;
+  readonly sessions: number;
 }
 
 export interface RouterStatus {
@@ -264,6 +278,9 @@ export abstract class LiveConfigView {
     this.hub = new TelemetryHub(log);
   }
 
+  /** The controller role's service, when `controller.listen` is set. */
+  protected controllerService: ControllerService | undefined;
+
   abstract now(): Micros;
   abstract readonly id: number;
   abstract readonly name: string;
@@ -280,6 +297,35 @@ export abstract class LiveConfigView {
 
   config(): NodeConfig {
     return structuredClone(this.cfg);
+  }
+
+  controller(): ControllerRole | undefined {
+    return this.controllerService;
+  }
+
+  /**
+   * Takes the controller role when `controller.listen` is set: the CETT
+   * controller on that address with the configured flows, before the
+   * router's own agent connects to it. A ConfigError names what is wrong.
+   */
+  protected async startController(): Promise<void> {
+    const c = this.cfg.controller;
+    if (c.listen === '') return;
+    const acc = c.acc === 'none' ? undefined : parseAccText(c.acc, c.accMode);
+    if (acc && !acc.ok) throw new ConfigError([{ path: '/controller/acc', value: c.acc, expected: acc.error }]);
+    const service = new ControllerService({ hysteresis: c.hysteresis, log: this.log, now: () => this.now() });
+    for (const [i, text] of c.flows.entries()) {
+      const spec = parseFlowText(text, i + 1, acc?.value);
+      const r = spec.ok ? service.addFlow(spec.value) : spec;
+      if (!r.ok) throw new ConfigError([{ path: `/controller/flows/${i}`, value: text, expected: r.error }]);
+    }
+    await service.start(c.listen);
+    this.controllerService = service;
+  }
+
+  protected async stopController(): Promise<void> {
+    await this.controllerService?.stop();
+    this.controllerService = undefined;
   }
 
   configVersion(): string {

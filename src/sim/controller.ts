@@ -1,5 +1,5 @@
 import type { EventEngine } from '../core/engine.js';
-import type { Micros } from '../core/time.js';
+import { US_PER_S, type Micros } from '../core/time.js';
 import type { MeshRouter } from '../node/router.js';
 import { OfAgent, type AgentSession } from '../openflow/agent.js';
 import { CettController } from '../openflow/controller.js';
@@ -126,6 +126,13 @@ export function attachController(sc: Scenario, engine: EventEngine, routers: rea
       engine.now(),
     );
     if (r.ok) for (const out of r.value.out) deliverToAgent(out.to, encodeOf(out.msg));
+    // A flow that stops ends at the controller too: its entries go and its TCP-ACCs stop.
+    if (r.ok && f.stopS > 0 && f.stopS < sc.durationS) {
+      engine.at(Math.round(f.stopS * US_PER_S), (now) => {
+        const gone = ctl.removeFlow(id + 1, now);
+        if (gone.ok) for (const out of gone.value) deliverToAgent(out.to, encodeOf(out.msg));
+      });
+    }
   });
   return ctl;
 }

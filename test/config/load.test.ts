@@ -92,6 +92,7 @@ describe('parseNodeConfig: defaults', () => {
     assert.deepEqual(c.control, { endpoint: '', telemetry: '', telemetryPeriodMs: 1000, curve: { publicKey: '', secretKey: '', allow: [] } });
     assert.deepEqual(c.monitor, { listen: '', token: '', statePeriodMs: 500 });
     assert.deepEqual(c.traffic, { flows: [] });
+    assert.deepEqual(c.controller, { listen: '', flows: [], acc: 'none', accMode: 'split', hysteresis: 0.2 });
     assert.deepEqual(c.openflow, { mode: 'off', listen: '127.0.0.1:6634', controller: '127.0.0.1:6653', datapathId: 0, rcStepKbps: 100, tableCapacity: 4096, echoIntervalMs: 5000, reconnectMinMs: 500, reconnectMaxMs: 16000 });
     assert.deepEqual(c.vnf, { memoryMb: 64, callBudgetMs: 250, instances: [] });
     assert.deepEqual(c.log, { level: 'info', format: 'pretty' });
@@ -143,7 +144,7 @@ describe('parseNodeConfig: defaults', () => {
 describe('parseNodeConfig: schema errors', () => {
   test('unknown field at the root', () => {
     const e = refusal(() => parseNodeConfig(cfg({ sensin: { durationMs: 20 } })));
-    hasIssue(e, '/sensin', { durationMs: 20 }, /^no such field \(allowed: node, channelPlan, radios, sensing, channel, switching, qos, routing, sim, log, control, monitor, traffic, vnf, openflow\)$/);
+    hasIssue(e, '/sensin', { durationMs: 20 }, /^no such field \(allowed: node, channelPlan, radios, sensing, channel, switching, qos, routing, sim, log, control, monitor, traffic, vnf, openflow, controller\)$/);
   });
 
   test('unknown nested field', () => {
@@ -329,6 +330,17 @@ describe('parseNodeConfig: rules beyond the schema', () => {
     hasIssue(range, '/qos/classes/0/label', 0x100000, /1048575/);
     hasIssue(range, '/qos/classes/0/queue', 0, /1/);
     assert.deepEqual(parseNodeConfig(cfg({ qos: { classes: [] } })).qos.classes, [], 'no classes: best effort only');
+  });
+
+  test('the controller role: a listen address that is not host:port, flows that do not parse, an acc that is not every-K', () => {
+    const e = refusal(() => parseNodeConfig(cfg({ controller: { listen: 'localhost', flows: ['tcp:0-4:5001', 'udp:0-4,label=1,label=2', 'ping 0 4'], acc: 'every-0' } })));
+    hasIssue(e, '/controller/listen', 'localhost', /^host:port/);
+    hasIssue(e, '/controller/flows/1', 'udp:0-4,label=1,label=2', /label is given twice/);
+    hasIssue(e, '/controller/flows/2', 'ping 0 4', /is not PROTO:SRC-DST/);
+    hasIssue(e, '/controller/acc', 'every-0', /every/);
+    assert.equal(e.issues.length, 4, JSON.stringify(e.issues));
+    const c = parseNodeConfig(cfg({ controller: { listen: '0.0.0.0:6653', flows: ['tcp:4-0:5001'], acc: 'every-2' } }));
+    assert.equal(c.controller.listen, '0.0.0.0:6653');
   });
 
   test('a channel listed twice in allowed', () => {

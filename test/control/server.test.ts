@@ -8,6 +8,7 @@ import { REDACTED } from '../../src/control/commands.js';
 import type { ControlReply } from '../../src/control/protocol.js';
 import { ControlServer } from '../../src/control/server.js';
 import type { RouterStatus } from '../../src/node/view.js';
+import { ControllerService } from '../../src/openflow/controller-service.js';
 import { memoryLogger, TestRouterView } from '../support/control-view.js';
 
 const T = 3000;
@@ -228,11 +229,41 @@ describe('control API over ZeroMQ (no CURVE)', () => {
     assert.ok(server.counters.telemetrySent > 0, 'counted');
   });
 
+  test('controller.*: refused without the controller role; with it, flows are added and removed while it runs', async () => {
+    const refused = err(await client.request('controller.flows', {}, T));
+    assert.equal(refused.code, 'CONTROL_NOT_CONTROLLER');
+    assert.match(refused.message, /controller\.listen is empty/);
+    view.controllerRole = new ControllerService({ hysteresis: 0.2, log, now: () => view.now() });
+    try {
+      assert.deepEqual(ok(await client.request('controller.flows', {}, T)), []);
+      const added = ok(await client.request('controller.add', { flow: 'udp:0-4,label=0x100' }, T)) as { id: number; state: string };
+      assert.deepEqual([added.id, added.state], [1, 'pending'], 'no router connected yet: the flow waits for a path');
+      const tcp = ok(await client.request('controller.add', { flow: 'tcp:4-0:5001', acc: 'every-2' }, T)) as { id: number };
+      assert.equal(tcp.id, 2, 'the next free id');
+      for (const [args, what] of [
+        [{ flow: 'udp:0-4,label=0x100000' }, /label 1048576/],
+        [{ flow: 'udp:3-3' }, /same router/],
+        [{ flow: 'icmp:0-4' }, /is not PROTO:SRC-DST/],
+        [{ flow: 'tcp:0-4', acc: 'sometimes' }, /"acc" "sometimes" is not every or every-K/],
+      ] as const) {
+        const e = err(await client.request('controller.add', args, T));
+        assert.equal(e.code, 'CONTROL_BAD_ARGUMENT', JSON.stringify(args));
+        assert.match(e.message, what);
+      }
+      assert.deepEqual((ok(await client.request('controller.flows', {}, T)) as Array<{ id: number }>).map((f) => f.id), [1, 2], 'refusals changed nothing');
+      assert.deepEqual(ok(await client.request('controller.remove', { flow: 1 }, T)), { id: 1 });
+      assert.match(err(await client.request('controller.remove', { flow: 1 }, T)).message, /no flow 1/);
+      assert.deepEqual((ok(await client.request('controller.flows', {}, T)) as Array<{ id: number }>).map((f) => f.id), [2]);
+    } finally {
+      view.controllerRole = undefined;
+    }
+  });
+
   test('help lists every command with its arguments', async () => {
     const h = ok(await client.request('help', {}, T)) as { commands: Array<{ name: string; args: Array<{ name: string; required: boolean }> }> };
     assert.deepEqual(
       h.commands.map((c) => c.name),
-      ['status', 'get', 'set', 'neighbours', 'routes', 'queues', 'flows', 'spectrum', 'vnf.list', 'vnf.start', 'vnf.stop', 'help'],
+      ['status', 'get', 'set', 'neighbours', 'routes', 'queues', 'flows', 'spectrum', 'vnf.list', 'vnf.start', 'vnf.stop', 'controller.flows', 'controller.add', 'controller.remove', 'help'],
     );
     assert.deepEqual(h.commands.find((c) => c.name === 'set')?.args.map((a) => [a.name, a.required]), [['values', true], ['expect', false]]);
   });

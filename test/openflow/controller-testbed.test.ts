@@ -80,3 +80,71 @@ describe('the CETT controller places a flow and its TCP-ACC on a testbed of rout
     assert.ok(acc && acc.state === 'running' && acc.packetsTaken > 50, `the controller's TCP-ACC works the flow: ${JSON.stringify(vnfs)}`);
   });
 });
+
+describe('the controller as a role of router 0: flows added and removed at run time through its control API', { timeout: 150_000 }, () => {
+  const ROLE = '127.0.0.1:19961';
+  const clients: ControlClient[] = [];
+  const ctl = (i: number): ControlClient => {
+    const c = new ControlClient(`tcp://127.0.0.1:${19800 + 10 * i}`);
+    clients.push(c);
+    return c;
+  };
+  const role: ChildProcess[] = [];
+
+  before(() => {
+    const p = spawn(
+      process.execPath,
+      [
+        '--import', 'tsx', join(root, 'src/cli/main.ts'),
+        'testbed', 'config/scenarios/urbanx-chain.json', '--hops', '2', '--tcp', 'reno', '--set', 'flows.0.startS=20',
+        '--set', 'node.openflow.mode=active', '--set', `node.openflow.controller=${ROLE}`, '--set', `nodeOverrides.0.controller.listen=${ROLE}`,
+        '--medium', 'tcp://127.0.0.1:19770', '--control-base', '19800', '--monitor-base', '19790', '--log-format', 'json', '--for', '140',
+      ],
+      { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] },
+    );
+    role.push(p);
+  });
+
+  after(async () => {
+    for (const c of clients) c.close();
+    await stopAll(role);
+  });
+
+  type Path = { id: number; state: string; routers: number[]; vnfs: number[] };
+  type Vnf = { type: string; state: string; reason: string | null; packetsTaken: number };
+
+  test('controller.add places the flow and its TCP-ACC on the relay; controller.remove ends it there', async () => {
+    const r0 = ctl(0);
+    const added = await until('router 0 to take a flow', async () => {
+      const r = await r0.request('controller.add', { flow: 'tcp:0-2:5001', acc: 'every' }, 2000);
+      return r.ok ? (r.result as Path) : undefined;
+    }, 60_000);
+    assert.equal(added.id, 1);
+    const path = await until('the path to be installed', async () => {
+      const r = await r0.request('controller.flows', {}, 2000);
+      const p = r.ok ? (r.result as Path[]).find((f) => f.id === added.id) : undefined;
+      return p?.state === 'installed' ? p : undefined;
+    }, 60_000);
+    assert.deepEqual(path.routers, [0, 1, 2]);
+    assert.deepEqual(path.vnfs, [1], 'TCP-ACC on the relay');
+    const relay = ctl(1);
+    const running = await until('the relay to run the TCP-ACC on the flow', async () => {
+      const r = await relay.request('vnf.list', {}, 2000);
+      const v = r.ok ? (r.result as Vnf[]).find((x) => x.type === 'tcp-acc') : undefined;
+      return v && v.state === 'running' && v.packetsTaken > 50 ? v : undefined;
+    }, 60_000);
+    assert.ok(running.packetsTaken > 50, 'the accelerator works the flow');
+    const gone = await r0.request('controller.remove', { flow: added.id }, 2000);
+    assert.ok(gone.ok, JSON.stringify(gone));
+    const stopped = await until('the relay to stop the TCP-ACC', async () => {
+      const r = await relay.request('vnf.list', {}, 2000);
+      const v = r.ok ? (r.result as Vnf[]).find((x) => x.type === 'tcp-acc') : undefined;
+      return v && v.state === 'stopped' ? v : undefined;
+    }, 20_000);
+    assert.equal(stopped.reason, 'terminated');
+    const left = await r0.request('controller.flows', {}, 2000);
+    assert.deepEqual(left.ok && left.result, [], 'no flow left');
+    const notController = await relay.request('controller.flows', {}, 2000);
+    assert.ok(!notController.ok && notController.error.code === 'CONTROL_NOT_CONTROLLER', 'the relay is not the controller');
+  });
+});

@@ -30,3 +30,16 @@ test('on the diamond, the controller moves the flow to the other relay when the 
   assert.ok(r.nodes[other]!.byFlowTable > 50, `router ${other} carries the flow by its flow table after router ${used} failed: ${r.nodes.map((n) => n.byFlowTable)}`);
   assert.ok(f.received > 0.8 * f.sent, `most packets arrive: ${f.received} of ${f.sent}`);
 });
+
+test('a flow that stops ends at the controller: its TCP-ACCs stop on every relay', async () => {
+  const run = async (stopS: number) =>
+    runScenario(await loadScenario(chain, { hops: 3, tcp: 'reno', acc: 'every', controller: true, durationS: 40, set: [`flows.0.stopS=${stopS}`] }), 1);
+  const ended = await run(20);
+  const running = await run(0);
+  const states = (r: typeof ended) => r.nodes.map((n) => n.vnfs.map((v) => `${v.state}${v.reason ? `:${v.reason}` : ''}`).join(','));
+  assert.deepEqual(states(running), ['', 'running', 'running', ''], 'a flow that runs keeps its TCP-ACCs');
+  assert.deepEqual(states(ended), ['', 'stopped:terminated', 'stopped:terminated', ''], 'the flow ended: its TCP-ACCs were stopped');
+  // The relay's table carried the flow while it ran.
+  const relayTable = (r: typeof ended) => r.nodes[1]!.byFlowTable;
+  assert.ok(relayTable(ended) > 300 && relayTable(ended) < relayTable(running), `the relay's table carried the flow until it ended: ${relayTable(ended)} of ${relayTable(running)}`);
+});

@@ -5,7 +5,7 @@ import { CogmeshError, ConfigError } from '../../src/core/errors.js';
 import type { Micros } from '../../src/core/time.js';
 import { createLogger, type Logger } from '../../src/node/log.js';
 import type { NeighbourView, RouteView } from '../../src/routing/aodv.js';
-import { changedPaths, restartOnlyIssues, type FlowView, type QueueView, type RouterStatus, type RouterView, type SpectrumView, type Telemetry } from '../../src/node/view.js';
+import { changedPaths, restartOnlyIssues, type ControllerRole, type FlowView, type QueueView, type RouterStatus, type RouterView, type SpectrumView, type Telemetry } from '../../src/node/view.js';
 import { newVnfInfo, type FlowPattern, type VnfInfo } from '../../src/vnf/types.js';
 
 /**
@@ -27,6 +27,12 @@ export class TestRouterView implements RouterView {
   readonly applied: NodeConfig[] = [];
   /** VNF types startVnf knows. */
   readonly vnfTypes = new Set(['tcp-acc']);
+  /** The controller role, when a test gives it one. */
+  controllerRole: ControllerRole | undefined;
+
+  controller(): ControllerRole | undefined {
+    return this.controllerRole;
+  }
 
   constructor(cfg: NodeConfig = defaultNodeConfig(3)) {
     this.cfg = structuredClone(cfg);

@@ -185,6 +185,10 @@ export class MonitorTestView implements RouterView {
     return structuredClone(v);
   }
 
+  controller(): undefined {
+    return undefined;
+  }
+
   async stopVnf(id: number): Promise<VnfInfo> {
     const v = this.vnfList.find((x) => x.id === id);
     if (!v) throw new Error(`no VNF ${id}`);
