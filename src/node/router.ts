@@ -317,12 +317,17 @@ export class MeshRouter {
 
   /** Hands a packet to R2's queue of `channel`, in QoS queue `queue`; a refusal or a push-out is counted on its link's queue. */
   private enqueue(channel: number, nextHop: NodeAddr, bytes: Uint8Array, queue: number, now: Micros): void {
-    const r = this.sched.enqueue(channel, { nextHop, bytes: bytes.length, enqueuedUs: now, item: bytes, queue }, now);
+    // A packet held while its class went away (a live qos change) waits as best effort.
+    const q = this.sched.hasQueue(queue) ? queue : BEST_EFFORT_QUEUE;
+    const r = this.sched.enqueue(channel, { nextHop, bytes: bytes.length, enqueuedUs: now, item: bytes, queue: q }, now);
     if (r.ok) this.runSched(this.sched.tick(now), now);
-    else {
-      this.linkQueue(nextHop, queue).txErrors++;
-      this.tellDrop(r.reason, bytes);
-    }
+    else this.refused(r.reason, nextHop, q, bytes);
+  }
+
+  /** R2's queue refused a packet (counted there): the flow hears of it, and a full queue counts on its link's queue. */
+  private refused(reason: 'queue-full' | 'no-channel', nextHop: NodeAddr, queue: number | undefined, bytes: Uint8Array): void {
+    if (reason === 'queue-full') this.linkQueue(nextHop, queue).txErrors++;
+    this.tellDrop(reason, bytes);
   }
 
   /** Sends a packet on toward `dst` in QoS queue `queue`; `entry` is its line of the flow table, which learns the next hop taken. */
@@ -526,7 +531,8 @@ export class MeshRouter {
       const entry = this.flowTable.get(flowKey(d.value.header));
       if (entry) entry.nextHop = hop.nextHop;
       this.aodv.forwarding(d.value.header.dst, undefined, hop.nextHop, now);
-      this.sched.enqueue(channel, { ...pkt, nextHop: hop.nextHop }, now);
+      const r = this.sched.enqueue(channel, { ...pkt, nextHop: hop.nextHop }, now);
+      if (!r.ok) this.refused(r.reason, hop.nextHop, pkt.queue, pkt.item);
     }
   }
 
@@ -685,8 +691,8 @@ export class MeshRouter {
       const src = meshAddr(p.src);
       const dst = meshAddr(p.dst);
       const flow = p.tag ?? 0xffff;
-      // The VNF speaks for the flow: its packets keep the flow's label (its QoS class).
-      const label = this.flowTable.get(`${p.proto} ${src} ${dst} ${flow}`)?.label;
+      // The VNF speaks for the flow: its packets keep the flow's label (its QoS class), as seen in either direction.
+      const label = this.flowTable.get(`${p.proto} ${src} ${dst} ${flow}`)?.label || this.flowTable.get(`${p.proto} ${dst} ${src} ${flow}`)?.label;
       this.originate(dst, p.proto, flow, this.vnfSeq++ >>> 0, p.bytes, now, { from: src, label });
     }
     this.rearm();

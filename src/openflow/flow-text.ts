@@ -5,7 +5,7 @@ import type { FlowSpec } from './controller.js';
 export const FLOW_TEXT = 'PROTO:SRC-DST[:PORT][,label=L][,queue=Q]';
 
 /**
- * `tcp:SRC-DST:PORT` or `udp:SRC-DST[:PORT]` as a controller flow, with
+ * `tcp:SRC-DST[:PORT]` (PORT: the destination port) or `udp:SRC-DST` as a controller flow, with
  * `label=L` (its IPv6 flow label; 0 is none) and `queue=Q` (the QoS queue its
  * entries set), each at most once. An error names the part that is wrong.
  */
@@ -14,6 +14,8 @@ export function parseFlowText(text: string, id: number, acc: FlowSpec['acc']): R
   const m = /^(tcp|udp):(\d+)-(\d+)(?::(\d+))?$/.exec(head);
   if (!m) return err(`"${text}" is not ${FLOW_TEXT} (e.g. tcp:0-4:5001 or udp:0-4,label=0x100)`);
   const [, proto, src, dst, port] = m;
+  // Mesh UDP packets carry no header of their own (docs/openflow.md): an entry matching UDP ports would never match.
+  if (proto === 'udp' && port !== undefined) return err(`"${text}": a UDP flow takes no port (mesh UDP packets carry none); udp:SRC-DST`);
   const spec: FlowSpec = { id, proto: proto as 'tcp' | 'udp', srcAddr: Number(src), dstAddr: Number(dst), ...(port !== undefined ? { dstPort: Number(port) } : {}), ...(acc && proto === 'tcp' ? { acc } : {}) };
   const seen = new Set<string>();
   for (const o of opts) {

@@ -1,6 +1,7 @@
 import type { Micros } from '../core/time.js';
 import type { ForwardDecision, Forwarder } from '../node/router.js';
 import { meshIp, meshIp6 } from '../sim/addresses.js';
+import { tcpChecksum } from '../wire/tcp.js';
 import type { DataHeader } from '../wire/mesh.js';
 import { OFPP, type OfAction, type OfInstruction } from './actions.js';
 import type { FlowEntry, FlowTables } from './flow-table.js';
@@ -41,7 +42,8 @@ const fold = (sum: number): number => {
  * payload (mesh UDP packets carry no header of their own). An unlabelled
  * packet is IPv4 (TTL from the mesh header, header checksum computed, no
  * UDP checksum); a labelled one is IPv6 with its flow label (hop limit
- * from the mesh header, UDP checksum computed, as IPv6 requires).
+ * from the mesh header; the UDP checksum computed, as IPv6 requires, and
+ * the TCP one computed again over the IPv6 pseudo-header).
  */
 export function meshFrame(h: DataHeader, payload: Uint8Array): Uint8Array {
   const udp = h.proto === 'udp';
@@ -81,7 +83,18 @@ export function meshFrame(h: DataHeader, payload: Uint8Array): Uint8Array {
       frame[at + 6] = ck >> 8;
       frame[at + 7] = ck & 0xff;
     }
-  } else frame.set(payload, at);
+  } else {
+    frame.set(payload, at);
+    // The segment's checksum covers the IPv4 pseudo-header it was sent with: over IPv6 it is computed again.
+    if (v6 && payload.length >= 20) {
+      const seg = frame.subarray(at);
+      seg[16] = 0;
+      seg[17] = 0;
+      const ck = tcpChecksum(seg, { src: meshIp6(h.src), dst: meshIp6(h.dst) });
+      seg[16] = ck >> 8;
+      seg[17] = ck & 0xff;
+    }
+  }
   return frame;
 }
 

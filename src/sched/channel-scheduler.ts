@@ -229,6 +229,8 @@ export class ChannelScheduler<T = unknown> {
    * `tick`.
    */
   requeueFront(channel: number, packet: QueuedPacket<T>): void {
+    // Its bytes go back to the bucket it was charged to, whichever queue it joins now.
+    if (this.outstanding && this.outstanding.channel !== channel) this.q.get(this.outstanding.channel)?.refund(packet);
     this.outstanding = undefined;
     this.counters.handedOut--;
     const q = this.q.get(channel);

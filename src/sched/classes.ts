@@ -94,6 +94,7 @@ export class ClassedQueue<T = unknown> {
   /** Adds `p` (see the class comment); `pushedOut` is the packet dropped to make room for it. */
   admit(p: QueuedPacket<T>): { ok: true; pushedOut?: QueuedPacket<T> } | { ok: false } {
     const i = this.indexOf(p);
+    this.settle(p, i);
     if (this.length < this.capacity) {
       this.states[i]!.q.push(p);
       return { ok: true };
@@ -147,12 +148,24 @@ export class ClassedQueue<T = unknown> {
   /** Puts a packet back at the head of its class (the MAC aborted it); its bytes go back to the bucket they were charged to. */
   unshift(p: QueuedPacket<T>): void {
     const i = this.indexOf(p);
+    this.settle(p, i);
     this.states[i]!.q.unshift(p);
+    this.refund(p);
+  }
+
+  /** The packet this queue handed out came back, here or to another channel's queue: its bytes go back to its bucket. */
+  refund(p: QueuedPacket<T>): void {
     if (this.charged?.p === p) {
       const s = this.states[this.charged.at];
       if (s) s.tokens = Math.min(this.depth(s.cls), s.tokens + p.bytes);
     }
     this.charged = undefined;
+  }
+
+  /** A packet waits as the class it is in: one for a queue with no class is best effort's from now on. */
+  private settle(p: QueuedPacket<T>, i: number): void {
+    const queue = this.states[i]!.cls.queue;
+    if ((p.queue ?? BEST_EFFORT_QUEUE) !== queue) p.queue = queue;
   }
 
   /** Takes the newest packet of the lowest-priority class that has one (trimming to capacity). */

@@ -106,7 +106,7 @@ test('controller --flow: PROTO:SRC-DST[:PORT] then label=L and queue=Q (decimal 
     { id: 1, proto: 'tcp', srcAddr: 2, dstAddr: 7, dstPort: 5001, acc: { mode: 'split', everyHops: 1 }, queue: 2, label: 512 },
     'a TCP flow with a port and TCP-ACC, options in the other order',
   );
-  assert.deepEqual(parseFlowArg('udp:1-3:9000,label=1048575', 2, { mode: 'split' }), { id: 2, proto: 'udp', srcAddr: 1, dstAddr: 3, dstPort: 9000, label: 0xfffff }, 'no TCP-ACC on UDP; the largest label');
+  assert.deepEqual(parseFlowArg('udp:1-3,label=1048575', 2, { mode: 'split' }), { id: 2, proto: 'udp', srcAddr: 1, dstAddr: 3, label: 0xfffff }, 'no TCP-ACC on UDP; the largest label');
   assert.deepEqual(parseFlowArg('tcp:0-4:5001', 1, undefined), { id: 1, proto: 'tcp', srcAddr: 0, dstAddr: 4, dstPort: 5001 }, 'without options: no label, no queue');
   assert.deepEqual(parseFlowArg('udp:0-4,label=0', 1, undefined), { id: 1, proto: 'udp', srcAddr: 0, dstAddr: 4 }, 'label 0 is no label');
   for (const [text, what] of [
@@ -119,6 +119,7 @@ test('controller --flow: PROTO:SRC-DST[:PORT] then label=L and queue=Q (decimal 
     ['udp:0-4;label=1', /is not PROTO:SRC-DST\[:PORT\]\[,label=L\]\[,queue=Q\]/],
     ['label=1,udp:0-4', /is not PROTO:SRC-DST/],
     ['udp:0-4,label=1,label=2', /label is given twice in "udp:0-4,label=1,label=2"/],
+    ['udp:1-3:9000', /a UDP flow takes no port/],
   ] as const) {
     assert.throws(() => parseFlowArg(text, 1, undefined), (e: unknown) => e instanceof UsageError && what.test(e.message), `"${text}" refused, naming it`);
   }

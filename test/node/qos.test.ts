@@ -121,3 +121,18 @@ test('an OpenFlow set_queue puts a flow in that queue ahead of its label; a queu
   assert.ok(fw.counters.matched > 100, `the entries decided: ${JSON.stringify(fw.counters)}`);
   for (const f of [1, 2, 3]) assert.ok((delivered.get(f) ?? 0) > 50, `flow ${f} arrives: ${JSON.stringify([...delivered])}`);
 });
+
+test('a packet held for route discovery across a live qos change is sent, and counted, as best effort', () => {
+  const { engine, routers, delivered } = star();
+  const src = routers[1]!;
+  engine.at(seconds(3), (now) => {
+    src.originate(2, 'udp', 7, 0, new Uint8Array(100), now, { label: 0x200 });
+    const next = structuredClone(src.config);
+    next.qos.classes = [{ name: 'high', label: 256, queue: 1, minKbps: 400 }];
+    src.reconfigure(next, ['qos.classes'], now);
+  });
+  engine.run(seconds(6));
+  assert.equal(delivered.get(7), 1, 'delivered');
+  const qs = Object.fromEntries([...(src.links.get(0)?.queues ?? new Map())].map(([q, c]) => [q, c.txPackets]));
+  assert.deepEqual(qs, { 0: 1 }, 'counted in best effort, not in queue 2, which is no class any more');
+});

@@ -5,6 +5,8 @@ import { flowMod, OFPP, type FlowMod, type OfAction } from '../../src/openflow/a
 import { FlowTables } from '../../src/openflow/flow-table.js';
 import { FlowTableForwarder, meshFrame, packetFields } from '../../src/openflow/forwarder.js';
 import { portOfNeighbour } from '../../src/openflow/ports.js';
+import { meshIp, meshIp6 } from '../../src/sim/addresses.js';
+import { encodeTcp, tcpChecksum } from '../../src/wire/tcp.js';
 import { star } from '../support/star.js';
 import { apply, output, write } from './support.js';
 
@@ -164,5 +166,18 @@ test('meshFrame of a labelled UDP packet: an IPv6 header with the flow label and
   const seg = Uint8Array.from({ length: 24 }, (_, i) => i);
   const t = meshFrame({ ...h, proto: 'tcp' }, seg);
   assert.deepEqual([t.length, t[18], t[19], t[20]], [14 + 40 + 24, 0, 24, 6], 'TCP over IPv6: payload length 24, next header 6');
-  assert.deepEqual([...t.subarray(54)], [...seg], 'the segment as carried');
+  assert.deepEqual([...t.subarray(54, 70)], [...seg.subarray(0, 16)], 'the segment as carried up to its checksum (computed again for IPv6: the next test)');
+  assert.deepEqual([...t.subarray(72)], [...seg.subarray(18)], 'and after it');
+});
+
+test('a labelled TCP segment in a PACKET_IN frame has its checksum computed again over the IPv6 pseudo-header', () => {
+  const seg = encodeTcp({ srcPort: 1234, dstPort: 5001, seq: 1, ack: 0, flags: 0x02, window: 1000, urgent: 0, options: {}, payload: new Uint8Array([1, 2, 3]) }, { src: meshIp(0), dst: meshIp(4) });
+  const v4 = meshFrame({ src: 0, dst: 4, ttl: 5, proto: 'tcp', flow: 1, seq: 1 }, seg);
+  assert.equal(tcpChecksum(v4.subarray(34), { src: v4.subarray(26, 30), dst: v4.subarray(30, 34) }), 0, 'IPv4 frame: the segment as carried');
+  const v6 = meshFrame({ src: 0, dst: 4, ttl: 5, proto: 'tcp', flow: 1, seq: 1, label: 0x100 }, seg);
+  assert.deepEqual([...v6.subarray(22, 38)], [...meshIp6(0)]);
+  assert.equal(tcpChecksum(v6.subarray(54), { src: v6.subarray(22, 38), dst: v6.subarray(38, 54) }), 0, 'IPv6 frame: the checksum holds');
+  assert.deepEqual([...v6.subarray(54, 70)], [...seg.subarray(0, 16)], 'the rest of the header as carried');
+  assert.deepEqual([...seg.subarray(0, 4)], [0x04, 0xd2, 0x13, 0x89], 'the segment itself is not changed');
+  assert.equal(tcpChecksum(seg, { src: meshIp(0), dst: meshIp(4) }), 0, 'the carried segment keeps its IPv4 checksum');
 });

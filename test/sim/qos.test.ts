@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { MeshRouter } from '../../src/node/router.js';
 import { runScenario } from '../../src/sim/run.js';
 import { parseScenario } from '../../src/sim/scenario.js';
 
@@ -53,4 +54,32 @@ test('QoS classes at a congested relay: the high-labelled flow gets through, the
   assert.ok(Math.abs(h.deliveryRatio - p.deliveryRatio) < 0.05, `without classes both clients are delivered alike: ${h.deliveryRatio} and ${p.deliveryRatio}`);
 
   assert.equal(JSON.stringify(runScenario(sc, 1)), JSON.stringify(r), 'the same seed gives byte-identical results');
+});
+
+test("a TCP-ACC speaking for a labelled flow sends with the flow's label, in both directions", () => {
+  const sent: Array<{ dst: number; label: number | undefined }> = [];
+  const originate = MeshRouter.prototype.originate;
+  // Every packet a VNF emits (originate with a `from`) is recorded.
+  MeshRouter.prototype.originate = function (this: MeshRouter, dst, proto, flow, seq, payload, now, opts = {}) {
+    if (opts.from !== undefined) sent.push({ dst, label: opts.label });
+    return originate.call(this, dst, proto, flow, seq, payload, now, opts);
+  } as typeof originate;
+  try {
+    const sc = parseScenario(
+      {
+        name: 'acc-label',
+        seed: 1,
+        durationS: 20,
+        topology: { kind: 'chain', nodes: 4, spacingM: 200 },
+        acc: { placement: 'every', mode: 'split' },
+        flows: [{ kind: 'tcp-bulk', src: 0, dst: 3, label: 256, variant: 'reno', port: 5001, startS: 5 }],
+      },
+      'acc-label',
+    );
+    runScenario(sc, 1);
+  } finally {
+    MeshRouter.prototype.originate = originate;
+  }
+  assert.ok(sent.filter((s) => s.dst === 0).length > 100 && sent.filter((s) => s.dst === 3).length > 100, `the accelerators sent both ways: ${sent.length}`);
+  assert.deepEqual(sent.filter((s) => s.label !== 256), [], 'every packet with the label');
 });
