@@ -3,7 +3,7 @@ import { ConfigError, UsageError } from '../core/errors.js';
 import { RealClock } from '../core/time.js';
 import { createLogger } from '../node/log.js';
 import type { FlowSpec } from '../openflow/controller.js';
-import { ControllerService } from '../openflow/controller-service.js';
+import { ControllerService, ListenError } from '../openflow/controller-service.js';
 import { parseAccText, parseFlowText } from '../openflow/flow-text.js';
 import { MAX_FOR_S } from './node.js';
 
@@ -37,7 +37,7 @@ export function controllerCommand(): Command {
     .description('run the CETT controller: routers in openflow active mode connect; each --flow goes along its minimum-CETT path, with TCP-ACC VNFs on its relays when asked')
     .option('--listen <host:port>', 'where routers connect', '127.0.0.1:6653')
     .option('--flow <proto:src-dst[:port][,label=L][,queue=Q]>', 'a flow to place, e.g. tcp:0-4:5001 or udp:0-4,label=0x100 (repeatable)', collect, [])
-    .option('--acc <every|every-K>', 'TCP-ACC on the relays of TCP flows')
+    .option('--acc <none|every|every-K>', 'TCP-ACC on the relays of TCP flows')
     .addOption(new Option('--acc-mode <mode>', 'TCP-ACC mode').choices(['split', 'e2e']).default('split'))
     .option('--hysteresis <fraction>', 'move a flow when its CETT is this much above the best', '0.2')
     .option('--for <seconds>', 'stop after this many seconds')
@@ -50,7 +50,7 @@ export function controllerCommand(): Command {
       const forS = o.for === undefined ? undefined : Number(o.for);
       if (forS !== undefined && !(forS > 0 && forS <= MAX_FOR_S)) throw new UsageError(`--for: "${o.for}" is not a number of seconds in (0, ${MAX_FOR_S}]`);
       let acc: FlowSpec['acc'];
-      if (o.acc !== undefined) {
+      if (o.acc !== undefined && o.acc !== 'none') {
         const r = parseAccText(o.acc, o.accMode);
         if (!r.ok) throw new UsageError(`--acc: ${r.error}`);
         acc = r.value;
@@ -66,7 +66,8 @@ export function controllerCommand(): Command {
       try {
         await service.start(o.listen);
       } catch (e) {
-        if (e instanceof ConfigError) throw new UsageError(`--listen: cannot listen on ${o.listen} (${e.issues[0]?.expected ?? e.message})`);
+        if (e instanceof ListenError) throw new UsageError(`--listen: cannot listen on ${o.listen} (${e.reason})`);
+        if (e instanceof ConfigError) throw new UsageError(`--listen: "${o.listen}" is not host:port (port 0-65535)`);
         throw e;
       }
       const why = await new Promise<string>((resolve) => {

@@ -350,15 +350,15 @@ export function ctlCommand(): Command {
     .command('add')
     .description('place a flow now on its minimum-CETT path')
     .argument('<flow>', 'PROTO:SRC-DST[:PORT][,label=L][,queue=Q], e.g. tcp:4-0:5001 or udp:0-4,label=0x100')
-    .option('--acc <every|every-K>', 'TCP-ACC on its relays')
+    .option('--acc <none|every|every-K>', "TCP-ACC on its relays (default: the controller's controller.acc)")
     .action((flow: string, o: { acc?: string }, cmd: Command) => call(cmd, 'controller.add', { flow, ...(o.acc !== undefined ? { acc: o.acc } : {}) }, (p: PathInfo) => formatPaths([p])));
   controller
     .command('remove')
     .description('end a flow: its entries are deleted and its VNFs stopped on every router')
     .argument('<id>', 'the flow id (controller flows)')
     .action((id: string, _o: unknown, cmd: Command) => {
-      const n = Number(id);
-      if (!Number.isSafeInteger(n) || n < 0) throw new UsageError(`controller remove: "${id}" is not a flow id (an integer, see controller flows)`);
+      const n = /^\d{1,15}$/.test(id) ? Number(id) : NaN;
+      if (!Number.isSafeInteger(n)) throw new UsageError(`controller remove: "${id}" is not a flow id (a decimal integer, see controller flows)`);
       return call(cmd, 'controller.remove', { flow: n }, (r: { id: number }) => `flow ${r.id} removed\n`);
     });
 

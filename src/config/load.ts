@@ -7,7 +7,8 @@ import { ConfigError, type ConfigIssue } from '../core/errors.js';
 import { isCurveKey } from '../wire/z85.js';
 import { cloneJson, isObject, overridePaths, readJsonFile, schemaChecker, type Schema } from './schema.js';
 import type { NodeConfig } from './types.js';
-import { parseAccText, parseFlowText } from '../openflow/flow-text.js';
+import type { FlowSpec } from '../openflow/controller.js';
+import { checkSpec, parseAccText, parseFlowText, sameTraffic } from '../openflow/flow-text.js';
 
 /**
  * Where a JSON Schema shipped with cogmesh lives: `config/` at the repository
@@ -183,17 +184,23 @@ function semanticIssues(cfg: unknown): ConfigIssue[] {
 function controllerIssues(cfg: unknown): ConfigIssue[] {
   const issues: ConfigIssue[] = [];
   const listen = get(cfg, 'controller', 'listen');
-  if (typeof listen === 'string' && listen !== '' && !/^(\[[0-9a-fA-F:]+\]|[^:\s]+):\d{1,5}$/.test(listen)) {
-    issues.push({ path: '/controller/listen', value: listen, expected: 'host:port, e.g. 127.0.0.1:6653, or empty (not the controller)' });
+  const port = typeof listen === 'string' ? /^(\[[0-9a-fA-F:]+\]|[^:\s]+):(\d{1,5})$/.exec(listen)?.[2] : undefined;
+  if (typeof listen === 'string' && listen !== '' && !(port !== undefined && Number(port) <= 65535)) {
+    issues.push({ path: '/controller/listen', value: listen, expected: 'host:port (port 0-65535), e.g. 127.0.0.1:6653, or empty (not the controller)' });
   }
   const acc = get(cfg, 'controller', 'acc');
   if (typeof acc === 'string' && acc !== 'none' && !parseAccText(acc, 'split').ok) issues.push({ path: '/controller/acc', value: acc, expected: 'none, every, or every-K (TCP-ACC on every K-th relay, K >= 1)' });
   const flows = get(cfg, 'controller', 'flows');
   if (Array.isArray(flows)) {
+    const specs: FlowSpec[] = [];
     flows.forEach((f: unknown, i) => {
       if (typeof f !== 'string') return;
       const r = parseFlowText(f, i + 1, undefined);
-      if (!r.ok) issues.push({ path: `/controller/flows/${i}`, value: f, expected: r.error });
+      const bad = r.ok ? checkSpec(r.value) : r.error;
+      const twice = r.ok ? specs.find((s) => sameTraffic(s, r.value)) : undefined;
+      if (bad !== undefined) issues.push({ path: `/controller/flows/${i}`, value: f, expected: `a flow the controller can place: ${bad}` });
+      else if (twice) issues.push({ path: `/controller/flows/${i}`, value: f, expected: `a flow not listed already (it is at /controller/flows/${twice.id - 1})` });
+      if (r.ok) specs.push(r.value);
     });
   }
   return issues;

@@ -63,8 +63,11 @@ export async function execute(view: RouterView, c: ControlCommand): Promise<unkn
       return controllerOf(view).flows();
     case 'controller.add': {
       const role = controllerOf(view);
-      const acc = c.acc === undefined ? undefined : parseAccText(c.acc, view.config().controller.accMode);
-      const spec = acc?.ok && c.flow.proto === 'tcp' ? { ...c.flow, acc: acc.value } : c.flow;
+      // Without `acc`, the role's own controller.acc applies to a TCP flow; an `acc` given goes with the flow (a UDP flow refuses it).
+      const cfg = view.config().controller;
+      const text = c.acc ?? (c.flow.proto === 'tcp' ? cfg.acc : 'none');
+      const acc = text === 'none' ? undefined : parseAccText(text, cfg.accMode);
+      const spec = acc?.ok ? { ...c.flow, acc: acc.value } : c.flow;
       const r = role.addFlow(spec);
       if (!r.ok) throw new ControlError(CONTROL_CODES.badArgument, `controller.add: ${r.error}`);
       return r.value;

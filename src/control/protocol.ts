@@ -75,6 +75,7 @@ export type ControlCommand =
   | { cmd: 'vnf.start'; type: string; flow: FlowPattern; params: unknown }
   | { cmd: 'vnf.stop'; vnf: number }
   | { cmd: 'controller.flows' }
+  /** `acc`: none, every or every-K; absent: the role's controller.acc. */
   | { cmd: 'controller.add'; flow: FlowSpec; acc: string | undefined }
   | { cmd: 'controller.remove'; flow: number }
   | { cmd: 'help' };
@@ -135,7 +136,7 @@ export const COMMANDS: readonly CommandSpec[] = Object.freeze([
     doc: 'places a flow now on its minimum-CETT path; answers its id and path',
     args: [
       arg('flow', 'string', true, `${FLOW_TEXT}, e.g. tcp:4-0:5001 or udp:0-4,label=0x100`),
-      arg('acc', 'string', false, 'TCP-ACC on its relays: every or every-K (a TCP flow; mode controller.accMode)'),
+      arg('acc', 'string', false, 'TCP-ACC on its relays: none, every or every-K (a TCP flow; default controller.acc, mode controller.accMode)'),
     ],
   },
   { name: 'controller.remove', doc: 'ends a flow: its entries are deleted and its VNFs stopped on every router', args: [arg('flow', 'integer', true, 'the flow id (controller.flows)')] },
@@ -240,7 +241,7 @@ export function parseRequest(frame: Buffer | string): ParsedRequest {
       // Id 0: the controller gives the next free one.
       const flow = parseFlowText(msg.flow as string, 0, undefined);
       if (!flow.ok) return fail(id, CONTROL_CODES.badArgument, `controller.add: argument "flow": ${flow.error}`);
-      return { ok: true, id, command: { cmd: 'controller.add', flow: flow.value, acc: acc === 'none' ? undefined : acc } };
+      return { ok: true, id, command: { cmd: 'controller.add', flow: flow.value, acc } };
     }
     case 'controller.remove':
       return { ok: true, id, command: { cmd: 'controller.remove', flow: msg.flow as number } };

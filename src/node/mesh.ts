@@ -171,21 +171,27 @@ export class MeshNode extends LiveConfigView implements RouterView {
   /** The router's OpenFlow side, when openflow.mode is not off. */
   openflow: OpenFlowSide | undefined;
 
-  /** The VNFs a controller places through the OpenFlow agent: one instance per (type, flow ref). */
+  /**
+   * The VNFs a controller places through the OpenFlow agent: one instance
+   * per (type, flow ref). A start for a ref that runs on another flow (a
+   * controller that started over and numbers its flows again) replaces it.
+   */
   private controllerVnfs(): AgentVnfs {
-    const placed = new Map<string, number>();
+    const placed = new Map<string, { id: number; flow: string }>();
+    const stop = async (key: string): Promise<void> => {
+      const was = placed.get(key);
+      placed.delete(key);
+      if (was !== undefined) await this.stopVnf(was.id).catch(() => undefined);
+    };
     return {
       start: async (type, flow, params, ref) => {
         const key = `${type}/${ref}`;
-        if (placed.has(key)) return;
+        if (placed.get(key)?.flow === flow) return;
+        await stop(key);
         const info = await this.startVnf(type, parseFlow(flow, '/flow'), params);
-        placed.set(key, info.id);
+        placed.set(key, { id: info.id, flow });
       },
-      stop: async (type, ref) => {
-        const id = placed.get(`${type}/${ref}`);
-        placed.delete(`${type}/${ref}`);
-        if (id !== undefined) await this.stopVnf(id).catch(() => undefined);
-      },
+      stop: async (type, ref) => stop(`${type}/${ref}`),
     };
   }
 

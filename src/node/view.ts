@@ -321,6 +321,14 @@ export abstract class LiveConfigView {
     }
     await service.start(c.listen);
     this.controllerService = service;
+    const of = this.cfg.openflow;
+    if (of.mode !== 'active' || of.controller !== c.listen) {
+      // Legitimate (a router that only controls), but then it is no link of any path.
+      this.log.warn(
+        { event: 'controller-self', openflow: of.mode, controller: of.controller, listen: c.listen },
+        `this router runs the controller on ${c.listen} but its own agent does not connect to it (openflow.mode ${of.mode}${of.mode === 'active' ? `, openflow.controller ${of.controller}` : ''}): paths through this router cannot be placed`,
+      );
+    }
   }
 
   protected async stopController(): Promise<void> {

@@ -6,6 +6,16 @@ import type { Logger } from '../node/log.js';
 import { encodeOf, errorReplyFor, OfFramer, parseOf } from '../wire/openflow/index.js';
 import { CettController, type FlowSpec, type PathInfo, type Send } from './controller.js';
 
+/** The controller could not listen where it was told; `reason` is the system's (EADDRINUSE, ...). */
+export class ListenError extends ConfigError {
+  constructor(
+    listen: string,
+    readonly reason: string,
+  ) {
+    super([{ path: '/controller/listen', value: listen, expected: `an address this host can listen on (${reason})` }]);
+  }
+}
+
 export interface ControllerServiceOptions {
   hysteresis: number;
   log: Logger;
@@ -37,14 +47,15 @@ export class ControllerService {
   /** Listens for routers on `host:port`; a ConfigError names an address that cannot be used. */
   async start(listen: string): Promise<void> {
     const m = /^(\[[0-9a-fA-F:]+\]|[^:]+):(\d{1,5})$/.exec(listen);
-    if (!m) throw new ConfigError([{ path: '/controller/listen', value: listen, expected: 'host:port, e.g. 127.0.0.1:6653' }]);
+    if (!m || Number(m[2]) > 65535) throw new ConfigError([{ path: '/controller/listen', value: listen, expected: 'host:port (port 0-65535), e.g. 127.0.0.1:6653' }]);
     const server = createServer((sock) => this.serve(sock));
     await new Promise<void>((resolve, reject) => {
-      server.once('error', (e: NodeJS.ErrnoException) => reject(new ConfigError([{ path: '/controller/listen', value: listen, expected: `an address this host can listen on (${e.code ?? e.message})` }])));
+      server.once('error', (e: NodeJS.ErrnoException) => reject(new ListenError(listen, e.code ?? e.message)));
       server.listen(Number(m[2]), m[1]!.replace(/^\[|\]$/g, ''), () => resolve());
     });
     this.server = server;
     this.o.log.info({ event: 'controller-start', listen, flows: this.core.paths().length }, `CETT controller on ${listen}: ${this.core.paths().length} flow(s)`);
+    this.report();
   }
 
   async stop(): Promise<void> {
@@ -62,8 +73,11 @@ export class ControllerService {
     if (!r.ok) return err(r.error.detail);
     this.nextFlowId = Math.max(this.nextFlowId, id + 1);
     this.deliver(r.value.out);
-    this.o.log.info({ event: 'flow-added', flow: id }, `flow ${id} added`);
-    this.report();
+    // Flows given before it listens are logged once it does.
+    if (this.server) {
+      this.o.log.info({ event: 'flow-added', flow: id }, `flow ${id} added`);
+      this.report();
+    }
     return ok(this.core.paths().find((p) => p.id === id)!);
   }
 

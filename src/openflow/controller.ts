@@ -3,6 +3,7 @@ import type { Result } from '../core/result.js';
 import { err, ok } from '../core/result.js';
 import { formatFlow } from '../vnf/flow.js';
 import { meshIp6 } from '../sim/addresses.js';
+import { checkSpec, sameTraffic } from './flow-text.js';
 import type { OfAction, OfInstruction } from './actions.js';
 import { flowMod as addFlowMod, OFPP, OFPTT_ALL } from './actions.js';
 import type { OfMatch } from './match.js';
@@ -128,6 +129,7 @@ export interface FlowOutcome<K> {
 
 export type FlowRefusal =
   | { reason: 'duplicate-id'; detail: string }
+  | { reason: 'duplicate-flow'; detail: string }
   | { reason: 'bad-spec'; detail: string }
   | { reason: 'unknown-flow'; detail: string };
 
@@ -195,6 +197,12 @@ export class CettController<K = string> {
   /** Router address -> its session key. */
   private readonly byAddr = new Map<number, K>();
   private readonly flows = new Map<number, Flow>();
+  /**
+   * Flows removed, newest last (at most ENDED_KEPT): a router that was away
+   * when one was removed still has its entries and VNFs, so each router that
+   * joins is told to delete and stop them.
+   */
+  private readonly ended = new Map<number, FlowSpec>();
   private xid = 1;
   private readonly packetBits: number;
   private readonly hysteresis: number;
@@ -261,7 +269,13 @@ export class CettController<K = string> {
         s.datapathId = msg.datapathId;
         s.addr = addr;
         this.byAddr.set(addr, key);
-        return this.reconsider(now);
+        // What it may still hold of flows that ended while it was away goes first.
+        const owed: Send<K>[] = [];
+        for (const spec of this.ended.values()) {
+          owed.push({ to: key, msg: this.flowMod(spec, 'delete', {}, 0) });
+          if (spec.acc) owed.push({ to: key, msg: this.vnfMessage(spec, CETT_EXP_STOP_VNF) });
+        }
+        return [...owed, ...this.reconsider(now)];
       }
       case 'multipart-reply': {
         if (msg.body.type !== 'port-desc') return [];
@@ -290,6 +304,10 @@ export class CettController<K = string> {
     const bad = checkSpec(spec);
     if (bad) return err({ reason: 'bad-spec', detail: bad });
     if (this.flows.has(spec.id)) return err({ reason: 'duplicate-id', detail: `flow ${spec.id} exists` });
+    const same = [...this.flows.values()].find((f) => sameTraffic(f.spec, spec));
+    // Two flows with one match would replace each other's entries (and run two TCP-ACCs on one connection).
+    if (same) return err({ reason: 'duplicate-flow', detail: `flow ${same.spec.id} already places this traffic` });
+    this.ended.delete(spec.id);
     const f: Flow = { spec: { ...spec, ...(spec.acc ? { acc: { ...spec.acc } } : {}) }, routers: [], vnfs: [] };
     this.flows.set(spec.id, f);
     this.counters.flowsAdded++;
@@ -305,6 +323,9 @@ export class CettController<K = string> {
     if (!f) return err({ reason: 'unknown-flow', detail: `no flow ${id}` });
     const out = this.moveTo(f, []);
     this.flows.delete(id);
+    this.ended.delete(id);
+    this.ended.set(id, f.spec);
+    if (this.ended.size > ENDED_KEPT) this.ended.delete(this.ended.keys().next().value!);
     this.counters.flowsRemoved++;
     return ok(out);
   }
@@ -555,21 +576,7 @@ function sameRouters(a: readonly number[], b: readonly number[]): boolean {
   return a.length === b.length && a.every((x, i) => x === b[i]);
 }
 
-const isAddr = (a: number): boolean => Number.isInteger(a) && a >= 0 && a <= 0xffff;
 
-function checkSpec(s: FlowSpec): string | undefined {
-  if (!Number.isSafeInteger(s.id) || s.id < 0) return `id ${s.id}: a non-negative integer`;
-  if (s.proto !== 'tcp' && s.proto !== 'udp') return `proto ${String(s.proto)}: tcp or udp`;
-  if (!isAddr(s.srcAddr) || !isAddr(s.dstAddr)) return 'srcAddr and dstAddr: mesh addresses 0-65535';
-  if (s.srcAddr === s.dstAddr) return 'srcAddr and dstAddr are the same router';
-  if (s.dstPort !== undefined && !(Number.isInteger(s.dstPort) && s.dstPort >= 0 && s.dstPort <= 0xffff)) return `dstPort ${s.dstPort}: 0-65535`;
-  if (s.label !== undefined && !(Number.isInteger(s.label) && s.label >= 1 && s.label <= 0xfffff)) return `label ${s.label}: an IPv6 flow label 1-0xfffff`;
-  if (s.queue !== undefined && !(Number.isInteger(s.queue) && s.queue >= 0 && s.queue <= 0xfffffffe)) return `queue ${s.queue}: a queue id 0-4294967294`;
-  if (s.acc) {
-    if (s.proto !== 'tcp') return 'acc: TCP-ACC needs a tcp flow';
-    if (s.acc.mode !== 'split' && s.acc.mode !== 'e2e') return `acc.mode ${String(s.acc.mode)}: split or e2e`;
-    const k = s.acc.everyHops ?? 1;
-    if (!Number.isInteger(k) || k < 1) return `acc.everyHops ${k}: an integer >= 1`;
-  }
-  return undefined;
-}
+/** Removed flows whose cleanup a joining router is sent. */
+const ENDED_KEPT = 1024;
+

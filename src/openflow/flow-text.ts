@@ -37,3 +37,28 @@ export function parseAccText(text: string, mode: 'split' | 'e2e'): Result<NonNul
   if (k === undefined || Number(k) < 1) return err(`"${text}" is not every or every-K (K >= 1)`);
   return ok({ mode, everyHops: Number(k) });
 }
+
+const isAddr = (a: number): boolean => Number.isInteger(a) && a >= 0 && a <= 0xffff;
+
+/** Whether two flows match the same packets: protocol, ends, port and label. */
+export function sameTraffic(a: FlowSpec, b: FlowSpec): boolean {
+  return a.proto === b.proto && a.srcAddr === b.srcAddr && a.dstAddr === b.dstAddr && a.dstPort === b.dstPort && (a.label ?? 0) === (b.label ?? 0);
+}
+
+/** What is wrong with a flow spec (named), or undefined. */
+export function checkSpec(s: FlowSpec): string | undefined {
+  if (!Number.isSafeInteger(s.id) || s.id < 0) return `id ${s.id}: a non-negative integer`;
+  if (s.proto !== 'tcp' && s.proto !== 'udp') return `proto ${String(s.proto)}: tcp or udp`;
+  if (!isAddr(s.srcAddr) || !isAddr(s.dstAddr)) return 'srcAddr and dstAddr: mesh addresses 0-65535';
+  if (s.srcAddr === s.dstAddr) return 'srcAddr and dstAddr are the same router';
+  if (s.dstPort !== undefined && !(Number.isInteger(s.dstPort) && s.dstPort >= 0 && s.dstPort <= 0xffff)) return `dstPort ${s.dstPort}: 0-65535`;
+  if (s.label !== undefined && !(Number.isInteger(s.label) && s.label >= 1 && s.label <= 0xfffff)) return `label ${s.label}: an IPv6 flow label 1-0xfffff`;
+  if (s.queue !== undefined && !(Number.isInteger(s.queue) && s.queue >= 0 && s.queue <= 0xfffffffe)) return `queue ${s.queue}: a queue id 0-4294967294`;
+  if (s.acc) {
+    if (s.proto !== 'tcp') return 'acc: TCP-ACC needs a tcp flow';
+    if (s.acc.mode !== 'split' && s.acc.mode !== 'e2e') return `acc.mode ${String(s.acc.mode)}: split or e2e`;
+    const k = s.acc.everyHops ?? 1;
+    if (!Number.isInteger(k) || k < 1) return `acc.everyHops ${k}: an integer >= 1`;
+  }
+  return undefined;
+}

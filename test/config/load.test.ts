@@ -339,6 +339,11 @@ describe('parseNodeConfig: rules beyond the schema', () => {
     hasIssue(e, '/controller/flows/2', 'ping 0 4', /is not PROTO:SRC-DST/);
     hasIssue(e, '/controller/acc', 'every-0', /every/);
     assert.equal(e.issues.length, 4, JSON.stringify(e.issues));
+    const place = refusal(() => parseNodeConfig(cfg({ controller: { listen: '127.0.0.1:99999', flows: ['udp:3-3', 'tcp:0-4:5001', 'tcp:0-4:5001,queue=2', 'udp:0-4,label=0x100000'] } })));
+    hasIssue(place, '/controller/listen', '127.0.0.1:99999', /port 0-65535/);
+    hasIssue(place, '/controller/flows/0', 'udp:3-3', /a flow the controller can place: srcAddr and dstAddr are the same router/);
+    hasIssue(place, '/controller/flows/2', 'tcp:0-4:5001,queue=2', /a flow not listed already \(it is at \/controller\/flows\/1\)/);
+    hasIssue(place, '/controller/flows/3', 'udp:0-4,label=0x100000', /label 1048576/);
     const c = parseNodeConfig(cfg({ controller: { listen: '0.0.0.0:6653', flows: ['tcp:4-0:5001'], acc: 'every-2' } }));
     assert.equal(c.controller.listen, '0.0.0.0:6653');
   });

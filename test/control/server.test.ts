@@ -250,6 +250,10 @@ describe('control API over ZeroMQ (no CURVE)', () => {
         assert.equal(e.code, 'CONTROL_BAD_ARGUMENT', JSON.stringify(args));
         assert.match(e.message, what);
       }
+      const udpAcc = err(await client.request('controller.add', { flow: 'udp:1-4', acc: 'every' }, T));
+      assert.match(udpAcc.message, /TCP-ACC needs a tcp flow/, 'an acc given with a UDP flow is refused, not dropped');
+      const twice = err(await client.request('controller.add', { flow: 'tcp:4-0:5001' }, T));
+      assert.match(twice.message, /flow 2 already places this traffic/, 'the same traffic twice is refused');
       assert.deepEqual((ok(await client.request('controller.flows', {}, T)) as Array<{ id: number }>).map((f) => f.id), [1, 2], 'refusals changed nothing');
       assert.deepEqual(ok(await client.request('controller.remove', { flow: 1 }, T)), { id: 1 });
       assert.match(err(await client.request('controller.remove', { flow: 1 }, T)).message, /no flow 1/);

@@ -538,3 +538,38 @@ test('addFlow refuses a label that is no IPv6 flow label and a queue that is no 
   const edge = added(m, flow({ id: 30, label: 0xfffff, queue: 0xfffffffe }));
   assert.equal(edge.state, 'installed', 'label 0xfffff and queue 0xfffffffe are the largest taken');
 });
+
+test('a flow removed while a relay is away: the relay is told to delete its entries and stop its TCP-ACC when it connects again', () => {
+  const m = chain();
+  const spec = flow({ acc: { mode: 'split', everyHops: 1 } });
+  const a = added(m, spec);
+  assert.deepEqual(a.routers, [0, 1, 2, 3, 4]);
+  assert.ok(m.entries(2) === 2 && m.vnfs.get(spec.id)?.has(2), 'relay 2 forwards the flow and runs its TCP-ACC');
+  // Relay 2's connection drops; its agent keeps its table and VNFs.
+  m.deliver(m.ctl.close(key(2), m.now));
+  const gone = m.ctl.removeFlow(spec.id, m.now);
+  assert.ok(gone.ok, 'removed');
+  if (gone.ok) m.deliver(gone.value);
+  assert.ok(m.entries(1) === 0 && m.entries(2) === 2, 'the routers still connected deleted theirs; relay 2 could not hear');
+  // It connects again (same table: the agent kept it): the controller sends the cleanup first.
+  const kept = m.tables.get(2)!;
+  const out = m.connect(2, [[1, 1000], [3, 1000]]);
+  m.tables.set(2, kept);
+  const toRelay = out.filter((s) => s.to === key(2));
+  assert.deepEqual(toRelay.map((s) => (s.msg.type === 'flow-mod' ? `flow-mod ${s.msg.mod.command} ${s.msg.mod.cookie}` : s.msg.type === 'experimenter' ? `experimenter ${s.msg.expType}` : s.msg.type)), [`flow-mod delete ${spec.id}`, `experimenter ${CETT_EXP_STOP_VNF}`]);
+  const del = toRelay[0]!.msg;
+  if (del.type === 'flow-mod') kept.apply(del.mod, m.now);
+  assert.equal(kept.table(0)!.list().length, 0, "relay 2's stale entries are gone");
+});
+
+test('a flow that matches the same traffic as one placed already is refused, whatever its id', () => {
+  const m = chain();
+  added(m, flow({ id: 1 }));
+  for (const again of [flow({ id: 2 }), flow({ id: 3, acc: { mode: 'split', everyHops: 1 } })]) {
+    const r = m.ctl.addFlow(again, m.now);
+    assert.ok(!r.ok && r.error.reason === 'duplicate-flow' && /flow 1 already places this traffic/.test(r.error.detail), JSON.stringify(r));
+  }
+  for (const other of [flow({ id: 4, dstPort: 5002 }), flow({ id: 5, label: 0x100 }), flow({ id: 6, proto: 'udp', dstPort: undefined })]) {
+    assert.ok(m.ctl.addFlow(other, m.now).ok, `another port, label or protocol is another flow: ${JSON.stringify(other)}`);
+  }
+});
