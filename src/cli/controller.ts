@@ -43,8 +43,6 @@ export function controllerCommand(): Command {
     .option('--for <seconds>', 'stop after this many seconds')
     .addOption(new Option('--log-format <format>', 'log lines for people or one JSON object a line').choices(['pretty', 'json']).default('pretty'))
     .action(async (o: ControllerOpts) => {
-      const m = /^(\[[0-9a-fA-F:]+\]|[^:]+):(\d{1,5})$/.exec(o.listen);
-      if (!m) throw new UsageError(`--listen: "${o.listen}" is not host:port`);
       const hysteresis = Number(o.hysteresis);
       if (!(hysteresis >= 0 && hysteresis <= 10)) throw new UsageError(`--hysteresis: "${o.hysteresis}" is not a fraction in [0, 10]`);
       const forS = o.for === undefined ? undefined : Number(o.for);

@@ -3,6 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import stableStringify from 'fast-json-stable-stringify';
 import { ism2g4 } from '../../radio/channels.js';
+import { parseHostPort } from '../core/address.js';
 import { ConfigError, type ConfigIssue } from '../core/errors.js';
 import { isCurveKey } from '../wire/z85.js';
 import { cloneJson, isObject, overridePaths, readJsonFile, schemaChecker, type Schema } from './schema.js';
@@ -184,8 +185,7 @@ function semanticIssues(cfg: unknown): ConfigIssue[] {
 function controllerIssues(cfg: unknown): ConfigIssue[] {
   const issues: ConfigIssue[] = [];
   const listen = get(cfg, 'controller', 'listen');
-  const port = typeof listen === 'string' ? /^(\[[0-9a-fA-F:]+\]|[^:\s]+):(\d{1,5})$/.exec(listen)?.[2] : undefined;
-  if (typeof listen === 'string' && listen !== '' && !(port !== undefined && Number(port) <= 65535)) {
+  if (typeof listen === 'string' && listen !== '' && !parseHostPort(listen)) {
     issues.push({ path: '/controller/listen', value: listen, expected: 'host:port (port 0-65535), e.g. 127.0.0.1:6653, or empty (not the controller)' });
   }
   const acc = get(cfg, 'controller', 'acc');
@@ -256,19 +256,18 @@ function controlPlaneIssues(cfg: unknown): ConfigIssue[] {
   }
   const listen = get(cfg, 'monitor', 'listen');
   if (typeof listen === 'string' && listen !== '') {
-    if (!/^(\[[0-9a-fA-F:]+\]|[^:]+):\d{1,5}$/.test(listen)) issues.push({ path: '/monitor/listen', value: listen, expected: 'host:port, e.g. 127.0.0.1:8080' });
+    if (!parseHostPort(listen)) issues.push({ path: '/monitor/listen', value: listen, expected: 'host:port, e.g. 127.0.0.1:8080' });
     else if (!isLocalEndpoint(listen) && get(cfg, 'monitor', 'token') === '') {
       issues.push({ path: '/monitor/token', value: '', expected: `a token: the monitor listens beyond loopback (${listen})` });
     }
   }
   const ofMode = get(cfg, 'openflow', 'mode');
-  const hostPort = /^(\[[0-9a-fA-F:]+\]|[^:]+):\d{1,5}$/;
   for (const k of ['listen', 'controller'] as const) {
     const v = get(cfg, 'openflow', k);
-    if (typeof v === 'string' && !hostPort.test(v)) issues.push({ path: `/openflow/${k}`, value: v, expected: 'host:port, e.g. 127.0.0.1:6653' });
+    if (typeof v === 'string' && !parseHostPort(v)) issues.push({ path: `/openflow/${k}`, value: v, expected: 'host:port, e.g. 127.0.0.1:6653' });
   }
   const ofListen = get(cfg, 'openflow', 'listen');
-  if (ofMode === 'passive' && typeof ofListen === 'string' && hostPort.test(ofListen) && !isLocalEndpoint(ofListen)) {
+  if (ofMode === 'passive' && typeof ofListen === 'string' && parseHostPort(ofListen) && !isLocalEndpoint(ofListen)) {
     issues.push({ path: '/openflow/listen', value: ofListen, expected: 'a loopback address: the agent has no TLS, so whoever reaches a passive agent controls the router (use active mode towards a controller instead)' });
   }
   const rmin = get(cfg, 'openflow', 'reconnectMinMs');

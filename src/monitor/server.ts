@@ -5,6 +5,7 @@ import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import { ism2g4 } from '../../radio/channels.js';
 import { isLocalEndpoint } from '../config/load.js';
 import type { NodeConfig } from '../config/types.js';
+import { parseHostPort } from '../core/address.js';
 import { CogmeshError } from '../core/errors.js';
 import type { Logger } from '../node/log.js';
 import type { RouterView, SpectrumView, Telemetry } from '../node/view.js';
@@ -473,10 +474,9 @@ export class MonitorServer {
 
 /** host and port of `listen` (`host:port`, `[v6]:port`); MONITOR_BAD_LISTEN otherwise. */
 export function parseListen(listen: string): { host: string; port: number } {
-  const m = /^\[([0-9a-fA-F:.]+)\]:(\d{1,5})$/.exec(listen) ?? /^([^:[\]]+):(\d{1,5})$/.exec(listen);
-  const port = m ? Number(m[2]) : NaN;
-  if (!m || !(port >= 0 && port <= 65535)) throw new MonitorError('MONITOR_BAD_LISTEN', `monitor.listen: ${JSON.stringify(listen)} is not host:port (e.g. 127.0.0.1:8080)`);
-  return { host: m[1]!, port };
+  const hp = parseHostPort(listen);
+  if (!hp) throw new MonitorError('MONITOR_BAD_LISTEN', `monitor.listen: ${JSON.stringify(listen)} is not host:port (e.g. 127.0.0.1:8080)`);
+  return hp;
 }
 
 /** JSON with undefined fields as null, so every documented key is present. */

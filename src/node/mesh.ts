@@ -109,11 +109,12 @@ export class MeshNode extends LiveConfigView implements RouterView {
     let node: MeshNode | undefined;
     const early: RouterEvent[] = [];
     const routerRef: { r?: MeshRouter } = {};
+    const labels = new Map(cfg.traffic.flows.map((f) => [f.id, f.label]));
     const tcp = new SimTcp({
       engine: paced.engine,
       rng: rng.fork('tcp'),
       // Both directions of a TCP flow carry its label.
-      originate: (from, to, flow, seq, bytes, now) => routerRef.r!.originate(to, 'tcp', flow, seq, bytes, now, { label: cfg.traffic.flows.find((f) => f.id === flow)?.label ?? 0 }),
+      originate: (from, to, flow, seq, bytes, now) => routerRef.r!.originate(to, 'tcp', flow, seq, bytes, now, { label: labels.get(flow) ?? 0 }),
       local: (addr) => addr === cfg.node.id,
     });
     const router = paced.inject(

@@ -198,13 +198,12 @@ export class MeshRouter {
   }
 
   /**
-   * The QoS queue a packet waits in at R2: the one an OpenFlow set_queue
-   * named, else its flow label's class; best effort when that queue is not
-   * one of the classes.
+   * The QoS queue asked for a packet at R2: the one an OpenFlow set_queue
+   * named, else its flow label's class (R2's queue makes a queue that is no
+   * class best effort).
    */
   private queueOf(h: DataHeader, setQueue?: number): number {
-    const q = setQueue ?? this.labelQueue.get(h.label ?? 0) ?? BEST_EFFORT_QUEUE;
-    return this.sched.hasQueue(q) ? q : BEST_EFFORT_QUEUE;
+    return setQueue ?? this.labelQueue.get(h.label ?? 0) ?? BEST_EFFORT_QUEUE;
   }
 
   private learnLabels(cfg: NodeConfig): void {
@@ -317,11 +316,11 @@ export class MeshRouter {
 
   /** Hands a packet to R2's queue of `channel`, in QoS queue `queue`; a refusal or a push-out is counted on its link's queue. */
   private enqueue(channel: number, nextHop: NodeAddr, bytes: Uint8Array, queue: number, now: Micros): void {
-    // A packet held while its class went away (a live qos change) waits as best effort.
-    const q = this.sched.hasQueue(queue) ? queue : BEST_EFFORT_QUEUE;
-    const r = this.sched.enqueue(channel, { nextHop, bytes: bytes.length, enqueuedUs: now, item: bytes, queue: q }, now);
+    const packet: QueuedPacket<Uint8Array> = { nextHop, bytes: bytes.length, enqueuedUs: now, item: bytes, queue };
+    const r = this.sched.enqueue(channel, packet, now);
     if (r.ok) this.runSched(this.sched.tick(now), now);
-    else this.refused(r.reason, nextHop, q, bytes);
+    // The channel queue set its queue to the class it took (best effort for one that is no class, e.g. gone in a live change).
+    else this.refused(r.reason, nextHop, packet.queue, bytes);
   }
 
   /** R2's queue refused a packet (counted there): the flow hears of it, and a full queue counts on its link's queue. */

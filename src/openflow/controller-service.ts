@@ -1,4 +1,5 @@
 import { createServer, type Server, type Socket } from 'node:net';
+import { parseHostPort } from '../core/address.js';
 import { ConfigError } from '../core/errors.js';
 import { err, ok, type Result } from '../core/result.js';
 import type { Micros } from '../core/time.js';
@@ -46,12 +47,12 @@ export class ControllerService {
 
   /** Listens for routers on `host:port`; a ConfigError names an address that cannot be used. */
   async start(listen: string): Promise<void> {
-    const m = /^(\[[0-9a-fA-F:]+\]|[^:]+):(\d{1,5})$/.exec(listen);
-    if (!m || Number(m[2]) > 65535) throw new ConfigError([{ path: '/controller/listen', value: listen, expected: 'host:port (port 0-65535), e.g. 127.0.0.1:6653' }]);
+    const hp = parseHostPort(listen);
+    if (!hp) throw new ConfigError([{ path: '/controller/listen', value: listen, expected: 'host:port (port 0-65535), e.g. 127.0.0.1:6653' }]);
     const server = createServer((sock) => this.serve(sock));
     await new Promise<void>((resolve, reject) => {
       server.once('error', (e: NodeJS.ErrnoException) => reject(new ListenError(listen, e.code ?? e.message)));
-      server.listen(Number(m[2]), m[1]!.replace(/^\[|\]$/g, ''), () => resolve());
+      server.listen(hp.port, hp.host, () => resolve());
     });
     this.server = server;
     this.o.log.info({ event: 'controller-start', listen, flows: this.core.paths().length }, `CETT controller on ${listen}: ${this.core.paths().length} flow(s)`);

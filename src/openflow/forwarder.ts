@@ -1,7 +1,7 @@
 import type { Micros } from '../core/time.js';
 import type { ForwardDecision, Forwarder } from '../node/router.js';
 import { meshIp, meshIp6 } from '../sim/addresses.js';
-import { tcpChecksum } from '../wire/tcp.js';
+import { internetChecksum, tcpChecksum } from '../wire/tcp.js';
 import type { DataHeader } from '../wire/mesh.js';
 import { OFPP, type OfAction, type OfInstruction } from './actions.js';
 import type { FlowEntry, FlowTables } from './flow-table.js';
@@ -21,18 +21,6 @@ export interface PacketToController {
 }
 
 const u32 = (b: Uint8Array): number => ((b[0]! << 24) | (b[1]! << 16) | (b[2]! << 8) | b[3]!) >>> 0;
-
-/** The one's complement sum of `b` (RFC 1071), added to `sum`, not yet folded. */
-function onesSum(b: Uint8Array, sum = 0): number {
-  for (let i = 0; i + 1 < b.length; i += 2) sum += (b[i]! << 8) | b[i + 1]!;
-  if (b.length % 2) sum += b[b.length - 1]! << 8;
-  return sum;
-}
-
-const fold = (sum: number): number => {
-  while (sum > 0xffff) sum = (sum & 0xffff) + (sum >>> 16);
-  return ~sum & 0xffff;
-};
 
 /**
  * A mesh data packet as the Ethernet frame a controller expects in a
@@ -69,7 +57,7 @@ export function meshFrame(h: DataHeader, payload: Uint8Array): Uint8Array {
     ip.set([0x45, 0, (total >> 8) & 0xff, total & 0xff, (h.seq >> 8) & 0xff, h.seq & 0xff, 0x40, 0, hop, next, 0, 0]);
     ip.set(meshIp(h.src), 12);
     ip.set(meshIp(h.dst), 16);
-    const ck = fold(onesSum(ip));
+    const ck = internetChecksum(ip);
     ip[10] = ck >> 8;
     ip[11] = ck & 0xff;
   }
@@ -78,8 +66,8 @@ export function meshFrame(h: DataHeader, payload: Uint8Array): Uint8Array {
     frame.set([0, 0, 0, 0, (l4 >> 8) & 0xff, l4 & 0xff, 0, 0], at);
     frame.set(payload, at + 8);
     if (v6) {
-      // Pseudo-header (RFC 8200 8.1): addresses, upper-layer length, next header.
-      const ck = fold(onesSum(frame.subarray(at), onesSum(ip.subarray(8, 40)) + l4 + 17)) || 0xffff;
+      // Pseudo-header (RFC 8200 8.1): addresses, upper-layer length (u32), three zeros, next header.
+      const ck = internetChecksum(ip.subarray(8, 40), Uint8Array.of(0, 0, l4 >> 8, l4 & 0xff, 0, 0, 0, 17), frame.subarray(at)) || 0xffff;
       frame[at + 6] = ck >> 8;
       frame[at + 7] = ck & 0xff;
     }

@@ -1,4 +1,6 @@
 import { createServer, connect, type Server, type Socket } from 'node:net';
+import { parseHostPort } from '../core/address.js';
+import { RangeArgumentError } from '../core/errors.js';
 import type { Micros } from '../core/time.js';
 import type { Logger } from '../node/log.js';
 import { errorReplyFor, encodeOf, OfFramer } from '../wire/openflow/index.js';
@@ -16,9 +18,11 @@ export interface TransportOptions {
   log: Logger;
 }
 
+/** The configuration's address, checked by the loader already. */
 function splitHostPort(a: string): { host: string; port: number } {
-  const i = a.lastIndexOf(':');
-  return { host: a.slice(0, i).replace(/^\[|\]$/g, ''), port: Number(a.slice(i + 1)) };
+  const hp = parseHostPort(a);
+  if (!hp) throw new RangeArgumentError('openflow address', a, 'host:port');
+  return hp;
 }
 
 /**

@@ -170,10 +170,6 @@ export class ChannelScheduler<T = unknown> {
     });
   }
 
-  /** Whether `queue` is one of the QoS classes (a packet for any other queue waits as best effort). */
-  hasQueue(queue: number): boolean {
-    return (this.params.classes ?? NO_QOS).some((c) => c.queue === queue);
-  }
 
   nextDeadline(): Micros | undefined {
     return this.timers.next();

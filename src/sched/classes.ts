@@ -86,11 +86,6 @@ export class ClassedQueue<T = unknown> {
     return this.byQueue.get(p.queue ?? BEST_EFFORT_QUEUE) ?? this.byQueue.get(BEST_EFFORT_QUEUE)!;
   }
 
-  /** Whether `queue` is one of the classes (else its packets wait as best effort). */
-  hasQueue(queue: number): boolean {
-    return this.byQueue.has(queue);
-  }
-
   /** Adds `p` (see the class comment); `pushedOut` is the packet dropped to make room for it. */
   admit(p: QueuedPacket<T>): { ok: true; pushedOut?: QueuedPacket<T> } | { ok: false } {
     const i = this.indexOf(p);

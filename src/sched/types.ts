@@ -18,7 +18,11 @@ export interface QueuedPacket<T = unknown> {
   enqueuedUs: Micros;
   /** The packet itself, opaque to the scheduler. */
   item: T;
-  /** The QoS class's queue it waits in (OpenFlow queue id); absent: best effort (0). */
+  /**
+   * The QoS class's queue it waits in (OpenFlow queue id); absent: best
+   * effort (0). A channel queue that takes (or turns away for lack of room)
+   * a packet of a queue that is no class sets this to best effort's.
+   */
   queue?: number;
 }
 

@@ -95,12 +95,18 @@ describe('ClassedQueue', () => {
   });
 
   test('a packet for a queue with no class waits as best effort', () => {
-    const q = new ClassedQueue<string>(4, [HIGH, BE], 0);
-    q.admit(p('x', 9));
+    const q = new ClassedQueue<string>(2, [HIGH, BE], 0);
+    const x = p('x', 9);
+    q.admit(x);
     q.admit(p('y', undefined));
     assert.deepEqual(q.classes().map((c) => c.packets), [0, 2]);
-    assert.equal(q.hasQueue(9), false);
-    assert.equal(q.hasQueue(1), true);
+    assert.equal(x.queue, 0, "the packet's queue is best effort's now");
+    const refused = p('z', 7);
+    assert.deepEqual(q.admit(refused), { ok: false });
+    assert.equal(refused.queue, 0, 'a packet turned away is best effort too (its drop counts there)');
+    const high = p('h', 1);
+    assert.ok(q.admit(high).ok, 'high pushes best effort out');
+    assert.equal(high.queue, 1, 'a class keeps its queue');
   });
 
   test('an aborted packet goes back to its class head and its bytes back to the bucket', () => {
@@ -184,10 +190,11 @@ describe('ChannelScheduler with QoS classes', () => {
       { queue: 1, packets: 1, bytes: 1000 },
       { queue: 0, packets: 1, bytes: 1000 },
     ]);
-    assert.equal(s.hasQueue(1), true);
-    assert.equal(s.hasQueue(2), false);
+    const noClass = p('x', 2, 4);
+    assert.deepEqual(s.enqueue(1, noClass, 4), { ok: false, reason: 'queue-full' }, 'queue 2 is no class: best effort, and the queue is full');
+    assert.equal(noClass.queue, 0, 'counted as best effort');
     const queued = s.queues().reduce((x, q) => x + q.packets, 0);
-    assert.equal(s.counters.enqueued, s.counters.handedOut + 1 + queued);
+    assert.equal(s.counters.enqueued, s.counters.handedOut + 2 + queued);
   });
 
   test('the classes are checked with the other parameters, and a bad set changes nothing', () => {
