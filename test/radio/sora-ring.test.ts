@@ -231,7 +231,9 @@ test('a slow reader is lapped: overruns are counted exactly and reading resumes 
 });
 
 test('a peek overwritten by the producer is refused at commit, and the next read counts the loss', { skip: noProducer }, async () => {
-  await withProducer({ source: 'counter', rateHz: 1e6, capacity: 1 << 12 }, async (_p, path) => {
+  // 100k samples/s laps the 4096-slot ring every 41 ms: the peeked sample is still the one peeked when it is
+  // first read (at 1M/s a 4 ms stall of a loaded CI machine was enough to see it overwritten already).
+  await withProducer({ source: 'counter', rateHz: 1e5, capacity: 1 << 12 }, async (_p, path) => {
     const ring = await SampleRing.open(path);
     try {
       const dst = new Float32Array(2 * 256);
@@ -246,7 +248,7 @@ test('a peek overwritten by the producer is refused at commit, and the next read
       const index = p.index;
       assert.equal(counterAt(p.data, 0), index);
       while (ring.writeIndex() < index + 2 * 4096) await sleep(2); // the 4096-slot ring is lapped
-      // The producer keeps rewriting the slot (every 4 ms here): a read that lands in the middle
+      // The producer keeps rewriting the slot (every 41 ms here): a read that lands in the middle
       // of a write can see a torn sample, so read until a whole one shows.
       let seen = counterAt(p.data, 0);
       for (let i = 0; i < 100 && (seen - index) % 4096 !== 0; i++) {
