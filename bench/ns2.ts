@@ -28,7 +28,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { simulate } from '../src/cli/sim.js';
 import { spread, type SimResult, type Spread } from '../src/sim/report.js';
-import type { ScenarioOverrides } from '../src/sim/scenario.js';
+import type { ScenarioOverrides } from '../src/config/scenario.js';
 
 const TOLERANCE = 0.25;
 /** ns-2's packetSize_: TCP payload bytes per segment, on both sides. */
@@ -214,7 +214,8 @@ if (values.json) {
       wallS: r.ns2.wallS,
       runs: r.ns2.runs.map(({ seed, goodputMbps, wallS, fields }) => ({ seed, goodputMbps, wallS, ...fields })),
     },
-    cogmesh: 'error' in r.cogmesh ? { error: r.cogmesh.error } : { goodputMbps: r.cogmesh.goodputMbps, wallS: r.cogmesh.wallS, summary: r.cogmesh.result.summary[0] },
+    cogmesh:
+      'error' in r.cogmesh ? { error: r.cogmesh.error } : { goodputMbps: r.cogmesh.goodputMbps, wallS: r.cogmesh.wallS, summary: r.cogmesh.result.summary[0] },
   }));
   process.stdout.write(`${JSON.stringify({ durationS, seeds: seedList, window, tolerance: TOLERANCE, rows: out }, null, 2)}\n`);
 } else {

@@ -13,8 +13,8 @@
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { Rng } from '../src/core/rng.js';
-import { flowMod, type FlowMod } from '../src/openflow/actions.js';
-import { FlowTables } from '../src/openflow/flow-table.js';
+import { flowMod, type FlowMod } from '../src/wire/openflow/actions.js';
+import { FlowTables } from '../src/openflow/pipeline.js';
 import { FlowTableForwarder } from '../src/openflow/forwarder.js';
 import { MultipathAodv } from '../src/routing/aodv.js';
 import type { DataHeader } from '../src/wire/mesh.js';
@@ -56,7 +56,7 @@ function tableUs(entries: number): number {
 // AODV's lookup of a valid route to the same destination, as the router does for every packet.
 const aodv = new MultipathAodv({ self: 0, rng: Rng.fromSeed(1), startUs: 0, hello: () => ({ r1Channel: 1, workload: [], neighbours: [] }), linkCost: () => 1 });
 aodv.handle({ type: 'rrep', repair: false, ackRequired: false, hopCount: 1, dst: 4, dstSeq: 5, orig: 0, lifetimeMs: 600_000, lastHop: 4, pathCost: 1 }, 2, 0);
-let t = performance.now();
+const t = performance.now();
 for (let i = 0; i < n; i++) aodv.lookup(4, 1000 + i);
 const aodvUs = ((performance.now() - t) * 1000) / n;
 if (!aodv.lookup(4, 1000)) {

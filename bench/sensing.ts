@@ -23,8 +23,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Rng } from '../src/core/rng.js';
-import { cpuBackend, gpuBackend, type EnergyBackend } from '../src/sensing/backend.js';
-import { thresholdSum, type EnergyCounts } from '../src/sensing/detector.js';
+import { gpuBackend } from '../src/sensing/backend.js';
+import { cpuBackend, type EnergyBackend } from '../src/sensing/energy.js';
+import { thresholdSum, type EnergyCounts } from '../src/sensing/energy.js';
 import { wasmBackend } from '../src/sensing/wasm.js';
 
 const SEED = 2024;
@@ -69,7 +70,15 @@ function makeIq(count: number, window: number): Float32Array {
 }
 
 /** Best of `runs` timed runs after `warmup` untimed ones, in complex megasamples per second. */
-function bestMsps(backend: EnergyBackend, data: Float32Array, count: number, window: number, thr: number, warmup: number, runs: number): { msps: number; counts: EnergyCounts } {
+function bestMsps(
+  backend: EnergyBackend,
+  data: Float32Array,
+  count: number,
+  window: number,
+  thr: number,
+  warmup: number,
+  runs: number,
+): { msps: number; counts: EnergyCounts } {
   let counts = backend.detect(data, count, window, thr);
   for (let i = 1; i < warmup; i++) counts = backend.detect(data, count, window, thr);
   let best = Infinity;
@@ -181,7 +190,10 @@ async function main(): Promise<void> {
           const g = bestMsps(gpu, data, count, window, thr, 2, Math.min(runs, 5));
           const match = g.counts.busyWindows === nativeBusy && g.counts.windows === Number(native.windows);
           if (!match) {
-            throw new BenchFailure(1, `busy counts differ: ${gpu.engine} ${g.counts.busyWindows} of ${g.counts.windows} windows, C ${native.busy} of ${native.windows}`);
+            throw new BenchFailure(
+              1,
+              `busy counts differ: ${gpu.engine} ${g.counts.busyWindows} of ${g.counts.windows} windows, C ${native.busy} of ${native.windows}`,
+            );
           }
           lines.push(`gpujs_engine=${gpu.engine}`, `gpujs_msps=${fmt(g.msps)}`, `gpujs_busy_match=${match}`);
           if (g.msps > fastest.msps) Object.assign(fastest, { name: 'gpu', msps: g.msps });

@@ -36,7 +36,10 @@ for (let i = 0; i < n; i++) m.intercept(pkt, i);
 const inProcessUs = ((performance.now() - t) * 1000) / n;
 
 // In a sandbox: a worker thread per VNF.
-const box = await new VnfSandbox({ type: 'counter', flow: FLOW, params: {}, seed: 1, now: 0, modules: [{ url: new URL('./vnf-counter.ts', import.meta.url).href, export: 'counter' }] }, { memoryMb: 64, callBudgetMs: 10_000 }).ready();
+const box = await new VnfSandbox(
+  { type: 'counter', flow: FLOW, params: {}, seed: 1, now: 0, modules: [{ url: new URL('./vnf-counter.ts', import.meta.url).href, export: 'counter' }] },
+  { memoryMb: 64, callBudgetMs: 10_000 },
+).ready();
 if (box.state !== 'running') {
   process.stderr.write(`bench/vnf.ts: the sandbox did not start: ${box.reason}\n`);
   process.exit(1);

@@ -77,7 +77,11 @@ export class ChannelPlan {
 
   /** A channel plan of the given channel numbers only. */
   subset(numbers: readonly number[]): ChannelPlan {
-    return new ChannelPlan(this.name, numbers.map((n) => this.get(n)), this.orthogonal);
+    return new ChannelPlan(
+      this.name,
+      numbers.map((n) => this.get(n)),
+      this.orthogonal,
+    );
   }
 
   /**

@@ -12,7 +12,7 @@
  * docs/figures; '' writes none). docs/reproduction.md records a run.
  */
 import { spread, type SimResult, type Spread } from '../../src/sim/report.js';
-import type { ScenarioOverrides } from '../../src/sim/scenario.js';
+import type { ScenarioOverrides } from '../../src/config/scenario.js';
 import { CC_NAMES } from '../../src/tcp/cc/types.js';
 import { cell, goodput, kbps, repro, scenarioFile, toPoint } from './common.js';
 import { barChart, lineChart, type Series } from './plot.js';
@@ -68,12 +68,20 @@ if (only.includes('table2')) {
   const md = [
     '| hops | TCP-ACC goodput (kbps) | Reno goodput (kbps) | RTT node 0 (ms) | RTT node 1 (ms) | RTT node 2 (ms) | RTT node 3 (ms) |',
     '| ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
-    ...rows.map(({ hops, acc, plain }) => `| ${hops} | ${kbps(goodput(acc))} | ${kbps(goodput(plain))} | ${[0, 1, 2, 3].map((n) => (n < hops ? cell(legRtt(acc, n), 1, 0) : '')).join(' | ')} |`),
+    ...rows.map(
+      ({ hops, acc, plain }) =>
+        `| ${hops} | ${kbps(goodput(acc))} | ${kbps(goodput(plain))} | ${[0, 1, 2, 3].map((n) => (n < hops ? cell(legRtt(acc, n), 1, 0) : '')).join(' | ')} |`,
+    ),
   ].join('\n');
   tables.push({
     experiment: 'table2',
     markdown: `Table 2, TCP-ACC (${mode}) on every router over 1-4 hops, with each leg's RTT (node i to the next accelerator or the sink)\n\n${md}`,
-    data: rows.map(({ hops, acc, plain }) => ({ hops, acc: goodput(acc), reno: goodput(plain), legRttMs: [0, 1, 2, 3].slice(0, hops).map((n) => legRtt(acc, n)) })),
+    data: rows.map(({ hops, acc, plain }) => ({
+      hops,
+      acc: goodput(acc),
+      reno: goodput(plain),
+      legRttMs: [0, 1, 2, 3].slice(0, hops).map((n) => legRtt(acc, n)),
+    })),
   });
   await plot(
     `acc-table2.svg`,
@@ -100,14 +108,42 @@ if (only.includes('every2')) {
     `| every second router (2) | ${kbps(goodput(every2))} |`,
     `| none (end-to-end Reno) | ${kbps(goodput(none))} |`,
   ].join('\n');
-  tables.push({ experiment: 'every2', markdown: `TCP-ACC (${mode}) on every router and on every second router, 4 hops\n\n${md}`, data: { every: goodput(every), every2: goodput(every2), none: goodput(none) } });
+  tables.push({
+    experiment: 'every2',
+    markdown: `TCP-ACC (${mode}) on every router and on every second router, 4 hops\n\n${md}`,
+    data: { every: goodput(every), every2: goodput(every2), none: goodput(none) },
+  });
 }
 
 if (only.includes('8')) {
   const grids = [
-    { key: '8a', title: 'Fig. 8a, PN idle and busy durations', xs: [250, 500, 1000, 2000], series: [1000, 2000, 4000], x: 'T_busy', s: 'T_idle', set: (x: number, s: number) => [`pn.sources.0.pattern.idleMs=${s}`, `pn.sources.0.pattern.busyMs=${x}`] },
-    { key: '8b', title: 'Fig. 8b, sensing and transmission durations (T_idle = T_busy = 2 s)', xs: [30, 70, 100, 200], series: [500, 1000, 2000], x: 'sensing', s: 'transmission', set: (x: number, s: number) => [...PN_2_2, `node.sensing.durationMs=${x}`, `node.sensing.periodMs=${x + s}`] },
-    { key: '8c', title: 'Fig. 8c, switching interval', xs: [10, 20, 50, 100, 200], series: [500, 1000, 2000], x: 'switching interval', s: 'transmission', set: (x: number, s: number) => [`node.switching.intervalMs=${x}`, 'node.sensing.durationMs=70', `node.sensing.periodMs=${70 + s}`] },
+    {
+      key: '8a',
+      title: 'Fig. 8a, PN idle and busy durations',
+      xs: [250, 500, 1000, 2000],
+      series: [1000, 2000, 4000],
+      x: 'T_busy',
+      s: 'T_idle',
+      set: (x: number, s: number) => [`pn.sources.0.pattern.idleMs=${s}`, `pn.sources.0.pattern.busyMs=${x}`],
+    },
+    {
+      key: '8b',
+      title: 'Fig. 8b, sensing and transmission durations (T_idle = T_busy = 2 s)',
+      xs: [30, 70, 100, 200],
+      series: [500, 1000, 2000],
+      x: 'sensing',
+      s: 'transmission',
+      set: (x: number, s: number) => [...PN_2_2, `node.sensing.durationMs=${x}`, `node.sensing.periodMs=${x + s}`],
+    },
+    {
+      key: '8c',
+      title: 'Fig. 8c, switching interval',
+      xs: [10, 20, 50, 100, 200],
+      series: [500, 1000, 2000],
+      x: 'switching interval',
+      s: 'transmission',
+      set: (x: number, s: number) => [`node.switching.intervalMs=${x}`, 'node.sensing.durationMs=70', `node.sensing.periodMs=${70 + s}`],
+    },
   ];
   for (const g of grids) {
     const rows: Array<{ s: number; points: Array<{ x: number; r: SimResult }> }> = [];
@@ -121,7 +157,11 @@ if (only.includes('8')) {
       `| ---: | ${g.xs.map(() => '---:').join(' | ')} |`,
       ...rows.map((row) => `| ${row.s} | ${row.points.map((p) => kbps(goodput(p.r))).join(' | ')} |`),
     ].join('\n');
-    tables.push({ experiment: '8', markdown: `${g.title}: TCP-ACC (${mode}) goodput (kbps), 4 hops\n\n${md}`, data: rows.map((row) => ({ [g.s]: row.s, points: row.points.map((p) => ({ [g.x]: p.x, goodputMbps: goodput(p.r) })) })) });
+    tables.push({
+      experiment: '8',
+      markdown: `${g.title}: TCP-ACC (${mode}) goodput (kbps), 4 hops\n\n${md}`,
+      data: rows.map((row) => ({ [g.s]: row.s, points: row.points.map((p) => ({ [g.x]: p.x, goodputMbps: goodput(p.r) })) })),
+    });
     const series: Series[] = rows.map((row) => ({ name: `${g.s} ${row.s} ms`, points: row.points.map((p) => toPoint(p.x, goodput(p.r))) }));
     await plot(`acc-fig${g.key}.svg`, lineChart({ title: `${g.title} (TCP-ACC, 4 hops)`, xLabel: `${g.x} (ms)`, yLabel: 'goodput (kbps)', series }));
   }
@@ -135,10 +175,25 @@ if (only.includes('9')) {
   const md = [
     '| TCP | goodput (kbps) | against Reno | RTT (ms) | timeouts |',
     '| :--- | ---: | ---: | ---: | ---: |',
-    ...rows.map(({ name, r }) => `| ${name} | ${kbps(goodput(r))} | ${reno > 0 ? ((goodput(r)?.mean ?? 0) / reno).toFixed(2) : 'n/a'} | ${cell(r.summary[0]?.rttMeanMs, 1, 0)} | ${cell(r.summary[0]?.timeouts, 1, 1)} |`),
+    ...rows.map(
+      ({ name, r }) =>
+        `| ${name} | ${kbps(goodput(r))} | ${reno > 0 ? ((goodput(r)?.mean ?? 0) / reno).toFixed(2) : 'n/a'} | ${cell(r.summary[0]?.rttMeanMs, 1, 0)} | ${cell(r.summary[0]?.timeouts, 1, 1)} |`,
+    ),
   ].join('\n');
-  tables.push({ experiment: '9', markdown: `Fig. 9, TCP variants and TCP-ACC (${mode}, Reno legs) on the 4-hop chain, T_idle = T_busy = 2 s (RTT: the source's)\n\n${md}`, data: rows.map(({ name, r }) => ({ name, ...r.summary[0] })) });
-  await plot('acc-fig9.svg', barChart({ title: 'Fig. 9, TCP variants and TCP-ACC (4 hops, T_idle = T_busy = 2 s)', xLabel: 'TCP', yLabel: 'goodput (kbps)', series: [{ name: 'goodput', points: rows.map(({ name, r }) => toPoint(name, goodput(r))) }] }));
+  tables.push({
+    experiment: '9',
+    markdown: `Fig. 9, TCP variants and TCP-ACC (${mode}, Reno legs) on the 4-hop chain, T_idle = T_busy = 2 s (RTT: the source's)\n\n${md}`,
+    data: rows.map(({ name, r }) => ({ name, ...r.summary[0] })),
+  });
+  await plot(
+    'acc-fig9.svg',
+    barChart({
+      title: 'Fig. 9, TCP variants and TCP-ACC (4 hops, T_idle = T_busy = 2 s)',
+      xLabel: 'TCP',
+      yLabel: 'goodput (kbps)',
+      series: [{ name: 'goodput', points: rows.map(({ name, r }) => toPoint(name, goodput(r))) }],
+    }),
+  );
 }
 
 if (only.includes('10')) {
@@ -153,7 +208,11 @@ if (only.includes('10')) {
       return `| ${name} | ${kbps(goodput(r, 0))} | ${kbps(goodput(r, 1))} | ${kbps(sum)} | ${cell(jain(r), 1, 3)} |`;
     }),
   ].join('\n');
-  tables.push({ experiment: '10', markdown: `Fig. 10, two flows on the dumbbell (both from 5 s), TCP variants and TCP-ACC (${mode}, Reno legs)\n\n${md}`, data: rows.map(({ name, r }) => ({ name, f1: goodput(r, 0), f2: goodput(r, 1), jain: jain(r) })) });
+  tables.push({
+    experiment: '10',
+    markdown: `Fig. 10, two flows on the dumbbell (both from 5 s), TCP variants and TCP-ACC (${mode}, Reno legs)\n\n${md}`,
+    data: rows.map(({ name, r }) => ({ name, f1: goodput(r, 0), f2: goodput(r, 1), jain: jain(r) })),
+  });
   await plot(
     'acc-fig10.svg',
     barChart({
@@ -208,5 +267,12 @@ if (only.includes('loss')) {
   });
 }
 
-if (ctx.json) process.stdout.write(`${JSON.stringify(tables.map((t) => ({ experiment: t.experiment, data: t.data })), null, 2)}\n`);
+if (ctx.json)
+  process.stdout.write(
+    `${JSON.stringify(
+      tables.map((t) => ({ experiment: t.experiment, data: t.data })),
+      null,
+      2,
+    )}\n`,
+  );
 else process.stdout.write(`${tables.map((t) => t.markdown).join('\n\n')}\n\n${ctx.footer()}\n`);

@@ -2,10 +2,11 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { chooseBackend, type EnergyBackend } from '../../src/sensing/backend.js';
+import { chooseBackend } from '../../src/sensing/backend.js';
+import { type EnergyBackend } from '../../src/sensing/energy.js';
 import { defaultJobs, runSeeds } from '../../src/sim/parallel.js';
 import { summarize, type SimResult, type Spread } from '../../src/sim/report.js';
-import { loadScenario, type ScenarioOverrides } from '../../src/sim/scenario.js';
+import { loadScenario, type ScenarioOverrides } from '../../src/config/scenario.js';
 import { writeChart } from './plot.js';
 
 /**
@@ -46,7 +47,9 @@ export async function repro<E extends string>(script: string, experiments: reado
     process.stderr.write(`bench/repro/${script}: ${msg}\n`);
     process.exit(2);
   };
-  const only = String(values.only ?? '').split(',').map((s) => s.trim());
+  const only = String(values.only ?? '')
+    .split(',')
+    .map((s) => s.trim());
   for (const e of only) if (!(experiments as readonly string[]).includes(e)) usage(`--only: "${e}" is not one of ${experiments.join(', ')}`);
   const seeds = Number(values.seeds);
   if (!Number.isInteger(seeds) || seeds < 1) usage(`--seeds: "${String(values.seeds)}" is not a positive integer`);
@@ -66,7 +69,12 @@ export async function repro<E extends string>(script: string, experiments: reado
     flags: Object.fromEntries(Object.keys(own).map((k) => [k, (values as Record<string, unknown>)[k] as string | undefined])),
     async point(path, set, o = {}) {
       const sc = await loadScenario(path, { seeds, durationS, ...o, set: [...set, ...extra] });
-      const runs = await runSeeds(sc, Array.from({ length: sc.seeds }, (_, k) => sc.seed + k), jobs, backend);
+      const runs = await runSeeds(
+        sc,
+        Array.from({ length: sc.seeds }, (_, k) => sc.seed + k),
+        jobs,
+        backend,
+      );
       simulated += sc.seeds * sc.durationS;
       return summarize(sc.name, sc.durationS, runs);
     },
@@ -79,7 +87,8 @@ export async function repro<E extends string>(script: string, experiments: reado
 }
 
 /** mean ± 95% half-width, scaled by k. */
-export const cell = (s: Spread | null | undefined, k = 1, digits = 3): string => (s ? `${(s.mean * k).toFixed(digits)} ± ${(s.ci95 * k).toFixed(digits)}` : 'n/a');
+export const cell = (s: Spread | null | undefined, k = 1, digits = 3): string =>
+  s ? `${(s.mean * k).toFixed(digits)} ± ${(s.ci95 * k).toFixed(digits)}` : 'n/a';
 export const kbps = (s: Spread | null | undefined): string => cell(s, 1000, 0);
 /** A plot point with its error bar (never below zero), scaled by k (Mbps to kbps by default). */
 export const toPoint = (x: number | string, s: Spread | null | undefined, k = 1000): { x: number | string; y: number; lo?: number; hi?: number } =>

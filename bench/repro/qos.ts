@@ -67,7 +67,10 @@ if (ctx.only.includes('table')) {
     '| environment | class | loss (%) | throughput (kbps) | delay (ms) |',
     '| --- | --- | ---: | ---: | ---: |',
     ...rows.flatMap(({ env, r, bg }) => [
-      ...CLASSES.map((c, i) => `| ${env} | ${c} | ${cell(loss(flow(r, i)?.deliveryRatio), 100, 1)} | ${cell(flow(r, i)?.throughputMbps, 1000, 0)} | ${cell(flow(r, i)?.delayMeanMs, 1, 0)} |`),
+      ...CLASSES.map(
+        (c, i) =>
+          `| ${env} | ${c} | ${cell(loss(flow(r, i)?.deliveryRatio), 100, 1)} | ${cell(flow(r, i)?.throughputMbps, 1000, 0)} | ${cell(flow(r, i)?.delayMeanMs, 1, 0)} |`,
+      ),
       `| ${env} | background (mean of ${bg}) | ${bgLoss(r, bg)} | | |`,
     ]),
   ].join('\n');
@@ -86,7 +89,9 @@ if (ctx.only.includes('sweep')) {
   for (const qos of [false, true]) {
     const results: SimResult[] = [];
     for (const bg of counts) results.push(await point(bg, qos));
-    CLASSES.forEach((c, i) => series.push({ name: `${c}, ${qos ? 'with' : 'without'} QoS`, points: results.map((r, k) => toPoint(counts[k]!, loss(flow(r, i)?.deliveryRatio), 100)) }));
+    CLASSES.forEach((c, i) =>
+      series.push({ name: `${c}, ${qos ? 'with' : 'without'} QoS`, points: results.map((r, k) => toPoint(counts[k]!, loss(flow(r, i)?.deliveryRatio), 100)) }),
+    );
     results.forEach((r, k) => {
       rows.push(`| ${qos ? 'with' : 'without'} | ${counts[k]} | ${CLASSES.map((_, i) => cell(loss(flow(r, i)?.deliveryRatio), 100, 1)).join(' | ')} |`);
       data.push({ qos, background: counts[k], summary: r.summary });
@@ -97,8 +102,24 @@ if (ctx.only.includes('sweep')) {
     markdown: `Client loss (%) against the number of 300 kbps background flows at the relay\n\n| QoS | background flows | high | low | best effort |\n| --- | ---: | ---: | ---: | ---: |\n${rows.join('\n')}`,
     data,
   });
-  await ctx.plot('qos-loss.svg', lineChart({ title: 'seeds/002 on the mesh: client loss per class', xLabel: 'background flows (300 kbps each)', yLabel: 'loss (%)', xType: 'ordinal', series }));
+  await ctx.plot(
+    'qos-loss.svg',
+    lineChart({
+      title: 'seeds/002 on the mesh: client loss per class',
+      xLabel: 'background flows (300 kbps each)',
+      yLabel: 'loss (%)',
+      xType: 'ordinal',
+      series,
+    }),
+  );
 }
 
-if (ctx.json) process.stdout.write(`${JSON.stringify(tables.map((t) => ({ experiment: t.experiment, data: t.data })), null, 2)}\n`);
+if (ctx.json)
+  process.stdout.write(
+    `${JSON.stringify(
+      tables.map((t) => ({ experiment: t.experiment, data: t.data })),
+      null,
+      2,
+    )}\n`,
+  );
 else process.stdout.write(`${tables.map((t) => t.markdown).join('\n\n')}\n\n${ctx.footer()}\n`);

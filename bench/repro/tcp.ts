@@ -13,7 +13,7 @@
  * and compares it with the paper.
  */
 import type { SimResult, Spread } from '../../src/sim/report.js';
-import type { ScenarioOverrides } from '../../src/sim/scenario.js';
+import type { ScenarioOverrides } from '../../src/config/scenario.js';
 import { CC_NAMES } from '../../src/tcp/cc/types.js';
 import { cell, goodput, kbps, repro, scenarioFile, toPoint } from './common.js';
 import { barChart, lineChart, type Series } from './plot.js';
@@ -40,7 +40,6 @@ const sensing = (sensingMs: number, transmissionMs: number): string[] => [
   `node.sensing.periodMs=${sensingMs + transmissionMs}`,
   ...(sensingMs < 12 ? ['node.sensing.channelsPerRound=3'] : []),
 ];
-
 
 interface Table {
   experiment: Experiment;
@@ -69,28 +68,68 @@ async function grid(
     rows.push({ series: s, points });
   }
   const head = `| ${seriesLabel} \\ ${xLabel} | ${xs.map(fmt).join(' | ')} |`;
-  const md = [head, `| ---: | ${xs.map(() => '---:').join(' | ')} |`, ...rows.map((row) => `| ${fmt(row.series)} | ${row.points.map((p) => kbps(goodput(p.r))).join(' | ')} |`)].join('\n');
+  const md = [
+    head,
+    `| ---: | ${xs.map(() => '---:').join(' | ')} |`,
+    ...rows.map((row) => `| ${fmt(row.series)} | ${row.points.map((p) => kbps(goodput(p.r))).join(' | ')} |`),
+  ].join('\n');
   tables.push({
     experiment,
     title,
     markdown: `${title}: goodput (kbps)\n\n${md}`,
-    data: rows.map((row) => ({ [seriesLabel]: row.series, points: row.points.map((p) => ({ [xLabel]: p.x, goodputMbps: goodput(p.r), timeouts: p.r.summary[0]?.timeouts ?? null })) })),
+    data: rows.map((row) => ({
+      [seriesLabel]: row.series,
+      points: row.points.map((p) => ({ [xLabel]: p.x, goodputMbps: goodput(p.r), timeouts: p.r.summary[0]?.timeouts ?? null })),
+    })),
   });
   const chartSeries: Series[] = rows.map((row) => ({ name: `${seriesLabel} ${fmt(row.series)}`, points: row.points.map((p) => toPoint(p.x, goodput(p.r))) }));
-  await plot(`tcp-fig${experiment}.svg`, lineChart({ title: `${title} (TCP Reno, 4 hops)`, xLabel: `${xLabel} (${xUnit})`, yLabel: 'goodput (kbps)', series: chartSeries }));
+  await plot(
+    `tcp-fig${experiment}.svg`,
+    lineChart({ title: `${title} (TCP Reno, 4 hops)`, xLabel: `${xLabel} (${xUnit})`, yLabel: 'goodput (kbps)', series: chartSeries }),
+  );
 }
 
 const s = (ms: number): string => `${ms / 1000} s`;
 const msFmt = (ms: number): string => `${ms} ms`;
 
 if (only.includes('6a')) {
-  await grid('6a', 'Fig. 6a, PN idle and busy durations', 'T_busy', 'ms', 'T_idle', [250, 500, 1000, 2000], [500, 1000, 2000, 4000], (busy, idle) => pnPattern(idle, busy), s);
+  await grid(
+    '6a',
+    'Fig. 6a, PN idle and busy durations',
+    'T_busy',
+    'ms',
+    'T_idle',
+    [250, 500, 1000, 2000],
+    [500, 1000, 2000, 4000],
+    (busy, idle) => pnPattern(idle, busy),
+    s,
+  );
 }
 if (only.includes('6b')) {
-  await grid('6b', 'Fig. 6b, sensing and transmission durations', 'sensing', 'ms', 'transmission', [10, 30, 70, 100, 200, 300], [500, 1000, 2000], (sense, tx) => sensing(sense, tx), msFmt);
+  await grid(
+    '6b',
+    'Fig. 6b, sensing and transmission durations',
+    'sensing',
+    'ms',
+    'transmission',
+    [10, 30, 70, 100, 200, 300],
+    [500, 1000, 2000],
+    (sense, tx) => sensing(sense, tx),
+    msFmt,
+  );
 }
 if (only.includes('6c')) {
-  await grid('6c', 'Fig. 6c, switching interval and transmission duration', 'switching interval', 'ms', 'transmission', [10, 20, 40, 50, 100, 200], [500, 1000, 2000], (sw, tx) => [`node.switching.intervalMs=${sw}`, ...sensing(70, tx)], msFmt);
+  await grid(
+    '6c',
+    'Fig. 6c, switching interval and transmission duration',
+    'switching interval',
+    'ms',
+    'transmission',
+    [10, 20, 40, 50, 100, 200],
+    [500, 1000, 2000],
+    (sw, tx) => [`node.switching.intervalMs=${sw}`, ...sensing(70, tx)],
+    msFmt,
+  );
 }
 
 /**
@@ -139,8 +178,19 @@ if (only.includes('7')) {
         { name: `fixed channel, ${setting.key} PN load`, points: mine.map((r) => toPoint(r.variant, pick(r.off), k)) },
       ];
     });
-  await plot('tcp-fig7-goodput.svg', barChart({ title: 'Fig. 7a, goodput of TCP variants (4 hops)', xLabel: 'TCP variant', yLabel: 'goodput (kbps)', series: bars(goodput, 1000) }));
-  await plot('tcp-fig7-cwnd.svg', barChart({ title: 'Fig. 7d, mean congestion window (4 hops)', xLabel: 'TCP variant', yLabel: 'cwnd (segments)', series: bars((r) => f(r)?.cwndMeanSegments ?? null, 1) }));
+  await plot(
+    'tcp-fig7-goodput.svg',
+    barChart({ title: 'Fig. 7a, goodput of TCP variants (4 hops)', xLabel: 'TCP variant', yLabel: 'goodput (kbps)', series: bars(goodput, 1000) }),
+  );
+  await plot(
+    'tcp-fig7-cwnd.svg',
+    barChart({
+      title: 'Fig. 7d, mean congestion window (4 hops)',
+      xLabel: 'TCP variant',
+      yLabel: 'cwnd (segments)',
+      series: bars((r) => f(r)?.cwndMeanSegments ?? null, 1),
+    }),
+  );
 }
 
 if (only.includes('table1')) {
@@ -161,8 +211,23 @@ if (only.includes('table1')) {
     markdown: `Table 1, TCP Reno over 1-4 hops (switching interval 40 ms, sensing 10 ms, transmission 1 s)\n\n${md}`,
     data: rows.map(({ hops, r }) => ({ hops, ...f(r) })),
   });
-  await plot('tcp-table1.svg', lineChart({ title: 'Table 1, TCP Reno goodput over hops', xLabel: 'hops', yLabel: 'goodput (kbps)', series: [{ name: 'TCP Reno', points: rows.map(({ hops, r }) => toPoint(hops, goodput(r))) }] }));
+  await plot(
+    'tcp-table1.svg',
+    lineChart({
+      title: 'Table 1, TCP Reno goodput over hops',
+      xLabel: 'hops',
+      yLabel: 'goodput (kbps)',
+      series: [{ name: 'TCP Reno', points: rows.map(({ hops, r }) => toPoint(hops, goodput(r))) }],
+    }),
+  );
 }
 
-if (ctx.json) process.stdout.write(`${JSON.stringify(tables.map((t) => ({ experiment: t.experiment, title: t.title, data: t.data })), null, 2)}\n`);
+if (ctx.json)
+  process.stdout.write(
+    `${JSON.stringify(
+      tables.map((t) => ({ experiment: t.experiment, title: t.title, data: t.data })),
+      null,
+      2,
+    )}\n`,
+  );
 else process.stdout.write(`${tables.map((t) => t.markdown).join('\n\n')}\n\n${ctx.footer()}\n`);

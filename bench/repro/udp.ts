@@ -15,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { chooseBackend } from '../../src/sensing/backend.js';
 import { summarize, type SimResult, type Spread } from '../../src/sim/report.js';
 import { defaultJobs, runSeeds } from '../../src/sim/parallel.js';
-import { loadScenario } from '../../src/sim/scenario.js';
+import { loadScenario } from '../../src/config/scenario.js';
 
 const { values } = parseArgs({
   options: {
@@ -37,16 +37,26 @@ const t0 = performance.now();
 const results: Array<{ hops: number; result: SimResult }> = [];
 for (const h of hops) {
   const sc = await loadScenario(scenarioPath, { hops: h, seeds, durationS, set: values.set });
-  const runs = await runSeeds(sc, Array.from({ length: sc.seeds }, (_, k) => sc.seed + k), jobs, backend);
+  const runs = await runSeeds(
+    sc,
+    Array.from({ length: sc.seeds }, (_, k) => sc.seed + k),
+    jobs,
+    backend,
+  );
   results.push({ hops: h, result: summarize(sc.name, sc.durationS, runs) });
 }
 const wallS = (performance.now() - t0) / 1000;
 
 if (values.json) {
-  process.stdout.write(`${JSON.stringify(results.map((r) => ({ hops: r.hops, summary: r.result.summary[0] })), null, 2)}\n`);
+  process.stdout.write(
+    `${JSON.stringify(
+      results.map((r) => ({ hops: r.hops, summary: r.result.summary[0] })),
+      null,
+      2,
+    )}\n`,
+  );
 } else {
-  const cell = (s: Spread | null | undefined, k = 1, digits = 2): string =>
-    s ? `${(s.mean * k).toFixed(digits)} ± ${(s.ci95 * k).toFixed(digits)}` : 'n/a';
+  const cell = (s: Spread | null | undefined, k = 1, digits = 2): string => (s ? `${(s.mean * k).toFixed(digits)} ± ${(s.ci95 * k).toFixed(digits)}` : 'n/a');
   const lines = [
     '| hops | throughput (Mbps) | delivery (%) | delay (ms) | jitter (ms) |',
     '| ---: | ---: | ---: | ---: | ---: |',
@@ -55,5 +65,7 @@ if (values.json) {
       return `| ${h} | ${cell(s?.throughputMbps, 1, 3)} | ${cell(s?.deliveryRatio, 100, 1)} | ${cell(s?.delayMeanMs, 1, 0)} | ${cell(s?.jitterMs, 1, 1)} |`;
     }),
   ];
-  process.stdout.write(`${lines.join('\n')}\n\n${seeds} seed(s) x ${durationS} s per hop count; ${wallS.toFixed(1)} s wall for ${hops.length * seeds * durationS} simulated seconds\n`);
+  process.stdout.write(
+    `${lines.join('\n')}\n\n${seeds} seed(s) x ${durationS} s per hop count; ${wallS.toFixed(1)} s wall for ${hops.length * seeds * durationS} simulated seconds\n`,
+  );
 }

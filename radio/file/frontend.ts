@@ -158,9 +158,7 @@ export class FileFrontend implements Frontend {
     const t = this.trackAt(centerHz);
     if (!t) {
       const have = this.frequencies.map((f) => f / 1e6).join(', ');
-      return Promise.reject(
-        new FrontendError('RADIO_NOT_IN_CAPTURE', `${this.id}: ${centerHz / 1e6} MHz is not in the capture, which holds ${have} MHz`),
-      );
+      return Promise.reject(new FrontendError('RADIO_NOT_IN_CAPTURE', `${this.id}: ${centerHz / 1e6} MHz is not in the capture, which holds ${have} MHz`));
     }
     this.current = t;
     return Promise.resolve({ centerHz: t.frequencyHz, retuneUs: this.capabilities.retuneUs });
@@ -402,10 +400,7 @@ export class FileFrontend implements Frontend {
   }
 
   private truncated(at: number): FrontendError {
-    return new FrontendError(
-      'RADIO_BAD_CAPTURE',
-      `${this.recording.dataPath}: ends before byte ${at}; the data file changed since it was opened`,
-    );
+    return new FrontendError('RADIO_BAD_CAPTURE', `${this.recording.dataPath}: ends before byte ${at}; the data file changed since it was opened`);
   }
 
   private closedError(): FrontendError {

@@ -111,7 +111,7 @@ type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 const isUint = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
 const isFiniteNumber = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
-const show = (v: unknown): string => (v === undefined ? 'missing' : JSON.stringify(v) ?? String(v));
+const show = (v: unknown): string => (v === undefined ? 'missing' : (JSON.stringify(v) ?? String(v)));
 
 /** RFC 3339 UTC timestamps as SigMF has them, any number of fractional digits. */
 const DATETIME = /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])T([01]\d|2[0-3]):[0-5]\d:([0-5]\d|60)(\.\d+)?Z$/;
@@ -216,7 +216,9 @@ export function parseSigmfMeta(doc: unknown, file = 'sigmf-meta'): SigmfMeta {
     ...(dataset !== undefined ? { dataset } : {}),
     ...(trailing !== undefined ? { trailingBytes: trailing as number } : {}),
     ...(cal !== undefined ? { calibrationDb: cal as number } : {}),
-    ...(exts !== undefined ? { extensions: (exts as Json[]).map((e) => ({ name: e.name as string, version: e.version as string, optional: e.optional as boolean })) } : {}),
+    ...(exts !== undefined
+      ? { extensions: (exts as Json[]).map((e) => ({ name: e.name as string, version: e.version as string, optional: e.optional as boolean })) }
+      : {}),
   };
   const gExtra = extraOf(g, GLOBAL_KEYS);
   if (gExtra) global.extra = gExtra;

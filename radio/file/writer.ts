@@ -116,8 +116,10 @@ export class SigmfWriter {
         new RangeArgumentError('block.sampleRateHz', block.sampleRateHz, `the recording's ${this.sampleRateHz} samples per second (one rate per recording)`),
       );
     }
-    if (!Number.isFinite(block.centerHz) || block.centerHz <= 0) return Promise.reject(new RangeArgumentError('block.centerHz', block.centerHz, 'a frequency > 0'));
-    if (!Number.isFinite(block.calibrationDb)) return Promise.reject(new RangeArgumentError('block.calibrationDb', block.calibrationDb, 'a finite number of dBm'));
+    if (!Number.isFinite(block.centerHz) || block.centerHz <= 0)
+      return Promise.reject(new RangeArgumentError('block.centerHz', block.centerHz, 'a frequency > 0'));
+    if (!Number.isFinite(block.calibrationDb))
+      return Promise.reject(new RangeArgumentError('block.calibrationDb', block.calibrationDb, 'a finite number of dBm'));
     if (count === 0) return this.queue;
     this.segmentFor(block);
     this.samples += count;
@@ -125,7 +127,11 @@ export class SigmfWriter {
       if (this.failed) throw this.failed;
       return this.append(data, count).catch((e: unknown) => {
         // The metadata would no longer match the data file: the recording is broken for good.
-        this.failed = new FrontendError('RADIO_WRITE_FAILED', `${this.dataPath}: a write failed, the recording is incomplete: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
+        this.failed = new FrontendError(
+          'RADIO_WRITE_FAILED',
+          `${this.dataPath}: a write failed, the recording is incomplete: ${e instanceof Error ? e.message : String(e)}`,
+          { cause: e },
+        );
         throw this.failed;
       });
     });

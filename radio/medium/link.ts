@@ -1,5 +1,5 @@
 import { err, ok, type Result } from '../../src/core/result.js';
-import type { BandConfig } from '../../src/config/types.js';
+import type { BandConfig } from '../sim/band.js';
 import type { Micros } from '../../src/core/time.js';
 import type { MediumParams, PhyParams, Position, SendOutcome, StationCounters, StationSpec } from './types.js';
 
@@ -132,28 +132,54 @@ function check(o: Record<string, unknown>): string | undefined {
       const s = o.spec as Record<string, unknown> | undefined;
       if (typeof s !== 'object' || s === null) return need(false, 'spec', 'a station spec');
       if (!isId(s.id)) return `spec.id is ${JSON.stringify(s.id)}, expected a station id`;
-      if (typeof s.acceptsUnicast !== 'boolean' || typeof s.acceptsBroadcast !== 'boolean') return 'spec.acceptsUnicast and spec.acceptsBroadcast must be true or false';
+      if (typeof s.acceptsUnicast !== 'boolean' || typeof s.acceptsBroadcast !== 'boolean')
+        return 'spec.acceptsUnicast and spec.acceptsBroadcast must be true or false';
       if (s.channel !== undefined && !isInt(s.channel, 1, 14)) return `spec.channel is ${JSON.stringify(s.channel)}, expected a channel number`;
       if (s.pnAffected !== undefined && typeof s.pnAffected !== 'boolean') return 'spec.pnAffected must be true or false';
       if (s.queueLimit !== undefined && !isInt(s.queueLimit, 0, 65536)) return `spec.queueLimit is ${JSON.stringify(s.queueLimit)}, expected 0..65536`;
       return undefined;
     }
     case 'send':
-      return need(isId(o.st), 'st', 'a station id') ?? need(isInt(o.seq, 0, 2 ** 48), 'seq', 'a sequence number') ?? need(isInt(o.src, 0, 0xffff), 'src', 'a mesh address') ?? need(isInt(o.dst, 0, 0xffff), 'dst', 'a mesh address');
+      return (
+        need(isId(o.st), 'st', 'a station id') ??
+        need(isInt(o.seq, 0, 2 ** 48), 'seq', 'a sequence number') ??
+        need(isInt(o.src, 0, 0xffff), 'src', 'a mesh address') ??
+        need(isInt(o.dst, 0, 0xffff), 'dst', 'a mesh address')
+      );
     case 'retune':
-      return need(isId(o.st), 'st', 'a station id') ?? need(o.channel === null || isInt(o.channel, 1, 14), 'channel', 'a channel number or null') ?? need(isInt(o.overheadUs, 0, 10_000_000), 'overheadUs', '0..10000000 µs');
+      return (
+        need(isId(o.st), 'st', 'a station id') ??
+        need(o.channel === null || isInt(o.channel, 1, 14), 'channel', 'a channel number or null') ??
+        need(isInt(o.overheadUs, 0, 10_000_000), 'overheadUs', '0..10000000 µs')
+      );
     case 'detach':
       return need(isId(o.st), 'st', 'a station id');
     case 'rx':
-      return need(isId(o.st), 'st', 'a station id') ?? need(isInt(o.src, 0, 0xffff), 'src', 'a mesh address') ?? need(isInt(o.dst, 0, 0xffff), 'dst', 'a mesh address') ?? need(isInt(o.atUs, 0, Number.MAX_SAFE_INTEGER), 'atUs', 'a time');
+      return (
+        need(isId(o.st), 'st', 'a station id') ??
+        need(isInt(o.src, 0, 0xffff), 'src', 'a mesh address') ??
+        need(isInt(o.dst, 0, 0xffff), 'dst', 'a mesh address') ??
+        need(isInt(o.atUs, 0, Number.MAX_SAFE_INTEGER), 'atUs', 'a time')
+      );
     case 'sent': {
       const oc = o.outcome as Record<string, unknown> | undefined;
-      return need(isId(o.st), 'st', 'a station id') ?? need(isInt(o.seq, 0, 2 ** 48), 'seq', 'a sequence number') ?? need(typeof oc === 'object' && oc !== null && typeof oc.ok === 'boolean', 'outcome', 'a send outcome');
+      return (
+        need(isId(o.st), 'st', 'a station id') ??
+        need(isInt(o.seq, 0, 2 ** 48), 'seq', 'a sequence number') ??
+        need(typeof oc === 'object' && oc !== null && typeof oc.ok === 'boolean', 'outcome', 'a send outcome')
+      );
     }
     case 'attempt':
-      return need(isId(o.st), 'st', 'a station id') ?? need(isInt(o.seq, 0, 2 ** 48), 'seq', 'a sequence number') ?? need(isInt(o.attempts, 0, 1000), 'attempts', 'a count');
+      return (
+        need(isId(o.st), 'st', 'a station id') ??
+        need(isInt(o.seq, 0, 2 ** 48), 'seq', 'a sequence number') ??
+        need(isInt(o.attempts, 0, 1000), 'attempts', 'a count')
+      );
     case 'welcome':
-      return need(o.version === LINK_VERSION, 'version', `${LINK_VERSION} (this router speaks link version ${LINK_VERSION})`) ?? need(isInt(o.epochUs, 0, Number.MAX_SAFE_INTEGER), 'epochUs', 'a time');
+      return (
+        need(o.version === LINK_VERSION, 'version', `${LINK_VERSION} (this router speaks link version ${LINK_VERSION})`) ??
+        need(isInt(o.epochUs, 0, Number.MAX_SAFE_INTEGER), 'epochUs', 'a time')
+      );
     default:
       return undefined;
   }

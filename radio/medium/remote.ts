@@ -2,7 +2,7 @@ import { Dealer } from 'zeromq';
 import { FrontendError, RangeArgumentError } from '../../src/core/errors.js';
 import type { PacedEngine } from '../../src/core/paced.js';
 import type { Micros } from '../../src/core/time.js';
-import type { Logger } from '../../src/node/log.js';
+import type { Logger } from '../../src/core/log.js';
 import { encodeLink, LINK_VERSION, parseDown, type DownMessage, type StationDecl, type UpMessage, type Welcome } from './link.js';
 import { checkSend, zeroStationCounters } from './station.js';
 import type { MacFrame, Position, SendOutcome, Station, StationCounters, StationHandlers, StationHost, StationSpec } from './types.js';
@@ -145,7 +145,10 @@ export class RemoteMedium implements StationHost {
       case 'welcome':
         this.rejoining = false;
         if (this.welcomed && m.epochUs !== this.welcomed.epochUs) {
-          this.o.log.warn({ event: 'medium-restarted' }, 'the medium restarted: its PN bursts now differ from what this router senses until the router restarts');
+          this.o.log.warn(
+            { event: 'medium-restarted' },
+            'the medium restarted: its PN bursts now differ from what this router senses until the router restarts',
+          );
         }
         this.welcomed ??= m;
         this.waitWelcome?.(m);
@@ -155,7 +158,8 @@ export class RemoteMedium implements StationHost {
         if (!this.welcomed) {
           // Not yet in (e.g. the process this one replaces still holds the address until the medium
           // takes it for gone): ask again shortly, until the join times out.
-          if (this.lastRefusal === undefined) this.o.log.warn({ event: 'medium-refused', reason: m.reason }, `the medium refused this router for now: ${m.reason}; asking again`);
+          if (this.lastRefusal === undefined)
+            this.o.log.warn({ event: 'medium-refused', reason: m.reason }, `the medium refused this router for now: ${m.reason}; asking again`);
           this.lastRefusal = m.reason;
           setTimeout(() => this.join(), 500).unref();
           return;

@@ -1,9 +1,9 @@
 import { Router } from 'zeromq';
-import type { BandConfig } from '../../src/config/types.js';
+import type { BandConfig } from '../sim/band.js';
 import { PacedEngine } from '../../src/core/paced.js';
 import { Rng } from '../../src/core/rng.js';
 import { US_PER_MS, US_PER_S, type Micros } from '../../src/core/time.js';
-import type { Logger } from '../../src/node/log.js';
+import type { Logger } from '../../src/core/log.js';
 import { ism2g4 } from '../channels.js';
 import { EmulatedBand } from '../sim/band.js';
 import { encodeLink, LINK_VERSION, parseUp, type DownMessage, type UpMessage, type Welcome } from './link.js';
@@ -176,7 +176,10 @@ export class MediumServer {
     if (earlier && earlier.key !== key && now - earlier.lastHeardUs <= this.silenceUs) {
       // Another live process holds this address (two routers configured alike): the first keeps it.
       this.counters.refused++;
-      this.post(id, { t: 'refused', reason: `address ${msg.node} is held by a live router (${earlier.name}, heard ${Math.round((now - earlier.lastHeardUs) / 1000)} ms ago)` });
+      this.post(id, {
+        t: 'refused',
+        reason: `address ${msg.node} is held by a live router (${earlier.name}, heard ${Math.round((now - earlier.lastHeardUs) / 1000)} ms ago)`,
+      });
       return;
     }
     if (earlier) this.leave(earlier, earlier.key === key ? 'joined again' : 'replaced by a new process');
@@ -211,7 +214,10 @@ export class MediumServer {
       phy: s.phy,
     };
     this.post(id, welcome);
-    this.o.log.info({ event: 'router-joined', node: msg.node, router: msg.name, position: msg.position }, `router ${msg.name} (${msg.node}) joined at (${msg.position.xM}, ${msg.position.yM}) m`);
+    this.o.log.info(
+      { event: 'router-joined', node: msg.node, router: msg.name, position: msg.position },
+      `router ${msg.name} (${msg.node}) joined at (${msg.position.xM}, ${msg.position.yM}) m`,
+    );
   }
 
   private apply(peer: Peer, msg: UpMessage): void {

@@ -7,7 +7,22 @@ import type { MacFrame, PhyParams, SendOutcome, Station, StationCounters, Statio
 /** The MAC destination of a broadcast frame. */
 /** A station's counters before anything happened. */
 export function zeroStationCounters(): StationCounters {
-  return { txFrames: 0, txBytes: 0, rxFrames: 0, rxBytes: 0, acked: 0, retries: 0, retryLimitDrops: 0, queueDrops: 0, aborted: 0, collisions: 0, pnLosses: 0, missedDeaf: 0, duplicates: 0, airtimeUs: 0 };
+  return {
+    txFrames: 0,
+    txBytes: 0,
+    rxFrames: 0,
+    rxBytes: 0,
+    acked: 0,
+    retries: 0,
+    retryLimitDrops: 0,
+    queueDrops: 0,
+    aborted: 0,
+    collisions: 0,
+    pnLosses: 0,
+    missedDeaf: 0,
+    duplicates: 0,
+    airtimeUs: 0,
+  };
 }
 
 export const BROADCAST = 0xffff;

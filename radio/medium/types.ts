@@ -102,9 +102,7 @@ export interface Station {
   detach(): void;
 }
 
-export type SendOutcome =
-  | { ok: true; attempts: number; atUs: Micros }
-  | { ok: false; reason: 'retry-limit' | 'aborted'; attempts: number; atUs: Micros };
+export type SendOutcome = { ok: true; attempts: number; atUs: Micros } | { ok: false; reason: 'retry-limit' | 'aborted'; attempts: number; atUs: Micros };
 
 export interface StationSpec {
   /** Unique among the medium's stations, e.g. `3/R2`. */

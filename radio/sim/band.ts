@@ -1,11 +1,21 @@
-import type { BandConfig, PnConfig } from '../../src/config/types.js';
 import { ConfigError, FrontendError, RangeArgumentError, type ConfigIssue } from '../../src/core/errors.js';
 import type { Rng } from '../../src/core/rng.js';
 import type { Scheduler } from '../../src/core/scheduler.js';
 import { assertMicros, US_PER_S, type Micros } from '../../src/core/time.js';
 import type { Channel, ChannelPlan } from '../channels.js';
 import type { ReceivedFrame } from '../frontend.js';
-import { checkPnPattern, PnProcess } from './pn.js';
+import { checkPnPattern, PnProcess, type PnConfig } from './pn.js';
+
+export interface BandConfig {
+  /** Receiver noise figure over thermal noise kTB. */
+  noiseFigureDb: number;
+  /** Primary nodes active for the whole run (when `phases` is empty). */
+  pn: PnConfig[];
+  /** A PN load that changes over time: each phase holds for its duration. */
+  phases: Array<{ durationS: number; pn: PnConfig[] }>;
+  /** Start over from the first phase after the last one ends. */
+  repeat: boolean;
+}
 
 /** Thermal noise density kT at 290 K. */
 export const THERMAL_NOISE_DBM_PER_HZ = -174;
@@ -211,15 +221,7 @@ export class EmulatedBand {
    * `noise` is the receiver's own stream (or a label naming one), so that
    * receivers never shift each other's samples.
    */
-  synthesize(
-    centerHz: number,
-    startUs: number,
-    count: number,
-    sampleRateHz: number,
-    calibrationDb: number,
-    out: Float32Array,
-    noise: Rng | string,
-  ): void {
+  synthesize(centerHz: number, startUs: number, count: number, sampleRateHz: number, calibrationDb: number, out: Float32Array, noise: Rng | string): void {
     const rx = this.chIndexOf(centerHz);
     if (!Number.isSafeInteger(count) || count < 0) throw new RangeArgumentError('count', count, 'an integer >= 0');
     if (!(sampleRateHz > 0) || !Number.isFinite(sampleRateHz)) {
@@ -413,7 +415,10 @@ export class EmulatedBand {
       attached: true,
     };
     this.receivers.set(spec.id, st);
-    const band = this;
+    const checkTune = (centerHz: number): void => void this.chIndexOf(centerHz);
+    const forget = (): void => {
+      if (this.receivers.get(st.id) === st) this.receivers.delete(st.id);
+    };
     return {
       id: st.id,
       get centerHz() {
@@ -423,14 +428,14 @@ export class EmulatedBand {
         return st.sinceUs;
       },
       listen(centerHz: number | undefined, sinceUs: Micros): void {
-        if (centerHz !== undefined) band.chIndexOf(centerHz);
+        if (centerHz !== undefined) checkTune(centerHz);
         st.centerHz = centerHz;
         st.sinceUs = sinceUs;
       },
       detach(): void {
         if (!st.attached) return;
         st.attached = false;
-        if (band.receivers.get(st.id) === st) band.receivers.delete(st.id);
+        forget();
       },
     };
   }

@@ -147,9 +147,7 @@ export class SimFrontend implements Frontend {
       return Promise.reject(new FrontendError('RADIO_TUNE_RANGE', `${this.id}: ${centerHz} Hz is outside the tuning range [${lo}, ${hi}] Hz`));
     }
     if (!this.band.isChannelCenter(centerHz)) {
-      return Promise.reject(
-        new FrontendError('RADIO_NOT_A_CHANNEL', `${this.id}: ${centerHz} Hz is not a channel centre of plan ${this.band.plan.name}`),
-      );
+      return Promise.reject(new FrontendError('RADIO_NOT_A_CHANNEL', `${this.id}: ${centerHz} Hz is not a channel centre of plan ${this.band.plan.name}`));
     }
     const now = this.scheduler.now();
     this.interruptReads(now);

@@ -1,7 +1,30 @@
-import type { PnPatternConfig } from '../../src/config/types.js';
 import { ConfigError, RangeArgumentError, type ConfigIssue } from '../../src/core/errors.js';
 import type { Rng } from '../../src/core/rng.js';
 import { assertMicros, US_PER_MS, type Micros } from '../../src/core/time.js';
+
+export type PnPatternConfig =
+  | { kind: 'off' }
+  | {
+      kind: 'onoff';
+      /** T_idle and T_busy, fixed or as means of exponential distributions. */
+      idleMs: number;
+      busyMs: number;
+      distribution: 'fixed' | 'exponential';
+    }
+  | {
+      kind: 'fraction';
+      /** Target busy fraction in [0, 1]. */
+      busy: number;
+      /** Mean length of one PN burst (bursts and gaps are exponential). */
+      meanBurstMs: number;
+    };
+
+export interface PnConfig {
+  channel: number;
+  /** Received power of this PN at the node's antenna while it transmits. */
+  powerDbm: number;
+  pattern: PnPatternConfig;
+}
 
 /** A busy period of a primary node, half-open: [startUs, endUs). */
 export type BusyInterval = readonly [startUs: Micros, endUs: Micros];

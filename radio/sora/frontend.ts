@@ -281,7 +281,10 @@ export class SoraFrontend implements Frontend {
       }
       const now = performance.now();
       if (now >= deadline) {
-        throw new FrontendError('RADIO_READ_TIMEOUT', `${this.id}: ${ready} of ${count} samples after ${this.readTimeoutMs} ms beyond the block's duration (${this.producerHealth()})`);
+        throw new FrontendError(
+          'RADIO_READ_TIMEOUT',
+          `${this.id}: ${ready} of ${count} samples after ${this.readTimeoutMs} ms beyond the block's duration (${this.producerHealth()})`,
+        );
       }
       // Sleep about as long as the missing samples take to arrive, within [pollMs, 20 ms].
       const ms = Math.min(20, Math.max(this.pollMs, ((count - ready) / rate) * 1e3));
@@ -316,10 +319,13 @@ export class SoraFrontend implements Frontend {
   private sleep(ms: number): Promise<void> {
     return new Promise((resolve) => {
       const entry = {
-        timer: setTimeout(() => {
-          this.timers.delete(entry);
-          resolve();
-        }, Math.max(0, ms)),
+        timer: setTimeout(
+          () => {
+            this.timers.delete(entry);
+            resolve();
+          },
+          Math.max(0, ms),
+        ),
         wake: resolve,
       };
       this.timers.add(entry);

@@ -220,7 +220,8 @@ class MappedMemory implements RingMemory {
     let ptr: bigint | null;
     try {
       size = fstatSync(fd).size;
-      if (size < HEADER_BYTES) throw new FrontendError('RADIO_BAD_RING', `${path} is not a SORA sample ring: ${size} bytes, shorter than the ${HEADER_BYTES}-byte header`);
+      if (size < HEADER_BYTES)
+        throw new FrontendError('RADIO_BAD_RING', `${path} is not a SORA sample ring: ${size} bytes, shorter than the ${HEADER_BYTES}-byte header`);
       // MAP_POPULATE: fault the page tables in now rather than at the first lap (a fault per 4 KiB page costs the first reads several times over).
       ptr = libc.mmap(null, size, PROT_READ | (writable ? PROT_WRITE : 0), MAP_SHARED | MAP_POPULATE, fd, 0);
       if (ptr === null || ptr === MAP_FAILED) {

@@ -376,7 +376,11 @@ export class SampleRing {
     const at = HEADER_BYTES + slot * this.info.sampleBytes;
     const sameKind = this.info.format === 'cf32' ? dst instanceof Float32Array : dst instanceof Int16Array;
     if (!sameKind || dst.byteOffset !== at || slot + count > this.capacity) {
-      throw new RangeArgumentError('dst', `a view at byte ${dst.byteOffset} of the ring`, `a buffer outside the ring, or the peek of the next ${count} samples (byte ${at})`);
+      throw new RangeArgumentError(
+        'dst',
+        `a view at byte ${dst.byteOffset} of the ring`,
+        `a buffer outside the ring, or the peek of the next ${count} samples (byte ${at})`,
+      );
     }
     if (w === undefined || w - r < count) return { count: 0, index: r, dropped: this.pendingDropped };
     if (this.intact(r, count)) return this.consume(r, count);

@@ -2,17 +2,8 @@ import { FrontendError, RangeArgumentError } from '../../src/core/errors.js';
 import { assertMicros, RealClock, US_PER_S, type Clock, type Micros } from '../../src/core/time.js';
 import type { Frontend, FrontendCapabilities, IqBlock, ReceivedFrame, TuneResult } from '../frontend.js';
 import { deviceId, parseDeviceAddr } from './device-addr.js';
-import {
-  RxError,
-  StreamMode,
-  UhdCallError,
-  uhdLib,
-  type TimeSpec,
-  type UhdLib,
-  type UhdRxStreamer,
-  type UhdTuneResult,
-  type UhdUsrp,
-} from './lib.js';
+import { uhdLib } from './lib.js';
+import { RxError, StreamMode, UhdCallError, type TimeSpec, type UhdLib, type UhdRxStreamer, type UhdTuneResult, type UhdUsrp } from './api.js';
 
 /** How a retune is issued: as a timed command when the device has them (`auto`), always (`timed`) or never (`plain`). */
 export type RetuneMode = 'auto' | 'timed' | 'plain';
@@ -277,8 +268,7 @@ export class UhdFrontend implements Frontend {
       sampleRateHz,
       tuneRangeHz: [tuneRangeHz[0], tuneRangeHz[1]],
       gainRangeDb: [gainRangeDb[0], gainRangeDb[1]],
-      retuneUs:
-        opts.retuneEstimateUs ?? (this.timedRetune ? this.timedTuneLeadUs + this.loSettleUs : DEFAULTS.plainRetuneEstimateUs),
+      retuneUs: opts.retuneEstimateUs ?? (this.timedRetune ? this.timedTuneLeadUs + this.loSettleUs : DEFAULTS.plainRetuneEstimateUs),
       canTransmit: false,
     };
     // last, so that a failure before leaves nothing but the device to free
@@ -353,9 +343,7 @@ export class UhdFrontend implements Frontend {
 
   send(_bytes: Uint8Array): Promise<void> {
     if (this.closing !== undefined) return Promise.reject(this.closedError());
-    return Promise.reject(
-      new FrontendError('RADIO_CANNOT_TRANSMIT', `${this.id}: the UHD front-end has no PHY in this release and receives only`),
-    );
+    return Promise.reject(new FrontendError('RADIO_CANNOT_TRANSMIT', `${this.id}: the UHD front-end has no PHY in this release and receives only`));
   }
 
   /** Frames need a PHY, which this release does not have: listeners are kept but never called. */

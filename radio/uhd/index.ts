@@ -1,24 +1,15 @@
 import { parseDeviceAddr } from './device-addr.js';
-import { uhdLib, type UhdLib } from './lib.js';
+import type { UhdLib } from './api.js';
+import { uhdLib } from './lib.js';
 
 export { deviceId, parseDeviceAddr } from './device-addr.js';
+export { openUhdFrontend, UhdFrontend, type RetuneMode, type UhdCounters, type UhdFrontendOptions, type UhdFrontendParts } from './frontend.js';
+export { LIBUHD_NAMES, loadUhdLib, uhdLib, type LoadUhdOptions } from './lib.js';
 export {
-  openUhdFrontend,
-  UhdFrontend,
-  type RetuneMode,
-  type UhdCounters,
-  type UhdFrontendOptions,
-  type UhdFrontendParts,
-} from './frontend.js';
-export {
-  LIBUHD_NAMES,
-  loadUhdLib,
   RxError,
   StreamMode,
   UhdCallError,
   uhdErrorName,
-  uhdLib,
-  type LoadUhdOptions,
   type RecvResult,
   type RxMetadata,
   type RxStreamArgs,
@@ -28,7 +19,7 @@ export {
   type UhdRxStreamer,
   type UhdTuneResult,
   type UhdUsrp,
-} from './lib.js';
+} from './api.js';
 
 export interface UhdInfo {
   /** Whether libuhd (and koffi) could be loaded. */

@@ -1,7 +1,8 @@
 import { Command } from 'commander';
 import { configVersion, defaultNodeConfig, loadNodeConfig, schemaPath } from '../config/load.js';
 import type { NodeConfig } from '../config/types.js';
-import { hardwareWarnings, loadHwProfiles, parseHwOption, profilesByRadio, RADIO_NAMES } from '../hw/profiles.js';
+import { loadHwProfiles } from '../hw/profiles.js';
+import { hardwareWarnings, parseHwOption, profilesByRadio, RADIO_NAMES } from '../config/hardware.js';
 import { readFile } from 'node:fs/promises';
 
 export function configCommand(): Command {
@@ -11,7 +12,10 @@ export function configCommand(): Command {
     .description('validate a node configuration file; prints its version hash, or every problem found')
     .argument('<file>', 'node configuration (JSON)')
     .option('--print', 'print the configuration with every default filled in')
-    .option('--hw <profile>', 'also check it against a hardware profile (hw/profiles/): PROFILE for every radio, or R1=PROFILE,R2=PROFILE,R3=PROFILE; warnings do not change the exit code')
+    .option(
+      '--hw <profile>',
+      'also check it against a hardware profile (hw/profiles/): PROFILE for every radio, or R1=PROFILE,R2=PROFILE,R3=PROFILE; warnings do not change the exit code',
+    )
     .action(async (file: string, o: { print?: boolean; hw?: string }) => {
       const cfg = await loadNodeConfig(file);
       const hw = o.hw === undefined ? undefined : parseHwOption(o.hw, loadHwProfiles());
@@ -40,9 +44,16 @@ export function configCommand(): Command {
 function hardwareReport(cfg: NodeConfig, hw: ReturnType<typeof parseHwOption>): string {
   const byRadio = profilesByRadio(hw);
   const names = [...new Set(RADIO_NAMES.flatMap((r) => (byRadio[r] ? [byRadio[r].profile] : [])))];
-  const against = names.length === 1 ? names[0]! : RADIO_NAMES.filter((r) => byRadio[r]).map((r) => `${r}=${byRadio[r]!.profile}`).join(', ');
+  const against =
+    names.length === 1
+      ? names[0]!
+      : RADIO_NAMES.filter((r) => byRadio[r])
+          .map((r) => `${r}=${byRadio[r]!.profile}`)
+          .join(', ');
   const sim = RADIO_NAMES.filter((r) => byRadio[r] && cfg.radios[r].frontend === 'sim');
-  const lines = [`hardware ${against}${sim.length > 0 ? ` (${sim.join(', ')} ${sim.length === 1 ? 'names' : 'name'} the sim front-end: checked as if on this hardware)` : ''}:`];
+  const lines = [
+    `hardware ${against}${sim.length > 0 ? ` (${sim.join(', ')} ${sim.length === 1 ? 'names' : 'name'} the sim front-end: checked as if on this hardware)` : ''}:`,
+  ];
   const warnings = hardwareWarnings(cfg, hw);
   if (warnings.length === 0) lines.push('  no hardware warnings');
   for (const w of warnings) lines.push(`  warning ${w.code}${w.radio ? ` ${w.radio}` : ''} ${w.path}: ${w.message}`);

@@ -1,10 +1,10 @@
 import { Command, Option } from 'commander';
 import { ConfigError, UsageError } from '../core/errors.js';
 import { RealClock } from '../core/time.js';
-import { createLogger } from '../node/log.js';
-import type { FlowSpec } from '../openflow/controller.js';
-import { ControllerService, ListenError } from '../openflow/controller-service.js';
-import { parseAccText, parseFlowText } from '../openflow/flow-text.js';
+import { createLogger } from '../core/log.js';
+import type { FlowSpec } from '../openflow/flow-spec.js';
+import { ControllerService, ListenError } from '../daemon/controller-service.js';
+import { parseAccText, parseFlowText } from '../openflow/flow-spec.js';
 import { MAX_FOR_S } from './node.js';
 
 interface ControllerOpts {
@@ -34,7 +34,9 @@ export function parseFlowArg(text: string, id: number, acc: FlowSpec['acc']): Fl
  */
 export function controllerCommand(): Command {
   return new Command('controller')
-    .description('run the CETT controller: routers in openflow active mode connect; each --flow goes along its minimum-CETT path, with TCP-ACC VNFs on its relays when asked')
+    .description(
+      'run the CETT controller: routers in openflow active mode connect; each --flow goes along its minimum-CETT path, with TCP-ACC VNFs on its relays when asked',
+    )
     .option('--listen <host:port>', 'where routers connect', '127.0.0.1:6653')
     .option('--flow <proto:src-dst[:port][,label=L][,queue=Q]>', 'a flow to place, e.g. tcp:0-4:5001 or udp:0-4,label=0x100 (repeatable)', collect, [])
     .option('--acc <none|every|every-K>', 'TCP-ACC on the relays of TCP flows')

@@ -1,4 +1,4 @@
-import { Command, CommanderError } from 'commander';
+import { Command, type CommanderError } from 'commander';
 import { readFile } from 'node:fs/promises';
 import { showValue, UsageError } from '../core/errors.js';
 import type { ClientCurve } from '../control/client.js';
@@ -7,7 +7,7 @@ import type { GetResult, SetResult } from '../control/commands.js';
 import { isCurveKey } from '../control/curve.js';
 import { ControlTimeoutError, isTelemetryTopic, TELEMETRY_TOPICS, type ControlErrorBody } from '../control/protocol.js';
 import type { NeighbourView, RouteView } from '../routing/aodv.js';
-import type { FlowView, QueueView, RouterStatus, SpectrumView } from '../node/view.js';
+import type { FlowView, QueueView, RouterStatus, SpectrumView } from '../router/view.js';
 import { formatFlow } from '../vnf/flow.js';
 import type { VnfInfo } from '../vnf/types.js';
 import type { PathInfo } from '../openflow/controller.js';
@@ -30,16 +30,19 @@ interface Target {
 
 async function target(cmd: Command): Promise<Target> {
   const o = cmd.optsWithGlobals<CtlOpts>();
-  if (o.node === undefined) throw new UsageError('ctl: --node ENDPOINT is required (the router\'s control.endpoint, e.g. tcp://127.0.0.1:7700)');
-  if (!/^(tcp|ipc|inproc):\/\/.+/.test(o.node)) throw new UsageError(`--node: "${o.node}" is not a ZeroMQ endpoint (e.g. tcp://127.0.0.1:7700 or ipc:///run/cogmesh/ctl)`);
+  if (o.node === undefined) throw new UsageError("ctl: --node ENDPOINT is required (the router's control.endpoint, e.g. tcp://127.0.0.1:7700)");
+  if (!/^(tcp|ipc|inproc):\/\/.+/.test(o.node))
+    throw new UsageError(`--node: "${o.node}" is not a ZeroMQ endpoint (e.g. tcp://127.0.0.1:7700 or ipc:///run/cogmesh/ctl)`);
   const timeoutMs = Number(o.timeout);
-  if (!(Number.isInteger(timeoutMs) && timeoutMs > 0 && timeoutMs <= 3_600_000)) throw new UsageError(`--timeout: "${o.timeout}" is not a number of milliseconds in [1, 3600000]`);
+  if (!(Number.isInteger(timeoutMs) && timeoutMs > 0 && timeoutMs <= 3_600_000))
+    throw new UsageError(`--timeout: "${o.timeout}" is not a number of milliseconds in [1, 3600000]`);
   if ((o.serverKey === undefined) !== (o.keyFile === undefined)) {
-    throw new UsageError('--server-key and --key-file go together: CURVE needs the node\'s public key and this client\'s key pair (`cogmesh keygen --out FILE`)');
+    throw new UsageError("--server-key and --key-file go together: CURVE needs the node's public key and this client's key pair (`cogmesh keygen --out FILE`)");
   }
   let curve: ClientCurve | undefined;
   if (o.serverKey !== undefined && o.keyFile !== undefined) {
-    if (!isCurveKey(o.serverKey)) throw new UsageError(`--server-key: "${o.serverKey}" is not a CURVE public key (40 characters of Z85, as \`cogmesh keygen\` prints)`);
+    if (!isCurveKey(o.serverKey))
+      throw new UsageError(`--server-key: "${o.serverKey}" is not a CURVE public key (40 characters of Z85, as \`cogmesh keygen\` prints)`);
     curve = { serverKey: o.serverKey, ...(await readKeyFile(o.keyFile)) };
   }
   return { endpoint: o.node, curve, timeoutMs, json: o.json === true };
@@ -144,18 +147,23 @@ export function table(headers: readonly string[], rows: ReadonlyArray<readonly s
 
 const none = (what: string) => `(no ${what})\n`;
 
-const counts = (r: Record<string, number>): string => Object.entries(r).map(([k, v]) => `${k} ${v}`).join(', ') || 'none';
+const counts = (r: Record<string, number>): string =>
+  Object.entries(r)
+    .map(([k, v]) => `${k} ${v}`)
+    .join(', ') || 'none';
 
 export function formatStatus(s: RouterStatus): string {
-  return [
-    `node ${s.node.id} "${s.node.name}", up ${s.uptimeS.toFixed(1)} s, config ${s.configVersion}, ${s.mesh ? 'on the mesh' : 'sensing only (no medium)'}`,
-    `R1  channel ${dash(s.r1.channel)} since ${time(s.r1.since)}${s.r1.reason ? ` (${s.r1.reason})` : ''}`,
-    `R2  channel ${dash(s.r2.channel)}, dwell ends ${time(s.r2.dwellEndUs)}, ${s.r2.switches} switch(es)`,
-    `R3  channel ${s.r3.channel}`,
-    `sensing  ${s.sensing.rounds} round(s), ${s.sensing.durationMs} ms every ${s.sensing.periodMs} ms, CCA ${s.sensing.ccaThresholdDbm} dBm${s.sensing.transmitPaused ? ', transmission paused' : ''}`,
-    `counters ${counts(s.counters)}`,
-    `drops    ${counts(s.drops)}`,
-  ].join('\n') + '\n';
+  return (
+    [
+      `node ${s.node.id} "${s.node.name}", up ${s.uptimeS.toFixed(1)} s, config ${s.configVersion}, ${s.mesh ? 'on the mesh' : 'sensing only (no medium)'}`,
+      `R1  channel ${dash(s.r1.channel)} since ${time(s.r1.since)}${s.r1.reason ? ` (${s.r1.reason})` : ''}`,
+      `R2  channel ${dash(s.r2.channel)}, dwell ends ${time(s.r2.dwellEndUs)}, ${s.r2.switches} switch(es)`,
+      `R3  channel ${s.r3.channel}`,
+      `sensing  ${s.sensing.rounds} round(s), ${s.sensing.durationMs} ms every ${s.sensing.periodMs} ms, CCA ${s.sensing.ccaThresholdDbm} dBm${s.sensing.transmitPaused ? ', transmission paused' : ''}`,
+      `counters ${counts(s.counters)}`,
+      `drops    ${counts(s.drops)}`,
+    ].join('\n') + '\n'
+  );
 }
 
 function formatGet(r: GetResult): string {
@@ -204,7 +212,18 @@ function formatFlows(fs: FlowView[]): string {
   if (fs.length === 0) return none('flows');
   return table(
     ['proto', 'src', 'dst', 'flow', 'label', 'role', 'packets', 'bytes', 'next hop', 'last'],
-    fs.map((f) => [f.proto, String(f.src), String(f.dst), String(f.flow), f.label ? `0x${f.label.toString(16).padStart(5, '0')}` : '-', f.role, String(f.packets), String(f.bytes), dash(f.nextHop), time(f.lastUs)]),
+    fs.map((f) => [
+      f.proto,
+      String(f.src),
+      String(f.dst),
+      String(f.flow),
+      f.label ? `0x${f.label.toString(16).padStart(5, '0')}` : '-',
+      f.role,
+      String(f.packets),
+      String(f.bytes),
+      dash(f.nextHop),
+      time(f.lastUs),
+    ]),
   );
 }
 
@@ -232,7 +251,16 @@ function formatVnfs(vs: VnfInfo[]): string {
   if (vs.length === 0) return none('VNF instances');
   return table(
     ['id', 'type', 'state', 'flow', 'taken', 'forwarded', 'sent', 'reason'],
-    vs.map((v) => [String(v.id), v.type, v.state, formatFlow(v.flow), String(v.packetsTaken), String(v.packetsForwarded), String(v.packetsSent), dash(v.reason)]),
+    vs.map((v) => [
+      String(v.id),
+      v.type,
+      v.state,
+      formatFlow(v.flow),
+      String(v.packetsTaken),
+      String(v.packetsForwarded),
+      String(v.packetsSent),
+      dash(v.reason),
+    ]),
   );
 }
 
@@ -283,7 +311,7 @@ function usageExit(err: CommanderError): never | void {
 
 export function ctlCommand(): Command {
   const ctl = new Command('ctl')
-    .description("talk to a running router over its ZeroMQ control API (docs/control-api.md); a refused command exits 1, a usage error 2")
+    .description('talk to a running router over its ZeroMQ control API (docs/control-api.md); a refused command exits 1, a usage error 2')
     .option('--node <endpoint>', "the router's control endpoint (control.endpoint), e.g. tcp://127.0.0.1:7700")
     .option('--server-key <z85>', "the router's CURVE public key (control.curve.publicKey), when it runs CURVE")
     .option('--key-file <file>', "this client's CURVE key pair (`cogmesh keygen --out FILE`; its public key on the router's control.curve.allow)")
@@ -309,20 +337,38 @@ export function ctlCommand(): Command {
     .action((items: string[], o: { expect?: string }, cmd: Command) =>
       call(cmd, 'set', { values: parseAssignments(items), ...(o.expect !== undefined ? { expect: o.expect } : {}) }, formatSet),
     );
-  ctl.command('neighbours').description('the neighbours heard on R3').action((_o: unknown, cmd: Command) => call(cmd, 'neighbours', {}, formatNeighbours));
-  ctl.command('routes').description('the routing table').action((_o: unknown, cmd: Command) => call(cmd, 'routes', {}, formatRoutes));
-  ctl.command('queues').description("R2's channel queues").action((_o: unknown, cmd: Command) => call(cmd, 'queues', {}, formatQueues));
-  ctl.command('flows').description('traffic through the router, per flow').action((_o: unknown, cmd: Command) => call(cmd, 'flows', {}, formatFlows));
-  ctl.command('spectrum').description('the latest sensing round').action((_o: unknown, cmd: Command) => call(cmd, 'spectrum', {}, formatSpectrum));
+  ctl
+    .command('neighbours')
+    .description('the neighbours heard on R3')
+    .action((_o: unknown, cmd: Command) => call(cmd, 'neighbours', {}, formatNeighbours));
+  ctl
+    .command('routes')
+    .description('the routing table')
+    .action((_o: unknown, cmd: Command) => call(cmd, 'routes', {}, formatRoutes));
+  ctl
+    .command('queues')
+    .description("R2's channel queues")
+    .action((_o: unknown, cmd: Command) => call(cmd, 'queues', {}, formatQueues));
+  ctl
+    .command('flows')
+    .description('traffic through the router, per flow')
+    .action((_o: unknown, cmd: Command) => call(cmd, 'flows', {}, formatFlows));
+  ctl
+    .command('spectrum')
+    .description('the latest sensing round')
+    .action((_o: unknown, cmd: Command) => call(cmd, 'spectrum', {}, formatSpectrum));
 
   const vnf = ctl.command('vnf').description('the VNF instances: list, start, stop');
-  vnf.command('list').description('every VNF instance').action((_o: unknown, cmd: Command) => call(cmd, 'vnf.list', {}, formatVnfs));
+  vnf
+    .command('list')
+    .description('every VNF instance')
+    .action((_o: unknown, cmd: Command) => call(cmd, 'vnf.list', {}, formatVnfs));
   vnf
     .command('start')
     .description('start a VNF on the flows matching a pattern')
     .argument('<type>', 'a registered VNF type, e.g. tcp-acc')
     .argument('<flow>', 'PROTO SRC:PORT > DST:PORT, any field *, quoted: "tcp 10.0.0.1:* > 10.0.4.1:5001"')
-    .argument('[params]', "the type's parameters as JSON, e.g. '{\"mode\":\"split\"}'")
+    .argument('[params]', 'the type\'s parameters as JSON, e.g. \'{"mode":"split"}\'')
     .action((type: string, flow: string, params: string | undefined, _o: unknown, cmd: Command) => {
       let p: unknown = {};
       if (params !== undefined) {
@@ -345,13 +391,18 @@ export function ctlCommand(): Command {
     });
 
   const controller = ctl.command('controller').description("the router's CETT controller (the controller role): flows, add, remove");
-  controller.command('flows').description('its flows: state, path, CETT, TCP-ACC sites').action((_o: unknown, cmd: Command) => call(cmd, 'controller.flows', {}, formatPaths));
+  controller
+    .command('flows')
+    .description('its flows: state, path, CETT, TCP-ACC sites')
+    .action((_o: unknown, cmd: Command) => call(cmd, 'controller.flows', {}, formatPaths));
   controller
     .command('add')
     .description('place a flow now on its minimum-CETT path')
     .argument('<flow>', 'PROTO:SRC-DST[:PORT][,label=L][,queue=Q], e.g. tcp:4-0:5001 or udp:0-4,label=0x100')
     .option('--acc <none|every|every-K>', "TCP-ACC on its relays (default: the controller's controller.acc)")
-    .action((flow: string, o: { acc?: string }, cmd: Command) => call(cmd, 'controller.add', { flow, ...(o.acc !== undefined ? { acc: o.acc } : {}) }, (p: PathInfo) => formatPaths([p])));
+    .action((flow: string, o: { acc?: string }, cmd: Command) =>
+      call(cmd, 'controller.add', { flow, ...(o.acc !== undefined ? { acc: o.acc } : {}) }, (p: PathInfo) => formatPaths([p])),
+    );
   controller
     .command('remove')
     .description('end a flow: its entries are deleted and its VNFs stopped on every router')
@@ -388,7 +439,9 @@ export function ctlCommand(): Command {
         }
       } catch (e) {
         if (e instanceof ControlTimeoutError) {
-          process.stderr.write(`cogmesh ctl: no telemetry from ${endpoint} within ${t.timeoutMs} ms (the router is not publishing there, or it does not take this client: a CURVE key not on its allow-list looks the same) [${e.code}]\n`);
+          process.stderr.write(
+            `cogmesh ctl: no telemetry from ${endpoint} within ${t.timeoutMs} ms (the router is not publishing there, or it does not take this client: a CURVE key not on its allow-list looks the same) [${e.code}]\n`,
+          );
           process.exitCode = 1;
         } else if (!sub.closed) throw e;
       } finally {

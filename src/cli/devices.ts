@@ -65,7 +65,12 @@ export function devicesText(d: DevicesReport): string {
   else if (d.uhd.devices.length === 0) out.push(`UHD ${d.uhd.version ?? ''}: no USRP found${d.uhd.reason ? ` (${d.uhd.reason})` : ''}`);
   else {
     out.push(`UHD ${d.uhd.version ?? ''}: ${d.uhd.devices.length} USRP(s)`);
-    for (const dev of d.uhd.devices) out.push(`  ${Object.entries(dev).map(([k, v]) => `${k}=${v}`).join(',')}`);
+    for (const dev of d.uhd.devices)
+      out.push(
+        `  ${Object.entries(dev)
+          .map(([k, v]) => `${k}=${v}`)
+          .join(',')}`,
+      );
   }
   if (!d.usb.available) out.push(`USB: not available (${d.usb.reason ?? 'no reason given'})`);
   else if (d.usb.devices.length === 0) out.push('USB: no known SDR attached');
@@ -85,7 +90,12 @@ export function devicesCommand(): Command {
     .description('list the radios this machine offers: USRPs through UHD, known USB SDRs, SORA-like rings')
     .option('--json', 'print one JSON object')
     .option('--ring <path>', 'a SORA-like ring to open (repeatable)', (v: string, acc: string[]) => [...acc, v], [] as string[])
-    .option('--config <file>', 'also open the rings of the sora radios of this node configuration (repeatable)', (v: string, acc: string[]) => [...acc, v], [] as string[])
+    .option(
+      '--config <file>',
+      'also open the rings of the sora radios of this node configuration (repeatable)',
+      (v: string, acc: string[]) => [...acc, v],
+      [] as string[],
+    )
     .action(async (opts: { json?: boolean; ring: string[]; config: string[] }) => {
       const rings = opts.ring.map((path) => ({ path, from: '--ring' }));
       for (const file of opts.config) {

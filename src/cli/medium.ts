@@ -2,8 +2,8 @@ import { readFile } from 'node:fs/promises';
 import { Command, Option } from 'commander';
 import { MediumServer, parseMediumSetup, type MediumSetup } from '../../radio/medium/server.js';
 import { UsageError } from '../core/errors.js';
-import { createLogger } from '../node/log.js';
-import { loadScenario } from '../sim/scenario.js';
+import { createLogger } from '../core/log.js';
+import { loadScenario } from '../config/scenario.js';
 import { mediumSetup } from '../testbed/plan.js';
 import { supervisorGone } from '../testbed/supervisor.js';
 
@@ -25,7 +25,7 @@ export function mediumCommand(): Command {
     .description("run the emulated air medium that routers' sim radios join over ZeroMQ: the scenario's channels, PNs, MAC and PHY, in real time")
     .option('--scenario <file>', 'take the medium, PN load and channel plan from this scenario')
     .option('--setup <file>', 'a medium setup as `cogmesh testbed` writes it (instead of --scenario)')
-    .option('--seed <n>', 'seed of the PN processes and the MAC (default: the scenario\'s)')
+    .option('--seed <n>', "seed of the PN processes and the MAC (default: the scenario's)")
     .option('--set <path=value>', 'override one scenario field (repeatable)', collect, [])
     .option('--hops <n>', 'for a chain scenario: its number of hops')
     .option('--bind <endpoint>', 'ZeroMQ endpoint to bind', 'tcp://127.0.0.1:7600')
@@ -49,7 +49,10 @@ export function mediumCommand(): Command {
         process.once('SIGTERM', () => resolve());
         void supervisorGone()?.then(() => resolve());
       });
-      log.info({ event: 'medium-stop', counters: server.counters }, `medium stopping (${server.counters.joins} joins, ${server.air.counters.frames} frames on the air)`);
+      log.info(
+        { event: 'medium-stop', counters: server.counters },
+        `medium stopping (${server.counters.joins} joins, ${server.air.counters.frames} frames on the air)`,
+      );
       await server.stop();
       process.exit(0);
     });

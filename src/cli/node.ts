@@ -4,16 +4,16 @@ import { EventEngine } from '../core/engine.js';
 import { UsageError } from '../core/errors.js';
 import { RealTimeScheduler } from '../core/scheduler.js';
 import { seconds } from '../core/time.js';
-import { createLogger } from '../node/log.js';
-import { startNode } from '../node/run.js';
-import { runVirtual } from '../sim/pump.js';
+import { createLogger } from '../core/log.js';
+import { startNode } from '../daemon/node.js';
+import { runVirtual } from '../core/pump.js';
 import { ControlServer } from '../control/server.js';
 import type { NodeConfig } from '../config/types.js';
-import { MeshNode } from '../node/mesh.js';
+import { MeshNode } from '../daemon/mesh.js';
 import { supervisorGone } from '../testbed/supervisor.js';
-import { StandaloneNode } from '../node/standalone.js';
-import type { RouterView } from '../node/view.js';
-import type { Logger } from '../node/log.js';
+import { StandaloneNode } from '../daemon/standalone.js';
+import type { RouterView } from '../router/view.js';
+import type { Logger } from '../core/log.js';
 import { MonitorServer } from '../monitor/server.js';
 
 interface NodeOpts {

@@ -122,7 +122,7 @@ export async function runRecord(o: RecordOptions): Promise<RecordResult> {
       const c = plan.get(ch);
       const k0 = k;
       const k1 = Math.min(k0 + dwellSamples, totalSamples);
-      for (; k < k1; ) {
+      for (; k < k1;) {
         const n = Math.min(BLOCK_SAMPLES, k1 - k);
         const startUs = usOf(k);
         band.synthesize(c.centerHz, startUs, n, rate, calibrationDb, buf, noise);

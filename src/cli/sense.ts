@@ -11,12 +11,13 @@ import { seconds } from '../core/time.js';
 import { chooseBackend } from '../sensing/backend.js';
 import { EnergyDetector } from '../sensing/detector.js';
 import type { ChannelWorkload } from '../sensing/workload.js';
-import { decisionParams, NodeCore } from '../node/core.js';
-import { NodeDriver, type DriverEvent } from '../node/driver.js';
-import { createLogger } from '../node/log.js';
-import { openDeviceRadio, openRecording } from '../node/radios.js';
-import { startNode } from '../node/run.js';
-import { runVirtual } from '../sim/pump.js';
+import { NodeCore } from '../router/node-core.js';
+import { decisionParams } from '../router/params.js';
+import { startFrontendSensing, type DriverEvent } from '../router/sensing.js';
+import { createLogger } from '../core/log.js';
+import { openDeviceRadio, openRecording } from '../daemon/radios.js';
+import { startNode } from '../daemon/node.js';
+import { runVirtual } from '../core/pump.js';
 import { remainingCapacity } from '../channel/capacity.js';
 import { Writable } from 'node:stream';
 
@@ -148,11 +149,7 @@ function summarize(cfg: NodeConfig, plan: ChannelPlan, channels: readonly number
       windows: e ? Math.round(e.windows) : 0,
     };
   });
-  const decision = new ChannelDecision(plan, decisionParams(cfg, plan)).decide(
-    new Map([...est.values()].map((e) => [e.channel, e.w])),
-    new Map(),
-    0,
-  );
+  const decision = new ChannelDecision(plan, decisionParams(cfg, plan)).decide(new Map([...est.values()].map((e) => [e.channel, e.w])), new Map(), 0);
   return { seconds: secs, seed, plan: plan.name, channels: rows, r1: decision.channel ?? null };
 }
 
@@ -186,8 +183,8 @@ async function senseOn(fe: Frontend, cfg: NodeConfig, plan: ChannelPlan, schedul
   const detector = new EnergyDetector({ windowUs: cfg.sensing.windowUs, ccaThresholdDbm: cfg.sensing.ccaThresholdDbm }, choice.backend);
   const core = new NodeCore(cfg, plan, fe.capabilities.retuneUs, scheduler.now());
   let failure: unknown;
-  const driver = new NodeDriver({
-    core,
+  const { driver } = startFrontendSensing(core, {
+    plan,
     scheduler,
     sensing: fe,
     r1: fe,
@@ -196,7 +193,6 @@ async function senseOn(fe: Frontend, cfg: NodeConfig, plan: ChannelPlan, schedul
       if (e.kind === 'driver-error' && failure === undefined) failure = e.error;
     },
   });
-  driver.start();
   try {
     await run();
   } finally {
@@ -269,7 +265,7 @@ export function senseCommand(): Command {
     .option('--pn <list>', 'busy fraction per channel, CH:BUSY[,CH:BUSY...]; channels not named are idle (required with --frontend sim)')
     .option('--frontend <kind>', 'what to sense: sim (the emulated band), file (a SigMF recording, --input), uhd (a USRP)', 'sim')
     .option('--input <path>', 'the SigMF recording for --frontend file (NAME.sigmf-meta)')
-    .option('--device-args <args>', 'UHD device arguments for --frontend uhd (default: the configuration\'s sensing radio device)')
+    .option('--device-args <args>', "UHD device arguments for --frontend uhd (default: the configuration's sensing radio device)")
     .option('--seconds <s>', 'seconds to sense (virtual, real with uhd)', '5')
     .option('--seed <n>', 'random seed (same seed, same output)', '1')
     .option('--json', 'print one JSON object: {"channels":[{"channel","w","rc",...}],"r1":N}')
@@ -277,12 +273,11 @@ export function senseCommand(): Command {
     .option('--power-dbm <dbm>', 'received power of every primary node while it transmits', '-50')
     .option('--burst-ms <ms>', 'mean length of a primary-node burst', '1')
     .option('--dwell-ms <ms>', 'time on each channel per sweep, retune included', '10')
-    .option('--cca-dbm <dbm>', 'CCA energy threshold (default: the configuration\'s, -62)')
+    .option('--cca-dbm <dbm>', "CCA energy threshold (default: the configuration's, -62)")
     .option('--config <file>', 'take the other node parameters (C, window, calibration) from this configuration')
     .action(async (o: SenseOptions) => {
       const r = await runSense(o);
-      const source =
-        o.frontend === 'file' ? `recording ${o.input}, virtual time` : o.frontend === 'uhd' ? 'UHD radio, real time' : undefined;
+      const source = o.frontend === 'file' ? `recording ${o.input}, virtual time` : o.frontend === 'uhd' ? 'UHD radio, real time' : undefined;
       process.stdout.write(o.json ? `${JSON.stringify(r)}\n` : formatSense(r, source));
     });
 }

@@ -7,7 +7,7 @@ import { CC_NAMES, type CcName } from '../tcp/cc/types.js';
 import { chooseBackend } from '../sensing/backend.js';
 import { flowsCsv, nodesCsv, summarize, textReport, type SimResult } from '../sim/report.js';
 import { defaultJobs, runSeeds } from '../sim/parallel.js';
-import { loadScenario, type ScenarioOverrides } from '../sim/scenario.js';
+import { loadScenario, type ScenarioOverrides } from '../config/scenario.js';
 
 export interface SimOptions {
   seed?: string;
@@ -68,23 +68,29 @@ export function simCommand(): Command {
   return new Command('sim')
     .description('run a whole mesh in virtual time from a scenario file (deterministic for a seed)')
     .argument('<scenario>', 'scenario file (JSON, see config/scenario.schema.json)')
-    .option('--seed <n>', 'seed of the first run (default: the scenario\'s)')
+    .option('--seed <n>', "seed of the first run (default: the scenario's)")
     .option('--seeds <k>', 'runs with consecutive seeds; the report gives mean and spread')
     .option('--duration <s>', 'simulated seconds per run')
     .option('--hops <n>', 'chain length in hops (chain scenarios)')
-    .option('--set <path=value>', 'override any scenario field, e.g. medium.rtsCts=true or node.switching.intervalMs=40 (repeatable)', (v: string, acc: string[]) => [...acc, v], [] as string[])
+    .option(
+      '--set <path=value>',
+      'override any scenario field, e.g. medium.rtsCts=true or node.switching.intervalMs=40 (repeatable)',
+      (v: string, acc: string[]) => [...acc, v],
+      [] as string[],
+    )
     .option('--json', 'print the whole result as JSON')
     .option('--out <dir>', 'also write result.json, flows.csv and nodes.csv into this directory')
     .option('--jobs <n>', 'worker threads for several seeds (default: one per core); results do not depend on it')
     .option('--tcp <variant>', `every flow becomes a bulk TCP flow with this congestion control: ${CC_NAMES.join(', ')}`)
     .option('--cognitive <on|off>', 'off: no sensing, every R1 on one fixed channel (channel.initialChannel, else 6); PNs stay')
     .option('--pn <on|off>', 'off: no primary-node traffic at all')
-    .option('--acc <placement>', 'TCP-ACC on the TCP flows\' paths: none, every, every-K (every K-th router), or a list of routers (1,3)')
+    .option('--acc <placement>', "TCP-ACC on the TCP flows' paths: none, every, every-K (every K-th router), or a list of routers (1,3)")
     .option('--controller', 'the CETT controller places every flow on its minimum-CETT path over OpenFlow, and the TCP-ACCs of --acc on its relays')
     .option('--acc-mode <mode>', 'TCP-ACC mode: split (acknowledge on receipt) or e2e (acknowledge what downstream acknowledged)')
     .action(async (path: string, opts: SimOptions) => {
       const duration = opts.duration === undefined ? undefined : Number(opts.duration);
-      if (duration !== undefined && !(duration > 0 && Number.isFinite(duration))) throw new UsageError(`--duration: "${opts.duration}" is not a number of seconds > 0`);
+      if (duration !== undefined && !(duration > 0 && Number.isFinite(duration)))
+        throw new UsageError(`--duration: "${opts.duration}" is not a number of seconds > 0`);
       const o: ScenarioOverrides = {
         set: opts.set,
         seed: int('--seed', opts.seed, 0, 2 ** 32 - 1),

@@ -1,7 +1,7 @@
 import { Command, Option } from 'commander';
 import { UsageError } from '../core/errors.js';
-import { createLogger } from '../node/log.js';
-import { loadScenario } from '../sim/scenario.js';
+import { createLogger } from '../core/log.js';
+import { loadScenario } from '../config/scenario.js';
 import { DEFAULT_TESTBED_PORTS, planTestbed } from '../testbed/plan.js';
 import { Supervisor } from '../testbed/supervisor.js';
 import { MAX_FOR_S } from './node.js';
@@ -33,7 +33,9 @@ function port(flag: string, v: string): number {
 /** `cogmesh testbed`: a scenario as real processes on this machine, in real time. */
 export function testbedCommand(): Command {
   return new Command('testbed')
-    .description('run a scenario in real time: the air medium and one `cogmesh node` process per router, each with its control API and monitor; Ctrl-C stops them all')
+    .description(
+      'run a scenario in real time: the air medium and one `cogmesh node` process per router, each with its control API and monitor; Ctrl-C stops them all',
+    )
     .argument('<scenario>', 'scenario file (see config/scenarios/)')
     .option('--seed <n>', "seed of the PN processes, the MAC and the routers (default: the scenario's)")
     .option('--set <path=value>', 'override one scenario field (repeatable)', collect, [])
@@ -45,8 +47,12 @@ export function testbedCommand(): Command {
     .option('--medium <endpoint>', "the medium's ZeroMQ endpoint", DEFAULT_TESTBED_PORTS.medium)
     .option('--control-base <port>', "router 0's control API port (telemetry on the next; +10 per router)", String(DEFAULT_TESTBED_PORTS.controlBase))
     .option('--monitor-base <port>', "router 0's monitor port (+1 per router)", String(DEFAULT_TESTBED_PORTS.monitorBase))
-    .option('--openflow-base <port>', "router 0's passive OpenFlow agent port, when node.openflow.mode is passive (+1 per router)", String(DEFAULT_TESTBED_PORTS.openflowBase))
-    .option('--verbose', "relay every line the routers log (each sensing round, too)")
+    .option(
+      '--openflow-base <port>',
+      "router 0's passive OpenFlow agent port, when node.openflow.mode is passive (+1 per router)",
+      String(DEFAULT_TESTBED_PORTS.openflowBase),
+    )
+    .option('--verbose', 'relay every line the routers log (each sensing round, too)')
     .addOption(new Option('--log-format <format>', 'log lines for people or one JSON object a line').choices(['pretty', 'json']).default('pretty'))
     .action(async (file: string, o: TestbedOpts) => {
       const forS = o.for === undefined ? undefined : Number(o.for);
@@ -62,11 +68,23 @@ export function testbedCommand(): Command {
       const seed = o.seed === undefined ? sc.seed : Number(o.seed);
       if (!Number.isSafeInteger(seed) || seed < 0) throw new UsageError(`--seed: "${o.seed}" is not a seed (an integer >= 0)`);
       const host = '127.0.0.1';
-      const plan = planTestbed(sc, seed, { ...DEFAULT_TESTBED_PORTS, medium: o.medium, host, controlBase: port('--control-base', o.controlBase), monitorBase: port('--monitor-base', o.monitorBase), openflowBase: port('--openflow-base', o.openflowBase) });
+      const plan = planTestbed(sc, seed, {
+        ...DEFAULT_TESTBED_PORTS,
+        medium: o.medium,
+        host,
+        controlBase: port('--control-base', o.controlBase),
+        monitorBase: port('--monitor-base', o.monitorBase),
+        openflowBase: port('--openflow-base', o.openflowBase),
+      });
       const log = createLogger({ level: 'info', format: o.logFormat });
       const sup = new Supervisor(plan, { log, mediumEndpoint: o.medium, verbose: o.verbose === true });
       log.info(
-        { event: 'testbed-start', scenario: sc.name, seed, routers: plan.routers.map((r) => ({ name: r.name, control: r.control, telemetry: r.telemetry, monitor: r.monitor })) },
+        {
+          event: 'testbed-start',
+          scenario: sc.name,
+          seed,
+          routers: plan.routers.map((r) => ({ name: r.name, control: r.control, telemetry: r.telemetry, monitor: r.monitor })),
+        },
         [
           `testbed ${sc.name} (seed ${seed}): the medium at ${o.medium} and ${plan.routers.length} routers`,
           ...plan.routers.map((r) => `  ${r.name}: monitor ${r.monitor}  control ${r.control}  telemetry ${r.telemetry}`),

@@ -6,10 +6,10 @@ import { ism2g4 } from '../../radio/channels.js';
 import { parseHostPort } from '../core/address.js';
 import { ConfigError, type ConfigIssue } from '../core/errors.js';
 import { isCurveKey } from '../wire/z85.js';
-import { cloneJson, isObject, overridePaths, readJsonFile, schemaChecker, type Schema } from './schema.js';
+import { cloneJson, overridePaths, readJsonFile, schemaChecker, valueAt, type Schema } from '../core/schema.js';
 import type { NodeConfig } from './types.js';
-import type { FlowSpec } from '../openflow/controller.js';
-import { checkSpec, parseAccText, parseFlowText, sameTraffic } from '../openflow/flow-text.js';
+import type { FlowSpec } from '../openflow/flow-spec.js';
+import { checkSpec, parseAccText, parseFlowText, sameTraffic } from '../openflow/flow-spec.js';
 
 /**
  * Where a JSON Schema shipped with cogmesh lives: `config/` at the repository
@@ -81,13 +81,10 @@ export function configVersion(cfg: NodeConfig): string {
 // ---------------------------------------------------------------------------
 // Rules the schema cannot express
 
+/** The value at a path of a document that may not be valid yet; undefined where the path leaves it. */
 function get(root: unknown, ...keys: Array<string | number>): unknown {
-  let v = root;
-  for (const k of keys) {
-    if (typeof k === 'number' ? !Array.isArray(v) : !isObject(v)) return undefined;
-    v = (v as Record<string | number, unknown>)[k];
-  }
-  return v;
+  const r = valueAt(root, keys.map(String));
+  return r.ok ? r.value : undefined;
 }
 
 const isInt = (v: unknown): v is number => Number.isSafeInteger(v);
@@ -103,7 +100,11 @@ function semanticIssues(cfg: unknown): ConfigIssue[] {
   const durationMs = get(cfg, 'sensing', 'durationMs');
   const periodMs = get(cfg, 'sensing', 'periodMs');
   if (isInt(durationMs) && isInt(periodMs) && durationMs > periodMs) {
-    issues.push({ path: '/sensing/durationMs', value: durationMs, expected: `at most sensing.periodMs (${periodMs} ms): a sensing round must fit in its period` });
+    issues.push({
+      path: '/sensing/durationMs',
+      value: durationMs,
+      expected: `at most sensing.periodMs (${periodMs} ms): a sensing round must fit in its period`,
+    });
   }
 
   issues.push(...controlPlaneIssues(cfg));
@@ -145,12 +146,16 @@ function semanticIssues(cfg: unknown): ConfigIssue[] {
     if (!plan.has(initial)) {
       issues.push({ path: '/channel/initialChannel', value: initial, expected: `0 (let the first decision pick) or ${inPlan}` });
     } else if (restricted && !usable.has(initial)) {
-      issues.push({ path: '/channel/initialChannel', value: initial, expected: `0 (let the first decision pick) or one of channelPlan.allowed (${[...usable].join(', ')})` });
+      issues.push({
+        path: '/channel/initialChannel',
+        value: initial,
+        expected: `0 (let the first decision pick) or one of channelPlan.allowed (${[...usable].join(', ')})`,
+      });
     }
   }
 
   if (get(cfg, 'channel', 'cognitive') === false && initial === 0) {
-    issues.push({ path: '/channel/initialChannel', value: initial, expected: 'a channel of the plan: with channel.cognitive false it is R1\'s fixed channel' });
+    issues.push({ path: '/channel/initialChannel', value: initial, expected: "a channel of the plan: with channel.cognitive false it is R1's fixed channel" });
   }
 
   const perRound = get(cfg, 'sensing', 'channelsPerRound');
@@ -189,7 +194,8 @@ function controllerIssues(cfg: unknown): ConfigIssue[] {
     issues.push({ path: '/controller/listen', value: listen, expected: 'host:port (port 0-65535), e.g. 127.0.0.1:6653, or empty (not the controller)' });
   }
   const acc = get(cfg, 'controller', 'acc');
-  if (typeof acc === 'string' && acc !== 'none' && !parseAccText(acc, 'split').ok) issues.push({ path: '/controller/acc', value: acc, expected: 'none, every, or every-K (TCP-ACC on every K-th relay, K >= 1)' });
+  if (typeof acc === 'string' && acc !== 'none' && !parseAccText(acc, 'split').ok)
+    issues.push({ path: '/controller/acc', value: acc, expected: 'none, every, or every-K (TCP-ACC on every K-th relay, K >= 1)' });
   const flows = get(cfg, 'controller', 'flows');
   if (Array.isArray(flows)) {
     const specs: FlowSpec[] = [];
@@ -199,7 +205,8 @@ function controllerIssues(cfg: unknown): ConfigIssue[] {
       const bad = r.ok ? checkSpec(r.value) : r.error;
       const twice = r.ok ? specs.find((s) => sameTraffic(s, r.value)) : undefined;
       if (bad !== undefined) issues.push({ path: `/controller/flows/${i}`, value: f, expected: `a flow the controller can place: ${bad}` });
-      else if (twice) issues.push({ path: `/controller/flows/${i}`, value: f, expected: `a flow not listed already (it is at /controller/flows/${twice.id - 1})` });
+      else if (twice)
+        issues.push({ path: `/controller/flows/${i}`, value: f, expected: `a flow not listed already (it is at /controller/flows/${twice.id - 1})` });
       if (r.ok) specs.push(r.value);
     });
   }
@@ -227,7 +234,10 @@ function qosIssues(cfg: unknown): ConfigIssue[] {
 /** Whether a ZeroMQ endpoint or a host:port stays on this machine (loopback or ipc). */
 export function isLocalEndpoint(endpoint: string): boolean {
   if (endpoint.startsWith('ipc://') || endpoint.startsWith('inproc://')) return true;
-  const host = endpoint.replace(/^[a-z]+:\/\//, '').replace(/:[^:\]]*$/, '').replace(/^\[|\]$/g, '');
+  const host = endpoint
+    .replace(/^[a-z]+:\/\//, '')
+    .replace(/:[^:\]]*$/, '')
+    .replace(/^\[|\]$/g, '');
   return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
 }
 
@@ -238,11 +248,16 @@ function controlPlaneIssues(cfg: unknown): ConfigIssue[] {
   const sec = get(cfg, 'control', 'curve', 'secretKey');
   const curve = typeof sec === 'string' && sec !== '';
   if (typeof pub === 'string' && typeof sec === 'string' && (pub === '') !== (sec === '')) {
-    issues.push({ path: pub === '' ? '/control/curve/publicKey' : '/control/curve/secretKey', value: pub === '' ? pub : sec, expected: 'set together with the other key of the pair (`cogmesh keygen`), or both empty' });
+    issues.push({
+      path: pub === '' ? '/control/curve/publicKey' : '/control/curve/secretKey',
+      value: pub === '' ? pub : sec,
+      expected: 'set together with the other key of the pair (`cogmesh keygen`), or both empty',
+    });
   }
   // The schema checks the alphabet and length; a key must also decode (each group of 5 characters below 2^32).
   const keyIssue = (path: string, v: unknown): void => {
-    if (typeof v === 'string' && v !== '' && !isCurveKey(v)) issues.push({ path, value: v, expected: 'a Z85 CURVE key that decodes to 32 bytes (`cogmesh keygen` makes them)' });
+    if (typeof v === 'string' && v !== '' && !isCurveKey(v))
+      issues.push({ path, value: v, expected: 'a Z85 CURVE key that decodes to 32 bytes (`cogmesh keygen` makes them)' });
   };
   keyIssue('/control/curve/publicKey', pub);
   keyIssue('/control/curve/secretKey', sec);
@@ -251,8 +266,15 @@ function controlPlaneIssues(cfg: unknown): ConfigIssue[] {
   for (const k of ['endpoint', 'telemetry'] as const) {
     const e = get(cfg, 'control', k);
     if (typeof e !== 'string' || e === '') continue;
-    if (!/^(tcp|ipc|inproc):\/\/.+/.test(e)) issues.push({ path: `/control/${k}`, value: e, expected: 'a ZeroMQ endpoint such as tcp://127.0.0.1:7700 or ipc:///run/cogmesh/ctl' });
-    else if (!isLocalEndpoint(e) && !curve) issues.push({ path: `/control/${k}`, value: e, expected: 'a loopback or ipc endpoint, or CURVE keys in control.curve: the API is encrypted and authenticated whenever it is reachable from beyond this machine' });
+    if (!/^(tcp|ipc|inproc):\/\/.+/.test(e))
+      issues.push({ path: `/control/${k}`, value: e, expected: 'a ZeroMQ endpoint such as tcp://127.0.0.1:7700 or ipc:///run/cogmesh/ctl' });
+    else if (!isLocalEndpoint(e) && !curve)
+      issues.push({
+        path: `/control/${k}`,
+        value: e,
+        expected:
+          'a loopback or ipc endpoint, or CURVE keys in control.curve: the API is encrypted and authenticated whenever it is reachable from beyond this machine',
+      });
   }
   const listen = get(cfg, 'monitor', 'listen');
   if (typeof listen === 'string' && listen !== '') {
@@ -268,11 +290,17 @@ function controlPlaneIssues(cfg: unknown): ConfigIssue[] {
   }
   const ofListen = get(cfg, 'openflow', 'listen');
   if (ofMode === 'passive' && typeof ofListen === 'string' && parseHostPort(ofListen) && !isLocalEndpoint(ofListen)) {
-    issues.push({ path: '/openflow/listen', value: ofListen, expected: 'a loopback address: the agent has no TLS, so whoever reaches a passive agent controls the router (use active mode towards a controller instead)' });
+    issues.push({
+      path: '/openflow/listen',
+      value: ofListen,
+      expected:
+        'a loopback address: the agent has no TLS, so whoever reaches a passive agent controls the router (use active mode towards a controller instead)',
+    });
   }
   const rmin = get(cfg, 'openflow', 'reconnectMinMs');
   const rmax = get(cfg, 'openflow', 'reconnectMaxMs');
-  if (isInt(rmin) && isInt(rmax) && rmax < rmin) issues.push({ path: '/openflow/reconnectMaxMs', value: rmax, expected: `at least openflow.reconnectMinMs (${rmin} ms)` });
+  if (isInt(rmin) && isInt(rmax) && rmax < rmin)
+    issues.push({ path: '/openflow/reconnectMaxMs', value: rmax, expected: `at least openflow.reconnectMinMs (${rmin} ms)` });
   const medium = get(cfg, 'sim', 'medium', 'endpoint');
   if (typeof medium === 'string' && medium !== '' && !/^(tcp|ipc|inproc):\/\/.+/.test(medium)) {
     issues.push({ path: '/sim/medium/endpoint', value: medium, expected: 'a ZeroMQ endpoint such as tcp://127.0.0.1:7600' });
@@ -284,10 +312,12 @@ function controlPlaneIssues(cfg: unknown): ConfigIssue[] {
       const id = get(f, 'id');
       if (isInt(id)) {
         const first = ids.get(id);
-        if (first !== undefined) issues.push({ path: `/traffic/flows/${i}/id`, value: id, expected: `an id no other flow has (/traffic/flows/${first} has it)` });
+        if (first !== undefined)
+          issues.push({ path: `/traffic/flows/${i}/id`, value: id, expected: `an id no other flow has (/traffic/flows/${first} has it)` });
         else ids.set(id, i);
       }
-      if (isInt(get(f, 'src')) && get(f, 'src') === get(f, 'dst')) issues.push({ path: `/traffic/flows/${i}/dst`, value: get(f, 'dst'), expected: 'a router other than the source' });
+      if (isInt(get(f, 'src')) && get(f, 'src') === get(f, 'dst'))
+        issues.push({ path: `/traffic/flows/${i}/dst`, value: get(f, 'dst'), expected: 'a router other than the source' });
     });
   }
   return issues;

@@ -1,3 +1,10 @@
+import type { BandConfig } from '../../radio/sim/band.js';
+import type { PnConfig, PnPatternConfig } from '../../radio/sim/pn.js';
+import type { BackendPreference } from '../sensing/backend.js';
+
+/** The emulated band's description belongs to the band (radio/sim); the configuration names it. */
+export type { BandConfig, PnConfig, PnPatternConfig };
+
 /**
  * The configuration of one cogmesh node, as validated against
  * `config/node.schema.json`. The schema is the one source of defaults: a file
@@ -148,7 +155,7 @@ export interface SensingConfig {
   /** Weight of past rounds in w: 0 keeps only the last round, 0.9 remembers long. */
   memory: number;
   /** Energy-detector backend: `auto` probes the CPU loop, WebAssembly SIMD and gpu.js at start and keeps the fastest that agrees with the CPU loop. */
-  backend: 'auto' | 'cpu' | 'wasm' | 'gpu';
+  backend: BackendPreference;
   cooperative: {
     /** Merge neighbours' shared w into this node's. */
     enabled: boolean;
@@ -178,39 +185,4 @@ export interface ChannelDecisionConfig {
   controlGuard: number;
   /** Chance of leaving a channel shared with another router for a better one, per decision. */
   contendedMoveProbability: number;
-}
-
-export type PnPatternConfig =
-  | { kind: 'off' }
-  | {
-      kind: 'onoff';
-      /** T_idle and T_busy, fixed or as means of exponential distributions. */
-      idleMs: number;
-      busyMs: number;
-      distribution: 'fixed' | 'exponential';
-    }
-  | {
-      kind: 'fraction';
-      /** Target busy fraction in [0, 1]. */
-      busy: number;
-      /** Mean length of one PN burst (bursts and gaps are exponential). */
-      meanBurstMs: number;
-    };
-
-export interface PnConfig {
-  channel: number;
-  /** Received power of this PN at the node's antenna while it transmits. */
-  powerDbm: number;
-  pattern: PnPatternConfig;
-}
-
-export interface BandConfig {
-  /** Receiver noise figure over thermal noise kTB. */
-  noiseFigureDb: number;
-  /** Primary nodes active for the whole run (when `phases` is empty). */
-  pn: PnConfig[];
-  /** A PN load that changes over time: each phase holds for its duration. */
-  phases: Array<{ durationS: number; pn: PnConfig[] }>;
-  /** Start over from the first phase after the last one ends. */
-  repeat: boolean;
 }

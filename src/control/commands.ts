@@ -1,7 +1,9 @@
-import { applyOverrides } from '../config/load.js';
 import type { NodeConfig } from '../config/types.js';
-import { changedPaths, REDACTED, restartOnlyIssues, SECRET_FIELDS, type ControllerRole, type RouterView } from '../node/view.js';
-import { parseAccText } from '../openflow/flow-text.js';
+import { type ControllerRole, type RouterView } from '../router/view.js';
+import { liveChange, redactConfig } from '../config/live.js';
+import { ConfigError } from '../core/errors.js';
+import { setPaths, valueAt } from '../core/schema.js';
+import { parseAccText } from '../openflow/flow-spec.js';
 import { COMMANDS, CONTROL_CODES, ControlError, type ControlCommand } from './protocol.js';
 
 /** What `set` answers. */
@@ -13,22 +15,6 @@ export interface SetResult {
 
 /** What `get` answers: the whole configuration, or one field. */
 export type GetResult = { config: NodeConfig; version: string } | { path: string; value: unknown; version: string };
-
-/** Secrets `get` never shows: a client with the API learns neither the server's CURVE secret nor the monitor's token. */
-const SECRETS: ReadonlyArray<readonly string[]> = SECRET_FIELDS.map((f) => f.split('.'));
-
-export { REDACTED };
-
-/** The configuration with its secrets blanked out. */
-export function redactConfig(cfg: NodeConfig): NodeConfig {
-  const out = structuredClone(cfg);
-  for (const path of SECRETS) {
-    const parent = path.slice(0, -1).reduce<unknown>((v, k) => (typeof v === 'object' && v !== null ? (v as Record<string, unknown>)[k] : undefined), out);
-    const leaf = path[path.length - 1]!;
-    if (typeof parent === 'object' && parent !== null && (parent as Record<string, unknown>)[leaf] !== '') (parent as Record<string, unknown>)[leaf] = REDACTED;
-  }
-  return out;
-}
 
 /**
  * Carries out one command on a router. Refusals throw (ControlError,
@@ -94,30 +80,20 @@ export function get(view: RouterView, path: string | undefined): GetResult {
   const version = view.configVersion();
   const cfg = redactConfig(view.config());
   if (path === undefined) return { config: cfg, version };
-  let v: unknown = cfg;
-  const segs = path.split('.');
-  for (let i = 0; i < segs.length; i++) {
-    const seg = segs[i]!;
-    const here = `/${segs.slice(0, i + 1).join('/')}`;
-    if (Array.isArray(v) && /^(0|[1-9]\d*)$/.test(seg) && Number(seg) < v.length) v = v[Number(seg)];
-    else if (typeof v === 'object' && v !== null && !Array.isArray(v) && Object.hasOwn(v, seg)) v = (v as Record<string, unknown>)[seg];
-    else {
-      const expected = Array.isArray(v)
-        ? `an index of an existing item (0..${v.length - 1})`
-        : typeof v === 'object' && v !== null
-          ? `no such field (allowed: ${Object.keys(v).join(', ')})`
-          : 'no such field (its parent is not an object)';
-      throw new ControlError(CONTROL_CODES.unknownPath, `get: no field ${path} in the configuration (at ${here})`, [{ path: here, value: undefined, expected }]);
-    }
-  }
-  return { path, value: v, version };
+  const r = valueAt(cfg, path.split('.'));
+  if (!r.ok)
+    throw new ControlError(CONTROL_CODES.unknownPath, `get: no field ${path} in the configuration (at ${r.at})`, [
+      { path: r.at, value: undefined, expected: r.expected },
+    ]);
+  return { path, value: r.value, version };
 }
 
 /**
  * Compare-and-set of configuration fields: the new configuration is the
- * running one with `values` applied, validated whole by the schema; a stale
- * `expect`, an invalid value, an unknown path or a field a running router
- * takes only at restart refuses the whole set, and nothing changes.
+ * running one with `values` applied, checked once, whole (the schema and the
+ * loader's rules); a stale `expect`, an invalid value, an unknown path or a
+ * field a running router takes only at restart refuses the whole set, and
+ * nothing changes.
  */
 export function set(view: RouterView, values: Record<string, unknown>, expect: string | undefined): SetResult {
   const current = view.configVersion();
@@ -128,19 +104,16 @@ export function set(view: RouterView, values: Record<string, unknown>, expect: s
     );
   }
   const prev = view.config();
-  // Values go in as JSON text, which applyOverrides parses back to the very same value.
-  const overrides = Object.entries(values).map(([path, value]) => `${path}=${JSON.stringify(value)}`);
-  const next = applyOverrides(prev, overrides, 'set');
-  const changed = changedPaths(prev, next);
-  if (changed.length === 0) return { version: current, changed };
-  const restart = restartOnlyIssues(prev, next);
-  if (restart.length > 0) {
+  const { doc, issues } = setPaths(prev, Object.entries(values));
+  if (issues.length > 0) throw new ConfigError(issues, 'set');
+  const change = liveChange(prev, doc, 'set');
+  if (change.changed.length === 0) return { version: current, changed: [] };
+  if (change.restartOnly.length > 0) {
     throw new ControlError(
       CONTROL_CODES.restartOnly,
-      `set refused: ${restart.map((i) => i.path.slice(1).replaceAll('/', '.')).join(', ')} cannot change while the router runs (restart it with the new configuration)`,
-      restart,
+      `set refused: ${change.restartOnly.map((i) => i.path.slice(1).replaceAll('/', '.')).join(', ')} cannot change while the router runs (restart it with the new configuration)`,
+      change.restartOnly,
     );
   }
-  const version = view.reconfigure(next);
-  return { version, changed };
+  return { version: view.reconfigure(change), changed: change.changed };
 }

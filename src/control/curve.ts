@@ -43,10 +43,12 @@ export class ZapHandler {
   ) {
     this.sock = new Router({ context, linger: 0 });
     // Keys compare as bytes (by their canonical Z85) whatever the text given.
-    this.allowed = new Set(allow.flatMap((k) => {
-      const b = z85Decode(k);
-      return b && b.length === 32 ? [z85Encode(b)] : [];
-    }));
+    this.allowed = new Set(
+      allow.flatMap((k) => {
+        const b = z85Decode(k);
+        return b && b.length === 32 ? [z85Encode(b)] : [];
+      }),
+    );
   }
 
   /** Binds the handler in its context; from then on every CURVE handshake in it asks here. */

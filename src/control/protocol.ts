@@ -2,9 +2,9 @@ import { CogmeshError, ConfigError, type ConfigIssue } from '../core/errors.js';
 import { parseFlow } from '../vnf/flow.js';
 import type { FlowPattern } from '../vnf/types.js';
 import type { Micros } from '../core/time.js';
-import type { RouterStatus, Telemetry } from '../node/view.js';
-import type { FlowSpec } from '../openflow/controller.js';
-import { FLOW_TEXT, parseAccText, parseFlowText } from '../openflow/flow-text.js';
+import type { RouterStatus, Telemetry } from '../router/view.js';
+import type { FlowSpec } from '../openflow/flow-spec.js';
+import { FLOW_TEXT, parseAccText, parseFlowText } from '../openflow/flow-spec.js';
 
 /**
  * The control API's messages (docs/control-api.md): one JSON frame per
@@ -104,7 +104,11 @@ const arg = (name: string, type: ArgType, required: boolean, doc: string): ArgSp
 /** Every command with its arguments (what `help` answers). */
 export const COMMANDS: readonly CommandSpec[] = Object.freeze([
   { name: 'status', doc: "the router's status: R1, R2, R3, sensing, counters, drops, config version", args: [] },
-  { name: 'get', doc: 'the running configuration, or one field of it, with the config version', args: [arg('path', 'string', false, 'dotted path, e.g. sensing or sensing.durationMs')] },
+  {
+    name: 'get',
+    doc: 'the running configuration, or one field of it, with the config version',
+    args: [arg('path', 'string', false, 'dotted path, e.g. sensing or sensing.durationMs')],
+  },
   {
     name: 'set',
     doc: 'changes live fields atomically (validated whole; restart-only fields refused); answers the new version and the changed paths',
@@ -139,7 +143,11 @@ export const COMMANDS: readonly CommandSpec[] = Object.freeze([
       arg('acc', 'string', false, 'TCP-ACC on its relays: none, every or every-K (a TCP flow; default controller.acc, mode controller.accMode)'),
     ],
   },
-  { name: 'controller.remove', doc: 'ends a flow: its entries are deleted and its VNFs stopped on every router', args: [arg('flow', 'integer', true, 'the flow id (controller.flows)')] },
+  {
+    name: 'controller.remove',
+    doc: 'ends a flow: its entries are deleted and its VNFs stopped on every router',
+    args: [arg('flow', 'integer', true, 'the flow id (controller.flows)')],
+  },
   { name: 'help', doc: 'this list', args: [] },
 ] satisfies CommandSpec[]);
 
@@ -178,10 +186,15 @@ export function parseRequest(frame: Buffer | string): ParsedRequest {
   } catch (e) {
     return fail(null, CONTROL_CODES.malformed, `request is not JSON: ${(e as Error).message}`);
   }
-  if (!isObj(msg)) return fail(null, CONTROL_CODES.malformed, `request is not a JSON object (got ${Array.isArray(msg) ? 'an array' : msg === null ? 'null' : typeof msg})`);
+  if (!isObj(msg))
+    return fail(null, CONTROL_CODES.malformed, `request is not a JSON object (got ${Array.isArray(msg) ? 'an array' : msg === null ? 'null' : typeof msg})`);
   const id = msg.id ?? null;
   if (id !== null && typeof id !== 'string' && typeof id !== 'number') {
-    return fail(null, CONTROL_CODES.malformed, `"id" is a ${Array.isArray(id) ? 'list' : typeof id}: it must be a string, a number or null (it comes back in the reply)`);
+    return fail(
+      null,
+      CONTROL_CODES.malformed,
+      `"id" is a ${Array.isArray(id) ? 'list' : typeof id}: it must be a string, a number or null (it comes back in the reply)`,
+    );
   }
   if (typeof id === 'string' && id.length > 256) return fail(null, CONTROL_CODES.malformed, `"id" is ${id.length} characters long: at most 256`);
   const name = msg.cmd;
@@ -202,7 +215,8 @@ export function parseRequest(frame: Buffer | string): ParsedRequest {
       if (a.required) return fail(id, CONTROL_CODES.badArgument, `${name}: argument "${a.name}" is missing (${typeWords[a.type]}: ${a.doc})`);
       continue;
     }
-    if (!typeOk(a.type, v)) return fail(id, CONTROL_CODES.badArgument, `${name}: argument "${a.name}" is ${JSON.stringify(v)}, expected ${typeWords[a.type]} (${a.doc})`);
+    if (!typeOk(a.type, v))
+      return fail(id, CONTROL_CODES.badArgument, `${name}: argument "${a.name}" is ${JSON.stringify(v)}, expected ${typeWords[a.type]} (${a.doc})`);
   }
 
   switch (spec.name) {
@@ -218,7 +232,8 @@ export function parseRequest(frame: Buffer | string): ParsedRequest {
       const keys = Object.keys(values);
       if (keys.length === 0) return fail(id, CONTROL_CODES.badArgument, 'set: "values" is empty (e.g. {"sensing.durationMs": 20})');
       const bad = keys.find((k) => !DOTTED.test(k));
-      if (bad !== undefined) return fail(id, CONTROL_CODES.badArgument, `set: ${JSON.stringify(bad)} in "values" is not a dotted path (e.g. sensing.durationMs)`);
+      if (bad !== undefined)
+        return fail(id, CONTROL_CODES.badArgument, `set: ${JSON.stringify(bad)} in "values" is not a dotted path (e.g. sensing.durationMs)`);
       return { ok: true, id, command: { cmd: 'set', values, expect: msg.expect as string | undefined } };
     }
     case 'vnf.start': {
@@ -226,7 +241,8 @@ export function parseRequest(frame: Buffer | string): ParsedRequest {
       try {
         flow = parseFlow(msg.flow as string, '/flow');
       } catch (e) {
-        if (e instanceof ConfigError) return fail(id, CONTROL_CODES.badArgument, `vnf.start: argument "flow" ${JSON.stringify(msg.flow)} is not a flow pattern`, e.issues);
+        if (e instanceof ConfigError)
+          return fail(id, CONTROL_CODES.badArgument, `vnf.start: argument "flow" ${JSON.stringify(msg.flow)} is not a flow pattern`, e.issues);
         throw e;
       }
       return { ok: true, id, command: { cmd: 'vnf.start', type: msg.type as string, flow, params: msg.params ?? {} } };
@@ -257,7 +273,8 @@ export function okReply(id: unknown, result: unknown): ControlReply {
 
 /** The reply to a command refused or failed: CogmeshErrors keep their code (and a ConfigError its issues). */
 export function errorReply(id: unknown, e: unknown): ControlReply {
-  if (e instanceof ControlError) return { id, ok: false, error: e.issues ? { code: e.code, message: e.message, issues: e.issues } : { code: e.code, message: e.message } };
+  if (e instanceof ControlError)
+    return { id, ok: false, error: e.issues ? { code: e.code, message: e.message, issues: e.issues } : { code: e.code, message: e.message } };
   if (e instanceof ConfigError) return { id, ok: false, error: { code: e.code, message: e.message, issues: e.issues } };
   if (e instanceof CogmeshError) return { id, ok: false, error: { code: e.code, message: e.message } };
   return { id, ok: false, error: { code: CONTROL_CODES.internal, message: `internal error: ${e instanceof Error ? e.message : String(e)}` } };

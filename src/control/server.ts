@@ -1,7 +1,7 @@
 import { Context, Publisher, Router } from 'zeromq';
 import type { NodeConfig } from '../config/types.js';
-import type { Logger } from '../node/log.js';
-import type { RouterView, Telemetry } from '../node/view.js';
+import type { Logger } from '../core/log.js';
+import type { RouterView, Telemetry } from '../router/view.js';
 import { execute, type SetResult } from './commands.js';
 import { ZAP_DOMAIN, ZapHandler } from './curve.js';
 import { CONTROL_CODES, ControlError, encodeReply, errorReply, okReply, parseRequest, telemetryFrames, type ControlReply } from './protocol.js';
@@ -94,13 +94,17 @@ export class ControlServer {
             if (d.allowed) this.counters.zapAllowed++;
             else {
               this.counters.zapDenied++;
-              this.log.warn({ event: 'control-denied', clientKey: d.clientKey ?? null, address: d.address, mechanism: d.mechanism }, `control: refused a ${d.mechanism} client from ${d.address} (key ${d.clientKey ?? 'none'} is not on control.curve.allow)`);
+              this.log.warn(
+                { event: 'control-denied', clientKey: d.clientKey ?? null, address: d.address, mechanism: d.mechanism },
+                `control: refused a ${d.mechanism} client from ${d.address} (key ${d.clientKey ?? 'none'} is not on control.curve.allow)`,
+              );
             }
           },
           error: (e) => this.log.error({ event: 'control-zap-error', err: String(e) }, `control: the ZAP handler failed: ${String(e)}`),
         });
         await this.zap.start();
-        if (curve.allow.length === 0) this.log.warn({ event: 'control-no-clients' }, 'control: CURVE is on and control.curve.allow is empty: no client can connect');
+        if (curve.allow.length === 0)
+          this.log.warn({ event: 'control-no-clients' }, 'control: CURVE is on and control.curve.allow is empty: no client can connect');
       }
       if (endpoint !== '') {
         this.router = new Router({ context: this.context, linger: 0, maxMessageSize: MAX_REQUEST_BYTES, ...security });
@@ -160,7 +164,8 @@ export class ControlServer {
       this.counters.ok++;
       if (cmd.cmd === 'set') {
         const r = result as SetResult;
-        if (r.changed.length > 0) this.log.info({ event: 'control-set', changed: r.changed, version: r.version }, `control: set ${r.changed.join(', ')} (config version ${r.version})`);
+        if (r.changed.length > 0)
+          this.log.info({ event: 'control-set', changed: r.changed, version: r.version }, `control: set ${r.changed.join(', ')} (config version ${r.version})`);
       } else if (cmd.cmd === 'vnf.start' || cmd.cmd === 'vnf.stop') {
         this.log.info({ event: 'control-vnf', cmd: cmd.cmd }, `control: ${cmd.cmd} done`);
       }
@@ -169,7 +174,8 @@ export class ControlServer {
       const reply = errorReply(req.id, e);
       if (!reply.ok) {
         this.count(reply.error.code);
-        if (reply.error.code === CONTROL_CODES.internal) this.log.error({ event: 'control-internal', cmd: cmd.cmd, err: String(e) }, `control: ${cmd.cmd} failed: ${reply.error.message}`);
+        if (reply.error.code === CONTROL_CODES.internal)
+          this.log.error({ event: 'control-internal', cmd: cmd.cmd, err: String(e) }, `control: ${cmd.cmd} failed: ${reply.error.message}`);
         else this.log.info({ event: 'control-refused', cmd: cmd.cmd, code: reply.error.code }, `control: ${cmd.cmd} refused: ${reply.error.message}`);
       }
       return reply;
@@ -196,10 +202,7 @@ export class ControlServer {
         // One request's failure (even in encoding its reply) never ends the loop: the API keeps serving.
         let out: string;
         try {
-          const reply =
-            body.length === 1
-              ? await this.handle(body[0]!)
-              : this.refuse(`a request is one frame of JSON (got ${body.length} frames)`);
+          const reply = body.length === 1 ? await this.handle(body[0]!) : this.refuse(`a request is one frame of JSON (got ${body.length} frames)`);
           out = encodeReply(reply);
         } catch (e) {
           this.count(CONTROL_CODES.internal);

@@ -15,7 +15,10 @@ export class Rng {
   /** A second normal deviate kept from the last Box-Muller pair. */
   private spare: number | undefined;
 
-  private constructor(readonly seed: number, readonly label: string) {
+  private constructor(
+    readonly seed: number,
+    readonly label: string,
+  ) {
     let h = splitmix32(hashString(label) ^ (seed >>> 0));
     this.s0 = h.value;
     h = splitmix32(h.state);

@@ -1,4 +1,4 @@
-import { EventEngine, type EventId } from './engine.js';
+import { type EventEngine, type EventId } from './engine.js';
 import { RealClock, assertMicros, type Clock, type Micros } from './time.js';
 
 /**

@@ -1,11 +1,8 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ConfigError, CogmeshError, UsageError, type ConfigIssue } from '../core/errors.js';
-import { cloneJson, schemaChecker, type Schema } from '../config/schema.js';
-import { RADIO_NAMES, type HwAssignment, type RadioName } from './checks.js';
-
-export { hardwareWarnings, profilesByRadio, retuneUs, RADIO_NAMES, RETUNE_MARGIN, type HwAssignment, type HwWarning, type HwWarningCode, type RadioName } from './checks.js';
+import { ConfigError, CogmeshError, type ConfigIssue } from '../core/errors.js';
+import { cloneJson, schemaChecker, type Schema } from '../core/schema.js';
 
 /**
  * Hardware profiles: one JSON file per radio device family under
@@ -235,23 +232,4 @@ export function findHwProfile(name: string, profiles: readonly HwProfile[] = loa
   const p = profiles.find((q) => q.profile === name);
   if (!p) throw new HwProfileError('HW_PROFILE_UNKNOWN', `no hardware profile "${name}" (known: ${profiles.map((q) => q.profile).join(', ')})`);
   return p;
-}
-
-/**
- * Reads `--hw`: a profile name for every radio (`usrp-b210`), or one per
- * radio (`R1=usrp-b210,R2=usrp-b210,R3=usrp-b200`).
- */
-export function parseHwOption(text: string, profiles: readonly HwProfile[] = loadHwProfiles()): HwAssignment {
-  const s = text.trim();
-  if (!s.includes('=')) return findHwProfile(s, profiles);
-  const out: Partial<Record<RadioName, HwProfile>> = {};
-  for (const part of s.split(',')) {
-    const [radio, name, ...rest] = part.split('=').map((x) => x.trim());
-    if (rest.length > 0 || radio === undefined || name === undefined || name === '' || !RADIO_NAMES.includes(radio as RadioName)) {
-      throw new UsageError(`--hw: "${part}" is not RADIO=PROFILE with RADIO one of R1, R2, R3`);
-    }
-    if (out[radio as RadioName]) throw new UsageError(`--hw: ${radio} is named twice`);
-    out[radio as RadioName] = findHwProfile(name, profiles);
-  }
-  return out;
 }

@@ -1,6 +1,6 @@
 import { CogmeshError, RangeArgumentError } from '../core/errors.js';
 import { err, ok, type Result } from '../core/result.js';
-import type { SpectrumChannel, SpectrumView } from '../node/view.js';
+import type { SpectrumChannel, SpectrumView } from '../router/view.js';
 
 /**
  * The monitor's binary spectrum frame: one sensing round, as the WebSocket
@@ -120,7 +120,8 @@ export function encodeFrame(s: SpectrumView): Uint8Array {
 /** The sensing round in `b`, or why `b` is not a spectrum frame. Never throws. */
 export function parseFrame(b: Uint8Array): Result<SpectrumView, FrameError> {
   if (b.length < 1) return err(truncated(0, 1));
-  if (b[0] !== FRAME_TYPE_SPECTRUM) return err(new FrameError('FRAME_UNKNOWN_TYPE', 0, `frame type 0x${b[0]!.toString(16).padStart(2, '0')} is not a spectrum frame (0x53)`));
+  if (b[0] !== FRAME_TYPE_SPECTRUM)
+    return err(new FrameError('FRAME_UNKNOWN_TYPE', 0, `frame type 0x${b[0]!.toString(16).padStart(2, '0')} is not a spectrum frame (0x53)`));
   if (b.length < 2) return err(truncated(b.length, FRAME_HEADER_BYTES));
   if (b[1] !== FRAME_VERSION) return err(new FrameError('FRAME_BAD_VERSION', 1, `frame version ${b[1]!} is not ${FRAME_VERSION}`));
   if (b.length < FRAME_HEADER_BYTES) return err(truncated(b.length, FRAME_HEADER_BYTES));

@@ -7,13 +7,11 @@ import { isLocalEndpoint } from '../config/load.js';
 import type { NodeConfig } from '../config/types.js';
 import { parseHostPort } from '../core/address.js';
 import { CogmeshError } from '../core/errors.js';
-import type { Logger } from '../node/log.js';
-import type { RouterView, SpectrumView, Telemetry } from '../node/view.js';
+import type { Logger } from '../core/log.js';
+import type { RouterView, SpectrumView, Telemetry } from '../router/view.js';
 import { encodeFrame } from './frames.js';
-import { MONITOR_PAGE } from './page.js';
-
-/** Version of the stream's messages (the `hello` says it; docs/monitor-protocol.md). */
-export const MONITOR_PROTOCOL = 1;
+import { monitorPage, type MonitorPage } from './page.js';
+import { MONITOR_PROTOCOL, type EventMessage, type HelloMessage, type StateMessage } from './protocol.js';
 
 export type MonitorErrorCode = 'MONITOR_OFF' | 'MONITOR_BAD_LISTEN' | 'MONITOR_ADDRESS_IN_USE' | 'MONITOR_LISTEN_FAILED' | 'MONITOR_STATE';
 
@@ -112,6 +110,8 @@ export class MonitorServer {
   private readonly pingIntervalMs: number;
   private readonly tokenDigest: Uint8Array | undefined;
   private http: Server | undefined;
+  /** The page, built at start. */
+  private page: MonitorPage | undefined;
   private wss: WebSocketServer | undefined;
   private unsubscribe: (() => void) | undefined;
   private stateTimer: NodeJS.Timeout | undefined;
@@ -160,6 +160,8 @@ export class MonitorServer {
     const listen = this.cfg.listen;
     if (listen === '') throw new MonitorError('MONITOR_OFF', 'monitor: monitor.listen is empty (the monitor is off)');
     const addr = parseListen(listen);
+    // The page first: a monitor whose page is not built refuses to start rather than serve nothing.
+    this.page = monitorPage();
     this.phase = 'starting';
 
     const http = createServer((req, res) => this.onRequest(req, res));
@@ -179,7 +181,11 @@ export class MonitorServer {
       this.phase = 'stopped';
       const code = (e as NodeJS.ErrnoException).code;
       if (code === 'EADDRINUSE') {
-        throw new MonitorError('MONITOR_ADDRESS_IN_USE', `monitor cannot listen on ${listen}: the address is already in use (another monitor or program holds the port)`, { cause: e });
+        throw new MonitorError(
+          'MONITOR_ADDRESS_IN_USE',
+          `monitor cannot listen on ${listen}: the address is already in use (another monitor or program holds the port)`,
+          { cause: e },
+        );
       }
       throw new MonitorError('MONITOR_LISTEN_FAILED', `monitor cannot listen on ${listen}: ${(e as Error).message}`, { cause: e });
     }
@@ -206,7 +212,10 @@ export class MonitorServer {
     this.phase = 'running';
     this.log.info({ url, token: this.tokenDigest !== undefined }, `monitor on ${url}${this.tokenDigest ? ' (token required)' : ''}`);
     if (this.tokenDigest === undefined && !isLocalEndpoint(listen)) {
-      this.log.warn({ listen }, `monitor: ${listen} is reachable beyond this machine and no monitor.token is set: anyone who can reach it can watch the router`);
+      this.log.warn(
+        { listen },
+        `monitor: ${listen} is reachable beyond this machine and no monitor.token is set: anyone who can reach it can watch the router`,
+      );
     }
     return { url };
   }
@@ -274,6 +283,11 @@ export class MonitorServer {
       res.writeHead(426, { Upgrade: 'websocket', Connection: 'Upgrade', 'Content-Type': 'text/plain; charset=utf-8' }).end('/stream is a WebSocket\n');
       return;
     }
+    const page = this.page;
+    if (!page) {
+      res.writeHead(503, { 'Content-Type': 'text/plain; charset=utf-8' }).end('the monitor is not running\n');
+      return;
+    }
     this.n.pagesServed++;
     res.writeHead(200, {
       'Content-Type': 'text/html; charset=utf-8',
@@ -282,9 +296,10 @@ export class MonitorServer {
       'Referrer-Policy': 'no-referrer',
       'X-Content-Type-Options': 'nosniff',
       'X-Frame-Options': 'DENY',
-      'Content-Security-Policy': "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; connect-src 'self'; img-src data:; frame-ancestors 'none'",
+      // Only the page's own script runs (its hash); the styles are inline.
+      'Content-Security-Policy': `default-src 'none'; style-src 'unsafe-inline'; script-src '${page.scriptHash}'; connect-src 'self'; img-src data:; frame-ancestors 'none'`,
     });
-    res.end(req.method === 'HEAD' ? undefined : MONITOR_PAGE);
+    res.end(req.method === 'HEAD' ? undefined : page.html);
   }
 
   private onUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
@@ -293,7 +308,9 @@ export class MonitorServer {
       this.n.refused++;
       this.log.info({ remote: remoteOf(req), status }, `monitor refused a stream: ${text}`);
       const body = `${text}\n`;
-      socket.end(`HTTP/1.1 ${status} ${text}\r\nConnection: close\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+      socket.end(
+        `HTTP/1.1 ${status} ${text}\r\nConnection: close\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+      );
       socket.destroy();
     };
     if (url === undefined) return refuse(400, 'Bad Request');
@@ -351,7 +368,7 @@ export class MonitorServer {
 
     // hello, the history, a first state: all in this tick, so no live message can come between.
     const cfg = this.view.config();
-    const hello = {
+    const hello: HelloMessage = {
       type: 'hello',
       protocol: MONITOR_PROTOCOL,
       node: { id: this.view.id, name: this.view.name },
@@ -389,7 +406,8 @@ export class MonitorServer {
       return;
     }
     if (this.clientSet.size === 0) return;
-    const msg = json({ type: 'event', ...t });
+    const event: EventMessage = { type: 'event', ...t };
+    const msg = json(event);
     for (const c of this.clientSet) {
       if (this.sendTo(c, msg)) this.n.eventsSent++;
       else this.n.eventsSkipped++;
@@ -429,7 +447,7 @@ export class MonitorServer {
   private stateMessage(): string | undefined {
     try {
       const v = this.view;
-      const msg = json({
+      const state: StateMessage = {
         type: 'state',
         atUs: v.now(),
         status: v.status(),
@@ -438,7 +456,8 @@ export class MonitorServer {
         routes: v.routes(),
         vnfs: v.vnfs(),
         flows: v.flows(),
-      });
+      };
+      const msg = json(state);
       this.stateFailing = false;
       return msg;
     } catch (e) {

@@ -32,10 +32,11 @@ import {
   type QueueStats,
   type TableFeatures,
 } from '../wire/openflow/index.js';
-import { OFP_NO_BUFFER, OFPP, OFPQ_ALL, type OfAction, type OfInstruction } from './actions.js';
+import { OFP_NO_BUFFER, OFPP, OFPQ_ALL, type OfAction, type OfInstruction } from '../wire/openflow/actions.js';
 import { ofErrorNumbers } from './errors.js';
-import type { FlowRemoved, FlowTables } from './flow-table.js';
-import { OXM_FIELDS, type OfMatch } from './match.js';
+import type { FlowRemoved } from './flow-table.js';
+import type { FlowTables } from './pipeline.js';
+import { OXM_FIELDS, type OfMatch } from '../wire/openflow/match.js';
 import { meshFrame, type PacketToController } from './forwarder.js';
 import { CETT_EXP_START_VNF, CETT_EXP_STOP_VNF, CETT_VNF_EXPERIMENTER } from './controller.js';
 import { utf8Prefix, type LinkPort, type PortChange } from './ports.js';
@@ -123,7 +124,18 @@ const SUPPORTED_ACTIONS: ReadonlySet<OfAction['type']> = new Set(['output', 'set
  * names, and the connection goes on (a framing error closes it).
  */
 export class OfAgent {
-  readonly counters = { vnfRequests: 0, connections: 0, messages: 0, malformed: 0, errorsSent: 0, flowMods: 0, packetOuts: 0, packetIns: 0, portStatus: 0, flowRemoved: 0 };
+  readonly counters = {
+    vnfRequests: 0,
+    connections: 0,
+    messages: 0,
+    malformed: 0,
+    errorsSent: 0,
+    flowMods: 0,
+    packetOuts: 0,
+    packetIns: 0,
+    portStatus: 0,
+    flowRemoved: 0,
+  };
   private readonly sessions = new Map<number, AgentSession>();
   private nextSession = 1;
   private xid = 1;
@@ -136,7 +148,17 @@ export class OfAgent {
 
   /** A new connection: the agent's HELLO is queued first. */
   open(): AgentSession {
-    const s: AgentSession = { id: this.nextSession++, helloDone: false, flags: 0, missSendLen: 128, role: 'equal', out: [], closing: false, received: 0, errorsSent: 0 };
+    const s: AgentSession = {
+      id: this.nextSession++,
+      helloDone: false,
+      flags: 0,
+      missSendLen: 128,
+      role: 'equal',
+      out: [],
+      closing: false,
+      received: 0,
+      errorsSent: 0,
+    };
     this.sessions.set(s.id, s);
     this.counters.connections++;
     this.send(s, { type: 'hello', version: OF13, xid: this.nextXid(), elements: [{ type: 'version-bitmap', bitmaps: [1 << OF13] }] });
@@ -173,7 +195,13 @@ export class OfAgent {
       const bitmap = m.elements.find((e) => e.type === 'version-bitmap');
       const speaks13 = bitmap && bitmap.type === 'version-bitmap' ? ((bitmap.bitmaps[0] ?? 0) & (1 << OF13)) !== 0 : version >= OF13;
       if (!speaks13) {
-        this.fail(s, bytes, OFPET.HELLO_FAILED, OFPHFC.INCOMPATIBLE, `no common version: this switch speaks OpenFlow 1.3 (0x04), the peer offered 0x${version.toString(16)}`);
+        this.fail(
+          s,
+          bytes,
+          OFPET.HELLO_FAILED,
+          OFPHFC.INCOMPATIBLE,
+          `no common version: this switch speaks OpenFlow 1.3 (0x04), the peer offered 0x${version.toString(16)}`,
+        );
         return;
       }
       s.helloDone = true;
@@ -217,7 +245,17 @@ export class OfAgent {
     this.counters.packetIns++;
     const frame = meshFrame(p.header, p.payload);
     const data = frame.subarray(0, Math.min(frame.length, p.maxLen));
-    this.broadcast({ type: 'packet-in', xid: 0, bufferId: OFP_NO_BUFFER, totalLen: frame.length, reason: p.reason, tableId: p.tableId, cookie: p.cookie, match: { inPort: p.inPort }, data });
+    this.broadcast({
+      type: 'packet-in',
+      xid: 0,
+      bufferId: OFP_NO_BUFFER,
+      totalLen: frame.length,
+      reason: p.reason,
+      tableId: p.tableId,
+      cookie: p.cookie,
+      match: { inPort: p.inPort },
+      data,
+    });
   }
 
   /** Takes what a connection has to write. */
@@ -285,7 +323,8 @@ export class OfAgent {
       case 'queue-get-config-request': {
         // The QoS queues of the link ports (LOCAL has none); a guarantee as min_rate, in 1/10 % of the link's C.
         const links = this.o.router.ports().filter((p) => p.portNo !== OFPP.LOCAL && (m.portNo === OFPP.ANY || p.portNo === m.portNo));
-        if (m.portNo !== OFPP.ANY && links.length === 0) return this.sendError(s, errorReply(bytes, { type: OFPET.QUEUE_OP_FAILED, code: OFPQOFC.BAD_PORT }, m.xid));
+        if (m.portNo !== OFPP.ANY && links.length === 0)
+          return this.sendError(s, errorReply(bytes, { type: OFPET.QUEUE_OP_FAILED, code: OFPQOFC.BAD_PORT }, m.xid));
         const queues = this.o.router.queues();
         const permille = (kbps: number, p: LinkPort): number => Math.min(QUEUE_RATE_MAX, Math.max(1, Math.round((kbps / Math.max(1, p.maxKbps)) * 1000)));
         this.send(s, {
@@ -293,7 +332,11 @@ export class OfAgent {
           xid: m.xid,
           portNo: m.portNo,
           queues: links.flatMap((p) =>
-            queues.map((q) => ({ queueId: q.queue, portNo: p.portNo, properties: q.minKbps > 0 ? [{ type: 'min-rate' as const, rate: permille(q.minKbps, p) }] : [] })),
+            queues.map((q) => ({
+              queueId: q.queue,
+              portNo: p.portNo,
+              properties: q.minKbps > 0 ? [{ type: 'min-rate' as const, rate: permille(q.minKbps, p) }] : [],
+            })),
           ),
         });
         return;
@@ -315,8 +358,10 @@ export class OfAgent {
    */
   private experimenter(s: AgentSession, experimenter: number, expType: number, data: Uint8Array, bytes: Uint8Array, xid: number): void {
     const vnfs = this.o.vnfs;
-    if (experimenter !== CETT_VNF_EXPERIMENTER || !vnfs) return this.sendError(s, errorReply(bytes, { type: OFPET.BAD_REQUEST, code: OFPBRC.BAD_EXPERIMENTER }, xid));
-    if (expType !== CETT_EXP_START_VNF && expType !== CETT_EXP_STOP_VNF) return this.sendError(s, errorReply(bytes, { type: OFPET.BAD_REQUEST, code: OFPBRC.BAD_EXP_TYPE }, xid));
+    if (experimenter !== CETT_VNF_EXPERIMENTER || !vnfs)
+      return this.sendError(s, errorReply(bytes, { type: OFPET.BAD_REQUEST, code: OFPBRC.BAD_EXPERIMENTER }, xid));
+    if (expType !== CETT_EXP_START_VNF && expType !== CETT_EXP_STOP_VNF)
+      return this.sendError(s, errorReply(bytes, { type: OFPET.BAD_REQUEST, code: OFPBRC.BAD_EXP_TYPE }, xid));
     if (s.role === 'slave') return this.sendError(s, errorReply(bytes, { type: OFPET.BAD_REQUEST, code: OFPBRC.IS_SLAVE }, xid));
     let req: { type?: unknown; flow?: unknown; params?: unknown; ref?: unknown };
     try {
@@ -324,10 +369,17 @@ export class OfAgent {
     } catch {
       return this.sendError(s, errorReply(bytes, { type: OFPET.BAD_REQUEST, code: OFPBRC.EPERM }, xid));
     }
-    if (typeof req !== 'object' || req === null || typeof req.type !== 'string' || !Number.isSafeInteger(req.ref) || (expType === CETT_EXP_START_VNF && typeof req.flow !== 'string')) {
+    if (
+      typeof req !== 'object' ||
+      req === null ||
+      typeof req.type !== 'string' ||
+      !Number.isSafeInteger(req.ref) ||
+      (expType === CETT_EXP_START_VNF && typeof req.flow !== 'string')
+    ) {
       return this.sendError(s, errorReply(bytes, { type: OFPET.BAD_REQUEST, code: OFPBRC.EPERM }, xid));
     }
-    const done = expType === CETT_EXP_START_VNF ? vnfs.start(req.type, req.flow as string, req.params ?? {}, req.ref as number) : vnfs.stop(req.type, req.ref as number);
+    const done =
+      expType === CETT_EXP_START_VNF ? vnfs.start(req.type, req.flow as string, req.params ?? {}, req.ref as number) : vnfs.stop(req.type, req.ref as number);
     this.counters.vnfRequests++;
     done.catch(() => {
       if (this.sessions.has(s.id)) this.sendError(s, errorReply(bytes, { type: OFPET.BAD_REQUEST, code: OFPBRC.EPERM }, xid));
@@ -354,7 +406,8 @@ export class OfAgent {
     const xid = xidOf(bytes);
     if (s.role === 'slave') return this.sendError(s, errorReply(bytes, { type: OFPET.BAD_REQUEST, code: OFPBRC.IS_SLAVE }, xid));
     if (bufferId !== OFP_NO_BUFFER) return this.sendError(s, errorReply(bytes, { type: OFPET.BAD_REQUEST, code: OFPBRC.BUFFER_UNKNOWN }, xid));
-    if (!this.portExists(inPort) && inPort !== OFPP.CONTROLLER) return this.sendError(s, errorReply(bytes, { type: OFPET.BAD_REQUEST, code: OFPBRC.BAD_PORT }, xid));
+    if (!this.portExists(inPort) && inPort !== OFPP.CONTROLLER)
+      return this.sendError(s, errorReply(bytes, { type: OFPET.BAD_REQUEST, code: OFPBRC.BAD_PORT }, xid));
     const refusal = this.checkActions(actions, true);
     if (refusal) return this.sendError(s, errorReply(bytes, refusal, xid));
     // A mesh router has no Ethernet to put the frame on: the packet is taken, counted and not forwarded.
@@ -364,7 +417,8 @@ export class OfAgent {
   private checkInstructions(list: readonly OfInstruction[]): { type: number; code: number } | undefined {
     const seen = new Set<string>();
     for (const ins of list) {
-      if (ins.type === 'unsupported' || !SUPPORTED_INSTRUCTIONS.has(ins.type)) return { type: OFPET.BAD_INSTRUCTION, code: ins.type === 'unsupported' ? OFPBIC.UNKNOWN_INST : OFPBIC.UNSUP_INST };
+      if (ins.type === 'unsupported' || !SUPPORTED_INSTRUCTIONS.has(ins.type))
+        return { type: OFPET.BAD_INSTRUCTION, code: ins.type === 'unsupported' ? OFPBIC.UNKNOWN_INST : OFPBIC.UNSUP_INST };
       // Each instruction type at most once (7.2.4); 1.3 has no code of its own for a repeat.
       if (seen.has(ins.type)) return { type: OFPET.BAD_INSTRUCTION, code: OFPBIC.UNSUP_INST };
       seen.add(ins.type);
@@ -425,11 +479,17 @@ export class OfAgent {
         break;
       }
       case 'table':
-        reply = { type: 'table', stats: this.o.tables.tableStats().map((t) => ({ tableId: t.tableId, activeCount: t.activeCount, lookupCount: BigInt(t.lookupCount), matchedCount: BigInt(t.matchedCount) })) };
+        reply = {
+          type: 'table',
+          stats: this.o.tables
+            .tableStats()
+            .map((t) => ({ tableId: t.tableId, activeCount: t.activeCount, lookupCount: BigInt(t.lookupCount), matchedCount: BigInt(t.matchedCount) })),
+        };
         break;
       case 'port-stats': {
         const ports = this.o.router.ports().filter((p) => body.portNo === OFPP.ANY || p.portNo === body.portNo);
-        if (body.portNo !== OFPP.ANY && ports.length === 0) return this.sendError(s, errorReply(bytes, { type: OFPET.BAD_REQUEST, code: OFPBRC.BAD_PORT }, xid));
+        if (body.portNo !== OFPP.ANY && ports.length === 0)
+          return this.sendError(s, errorReply(bytes, { type: OFPET.BAD_REQUEST, code: OFPBRC.BAD_PORT }, xid));
         reply = { type: 'port-stats', stats: ports.map((p) => this.portStats(p, now)) };
         break;
       }
@@ -437,9 +497,11 @@ export class OfAgent {
         // Every link port has the QoS queues (the classes inside R2's channel queues); LOCAL has none.
         const links = this.o.router.ports().filter((p) => p.portNo !== OFPP.LOCAL);
         const ports = links.filter((p) => body.portNo === OFPP.ANY || p.portNo === body.portNo);
-        if (body.portNo !== OFPP.ANY && ports.length === 0) return this.sendError(s, errorReply(bytes, { type: OFPET.QUEUE_OP_FAILED, code: OFPQOFC.BAD_PORT }, xid));
+        if (body.portNo !== OFPP.ANY && ports.length === 0)
+          return this.sendError(s, errorReply(bytes, { type: OFPET.QUEUE_OP_FAILED, code: OFPQOFC.BAD_PORT }, xid));
         const queues = this.o.router.queues().filter((q) => body.queueId === OFPQ_ALL || q.queue === body.queueId);
-        if (body.queueId !== OFPQ_ALL && queues.length === 0) return this.sendError(s, errorReply(bytes, { type: OFPET.QUEUE_OP_FAILED, code: OFPQOFC.BAD_QUEUE }, xid));
+        if (body.queueId !== OFPQ_ALL && queues.length === 0)
+          return this.sendError(s, errorReply(bytes, { type: OFPET.QUEUE_OP_FAILED, code: OFPQOFC.BAD_QUEUE }, xid));
         const stats: QueueStats[] = [];
         for (const p of ports) for (const q of queues) stats.push(this.queueStats(p, q.queue, now));
         reply = { type: 'queue', stats };

@@ -2,11 +2,11 @@ import type { Micros } from '../core/time.js';
 import type { Result } from '../core/result.js';
 import { err, ok } from '../core/result.js';
 import { formatFlow } from '../vnf/flow.js';
-import { meshIp6 } from '../sim/addresses.js';
-import { checkSpec, sameTraffic } from './flow-text.js';
-import type { OfAction, OfInstruction } from './actions.js';
-import { flowMod as addFlowMod, OFPP, OFPTT_ALL } from './actions.js';
-import type { OfMatch } from './match.js';
+import { meshIp6, meshIpv4 } from '../wire/addresses.js';
+import { checkSpec, sameTraffic, type FlowSpec } from './flow-spec.js';
+import type { OfAction, OfInstruction } from '../wire/openflow/actions.js';
+import { flowMod as addFlowMod, OFPP, OFPTT_ALL } from '../wire/openflow/actions.js';
+import type { OfMatch } from '../wire/openflow/match.js';
 import type { OfMessage, OfPort } from '../wire/openflow/types.js';
 
 /**
@@ -89,27 +89,6 @@ export interface ControllerOptions {
   priority?: number;
 }
 
-export interface AccSpec {
-  mode: 'split' | 'e2e';
-  /** A VNF on every everyHops-th relay (1: all relays). Default 1. */
-  everyHops?: number;
-  bufferBytes?: number;
-}
-
-export interface FlowSpec {
-  /** Non-negative integer; the entries' cookie and the VNFs' ref. */
-  id: number;
-  proto: 'tcp' | 'udp';
-  srcAddr: number;
-  dstAddr: number;
-  dstPort?: number;
-  acc?: AccSpec;
-  /** The IPv6 flow label its packets carry (its QoS tag, both directions): its entries match it. */
-  label?: number;
-  /** The QoS queue its packets go in on every hop (OpenFlow set_queue); absent: the label's class decides. */
-  queue?: number;
-}
-
 /** A message for a session. */
 export interface Send<K> {
   to: K;
@@ -176,8 +155,6 @@ interface Flow {
 
 const RELATIVE_EPS = 1e-9;
 
-/** The router's address as an IPv4 number, 10.hi.lo.1 (meshIp). */
-export const meshIpv4 = (addr: number): number => ((10 << 24) | (((addr >> 8) & 0xff) << 16) | ((addr & 0xff) << 8) | 1) >>> 0;
 const dotted = (addr: number): string => `10.${(addr >> 8) & 0xff}.${addr & 0xff}.1`;
 
 export class CettController<K = string> {
@@ -337,7 +314,8 @@ export class CettController<K = string> {
       const s = this.sessions.get(key);
       if (!s || s.datapathId === undefined) continue;
       routers.push({ addr, datapathId: s.datapathId, key });
-      for (const [portNo, p] of [...s.ports].sort((a, b) => a[0] - b[0])) links.push({ from: addr, to: p.neighbour, portNo, rcKbps: p.rcKbps, ett: this.ett(p.rcKbps) });
+      for (const [portNo, p] of [...s.ports].sort((a, b) => a[0] - b[0]))
+        links.push({ from: addr, to: p.neighbour, portNo, rcKbps: p.rcKbps, ett: this.ett(p.rcKbps) });
     }
     return { routers, links };
   }
@@ -546,7 +524,12 @@ export class CettController<K = string> {
   }
 
   private vnfMessage(spec: FlowSpec, expType: number): OfMessage {
-    const flow = formatFlow({ proto: spec.proto, srcIp: dotted(spec.srcAddr), dstIp: dotted(spec.dstAddr), ...(spec.dstPort !== undefined ? { dstPort: spec.dstPort } : {}) });
+    const flow = formatFlow({
+      proto: spec.proto,
+      srcIp: dotted(spec.srcAddr),
+      dstIp: dotted(spec.dstAddr),
+      ...(spec.dstPort !== undefined ? { dstPort: spec.dstPort } : {}),
+    });
     const body: Record<string, unknown> = { type: 'tcp-acc', flow };
     if (expType === CETT_EXP_START_VNF && spec.acc) {
       const params: Record<string, unknown> = { mode: spec.acc.mode };
@@ -576,7 +559,5 @@ function sameRouters(a: readonly number[], b: readonly number[]): boolean {
   return a.length === b.length && a.every((x, i) => x === b[i]);
 }
 
-
 /** Removed flows whose cleanup a joining router is sent. */
 const ENDED_KEPT = 1024;
-

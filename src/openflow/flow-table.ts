@@ -4,9 +4,9 @@ import { RangeArgumentError } from '../core/errors.js';
 import { Heap } from '../core/heap.js';
 import { err, ok, type Result } from '../core/result.js';
 import { assertMicros, US_PER_S, type Micros } from '../core/time.js';
-import { OFPFF, OFPG_ANY, OFPP, OFPTT_ALL, type FlowMod, type FlowModCommand, type FlowRemovedReason, type OfInstruction } from './actions.js';
+import { OFPFF, OFPG_ANY, OFPP, OFPTT_ALL, type FlowMod, type FlowModCommand, type FlowRemovedReason, type OfInstruction } from '../wire/openflow/actions.js';
 import { badInstruction, badRequest, flowModFailed, type OfError } from './errors.js';
-import type { OfMatch, PacketFields } from './match.js';
+import type { OfMatch, PacketFields } from '../wire/openflow/match.js';
 import { compileMatch, covers, matchesPacket, overlaps, type CompiledMatch } from './matching.js';
 
 /**
@@ -134,7 +134,7 @@ export interface FlowTableOptions {
 
 export const DEFAULT_TABLE_CAPACITY = 4096;
 
-const COMMANDS: ReadonlySet<string> = new Set<FlowModCommand>(['add', 'modify', 'modify-strict', 'delete', 'delete-strict']);
+export const FLOW_MOD_COMMANDS: ReadonlySet<string> = new Set<FlowModCommand>(['add', 'modify', 'modify-strict', 'delete', 'delete-strict']);
 const KNOWN_FLAGS = OFPFF.SEND_FLOW_REM | OFPFF.CHECK_OVERLAP | OFPFF.RESET_COUNTS | OFPFF.NO_PKT_COUNTS | OFPFF.NO_BYT_COUNTS;
 const U64_MAX = (1n << 64n) - 1n;
 
@@ -216,11 +216,12 @@ function checkUint(field: string, v: unknown, max: number): void {
 }
 
 function checkU64(field: string, v: unknown): void {
-  if (typeof v !== 'bigint' || v < 0n || v > U64_MAX) throw new RangeArgumentError(field, typeof v === 'bigint' ? v.toString() : v, 'a bigint in [0, 2^64 - 1]');
+  if (typeof v !== 'bigint' || v < 0n || v > U64_MAX)
+    throw new RangeArgumentError(field, typeof v === 'bigint' ? v.toString() : v, 'a bigint in [0, 2^64 - 1]');
 }
 
 /** Header fields outside their wire widths are caller bugs (the codec cannot produce them). */
-function checkFlowModFields(mod: FlowMod): void {
+export function checkFlowModFields(mod: FlowMod): void {
   checkU64('cookie', mod.cookie);
   checkU64('cookieMask', mod.cookieMask);
   checkUint('tableId', mod.tableId, 0xff);
@@ -233,7 +234,7 @@ function checkFlowModFields(mod: FlowMod): void {
   checkUint('flags', mod.flags, 0xffff);
 }
 
-function checkStatsFields(req: FlowStatsRequest): void {
+export function checkStatsFields(req: FlowStatsRequest): void {
   checkUint('tableId', req.tableId, 0xff);
   checkUint('outPort', req.outPort, 0xffff_ffff);
   checkUint('outGroup', req.outGroup, 0xffff_ffff);
@@ -241,7 +242,7 @@ function checkStatsFields(req: FlowStatsRequest): void {
   checkU64('cookieMask', req.cookieMask);
 }
 
-const isDelete = (c: FlowModCommand): boolean => c === 'delete' || c === 'delete-strict';
+export const isDelete = (c: FlowModCommand): boolean => c === 'delete' || c === 'delete-strict';
 
 interface TimerItem {
   at: Micros;
@@ -300,9 +301,14 @@ export class FlowTable {
     checkFlowModFields(mod);
     this.expire(now);
     const command = mod.command;
-    if (!COMMANDS.has(command)) return err(flowModFailed('BAD_COMMAND', `unknown command ${String(command)}`));
+    if (!FLOW_MOD_COMMANDS.has(command)) return err(flowModFailed('BAD_COMMAND', `unknown command ${String(command)}`));
     if (mod.tableId !== this.tableId && !(isDelete(command) && mod.tableId === OFPTT_ALL)) {
-      return err(flowModFailed('BAD_TABLE_ID', `table ${mod.tableId} is not table ${this.tableId}${mod.tableId === OFPTT_ALL ? ' (OFPTT_ALL is for deletes only)' : ''}`));
+      return err(
+        flowModFailed(
+          'BAD_TABLE_ID',
+          `table ${mod.tableId} is not table ${this.tableId}${mod.tableId === OFPTT_ALL ? ' (OFPTT_ALL is for deletes only)' : ''}`,
+        ),
+      );
     }
     if ((mod.flags & ~KNOWN_FLAGS) !== 0) return err(flowModFailed('BAD_FLAGS', `unknown flags 0x${(mod.flags & ~KNOWN_FLAGS).toString(16)}`));
     const compiled = compileMatch(mod.match);
@@ -444,7 +450,8 @@ export class FlowTable {
     }
     const id = identity(mod.priority, cm);
     const old = this.byIdentity.get(id);
-    if (old === undefined && this.entries.length >= this.capacity) return err(flowModFailed('TABLE_FULL', `table ${this.tableId} holds ${this.capacity} entries`));
+    if (old === undefined && this.entries.length >= this.capacity)
+      return err(flowModFailed('TABLE_FULL', `table ${this.tableId} holds ${this.capacity} entries`));
     const e = new Entry(
       this.tableId,
       old?.seq ?? this.nextSeq++,
@@ -583,109 +590,5 @@ export class FlowTable {
       else hi = mid;
     }
     return lo;
-  }
-}
-
-/**
- * The pipeline's n tables, ids 0..n-1 (the count the agent advertises in
- * FEATURES_REPLY). FLOW_MODs and stats requests go to the table they name;
- * a delete or stats request for OFPTT_ALL goes to every table. Pipeline
- * processing itself (GOTO_TABLE, the action set, metadata) is the agent's:
- * it looks packets up table by table.
- */
-export class FlowTables {
-  readonly tables: readonly FlowTable[];
-
-  constructor(count: number, options: { capacity?: number } = {}) {
-    if (!Number.isInteger(count) || count < 1 || count > 0xfe + 1) throw new RangeArgumentError('count', count, 'an integer in [1, 255]');
-    this.tables = Array.from({ length: count }, (_, tableId) => new FlowTable({ tableId, tableCount: count, ...options }));
-  }
-
-  get count(): number {
-    return this.tables.length;
-  }
-
-  table(tableId: number): FlowTable | undefined {
-    return this.tables[tableId];
-  }
-
-  /** As `FlowTable.apply`; OFPFMFC_BAD_TABLE_ID for a table that does not exist. */
-  apply(mod: FlowMod, now: Micros): Result<FlowModApplied, OfError> {
-    checkFlowModFields(mod);
-    if (mod.tableId === OFPTT_ALL && isDelete(mod.command)) {
-      let deleted = 0;
-      const flowRemoved: FlowRemoved[] = [];
-      for (const t of this.tables) {
-        const r = t.apply(mod, now);
-        if (!r.ok) return r;
-        if (r.value.command === 'delete' || r.value.command === 'delete-strict') {
-          deleted += r.value.deleted;
-          flowRemoved.push(...r.value.flowRemoved);
-        }
-      }
-      return ok({ command: mod.command as 'delete' | 'delete-strict', deleted, flowRemoved });
-    }
-    const t = this.tables[mod.tableId];
-    if (t === undefined) {
-      if (!COMMANDS.has(mod.command)) return err(flowModFailed('BAD_COMMAND', `unknown command ${String(mod.command)}`));
-      return err(flowModFailed('BAD_TABLE_ID', `no table ${mod.tableId} (the pipeline has ${this.count})`));
-    }
-    return t.apply(mod, now);
-  }
-
-  /** As `FlowTable.lookup` in one table; undefined also for a table that does not exist. */
-  lookup(tableId: number, fields: PacketFields, now: Micros, bytes: number): FlowEntry | undefined {
-    return this.tables[tableId]?.lookup(fields, now, bytes);
-  }
-
-  nextDeadline(): Micros | undefined {
-    let min: Micros | undefined;
-    for (const t of this.tables) {
-      const d = t.nextDeadline();
-      if (d !== undefined && (min === undefined || d < min)) min = d;
-    }
-    return min;
-  }
-
-  /** Every table's FLOW_REMOVED records, table by table. */
-  tick(now: Micros): FlowRemoved[] {
-    return this.tables.flatMap((t) => t.tick(now));
-  }
-
-  flowStats(req: FlowStatsRequest, now: Micros): Result<FlowStats[], OfError> {
-    const ts = this.selected(req);
-    if (!ts.ok) return ts;
-    const out: FlowStats[] = [];
-    for (const t of ts.value) {
-      const r = t.flowStats(req, now);
-      if (!r.ok) return r;
-      out.push(...r.value);
-    }
-    return ok(out);
-  }
-
-  aggregate(req: FlowStatsRequest, now: Micros): Result<AggregateStats, OfError> {
-    const ts = this.selected(req);
-    if (!ts.ok) return ts;
-    const agg: AggregateStats = { packetCount: 0, byteCount: 0, flowCount: 0 };
-    for (const t of ts.value) {
-      const r = t.aggregate(req, now);
-      if (!r.ok) return r;
-      agg.packetCount += r.value.packetCount;
-      agg.byteCount += r.value.byteCount;
-      agg.flowCount += r.value.flowCount;
-    }
-    return ok(agg);
-  }
-
-  tableStats(): TableStats[] {
-    return this.tables.map((t) => t.tableStats());
-  }
-
-  private selected(req: FlowStatsRequest): Result<readonly FlowTable[], OfError> {
-    checkStatsFields(req);
-    if (req.tableId === OFPTT_ALL) return ok(this.tables);
-    const t = this.tables[req.tableId];
-    return t === undefined ? err(badRequest('BAD_TABLE_ID', `no table ${req.tableId} (the pipeline has ${this.count})`)) : ok([t]);
   }
 }

@@ -1,12 +1,22 @@
 import type { Micros } from '../core/time.js';
-import type { ForwardDecision, Forwarder } from '../node/router.js';
-import { meshIp, meshIp6 } from '../sim/addresses.js';
+import { meshIp, meshIp6, meshIpv4 } from '../wire/addresses.js';
 import { internetChecksum, tcpChecksum } from '../wire/tcp.js';
-import type { DataHeader } from '../wire/mesh.js';
-import { OFPP, type OfAction, type OfInstruction } from './actions.js';
-import type { FlowEntry, FlowTables } from './flow-table.js';
-import type { PacketFields } from './match.js';
+import type { DataHeader, NodeAddr } from '../wire/mesh.js';
+import { OFPP, type OfAction, type OfInstruction } from '../wire/openflow/actions.js';
+import type { FlowEntry } from './flow-table.js';
+import type { FlowTables } from './pipeline.js';
+import type { PacketFields } from '../wire/openflow/match.js';
 import { neighbourOfPort, portOfNeighbour } from './ports.js';
+
+/** What a flow table decides for a data packet ahead of AODV. */
+export type ForwardDecision =
+  /** `queue`: the QoS queue an OpenFlow set_queue put it in (absent: its flow label's class). */
+  { kind: 'next-hop'; nextHop: NodeAddr; queue?: number } | { kind: 'deliver' } | { kind: 'drop' };
+
+export interface Forwarder {
+  /** `inFrom`: the neighbour it came from (undefined: originated here). Undefined: no entry, AODV routes it. */
+  decide(header: DataHeader, payload: Uint8Array, inFrom: NodeAddr | undefined, now: Micros): ForwardDecision | undefined;
+}
 
 /** A packet the flow table sends to the controller (an output to CONTROLLER, or a table-miss entry doing so). */
 export interface PacketToController {
@@ -19,8 +29,6 @@ export interface PacketToController {
   header: DataHeader;
   payload: Uint8Array;
 }
-
-const u32 = (b: Uint8Array): number => ((b[0]! << 24) | (b[1]! << 16) | (b[2]! << 8) | b[3]!) >>> 0;
 
 /**
  * A mesh data packet as the Ethernet frame a controller expects in a
@@ -100,7 +108,7 @@ export function packetFields(h: DataHeader, payload: Uint8Array, inFrom: number 
   const ipProto = h.proto === 'tcp' ? 6 : 17;
   const f: PacketFields = h.label
     ? { inPort, ethType: 0x86dd, ipProto, ipv6Src: meshIp6(h.src), ipv6Dst: meshIp6(h.dst), ipv6Flabel: h.label }
-    : { inPort, ethType: 0x0800, ipProto, ipv4Src: u32(meshIp(h.src)), ipv4Dst: u32(meshIp(h.dst)) };
+    : { inPort, ethType: 0x0800, ipProto, ipv4Src: meshIpv4(h.src), ipv4Dst: meshIpv4(h.dst) };
   if (h.proto === 'tcp' && payload.length >= 4) {
     f.tcpSrc = (payload[0]! << 8) | payload[1]!;
     f.tcpDst = (payload[2]! << 8) | payload[3]!;

@@ -1,6 +1,6 @@
 import { err, ok, type Result } from '../core/result.js';
 import { badMatch, type OfError } from './errors.js';
-import { OXM_FIELDS, type OfMatch, type PacketFields } from './match.js';
+import { OXM_FIELDS, type OfMatch, type PacketFields } from '../wire/openflow/match.js';
 
 /**
  * Match structures as the flow table uses them (OpenFlow 1.3.5 sections
@@ -63,8 +63,7 @@ const PREREQS: Readonly<Partial<Record<Key, { field: 'ethType' | 'ipProto'; valu
 
 /** One field's constraint after normalisation: numbers carry a mask (all ones when exact); byte strings a mask or none (exact). */
 export type Constraint =
-  | { key: Key; kind: 'num'; value: number; mask: number; exact: boolean }
-  | { key: Key; kind: 'bytes'; value: Uint8Array; mask: Uint8Array | undefined };
+  { key: Key; kind: 'num'; value: number; mask: number; exact: boolean } | { key: Key; kind: 'bytes'; value: Uint8Array; mask: Uint8Array | undefined };
 
 export interface CompiledMatch {
   /** The normalised match (fresh objects; masks only where they are neither all ones nor all zeros). */

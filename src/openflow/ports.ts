@@ -1,4 +1,4 @@
-import { OFPP } from './actions.js';
+import { OFPP } from '../wire/openflow/actions.js';
 
 /**
  * The OpenFlow ports of a mesh router (seeds/000 section 4): the local
@@ -49,7 +49,15 @@ export const neighbourOfPort = (portNo: number): number | undefined => (portNo >
 
 /** The router's ports now: LOCAL first, then the neighbour links by port number. */
 export function meshPorts(p: PortInputs): LinkPort[] {
-  const local: LinkPort = { portNo: OFPP.LOCAL, name: utf8Prefix(`${p.name}-local`, 15), neighbour: undefined, channel: undefined, rcKbps: p.capacityKbps, maxKbps: p.capacityKbps, up: true };
+  const local: LinkPort = {
+    portNo: OFPP.LOCAL,
+    name: utf8Prefix(`${p.name}-local`, 15),
+    neighbour: undefined,
+    channel: undefined,
+    rcKbps: p.capacityKbps,
+    maxKbps: p.capacityKbps,
+    up: true,
+  };
   const links = [...p.neighbours]
     .sort((a, b) => a.addr - b.addr)
     .map((n): LinkPort => {

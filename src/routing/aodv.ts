@@ -1084,14 +1084,7 @@ export class MultipathAodv {
     if (!oe || oe.paths.length === 0 || oe.seq !== q.origSeq || res === 'self') return;
 
     const de = this.table.get(q.dst);
-    if (
-      de &&
-      de.paths.length > 0 &&
-      de.seqKnown &&
-      !this.p.destinationOnly &&
-      !q.destinationOnly &&
-      (q.unknownSeq || !seqNewer(q.dstSeq, de.seq))
-    ) {
+    if (de && de.paths.length > 0 && de.seqKnown && !this.p.destinationOnly && !q.destinationOnly && (q.unknownSeq || !seqNewer(q.dstSeq, de.seq))) {
       // RFC 6.6.2: an intermediate node with a fresh enough route answers instead of forwarding.
       const best = this.choose(de)!;
       const rrep: Rrep = {

@@ -83,11 +83,7 @@ export interface PathChoice {
  * its next hop, which is unique among link-disjoint paths) is kept while it is
  * valid and no other path is cheaper by more than `hysteresis` times its cost.
  */
-export function choosePath(
-  candidates: readonly PathCandidate[],
-  previous: NodeAddr | undefined,
-  hysteresis: number,
-): PathChoice | undefined {
+export function choosePath(candidates: readonly PathCandidate[], previous: NodeAddr | undefined, hysteresis: number): PathChoice | undefined {
   const best = bestPath(candidates);
   if (best === undefined) return undefined;
   if (previous === undefined) return pick(best, previous, 'initial');

@@ -170,17 +170,12 @@ export class ChannelScheduler<T = unknown> {
     });
   }
 
-
   nextDeadline(): Micros | undefined {
     return this.timers.next();
   }
 
   /** Queues a packet on `channel` (the next hop's R1 channel). Refused packets are counted and returned as values. */
-  enqueue(
-    channel: number,
-    packet: QueuedPacket<T>,
-    now: Micros,
-  ): { ok: true } | { ok: false; reason: 'queue-full' | 'no-channel' } {
+  enqueue(channel: number, packet: QueuedPacket<T>, now: Micros): { ok: true } | { ok: false; reason: 'queue-full' | 'no-channel' } {
     this.advance(now);
     this.counters.enqueued++;
     const q = this.q.get(channel);

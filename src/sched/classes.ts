@@ -20,7 +20,12 @@ export function checkClasses(classes: readonly QosClass[], field = 'scheduler.cl
     if (!(Number.isFinite(c.minKbps) && c.minKbps >= 0)) throw new RangeArgumentError(`${field}[${i}].minKbps`, c.minKbps, 'a rate >= 0 kbps');
     if (!(Number.isSafeInteger(c.burstUs) && c.burstUs >= 0)) throw new RangeArgumentError(`${field}[${i}].burstUs`, c.burstUs, 'an integer number of us >= 0');
   });
-  if (!ids.has(BEST_EFFORT_QUEUE)) throw new RangeArgumentError(field, classes.map((c) => c.queue), `a class for queue ${BEST_EFFORT_QUEUE} (best effort)`);
+  if (!ids.has(BEST_EFFORT_QUEUE))
+    throw new RangeArgumentError(
+      field,
+      classes.map((c) => c.queue),
+      `a class for queue ${BEST_EFFORT_QUEUE} (best effort)`,
+    );
   return classes.map((c) => ({ ...c }));
 }
 

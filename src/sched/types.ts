@@ -2,14 +2,7 @@ import type { Micros } from '../core/time.js';
 import type { NodeAddr } from '../wire/mesh.js';
 
 /** Why a packet left the stack without being delivered (counted per reason). */
-export type DropReason =
-  | 'queue-full'
-  | 'no-route'
-  | 'ttl-expired'
-  | 'retry-limit'
-  | 'no-channel'
-  | 'malformed'
-  | 'route-broken';
+export type DropReason = 'queue-full' | 'no-route' | 'ttl-expired' | 'retry-limit' | 'no-channel' | 'malformed' | 'route-broken';
 
 /** A packet waiting for R2. */
 export interface QueuedPacket<T = unknown> {

@@ -1,45 +1,10 @@
 import { CogmeshError } from '../core/errors.js';
 import { Rng } from '../core/rng.js';
-import type { SensingConfig } from '../config/types.js';
-import { checkDetectArgs, detectEnergy, thresholdSum, type EnergyCounts } from './detector.js';
+import { BackendUnavailableError, checkDetectArgs, cpuBackend, thresholdSum, type EnergyBackend, type EnergyCounts } from './energy.js';
 import { wasmBackend } from './wasm.js';
 
-/** Something that runs the energy detector's loop over a buffer of fc32 IQ. */
-export interface EnergyBackend {
-  readonly name: 'cpu' | 'gpu' | 'wasm';
-  /** What runs the loop, for logs and the probe's reason (e.g. `gpu.js webasm`). */
-  readonly engine: string;
-  /** Same contract and results as `detectEnergy`. */
-  detect(data: Float32Array, count: number, windowSamples: number, thresholdSum: number): EnergyCounts;
-  /**
-   * A buffer for `count` complex samples in the backend's own memory, where
-   * `detect` reads in place: front-ends fill it directly, so no block is
-   * copied. Only backends with memory of their own (wasm) have it.
-   */
-  allocate?(count: number): Float32Array;
-  /** Releases what the backend holds (kernels, contexts); the backend is unusable afterwards. */
-  close?(): Promise<void>;
-}
-
-/** A backend (gpu unless `options.backend` says otherwise) was asked for and cannot run here; `reason` says why. */
-export class BackendUnavailableError extends CogmeshError {
-  readonly backend: string;
-  constructor(
-    readonly reason: string,
-    options?: { cause?: unknown; backend?: string },
-  ) {
-    const backend = options?.backend ?? 'gpu';
-    super('SENSING_BACKEND_UNAVAILABLE', `energy-detector ${backend} backend unavailable: ${reason}`, options?.cause === undefined ? undefined : { cause: options.cause });
-    this.backend = backend;
-  }
-}
-
-/** The fused typed-array loop of `detectEnergy`, on the CPU. */
-export const cpuBackend: EnergyBackend = {
-  name: 'cpu',
-  engine: 'typed-array loop',
-  detect: detectEnergy,
-};
+/** Which backend a node asks for (sensing.backend): `auto` probes them all at start. */
+export type BackendPreference = 'auto' | 'cpu' | 'wasm' | 'gpu';
 
 // The part of gpu.js this module uses. gpu.js is an optional dependency and is
 // imported by a computed specifier, so nothing here depends on its typings.
@@ -179,7 +144,9 @@ class GpuJsBackend implements EnergyBackend {
         loopMaxIterations: 2 * windowSamples,
       });
     } catch (e) {
-      throw new BackendUnavailableError(`${this.engine} cannot build a kernel for ${windows} windows of ${windowSamples} samples (${messageOf(e)})`, { cause: e });
+      throw new BackendUnavailableError(`${this.engine} cannot build a kernel for ${windows} windows of ${windowSamples} samples (${messageOf(e)})`, {
+        cause: e,
+      });
     }
     if (this.kernels.size >= KERNEL_CACHE_SIZE) {
       const [oldest, old] = this.kernels.entries().next().value as [string, GpuJsKernel];
@@ -346,7 +313,7 @@ function probeFor(b: EnergyBackend, probe: ProbeBlock): { input: ProbeBlock; rel
  * measured). The whole probe normally takes a few tenths of a second (gpu.js
  * import and kernel build included).
  */
-export async function chooseBackend(pref: SensingConfig['backend'], opts: ChooseBackendOptions = {}): Promise<BackendChoice> {
+export async function chooseBackend(pref: BackendPreference, opts: ChooseBackendOptions = {}): Promise<BackendChoice> {
   const loadGpu = opts.gpu ?? (() => gpuBackend());
   const loadWasm = opts.wasm === false || opts.wasm === undefined ? () => wasmBackend() : opts.wasm;
   if (pref === 'cpu') return { backend: cpuBackend, reason: `cpu backend configured (${cpuBackend.engine})`, probe: undefined };

@@ -109,7 +109,10 @@ export class SensingSchedule {
     this.nextRoundUs += p.periodUs;
     if (this.nextRoundUs <= now) this.nextRoundUs = now + p.periodUs;
     this.current = { round, channels, index: 0, startUs: now, dwellUs: Math.floor(p.durationUs / k) };
-    return [{ kind: 'pause-tx', round }, { kind: 'visit', visit: this.visitAt(now) }];
+    return [
+      { kind: 'pause-tx', round },
+      { kind: 'visit', visit: this.visitAt(now) },
+    ];
   }
 
   /** The driver finished the visit it was handed. */

@@ -1,17 +1,18 @@
 import type { EventEngine } from '../core/engine.js';
 import { US_PER_S, type Micros } from '../core/time.js';
-import type { MeshRouter } from '../node/router.js';
+import type { MeshRouter } from '../router/router.js';
 import { OfAgent, type AgentSession } from '../openflow/agent.js';
 import { CettController } from '../openflow/controller.js';
-import { FlowTables } from '../openflow/flow-table.js';
+import { FlowTables } from '../openflow/pipeline.js';
 import { FlowTableForwarder } from '../openflow/forwarder.js';
-import { meshPorts, neighbourOfPort, PortTracker } from '../openflow/ports.js';
+import { neighbourOfPort, PortTracker, type LinkPort } from '../openflow/ports.js';
+import { linkPorts, meshSwitchState } from '../router/openflow.js';
 import { parseFlow } from '../vnf/flow.js';
 import type { VnfManager } from '../vnf/manager.js';
 import { encodeOf, parseOf } from '../wire/openflow/index.js';
-import { OFPP } from '../openflow/actions.js';
-import { flowDst, type Scenario } from './scenario.js';
-import { accParams } from './run.js';
+import { OFPP } from '../wire/openflow/actions.js';
+import { flowDst, type Scenario } from '../config/scenario.js';
+import { accParams } from '../config/scenario.js';
 
 /**
  * seeds/000 Fig. 4 in virtual time: every router runs the OpenFlow agent the
@@ -21,14 +22,19 @@ import { accParams } from './run.js';
  * scenario's TCP-ACC on the path's relays (its experimenter message starts
  * them in the routers' VNF managers). Returns the controller, for reports.
  */
-export function attachController(sc: Scenario, engine: EventEngine, routers: readonly MeshRouter[], managers: ReadonlyArray<VnfManager | undefined>): CettController<number> {
+export function attachController(
+  sc: Scenario,
+  engine: EventEngine,
+  routers: readonly MeshRouter[],
+  managers: ReadonlyArray<VnfManager | undefined>,
+): CettController<number> {
   const ctl = new CettController<number>({ hysteresis: sc.controller.hysteresis });
   const n = routers.length;
   const sessions: AgentSession[] = [];
   const agents: OfAgent[] = [];
   const trackers: PortTracker[] = [];
   const allTables: FlowTables[] = [];
-  const allPorts: Array<() => ReturnType<typeof meshPorts>> = [];
+  const allPorts: Array<() => LinkPort[]> = [];
   const deliverToAgent = (i: number, bytes: Uint8Array): void => {
     engine.at(engine.now(), (now) => agents[i]!.receive(sessions[i]!, bytes, now));
   };
@@ -45,10 +51,10 @@ export function attachController(sc: Scenario, engine: EventEngine, routers: rea
     r.forwarder = forwarder;
     allTables[i] = tables;
     const cfg = r.config;
-    const ports = () => {
-      const w = new Map((r.core.latestRound?.channels ?? []).map((c) => [c.channel, c.w]));
-      return meshPorts({ node: i, name: cfg.node.name, neighbours: r.neighbourChannels(), w, capacityKbps: Math.round(cfg.channel.capacityMbps * 1000) });
-    };
+    const state = meshSwitchState(r);
+    // The link ports carry the paths' RC; LOCAL stays as meshPorts gives it (the simulator's
+    // controller places paths on links only, and these agents have always reported it so).
+    const ports = () => linkPorts(state);
     allPorts[i] = ports;
     const mgr = managers[i];
     const placed = new Map<string, number>();
@@ -59,9 +65,9 @@ export function attachController(sc: Scenario, engine: EventEngine, routers: rea
         ports,
         counters: (portNo) => {
           const nb = portNo === OFPP.LOCAL ? undefined : neighbourOfPort(portNo);
-          return nb === undefined ? undefined : r.links.get(nb);
+          return nb === undefined ? undefined : state.link(nb);
         },
-        queues: () => r.qosQueues(),
+        queues: state.queues,
       },
       node: { id: i, name: cfg.node.name },
       version: 'sim',

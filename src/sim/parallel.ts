@@ -2,10 +2,10 @@ import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { CogmeshError } from '../core/errors.js';
 import { workerEntry } from '../core/worker-entry.js';
-import type { EnergyBackend } from '../sensing/backend.js';
+import type { EnergyBackend } from '../sensing/energy.js';
 import type { RunResult } from './report.js';
 import { runScenario } from './run.js';
-import type { Scenario } from './scenario.js';
+import type { Scenario } from '../config/scenario.js';
 
 /** Worker threads that a run of several seeds uses by default: one per core, at most one per seed. */
 export function defaultJobs(seeds: number): number {

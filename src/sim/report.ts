@@ -1,7 +1,7 @@
 import type { Micros } from '../core/time.js';
-import type { FlowRecord } from './apps.js';
-import type { TcpFlowRecord } from './tcp-apps.js';
-import type { MeshRouter } from '../node/router.js';
+import type { FlowRecord } from '../traffic/cbr.js';
+import type { TcpFlowRecord } from '../traffic/bulk-tcp.js';
+import type { MeshRouter } from '../router/router.js';
 
 /** One flow's figures in one run. */
 export interface FlowResult {
@@ -267,7 +267,10 @@ export function nodeResult(r: MeshRouter, pos: { xM: number; yM: number }): Node
 }
 
 // Two-sided 97.5% Student t quantiles for 1..30 degrees of freedom; 1.96 beyond.
-const T975 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.16, 2.145, 2.131, 2.12, 2.11, 2.101, 2.093, 2.086, 2.08, 2.074, 2.069, 2.064, 2.06, 2.056, 2.052, 2.048, 2.045, 2.042];
+const T975 = [
+  12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.16, 2.145, 2.131, 2.12, 2.11, 2.101, 2.093, 2.086, 2.08, 2.074, 2.069,
+  2.064, 2.06, 2.056, 2.052, 2.048, 2.045, 2.042,
+];
 
 export function spread(values: ReadonlyArray<number | null>): Spread | null {
   const v = values.filter((x): x is number => x !== null);
@@ -307,8 +310,37 @@ function csvCell(v: unknown): string {
 
 /** One line per flow and run. */
 export function flowsCsv(res: SimResult): string {
-  const cols = ['flow', 'kind', 'src', 'dst', 'offeredMbps', 'sent', 'received', 'duplicates', 'deliveryRatio', 'throughputMbps', 'goodputMbps', 'delayMeanMs', 'delayP50Ms', 'delayP95Ms', 'delayMaxMs', 'jitterMs'] as const;
-  const tcpCols = ['variant', 'retransmittedSegments', 'retransmitRate', 'fastRetransmits', 'timeouts', 'dataDrops', 'ackDrops', 'dropRate', 'rttMeanMs', 'srttMs', 'cwndMeanSegments'] as const;
+  const cols = [
+    'flow',
+    'kind',
+    'src',
+    'dst',
+    'offeredMbps',
+    'sent',
+    'received',
+    'duplicates',
+    'deliveryRatio',
+    'throughputMbps',
+    'goodputMbps',
+    'delayMeanMs',
+    'delayP50Ms',
+    'delayP95Ms',
+    'delayMaxMs',
+    'jitterMs',
+  ] as const;
+  const tcpCols = [
+    'variant',
+    'retransmittedSegments',
+    'retransmitRate',
+    'fastRetransmits',
+    'timeouts',
+    'dataDrops',
+    'ackDrops',
+    'dropRate',
+    'rttMeanMs',
+    'srttMs',
+    'cwndMeanSegments',
+  ] as const;
   const lines = [['seed', ...cols, ...tcpCols].join(',')];
   for (const r of res.runs) {
     for (const f of r.flows) lines.push([r.seed, ...cols.map((c) => f[c]), ...tcpCols.map((c) => f.tcp?.[c] ?? null)].map(csvCell).join(','));
@@ -318,7 +350,26 @@ export function flowsCsv(res: SimResult): string {
 
 /** One line per router and run: channel choices, switches, queues, drops. */
 export function nodesCsv(res: SimResult): string {
-  const head = ['seed', 'node', 'xM', 'yM', 'r1Channel', 'r1Changes', 'switches', 'stays', 'queueMeanPackets', 'queueMaxPackets', 'dropsQueueFull', 'dropsNoRoute', 'dropsRetryLimit', 'dropsOther', 'forwarded', 'macRetries', 'macCollisions', 'macPnLosses'];
+  const head = [
+    'seed',
+    'node',
+    'xM',
+    'yM',
+    'r1Channel',
+    'r1Changes',
+    'switches',
+    'stays',
+    'queueMeanPackets',
+    'queueMaxPackets',
+    'dropsQueueFull',
+    'dropsNoRoute',
+    'dropsRetryLimit',
+    'dropsOther',
+    'forwarded',
+    'macRetries',
+    'macCollisions',
+    'macPnLosses',
+  ];
   const lines = [head.join(',')];
   for (const r of res.runs) {
     for (const n of r.nodes) {
@@ -329,7 +380,26 @@ export function nodesCsv(res: SimResult): string {
       const all = Object.values(d).reduce((a, b) => a + b, 0);
       const sum = (k: string): number => (n.mac.R1[k] ?? 0) + (n.mac.R2[k] ?? 0) + (n.mac.R3[k] ?? 0);
       lines.push(
-        [r.seed, n.node, n.xM, n.yM, n.r1Channel, n.r1Changes.map((c) => `${c.atS}:${c.channel}`).join(' '), n.switches, n.stays, sig(qMean), qMax, d['queue-full'] ?? 0, d['no-route'] ?? 0, d['retry-limit'] ?? 0, all - known, n.forwarded, sum('retries'), sum('collisions'), sum('pnLosses')]
+        [
+          r.seed,
+          n.node,
+          n.xM,
+          n.yM,
+          n.r1Channel,
+          n.r1Changes.map((c) => `${c.atS}:${c.channel}`).join(' '),
+          n.switches,
+          n.stays,
+          sig(qMean),
+          qMax,
+          d['queue-full'] ?? 0,
+          d['no-route'] ?? 0,
+          d['retry-limit'] ?? 0,
+          all - known,
+          n.forwarded,
+          sum('retries'),
+          sum('collisions'),
+          sum('pnLosses'),
+        ]
           .map(csvCell)
           .join(','),
       );
@@ -341,7 +411,9 @@ export function nodesCsv(res: SimResult): string {
 /** A short table for people at a terminal. */
 export function textReport(res: SimResult, wallMs?: number): string {
   const out: string[] = [];
-  out.push(`scenario ${res.scenario}: ${res.runs.length} run(s) of ${res.durationS} s (seeds ${res.seeds.join(', ')})${wallMs !== undefined ? `, ${(wallMs / 1000).toFixed(2)} s wall` : ''}`);
+  out.push(
+    `scenario ${res.scenario}: ${res.runs.length} run(s) of ${res.durationS} s (seeds ${res.seeds.join(', ')})${wallMs !== undefined ? `, ${(wallMs / 1000).toFixed(2)} s wall` : ''}`,
+  );
   for (const s of res.summary) {
     const f = (x: Spread | null, unit: string, k = 1): string =>
       x === null ? 'n/a' : res.runs.length > 1 ? `${sig(x.mean * k)}${unit} ± ${sig(x.ci95 * k)}` : `${sig(x.mean * k)}${unit}`;
@@ -360,8 +432,14 @@ export function textReport(res: SimResult, wallMs?: number): string {
   if (last) {
     out.push(`routers (seed ${last.seed}):`);
     for (const n of last.nodes) {
-      const drops = Object.entries(n.drops).filter(([, v]) => v > 0).map(([k, v]) => `${k} ${v}`).join(', ') || 'none';
-      out.push(`  r${n.node}: R1 ch ${n.r1Channel ?? '-'} (${n.r1Changes.length} change(s)), R2 ${n.switches} switch(es), forwarded ${n.forwarded}, drops: ${drops}`);
+      const drops =
+        Object.entries(n.drops)
+          .filter(([, v]) => v > 0)
+          .map(([k, v]) => `${k} ${v}`)
+          .join(', ') || 'none';
+      out.push(
+        `  r${n.node}: R1 ch ${n.r1Channel ?? '-'} (${n.r1Changes.length} change(s)), R2 ${n.switches} switch(es), forwarded ${n.forwarded}, drops: ${drops}`,
+      );
     }
   }
   return `${out.join('\n')}\n`;

@@ -4,19 +4,16 @@ import { EmulatedBand } from '../../radio/sim/band.js';
 import { EventEngine } from '../core/engine.js';
 import { Rng } from '../core/rng.js';
 import { seconds, US_PER_MS, type Micros } from '../core/time.js';
-import { cpuBackend, type EnergyBackend } from '../sensing/backend.js';
+import { cpuBackend, type EnergyBackend } from '../sensing/energy.js';
 import { EnergyDetector } from '../sensing/detector.js';
-import { CbrSource, FlowSink, type FlowRecord } from './apps.js';
-import { MeshRouter } from '../node/router.js';
-import { airOf, bandConfig, flowDst, nodeCount, placeNodes, routerConfig, type FlowSpec, type Scenario, type TcpFlowSpec } from './scenario.js';
+import { CbrSource, FlowSink, runCbr, type FlowRecord } from '../traffic/cbr.js';
+import { MeshRouter } from '../router/router.js';
+import { accFlow, accParams, airOf, bandConfig, flowDst, nodeCount, placeNodes, routerConfig, type FlowSpec, type Scenario } from '../config/scenario.js';
 import { flowResult, nodeResult, tcpFlowResult, type RunResult } from './report.js';
-import { SimTcp, type TcpFlowRecord } from './tcp-apps.js';
+import { BulkTcp, type TcpFlowRecord } from '../traffic/bulk-tcp.js';
 import { attachController } from './controller.js';
-import { meshIp } from './addresses.js';
-import { ipText } from '../vnf/flow.js';
 import { VnfManager } from '../vnf/manager.js';
 import { VNF_TYPES } from '../vnf/index.js';
-import type { FlowPattern } from '../vnf/types.js';
 
 export interface RunOptions {
   /** Energy-detector backend (every backend gives the same counts; default the CPU loop). */
@@ -31,35 +28,6 @@ function accManagers(sc: Scenario, n: number, seed: number): Array<VnfManager | 
   if (p === 'none') return Array.from({ length: n }, () => undefined);
   const on = new Set(p === 'nodes' ? sc.acc.nodes : Array.from({ length: n }, (_, i) => i));
   return Array.from({ length: n }, (_, i) => (on.has(i) ? new VnfManager(VNF_TYPES, (seed * 1000003 + i) >>> 0) : undefined));
-}
-
-/** A TCP flow's identity: from its source router to its sink's port. */
-export function accFlow(f: TcpFlowSpec, dst: number): FlowPattern {
-  return { proto: 'tcp', srcIp: ipText(meshIp(f.src)), dstIp: ipText(meshIp(dst)), dstPort: f.port };
-}
-
-/** The accelerator's legs speak the flow's TCP. */
-export function accParams(sc: Scenario, f: TcpFlowSpec): Record<string, unknown> {
-  const every = /^every-(\d+)$/.exec(sc.acc.placement);
-  const t = f.tcp;
-  return {
-    mode: sc.acc.mode,
-    bufferBytes: sc.acc.bufferBytes,
-    everyHops: every ? Number(every[1]) : 1,
-    tcp: {
-      congestion: f.variant,
-      sack: true,
-      mss: t.mss,
-      timestamps: t.timestamps,
-      windowScale: t.windowScale,
-      delayedAckMs: t.delayedAckMs,
-      initialWindowSegments: t.initialWindowSegments,
-      initialRtoMs: t.initialRtoMs,
-      minRtoMs: t.minRtoMs,
-      maxRtoMs: t.maxRtoMs,
-      maxRetransmits: t.maxRetransmits,
-    },
-  };
 }
 
 /**
@@ -105,7 +73,7 @@ export function runScenario(sc: Scenario, seed: number, opts: RunOptions = {}): 
   const sinks = new Map([...udpFlows.values()].map((r) => [r.flow, new FlowSink(r)]));
   // Routers exist before the TCP hosts send through them; the hosts reach them through this array.
   const routers: MeshRouter[] = [];
-  const tcp = new SimTcp({
+  const tcp = new BulkTcp({
     engine,
     rng: rng.fork('tcp'),
     // A TCP flow's id is its index in the scenario; both directions carry its label.
@@ -141,7 +109,12 @@ export function runScenario(sc: Scenario, seed: number, opts: RunOptions = {}): 
       ...(vnfs[i] ? { vnf: vnfs[i] } : {}),
       impairments: sc.impairments
         .filter((m) => m.to === i)
-        .map((m) => ({ from: m.from, lossProbability: m.lossProbability, reorderProbability: m.reorderProbability, reorderDelayUs: Math.round(m.reorderDelayMs * US_PER_MS) })),
+        .map((m) => ({
+          from: m.from,
+          lossProbability: m.lossProbability,
+          reorderProbability: m.reorderProbability,
+          reorderDelayUs: Math.round(m.reorderDelayMs * US_PER_MS),
+        })),
     });
   });
 
@@ -155,11 +128,7 @@ export function runScenario(sc: Scenario, seed: number, opts: RunOptions = {}): 
     const rec = udpFlows.get(i)!;
     const router = routers[f.src]!;
     const src = new CbrSource(rec, f.packetBytes, (flow, seq, payload, now) => router.originate(rec.dst, 'udp', flow, seq, payload, now, { label: f.label }));
-    const tick = (now: Micros): void => {
-      const next = src.emit(now);
-      if (next !== undefined) engine.at(next, tick);
-    };
-    if (rec.startUs < rec.endUs) engine.at(rec.startUs, tick);
+    if (rec.startUs < rec.endUs) runCbr(engine, src, rec.startUs);
   }
 
   if (sc.controller.enabled) attachController(sc, engine, routers, vnfs);

@@ -1,7 +1,7 @@
 import { parentPort } from 'node:worker_threads';
 import { chooseBackend } from '../sensing/backend.js';
 import { runScenario } from './run.js';
-import type { Scenario } from './scenario.js';
+import type { Scenario } from '../config/scenario.js';
 
 /**
  * A worker thread of `runSeeds`: runs the seeds it is given, one message per

@@ -18,17 +18,7 @@ import { fromWire, seqLt, toWire } from './seq.js';
  */
 
 export type TcpState =
-  | 'CLOSED'
-  | 'LISTEN'
-  | 'SYN-SENT'
-  | 'SYN-RECEIVED'
-  | 'ESTABLISHED'
-  | 'FIN-WAIT-1'
-  | 'FIN-WAIT-2'
-  | 'CLOSE-WAIT'
-  | 'CLOSING'
-  | 'LAST-ACK'
-  | 'TIME-WAIT';
+  'CLOSED' | 'LISTEN' | 'SYN-SENT' | 'SYN-RECEIVED' | 'ESTABLISHED' | 'FIN-WAIT-1' | 'FIN-WAIT-2' | 'CLOSE-WAIT' | 'CLOSING' | 'LAST-ACK' | 'TIME-WAIT';
 
 export interface TcpConfig {
   /** Largest payload per segment this end receives (the MSS option it sends) and sends. */
@@ -565,8 +555,7 @@ export class TcpConnection {
     } else if (ack > this.sndUna) this.scoreboard.update([], ack, this.sndMax);
     const flightBefore = this.sndMax - this.sndUna;
     const acked = Math.max(0, ack - this.sndUna);
-    const classicDup =
-      ack === this.sndUna && seg.payload.length === 0 && !(seg.flags & (TCP_SYN | TCP_FIN)) && !windowChanged && this.sndMax > this.sndUna;
+    const classicDup = ack === this.sndUna && seg.payload.length === 0 && !(seg.flags & (TCP_SYN | TCP_FIN)) && !windowChanged && this.sndMax > this.sndUna;
     // RFC 6675 counts an ACK with new SACK information as a duplicate; RFC 5681's senders only the classic kind.
     // An ACK closing the window answers a zero-window probe, never a loss (BSD counts no duplicates while persisting).
     const dup = acked === 0 && wnd > 0 && (classicDup || (this.cc.name === 'sack' && newSack && this.sndMax > this.sndUna));
@@ -715,7 +704,7 @@ export class TcpConnection {
 
   /** The peer's FIN is processed once every byte before it has arrived. */
   private maybeFin(now: Micros): void {
-    if (this.peerFinAt === undefined || this.rcvNxt !== this.peerFinAt || !RECEIVING.has(this.state) && this.state !== 'SYN-RECEIVED') return;
+    if (this.peerFinAt === undefined || this.rcvNxt !== this.peerFinAt || (!RECEIVING.has(this.state) && this.state !== 'SYN-RECEIVED')) return;
     this.rcvNxt += 1;
     this.ooo = [];
     this.emit('eof');
@@ -1116,7 +1105,14 @@ export class TcpConnection {
 
   /** Which options both ends agreed on. */
   get negotiated(): { windowScale: boolean; sndWscale: number; rcvWscale: number; sack: boolean; timestamps: boolean; mss: number } {
-    return { windowScale: this.wsOn, sndWscale: this.sndWscale, rcvWscale: this.wsOn ? this.rcvWscale : 0, sack: this.sackOn, timestamps: this.tsOn, mss: this.sendMss };
+    return {
+      windowScale: this.wsOn,
+      sndWscale: this.sndWscale,
+      rcvWscale: this.wsOn ? this.rcvWscale : 0,
+      sack: this.sackOn,
+      timestamps: this.tsOn,
+      mss: this.sendMss,
+    };
   }
 
   /** Sequence state, absolute (0 is the SYN of each side). */
@@ -1140,7 +1136,10 @@ const MIN_MSS = 64;
 /** Refuses a configuration no connection can run with (TcpError TCP_BAD_CONFIG naming the field). */
 export function checkTcpConfig(cfg: Readonly<TcpConfig>): void {
   const bad = (field: string, expected: string): never => {
-    throw new TcpError('TCP_BAD_CONFIG', `tcp.${field}: ${JSON.stringify((cfg as unknown as Record<string, unknown>)[field])} is out of range, expected ${expected}`);
+    throw new TcpError(
+      'TCP_BAD_CONFIG',
+      `tcp.${field}: ${JSON.stringify((cfg as unknown as Record<string, unknown>)[field])} is out of range, expected ${expected}`,
+    );
   };
   if (!Number.isInteger(cfg.mss) || cfg.mss < MIN_MSS || cfg.mss > 65495) bad('mss', `an integer in [${MIN_MSS}, 65495]`);
   if (!Number.isInteger(cfg.sendBufferBytes) || cfg.sendBufferBytes < 1) bad('sendBufferBytes', 'a positive integer');

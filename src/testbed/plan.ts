@@ -1,8 +1,8 @@
 import type { MediumSetup } from '../../radio/medium/server.js';
 import { parseNodeConfig } from '../config/load.js';
 import type { NodeConfig, TrafficFlowConfig } from '../config/types.js';
-import { accFlow, accParams } from '../sim/run.js';
-import { airOf, bandConfig, flowDst, nodeCount, placeNodes, routerConfig, type Scenario } from '../sim/scenario.js';
+import { accFlow, accParams } from '../config/scenario.js';
+import { airOf, bandConfig, flowDst, nodeCount, placeNodes, routerConfig, type Scenario } from '../config/scenario.js';
 import { formatFlow } from '../vnf/flow.js';
 
 /** Where a testbed's processes listen: the medium, and per router its control API and monitor. */
@@ -18,7 +18,13 @@ export interface TestbedPorts {
   openflowBase: number;
 }
 
-export const DEFAULT_TESTBED_PORTS: Readonly<TestbedPorts> = Object.freeze({ medium: 'tcp://127.0.0.1:7600', host: '127.0.0.1', controlBase: 7700, monitorBase: 8080, openflowBase: 6634 });
+export const DEFAULT_TESTBED_PORTS: Readonly<TestbedPorts> = Object.freeze({
+  medium: 'tcp://127.0.0.1:7600',
+  host: '127.0.0.1',
+  controlBase: 7700,
+  monitorBase: 8080,
+  openflowBase: 6634,
+});
 
 export interface TestbedPlan {
   medium: MediumSetup;
@@ -58,7 +64,9 @@ export function planTestbed(sc: Scenario, seed: number, ports: TestbedPorts = DE
   // TCP-ACC where the scenario places it, as VNFs the routers start with (each in its sandbox).
   const p = sc.acc.placement;
   const accOn = p === 'none' ? new Set<number>() : new Set(p === 'nodes' ? sc.acc.nodes : Array.from({ length: n }, (_, i) => i));
-  const accInstances = sc.flows.flatMap((f) => (f.kind === 'tcp-bulk' ? [{ type: 'tcp-acc', flow: formatFlow(accFlow(f, flowDst(f, n))), params: accParams(sc, f) }] : []));
+  const accInstances = sc.flows.flatMap((f) =>
+    f.kind === 'tcp-bulk' ? [{ type: 'tcp-acc', flow: formatFlow(accFlow(f, flowDst(f, n))), params: accParams(sc, f) }] : [],
+  );
   const routers = Array.from({ length: n }, (_, i) => {
     const base = routerConfig(sc, i, seed);
     const control = `tcp://${ports.host}:${ports.controlBase + 10 * i}`;

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { mediumSetupJson } from '../../radio/medium/server.js';
-import type { Logger } from '../node/log.js';
+import type { Logger } from '../core/log.js';
 import type { TestbedPlan } from './plan.js';
 
 export interface SupervisorOptions {
@@ -38,9 +38,33 @@ export function supervisorGone(): Promise<string> | undefined {
 }
 
 /** Log events a testbed relays from its routers unless asked for everything. */
-const NOTABLE = new Set(['node-start', 'node-stop', 'neighbour-up', 'neighbour-lost', 'traffic', 'reconfigured', 'vnf-started', 'vnf-stopped', 'vnf-failed', 'medium-start', 'router-joined', 'router-left', 'medium-rejoin', 'driver-error', 'control-start', 'monitor-start']);
+const NOTABLE = new Set([
+  'node-start',
+  'node-stop',
+  'neighbour-up',
+  'neighbour-lost',
+  'traffic',
+  'reconfigured',
+  'vnf-started',
+  'vnf-stopped',
+  'vnf-failed',
+  'medium-start',
+  'router-joined',
+  'router-left',
+  'medium-rejoin',
+  'driver-error',
+  'control-start',
+  'monitor-start',
+]);
 
-const LEVELS: Record<number, 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal'> = { 10: 'trace', 20: 'debug', 30: 'info', 40: 'warn', 50: 'error', 60: 'fatal' };
+const LEVELS: Record<number, 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal'> = {
+  10: 'trace',
+  20: 'debug',
+  30: 'info',
+  40: 'warn',
+  50: 'error',
+  60: 'fatal',
+};
 
 /**
  * Runs a testbed: the medium process, then one `cogmesh node` process per
@@ -113,8 +137,14 @@ export class Supervisor {
     const cmd = this.o.command ?? { execPath: process.execPath, args: [...process.execArgv, process.argv[1]!] };
     // The child's standard input is a pipe from this process: if the testbed dies, even by SIGKILL, the pipe closes and the child stops.
     // Its own process group: a terminal's Ctrl-C reaches the testbed alone, which stops the routers first, then the medium.
-    const child = spawn(cmd.execPath, [...cmd.args, ...args], { stdio: ['pipe', 'pipe', 'pipe'], detached: true, env: { ...process.env, FORCE_COLOR: '0', [SUPERVISED]: '1' } });
-    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+    const child = spawn(cmd.execPath, [...cmd.args, ...args], {
+      stdio: ['pipe', 'pipe', 'pipe'],
+      detached: true,
+      env: { ...process.env, FORCE_COLOR: '0', [SUPERVISED]: '1' },
+    });
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+      child.once('exit', (code, signal) => resolve({ code, signal })),
+    );
     const p: Proc = { name, child, exited, state: 'running' };
     this.procs.set(name, p);
     // Each line says which process it comes from, in both log formats.
@@ -140,7 +170,12 @@ export class Supervisor {
     }
     const event = typeof rec.event === 'string' ? rec.event : undefined;
     const level = LEVELS[typeof rec.level === 'number' ? rec.level : 30] ?? 'info';
-    const notable = level === 'warn' || level === 'error' || level === 'fatal' || (event !== undefined && NOTABLE.has(event)) || (event === 'r1-decision' && rec.changed === true);
+    const notable =
+      level === 'warn' ||
+      level === 'error' ||
+      level === 'fatal' ||
+      (event !== undefined && NOTABLE.has(event)) ||
+      (event === 'r1-decision' && rec.changed === true);
     if (!notable && !this.o.verbose) return;
     const { level: _l, time: _t, pid: _p, hostname: _h, msg, ...fields } = rec;
     log[level](fields, typeof msg === 'string' ? msg : '');

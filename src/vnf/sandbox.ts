@@ -51,7 +51,10 @@ export class VnfSandbox {
     this.worker.on('error', (e) => this.fail(e instanceof Error ? `${e.name}: ${e.message}` : String(e)));
     this.worker.on('exit', (code) => this.fail(`its worker exited (code ${code})`));
     this.started = new Promise<void>((resolve) => {
-      this.waiting.set(0, { resolve: (r) => (r.error === undefined ? resolve() : (this.fail(r.error), resolve())), budgetMs: Math.max(5000, limits.callBudgetMs) });
+      this.waiting.set(0, {
+        resolve: (r) => (r.error === undefined ? resolve() : (this.fail(r.error), resolve())),
+        budgetMs: Math.max(5000, limits.callBudgetMs),
+      });
       this.rewatch();
     });
     this.worker.on('message', (r: SandboxReply) => this.settle(r));

@@ -33,10 +33,14 @@ const TCP_KEYS = new Set(Object.keys(DEFAULT_TCP_CONFIG));
 function checkParams(input: unknown): TcpAccParams {
   const issues: ConfigIssue[] = [];
   const o = (input ?? {}) as Record<string, unknown>;
-  if (typeof o !== 'object' || Array.isArray(o)) throw new ConfigError([{ path: '/', value: input, expected: 'an object { mode, bufferBytes, tcp }' }], 'tcp-acc parameters');
-  for (const k of Object.keys(o)) if (!['mode', 'bufferBytes', 'everyHops', 'tcp'].includes(k)) issues.push({ path: `/${k}`, value: o[k], expected: 'one of mode, bufferBytes, everyHops, tcp' });
+  if (typeof o !== 'object' || Array.isArray(o))
+    throw new ConfigError([{ path: '/', value: input, expected: 'an object { mode, bufferBytes, tcp }' }], 'tcp-acc parameters');
+  for (const k of Object.keys(o))
+    if (!['mode', 'bufferBytes', 'everyHops', 'tcp'].includes(k))
+      issues.push({ path: `/${k}`, value: o[k], expected: 'one of mode, bufferBytes, everyHops, tcp' });
   const everyHops = o.everyHops ?? 1;
-  if (!(Number.isInteger(everyHops) && (everyHops as number) >= 1 && (everyHops as number) <= 255)) issues.push({ path: '/everyHops', value: everyHops, expected: 'an integer from 1 to 255' });
+  if (!(Number.isInteger(everyHops) && (everyHops as number) >= 1 && (everyHops as number) <= 255))
+    issues.push({ path: '/everyHops', value: everyHops, expected: 'an integer from 1 to 255' });
   const mode = o.mode ?? 'split';
   if (mode !== 'split' && mode !== 'e2e') issues.push({ path: '/mode', value: mode, expected: '"split" or "e2e"' });
   const bufferBytes = o.bufferBytes ?? 64 * 1024;
@@ -46,8 +50,10 @@ function checkParams(input: unknown): TcpAccParams {
   const tcp = (o.tcp ?? {}) as Record<string, unknown>;
   if (typeof tcp !== 'object' || Array.isArray(tcp)) issues.push({ path: '/tcp', value: tcp, expected: 'an object of TCP settings' });
   else {
-    for (const k of Object.keys(tcp)) if (!TCP_KEYS.has(k)) issues.push({ path: `/tcp/${k}`, value: tcp[k], expected: `a TCP setting (${[...TCP_KEYS].join(', ')})` });
-    if (tcp.congestion !== undefined && !CC_NAMES.includes(tcp.congestion as CcName)) issues.push({ path: '/tcp/congestion', value: tcp.congestion, expected: CC_NAMES.join(', ') });
+    for (const k of Object.keys(tcp))
+      if (!TCP_KEYS.has(k)) issues.push({ path: `/tcp/${k}`, value: tcp[k], expected: `a TCP setting (${[...TCP_KEYS].join(', ')})` });
+    if (tcp.congestion !== undefined && !CC_NAMES.includes(tcp.congestion as CcName))
+      issues.push({ path: '/tcp/congestion', value: tcp.congestion, expected: CC_NAMES.join(', ') });
   }
   if (issues.length === 0) {
     try {

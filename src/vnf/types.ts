@@ -74,5 +74,18 @@ export type VnfEvent =
 
 /** A new instance's listing: running since `now`, nothing counted yet. */
 export function newVnfInfo(id: number, type: string, flow: FlowPattern, params: Record<string, unknown>, now: Micros): VnfInfo {
-  return { id, type, flow: { ...flow }, params, state: 'running', startedAtUs: now, endedAtUs: null, reason: null, packetsTaken: 0, packetsForwarded: 0, packetsSent: 0, counters: {} };
+  return {
+    id,
+    type,
+    flow: { ...flow },
+    params,
+    state: 'running',
+    startedAtUs: now,
+    endedAtUs: null,
+    reason: null,
+    packetsTaken: 0,
+    packetsForwarded: 0,
+    packetsSent: 0,
+    counters: {},
+  };
 }

@@ -120,13 +120,7 @@ export const MAX_FLOW_LABEL = 0xfffff;
 export const MAX_ENTRIES = 255;
 
 export type WireErrorCode =
-  | 'WIRE_TRUNCATED'
-  | 'WIRE_UNKNOWN_TYPE'
-  | 'WIRE_BAD_VERSION'
-  | 'WIRE_BAD_LENGTH'
-  | 'WIRE_BAD_FIELD'
-  | 'WIRE_TRAILING_BYTES'
-  | 'WIRE_BAD_CHECKSUM';
+  'WIRE_TRUNCATED' | 'WIRE_UNKNOWN_TYPE' | 'WIRE_BAD_VERSION' | 'WIRE_BAD_LENGTH' | 'WIRE_BAD_FIELD' | 'WIRE_TRAILING_BYTES' | 'WIRE_BAD_CHECKSUM';
 
 /** Bytes that are not a packet this stack accepts; `what` is the message kind ('RREQ', ..., or 'packet'). */
 export class WireError extends CogmeshError {
@@ -235,12 +229,7 @@ function checkRreq(m: Rreq): void {
 function writeRreq(m: Rreq, b: Uint8Array, o: number): void {
   b[o] = TYPE_RREQ;
   b[o + 1] = WIRE_VERSION;
-  b[o + 2] =
-    (m.join ? 0x80 : 0) |
-    (m.repair ? 0x40 : 0) |
-    (m.gratuitous ? 0x20 : 0) |
-    (m.destinationOnly ? 0x10 : 0) |
-    (m.unknownSeq ? 0x08 : 0);
+  b[o + 2] = (m.join ? 0x80 : 0) | (m.repair ? 0x40 : 0) | (m.gratuitous ? 0x20 : 0) | (m.destinationOnly ? 0x10 : 0) | (m.unknownSeq ? 0x08 : 0);
   b[o + 3] = m.hopCount;
   put32(b, o + 4, m.rreqId);
   put16(b, o + 8, m.dst);
@@ -542,11 +531,7 @@ export function parseData(b: Uint8Array): Result<{ header: DataHeader; payload: 
   const t = b[0]!;
   if (t !== TYPE_DATA && t !== TYPE_DATA_LABELLED) {
     const name = controlName(t);
-    return err(
-      name === undefined
-        ? unknownType(t)
-        : new WireError('WIRE_UNKNOWN_TYPE', name, `${name} (type ${hex(t)}) is not a data packet`),
-    );
+    return err(name === undefined ? unknownType(t) : new WireError('WIRE_UNKNOWN_TYPE', name, `${name} (type ${hex(t)}) is not a data packet`));
   }
   const labelled = t === TYPE_DATA_LABELLED;
   const n = labelled ? DATA_LABELLED_HEADER_BYTES : DATA_HEADER_BYTES;
@@ -582,11 +567,7 @@ function checkHead(b: Uint8Array, what: string, fixed: number): WireError | unde
   if (b.length < 2) return truncated(what, b.length, fixed);
   const version = b[1]!;
   if (version !== WIRE_VERSION) {
-    return new WireError(
-      'WIRE_BAD_VERSION',
-      what,
-      `${what} version: ${version}, this stack speaks version ${WIRE_VERSION}`,
-    );
+    return new WireError('WIRE_BAD_VERSION', what, `${what} version: ${version}, this stack speaks version ${WIRE_VERSION}`);
   }
   if (b.length < fixed) return truncated(what, b.length, fixed);
   return undefined;
@@ -598,11 +579,7 @@ function truncated(what: string, have: number, need: number, why?: string): Wire
 }
 
 function trailing(what: string, have: number, need: number): WireError {
-  return new WireError(
-    'WIRE_TRAILING_BYTES',
-    what,
-    `${what} has ${have - need} trailing bytes: ${have} bytes, message ends at ${need}`,
-  );
+  return new WireError('WIRE_TRAILING_BYTES', what, `${what} has ${have - need} trailing bytes: ${have} bytes, message ends at ${need}`);
 }
 
 function reservedBits(what: string, bits: number): WireError {
@@ -631,7 +608,6 @@ function controlName(t: number): string | undefined {
 function hex(n: number): string {
   return `0x${n.toString(16).padStart(2, '0')}`;
 }
-
 
 function pathCost(field: string, v: number): void {
   if (!(v >= 0 && v <= MAX_PATH_COST)) {

@@ -225,11 +225,7 @@ function checksumOf(bytes: Uint8Array, ip: IpPair): number {
 function sumWords(b: Uint8Array, start: number, end: number, sum: number): number {
   let i = start;
   for (const stop = end - 7; i < stop; i += 8) {
-    sum +=
-      ((b[i]! << 8) | b[i + 1]!) +
-      ((b[i + 2]! << 8) | b[i + 3]!) +
-      ((b[i + 4]! << 8) | b[i + 5]!) +
-      ((b[i + 6]! << 8) | b[i + 7]!);
+    sum += ((b[i]! << 8) | b[i + 1]!) + ((b[i + 2]! << 8) | b[i + 3]!) + ((b[i + 4]! << 8) | b[i + 5]!) + ((b[i + 6]! << 8) | b[i + 7]!);
   }
   for (; i < end; i += 2) sum += (b[i]! << 8) | b[i + 1]!;
   return sum;
@@ -641,4 +637,3 @@ function checkIp(ip: IpPair): void {
 function tooLongForIpv4(n: number): never {
   throw new RangeArgumentError('tcp.length', n, 'at most 65535 bytes of TCP segment over IPv4');
 }
-

@@ -9,8 +9,19 @@ import { root } from '../support/cli.js';
 test('bench:vnf measures in-process and sandboxed calls and prints their ratios', () => {
   const r = spawnSync(process.execPath, ['--import', 'tsx', join(root, 'bench/vnf.ts'), '--packets', '300'], { cwd: root, encoding: 'utf8', timeout: 120_000 });
   assert.equal(r.status, 0, r.stderr);
-  const kv = Object.fromEntries(r.stdout.trim().split('\n').map((l) => l.split('=') as [string, string]));
-  for (const k of ['inprocess_us_per_packet', 'sandbox_us_per_packet', 'sandbox_pipelined_us_per_packet', 'ratio_sandbox_vs_inprocess', 'ratio_pipelined_vs_inprocess']) {
+  const kv = Object.fromEntries(
+    r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => l.split('=') as [string, string]),
+  );
+  for (const k of [
+    'inprocess_us_per_packet',
+    'sandbox_us_per_packet',
+    'sandbox_pipelined_us_per_packet',
+    'ratio_sandbox_vs_inprocess',
+    'ratio_pipelined_vs_inprocess',
+  ]) {
     assert.ok(Number(kv[k]) > 0, `${k}=${kv[k]}`);
   }
   assert.ok(r.stdout.trim().split('\n').at(-1)!.startsWith('ratio_pipelined_vs_inprocess='), 'the ratio last');

@@ -9,8 +9,7 @@ const C = 2e6;
 const P: DecisionParams = { capacityBps: C, hysteresis: 0.1, minDwellUs: 3_000_000, loadBps: 0, allowed: plan.numbers, contendedMoveProbability: 0.5 };
 const none = new Map<string, number>();
 /** Workload map: every channel at `rest` except the ones named. */
-const wl = (named: Record<number, number>, rest = 0.5): Map<number, number> =>
-  new Map(plan.numbers.map((c) => [c, named[c] ?? rest]));
+const wl = (named: Record<number, number>, rest = 0.5): Map<number, number> => new Map(plan.numbers.map((c) => [c, named[c] ?? rest]));
 
 test('RC = (1 - w) * C (equation 2), w clamped to [0, 1]', () => {
   assert.equal(remainingCapacity(0.3, C), 0.7 * C);
@@ -83,7 +82,14 @@ test('a channel that cannot carry the load is left for one that can, even within
 test("neighbours' announced R1 channels share a channel's RC", () => {
   const d = new ChannelDecision(plan, P);
   // Channel 1 and 11 equally free, but two neighbours receive on 11.
-  const r = d.decide(wl({ 1: 0, 11: 0 }, 1), new Map([['n2', 11], ['n3', 11]]), 0);
+  const r = d.decide(
+    wl({ 1: 0, 11: 0 }, 1),
+    new Map([
+      ['n2', 11],
+      ['n3', 11],
+    ]),
+    0,
+  );
   assert.equal(r.channel, 1);
   const s11 = r.scores.find((s) => s.channel === 11)!;
   assert.equal(s11.sharers, 2);
@@ -100,7 +106,17 @@ test('equal RC goes to the quieter vicinity, then to the lower channel', () => {
   const w = wl({ 6: 0.8, 7: 0.8, 8: 0.8, 9: 0, 10: 0, 11: 0 }, 1);
   assert.equal(d.decide(w, none, 0).channel, 11);
   const d2 = new ChannelDecision(plan, { ...P, allowed: [3, 8] });
-  assert.equal(d2.decide(new Map([[3, 0], [8, 0]]), none, 0).channel, 3);
+  assert.equal(
+    d2.decide(
+      new Map([
+        [3, 0],
+        [8, 0],
+      ]),
+      none,
+      0,
+    ).channel,
+    3,
+  );
 });
 
 test('a channel no longer allowed is left at once', () => {

@@ -15,7 +15,20 @@ const demo = join(root, 'config/examples/demo.json');
 /** Runs the cogmesh CLI from source, as `cogmesh ARGS...`. */
 
 test('every subcommand has --help', () => {
-  for (const cmd of [[], ['node'], ['sense'], ['config'], ['config', 'check'], ['config', 'defaults'], ['config', 'schema'], ['testbed'], ['medium'], ['ctl'], ['keygen'], ['controller']]) {
+  for (const cmd of [
+    [],
+    ['node'],
+    ['sense'],
+    ['config'],
+    ['config', 'check'],
+    ['config', 'defaults'],
+    ['config', 'schema'],
+    ['testbed'],
+    ['medium'],
+    ['ctl'],
+    ['keygen'],
+    ['controller'],
+  ]) {
     const r = cogmesh(...cmd, '--help');
     assert.equal(r.code, 0, `${cmd.join(' ')} --help: ${r.err}`);
     assert.match(r.out, /^Usage: cogmesh/m, cmd.join(' '));
@@ -55,7 +68,10 @@ test('cogmesh sense refuses a bad --pn, naming the item', () => {
 test('cogmesh node runs the demo in virtual time: a round a second, and R1 follows the PN load', () => {
   const r = cogmesh('node', '--config', demo, '--virtual', '--for', '46', '--log-format', 'json');
   assert.equal(r.code, 0, r.err);
-  const lines = r.out.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+  const lines = r.out
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
   assert.equal(lines.filter((l) => l.event === 'sensing-round').length, 46, 'rounds at 0, 1, ... 45 s');
   const moves = lines.filter((l) => l.event === 'r1-decision' && l.changed === true);
   assert.deepEqual(moves.map((m) => m.channel).slice(0, 3), [11, 6, 1], 'the quiet channel R1 may take in each 15 s phase');
@@ -86,7 +102,10 @@ test('cogmesh node refuses a bad configuration whole, naming field, value and ex
 test('cogmesh node runs in real time and stops after --for', () => {
   const r = cogmesh('node', '--config', demo, '--for', '2.5', '--log-format', 'json', '--set', 'sensing.periodMs=500', '--set', 'channel.minDwellMs=500');
   assert.equal(r.code, 0, r.err);
-  const lines = r.out.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+  const lines = r.out
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
   const rounds = lines.filter((l) => l.event === 'sensing-round');
   assert.ok(rounds.length >= 3 && rounds.length <= 6, `${rounds.length} rounds in 2.5 s at 500 ms`);
   assert.ok(lines.some((l) => l.event === 'r1-decision' && l.channel === 11));
@@ -100,14 +119,26 @@ test('cogmesh config check validates a file and prints its version', () => {
 });
 
 test('controller --flow: PROTO:SRC-DST[:PORT] then label=L and queue=Q (decimal or 0x hex), in any order', () => {
-  assert.deepEqual(parseFlowArg('udp:0-4,label=0x100,queue=1', 3, undefined), { id: 3, proto: 'udp', srcAddr: 0, dstAddr: 4, label: 256, queue: 1 }, 'hex label, decimal queue');
+  assert.deepEqual(
+    parseFlowArg('udp:0-4,label=0x100,queue=1', 3, undefined),
+    { id: 3, proto: 'udp', srcAddr: 0, dstAddr: 4, label: 256, queue: 1 },
+    'hex label, decimal queue',
+  );
   assert.deepEqual(
     parseFlowArg('tcp:2-7:5001,queue=0x2,label=512', 1, { mode: 'split', everyHops: 1 }),
     { id: 1, proto: 'tcp', srcAddr: 2, dstAddr: 7, dstPort: 5001, acc: { mode: 'split', everyHops: 1 }, queue: 2, label: 512 },
     'a TCP flow with a port and TCP-ACC, options in the other order',
   );
-  assert.deepEqual(parseFlowArg('udp:1-3,label=1048575', 2, { mode: 'split' }), { id: 2, proto: 'udp', srcAddr: 1, dstAddr: 3, label: 0xfffff }, 'no TCP-ACC on UDP; the largest label');
-  assert.deepEqual(parseFlowArg('tcp:0-4:5001', 1, undefined), { id: 1, proto: 'tcp', srcAddr: 0, dstAddr: 4, dstPort: 5001 }, 'without options: no label, no queue');
+  assert.deepEqual(
+    parseFlowArg('udp:1-3,label=1048575', 2, { mode: 'split' }),
+    { id: 2, proto: 'udp', srcAddr: 1, dstAddr: 3, label: 0xfffff },
+    'no TCP-ACC on UDP; the largest label',
+  );
+  assert.deepEqual(
+    parseFlowArg('tcp:0-4:5001', 1, undefined),
+    { id: 1, proto: 'tcp', srcAddr: 0, dstAddr: 4, dstPort: 5001 },
+    'without options: no label, no queue',
+  );
   assert.deepEqual(parseFlowArg('udp:0-4,label=0', 1, undefined), { id: 1, proto: 'udp', srcAddr: 0, dstAddr: 4 }, 'label 0 is no label');
   for (const [text, what] of [
     ['udp:0-4,', /"" in "udp:0-4,"/],
@@ -121,7 +152,11 @@ test('controller --flow: PROTO:SRC-DST[:PORT] then label=L and queue=Q (decimal 
     ['udp:0-4,label=1,label=2', /label is given twice in "udp:0-4,label=1,label=2"/],
     ['udp:1-3:9000', /a UDP flow takes no port/],
   ] as const) {
-    assert.throws(() => parseFlowArg(text, 1, undefined), (e: unknown) => e instanceof UsageError && what.test(e.message), `"${text}" refused, naming it`);
+    assert.throws(
+      () => parseFlowArg(text, 1, undefined),
+      (e: unknown) => e instanceof UsageError && what.test(e.message),
+      `"${text}" refused, naming it`,
+    );
   }
 });
 

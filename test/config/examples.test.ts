@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, test } from 'node:test';
-import { r1Channels } from '../../src/node/core.js';
+import { r1Channels } from '../../src/router/params.js';
 import { ism2g4 } from '../../radio/channels.js';
 import { loadNodeConfig, schemaPath } from '../../src/config/load.js';
 import type { PnConfig } from '../../src/config/types.js';

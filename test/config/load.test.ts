@@ -5,14 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { ConfigError, type ConfigIssue } from '../../src/core/errors.js';
-import {
-  applyOverrides,
-  configVersion,
-  defaultNodeConfig,
-  loadNodeConfig,
-  parseNodeConfig,
-  schemaPath,
-} from '../../src/config/load.js';
+import { applyOverrides, configVersion, defaultNodeConfig, loadNodeConfig, parseNodeConfig, schemaPath } from '../../src/config/load.js';
 import type { NodeConfig } from '../../src/config/types.js';
 
 /** Runs `f`, expects a ConfigError, and returns it. */
@@ -77,7 +70,16 @@ describe('parseNodeConfig: defaults', () => {
     assert.equal(c.sensing.memory, 0.5);
     assert.equal(c.sensing.backend, 'auto');
     assert.deepEqual(c.sensing.cooperative, { enabled: true, halfLifeMs: 2000, maxAgeMs: 5000, neighbourWeight: 0.5 });
-    assert.deepEqual(c.channel, { capacityMbps: 2, hysteresis: 0.1, minDwellMs: 3000, loadMbps: 0, cognitive: true, initialChannel: 0, controlGuard: 0.05, contendedMoveProbability: 0.5 });
+    assert.deepEqual(c.channel, {
+      capacityMbps: 2,
+      hysteresis: 0.1,
+      minDwellMs: 3000,
+      loadMbps: 0,
+      cognitive: true,
+      initialChannel: 0,
+      controlGuard: 0.05,
+      contendedMoveProbability: 0.5,
+    });
     assert.deepEqual(c.switching, { intervalMs: 50, adaptive: false, overheadUs: 1000, queuePackets: 50 });
     assert.deepEqual(c.qos, {
       classes: [
@@ -93,7 +95,17 @@ describe('parseNodeConfig: defaults', () => {
     assert.deepEqual(c.monitor, { listen: '', token: '', statePeriodMs: 500 });
     assert.deepEqual(c.traffic, { flows: [] });
     assert.deepEqual(c.controller, { listen: '', flows: [], acc: 'none', accMode: 'split', hysteresis: 0.2 });
-    assert.deepEqual(c.openflow, { mode: 'off', listen: '127.0.0.1:6634', controller: '127.0.0.1:6653', datapathId: 0, rcStepKbps: 100, tableCapacity: 4096, echoIntervalMs: 5000, reconnectMinMs: 500, reconnectMaxMs: 16000 });
+    assert.deepEqual(c.openflow, {
+      mode: 'off',
+      listen: '127.0.0.1:6634',
+      controller: '127.0.0.1:6653',
+      datapathId: 0,
+      rcStepKbps: 100,
+      tableCapacity: 4096,
+      echoIntervalMs: 5000,
+      reconnectMinMs: 500,
+      reconnectMaxMs: 16000,
+    });
     assert.deepEqual(c.vnf, { memoryMb: 64, callBudgetMs: 250, instances: [] });
     assert.deepEqual(c.log, { level: 'info', format: 'pretty' });
   });
@@ -144,7 +156,12 @@ describe('parseNodeConfig: defaults', () => {
 describe('parseNodeConfig: schema errors', () => {
   test('unknown field at the root', () => {
     const e = refusal(() => parseNodeConfig(cfg({ sensin: { durationMs: 20 } })));
-    hasIssue(e, '/sensin', { durationMs: 20 }, /^no such field \(allowed: node, channelPlan, radios, sensing, channel, switching, qos, routing, sim, log, control, monitor, traffic, vnf, openflow, controller\)$/);
+    hasIssue(
+      e,
+      '/sensin',
+      { durationMs: 20 },
+      /^no such field \(allowed: node, channelPlan, radios, sensing, channel, switching, qos, routing, sim, log, control, monitor, traffic, vnf, openflow, controller\)$/,
+    );
   });
 
   test('unknown nested field', () => {
@@ -220,7 +237,18 @@ describe('parseNodeConfig: schema errors', () => {
 
   test('PN fields of another kind are unknown fields; a missing busy is required', () => {
     const e = refusal(() =>
-      parseNodeConfig(cfg({ sim: { band: { pn: [{ channel: 2, pattern: { kind: 'onoff', busy: 0.5 } }, { channel: 2, pattern: { kind: 'fraction' } }] } } })),
+      parseNodeConfig(
+        cfg({
+          sim: {
+            band: {
+              pn: [
+                { channel: 2, pattern: { kind: 'onoff', busy: 0.5 } },
+                { channel: 2, pattern: { kind: 'fraction' } },
+              ],
+            },
+          },
+        }),
+      ),
     );
     hasIssue(e, '/sim/band/pn/0/pattern/busy', 0.5, /^no such field \(allowed: kind, idleMs, busyMs, distribution\)$/);
     hasIssue(e, '/sim/band/pn/1/pattern/busy', undefined, /^a value \(required\): a number >= 0 and <= 1$/);
@@ -229,7 +257,15 @@ describe('parseNodeConfig: schema errors', () => {
   test('PN power out of range, missing channel, wrong pattern type', () => {
     const e = refusal(() =>
       parseNodeConfig(
-        cfg({ sim: { band: { phases: [{ durationS: 5, pn: [{ channel: 1, powerDbm: 31, pattern: { kind: 'off' } }, { pattern: { kind: 'off' } }, { channel: 1, pattern: 'on' }] }] } } }),
+        cfg({
+          sim: {
+            band: {
+              phases: [
+                { durationS: 5, pn: [{ channel: 1, powerDbm: 31, pattern: { kind: 'off' } }, { pattern: { kind: 'off' } }, { channel: 1, pattern: 'on' }] },
+              ],
+            },
+          },
+        }),
       ),
     );
     hasIssue(e, '/sim/band/phases/0/pn/0/powerDbm', 31, /^a number >= -130 and <= 30$/);
@@ -310,9 +346,7 @@ describe('parseNodeConfig: rules beyond the schema', () => {
   });
 
   test('PN channel outside the plan, whole-run and in phases', () => {
-    const e = refusal(() =>
-      parseNodeConfig(cfg({ sim: { band: { pn: [fraction(1), fraction(12)], phases: [{ durationS: 1, pn: [fraction(13)] }] } } })),
-    );
+    const e = refusal(() => parseNodeConfig(cfg({ sim: { band: { pn: [fraction(1), fraction(12)], phases: [{ durationS: 1, pn: [fraction(13)] }] } } })));
     hasIssue(e, '/sim/band/pn/1/channel', 12, /^a channel of the plan ism2g4 with 11 channels/);
     hasIssue(e, '/sim/band/phases/0/pn/0/channel', 13, /^a channel of the plan ism2g4 with 11 channels/);
     assert.equal(e.issues.length, 2, JSON.stringify(e.issues));
@@ -321,7 +355,9 @@ describe('parseNodeConfig: rules beyond the schema', () => {
   test('QoS classes: a name, label or queue given twice; a label or queue out of range', () => {
     const c = (over: object) => ({ name: 'a', label: 1, queue: 1, minKbps: 0, ...over });
     const e = refusal(() =>
-      parseNodeConfig(cfg({ qos: { classes: [c({}), c({ name: 'b', queue: 2 }), c({ name: 'a', label: 3, queue: 3 }), c({ name: 'd', label: 4, queue: 2 })] } })),
+      parseNodeConfig(
+        cfg({ qos: { classes: [c({}), c({ name: 'b', queue: 2 }), c({ name: 'a', label: 3, queue: 3 }), c({ name: 'd', label: 4, queue: 2 })] } }),
+      ),
     );
     hasIssue(e, '/qos/classes/1/label', 1, /^a label no other class has \(class 0 has it\)$/);
     hasIssue(e, '/qos/classes/2/name', 'a', /^a name no other class has \(class 0 has it\)$/);
@@ -333,13 +369,17 @@ describe('parseNodeConfig: rules beyond the schema', () => {
   });
 
   test('the controller role: a listen address that is not host:port, flows that do not parse, an acc that is not every-K', () => {
-    const e = refusal(() => parseNodeConfig(cfg({ controller: { listen: 'localhost', flows: ['tcp:0-4:5001', 'udp:0-4,label=1,label=2', 'ping 0 4'], acc: 'every-0' } })));
+    const e = refusal(() =>
+      parseNodeConfig(cfg({ controller: { listen: 'localhost', flows: ['tcp:0-4:5001', 'udp:0-4,label=1,label=2', 'ping 0 4'], acc: 'every-0' } })),
+    );
     hasIssue(e, '/controller/listen', 'localhost', /^host:port/);
     hasIssue(e, '/controller/flows/1', 'udp:0-4,label=1,label=2', /label is given twice/);
     hasIssue(e, '/controller/flows/2', 'ping 0 4', /is not PROTO:SRC-DST/);
     hasIssue(e, '/controller/acc', 'every-0', /every/);
     assert.equal(e.issues.length, 4, JSON.stringify(e.issues));
-    const place = refusal(() => parseNodeConfig(cfg({ controller: { listen: '127.0.0.1:99999', flows: ['udp:3-3', 'tcp:0-4:5001', 'tcp:0-4:5001,queue=2', 'udp:0-4,label=0x100000'] } })));
+    const place = refusal(() =>
+      parseNodeConfig(cfg({ controller: { listen: '127.0.0.1:99999', flows: ['udp:3-3', 'tcp:0-4:5001', 'tcp:0-4:5001,queue=2', 'udp:0-4,label=0x100000'] } })),
+    );
     hasIssue(place, '/controller/listen', '127.0.0.1:99999', /port 0-65535/);
     hasIssue(place, '/controller/flows/0', 'udp:3-3', /a flow the controller can place: srcAddr and dstAddr are the same router/);
     hasIssue(place, '/controller/flows/2', 'tcp:0-4:5001,queue=2', /a flow not listed already \(it is at \/controller\/flows\/1\)/);
@@ -520,7 +560,15 @@ describe('configVersion', () => {
   test('is 16 hex digits and stable under key order', () => {
     const a = defaultNodeConfig(5);
     const reversed = (v: unknown): unknown =>
-      Array.isArray(v) ? v.map(reversed) : v && typeof v === 'object' ? Object.fromEntries(Object.entries(v).reverse().map(([k, x]) => [k, reversed(x)])) : v;
+      Array.isArray(v)
+        ? v.map(reversed)
+        : v && typeof v === 'object'
+          ? Object.fromEntries(
+              Object.entries(v)
+                .reverse()
+                .map(([k, x]) => [k, reversed(x)]),
+            )
+          : v;
     const b = reversed(a) as NodeConfig;
     assert.notEqual(JSON.stringify(a), JSON.stringify(b));
     assert.match(configVersion(a), /^[0-9a-f]{16}$/);

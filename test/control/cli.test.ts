@@ -8,7 +8,7 @@ import { curveKeyPair } from 'zeromq';
 import { parseNodeConfig } from '../../src/config/load.js';
 import { isCurveKey } from '../../src/control/curve.js';
 import { ControlServer } from '../../src/control/server.js';
-import type { RouterStatus } from '../../src/node/view.js';
+import type { RouterStatus } from '../../src/router/view.js';
 import { root } from '../support/cli.js';
 import { memoryLogger, TestRouterView } from '../support/control-view.js';
 
@@ -118,12 +118,21 @@ describe('cogmesh ctl against a running control server', () => {
     assert.deepEqual(JSON.parse(got.out), { path: 'sensing.durationMs', value: 25, version: v1 });
   });
 
-  test('ctl watch prints telemetry (the telemetry endpoint defaults to the port after --node\'s)', async () => {
+  test("ctl watch prints telemetry (the telemetry endpoint defaults to the port after --node's)", async () => {
     const r = await cogmeshAsync('ctl', '--node', node, '--json', '--timeout', '5000', 'watch', 'status', '--count', '2');
     assert.equal(r.code, 0, r.err);
-    const msgs = r.out.trim().split('\n').map((l) => JSON.parse(l) as { topic: string; node: number; status: RouterStatus });
+    const msgs = r.out
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { topic: string; node: number; status: RouterStatus });
     assert.equal(msgs.length, 2);
-    assert.deepEqual(msgs.map((m) => [m.topic, m.node]), [['status', view.id], ['status', view.id]]);
+    assert.deepEqual(
+      msgs.map((m) => [m.topic, m.node]),
+      [
+        ['status', view.id],
+        ['status', view.id],
+      ],
+    );
   });
 
   test('usage errors exit 2: no --node, a bad assignment, an unknown topic, an unknown command', async () => {

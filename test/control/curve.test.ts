@@ -7,7 +7,7 @@ import { ControlClient, TelemetryClient } from '../../src/control/client.js';
 import { isCurveKey, z85Decode, z85Encode } from '../../src/control/curve.js';
 import { ControlTimeoutError, type ControlReply } from '../../src/control/protocol.js';
 import { ControlServer } from '../../src/control/server.js';
-import type { RouterStatus } from '../../src/node/view.js';
+import type { RouterStatus } from '../../src/router/view.js';
 import { memoryLogger, TestRouterView } from '../support/control-view.js';
 
 const T = 3000;
@@ -39,7 +39,12 @@ describe('control API with CURVE and a ZAP allow-list', () => {
   // A configuration the loader accepts: CURVE on, one client allowed.
   const cfg = parseNodeConfig({
     node: { id: 7, name: 'r7' },
-    control: { endpoint: CONTROL, telemetry: TELEMETRY, telemetryPeriodMs: 100, curve: { publicKey: server.publicKey, secretKey: server.secretKey, allow: [allowed.publicKey] } },
+    control: {
+      endpoint: CONTROL,
+      telemetry: TELEMETRY,
+      telemetryPeriodMs: 100,
+      curve: { publicKey: server.publicKey, secretKey: server.secretKey, allow: [allowed.publicKey] },
+    },
   });
   const view = new TestRouterView(cfg);
   const { log, lines } = memoryLogger();
@@ -109,7 +114,16 @@ test('two CURVE servers in one process each enforce their own allow-list', async
   const ca = curveKeyPair();
   const cb = curveKeyPair();
   const mk = (port: number, srv: typeof a, allow: string) =>
-    new ControlServer(new TestRouterView(), { endpoint: `tcp://127.0.0.1:${port}`, telemetry: '', telemetryPeriodMs: 1000, curve: { publicKey: srv.publicKey, secretKey: srv.secretKey, allow: [allow] } }, memoryLogger().log);
+    new ControlServer(
+      new TestRouterView(),
+      {
+        endpoint: `tcp://127.0.0.1:${port}`,
+        telemetry: '',
+        telemetryPeriodMs: 1000,
+        curve: { publicKey: srv.publicKey, secretKey: srv.secretKey, allow: [allow] },
+      },
+      memoryLogger().log,
+    );
   const sa = mk(17220, a, ca.publicKey);
   const sb = mk(17221, b, cb.publicKey);
   await sa.start();

@@ -4,11 +4,11 @@ import { Request } from 'zeromq';
 import { defaultNodeConfig } from '../../src/config/load.js';
 import type { NodeConfig } from '../../src/config/types.js';
 import { ControlClient, TelemetryClient } from '../../src/control/client.js';
-import { REDACTED } from '../../src/control/commands.js';
+import { REDACTED } from '../../src/config/live.js';
 import type { ControlReply } from '../../src/control/protocol.js';
 import { ControlServer } from '../../src/control/server.js';
-import type { RouterStatus } from '../../src/node/view.js';
-import { ControllerService } from '../../src/openflow/controller-service.js';
+import type { RouterStatus } from '../../src/router/view.js';
+import { ControllerService } from '../../src/daemon/controller-service.js';
 import { memoryLogger, TestRouterView } from '../support/control-view.js';
 
 const T = 3000;
@@ -47,7 +47,7 @@ describe('control API over ZeroMQ (no CURVE)', () => {
     await server.stop();
   });
 
-  test('status answers with the view\'s status, and the request id is echoed', async () => {
+  test("status answers with the view's status, and the request id is echoed", async () => {
     const r = await client.request('status', {}, T);
     const s = ok(r) as RouterStatus;
     assert.equal(typeof r.id, 'number', 'the client numbers its requests');
@@ -105,7 +105,10 @@ describe('control API over ZeroMQ (no CURVE)', () => {
     if (st.body.kind !== 'status') return;
     assert.equal(st.body.status.sensing.durationMs, 20, 'the next status message shows the new value');
     assert.equal(st.body.status.configVersion, r.version);
-    assert.ok(lines.some((l) => l.event === 'control-set'), 'the change is logged');
+    assert.ok(
+      lines.some((l) => l.event === 'control-set'),
+      'the change is logged',
+    );
     // The same values again change nothing, and no reconfigure runs.
     const applied = view.applied.length;
     const again = ok(await client.request('set', { values: { 'sensing.durationMs': 20 } }, T)) as { version: string; changed: string[] };
@@ -115,7 +118,10 @@ describe('control API over ZeroMQ (no CURVE)', () => {
 
   test('set with a matching expect applies; a stale expect is refused naming both versions, and nothing changes', async () => {
     const v0 = view.configVersion();
-    const r = ok(await client.request('set', { values: { 'sensing.periodMs': 900, 'channel.hysteresis': 0.2 }, expect: v0 }, T)) as { version: string; changed: string[] };
+    const r = ok(await client.request('set', { values: { 'sensing.periodMs': 900, 'channel.hysteresis': 0.2 }, expect: v0 }, T)) as {
+      version: string;
+      changed: string[];
+    };
     assert.deepEqual(r.changed, ['channel.hysteresis', 'sensing.periodMs']);
     const applied = view.applied.length;
     const e = err(await client.request('set', { values: { 'sensing.periodMs': 800 }, expect: v0 }, T));
@@ -140,7 +146,10 @@ describe('control API over ZeroMQ (no CURVE)', () => {
     for (const [values, code, path] of cases) {
       const e = err(await client.request('set', { values }, T));
       assert.equal(e.code, code, JSON.stringify(values));
-      assert.ok(e.issues?.some((i) => i.path === path), `${JSON.stringify(values)}: issues name ${path}: ${JSON.stringify(e.issues)}`);
+      assert.ok(
+        e.issues?.some((i) => i.path === path),
+        `${JSON.stringify(values)}: issues name ${path}: ${JSON.stringify(e.issues)}`,
+      );
       assert.equal(view.configVersion(), v0, `${JSON.stringify(values)}: version unchanged`);
     }
     assert.equal(view.applied.length, applied, 'no reconfigure');
@@ -198,7 +207,15 @@ describe('control API over ZeroMQ (no CURVE)', () => {
     assert.equal((ok(await client.request('neighbours', {}, T)) as Array<{ addr: number }>)[0]?.addr, 2);
     assert.equal((ok(await client.request('routes', {}, T)) as Array<{ dst: number }>)[0]?.dst, 4);
     assert.deepEqual(ok(await client.request('queues', {}, T)), [
-      { channel: 6, packets: 3, bytes: 3000, classes: [{ queue: 1, name: 'high', packets: 1, bytes: 1000 }, { queue: 0, name: 'best-effort', packets: 2, bytes: 2000 }] },
+      {
+        channel: 6,
+        packets: 3,
+        bytes: 3000,
+        classes: [
+          { queue: 1, name: 'high', packets: 1, bytes: 1000 },
+          { queue: 0, name: 'best-effort', packets: 2, bytes: 2000 },
+        ],
+      },
     ]);
     assert.equal((ok(await client.request('flows', {}, T)) as Array<{ role: string }>)[0]?.role, 'source');
     const sp = ok(await client.request('spectrum', {}, T)) as { channels: Array<{ ownW: unknown }> };
@@ -206,13 +223,19 @@ describe('control API over ZeroMQ (no CURVE)', () => {
     assert.equal(sp.channels[1]?.ownW, null);
   });
 
-  test('vnf.start, vnf.list, vnf.stop; refusals keep the manager\'s codes; events go out on the vnf topic', async () => {
-    const started = ok(await client.request('vnf.start', { type: 'tcp-acc', flow: 'tcp 10.0.0.1:* > 10.0.4.1:5001', params: { mode: 'split' } }, T)) as { id: number; flow: unknown };
+  test("vnf.start, vnf.list, vnf.stop; refusals keep the manager's codes; events go out on the vnf topic", async () => {
+    const started = ok(await client.request('vnf.start', { type: 'tcp-acc', flow: 'tcp 10.0.0.1:* > 10.0.4.1:5001', params: { mode: 'split' } }, T)) as {
+      id: number;
+      flow: unknown;
+    };
     assert.deepEqual(started.flow, { proto: 'tcp', srcIp: '10.0.0.1', dstIp: '10.0.4.1', dstPort: 5001 });
     const ev = await telemetry.waitFor((m) => m.topic === 'vnf', T);
     assert.equal(ev.body.kind === 'vnf' && ev.body.event.kind, 'started');
     const list = ok(await client.request('vnf.list', {}, T)) as Array<{ id: number; state: string }>;
-    assert.deepEqual(list.map((v) => [v.id, v.state]), [[started.id, 'running']]);
+    assert.deepEqual(
+      list.map((v) => [v.id, v.state]),
+      [[started.id, 'running']],
+    );
     const stopped = ok(await client.request('vnf.stop', { vnf: started.id }, T)) as { state: string };
     assert.equal(stopped.state, 'stopped');
     assert.equal(err(await client.request('vnf.stop', { vnf: started.id }, T)).code, 'VNF_UNKNOWN_INSTANCE');
@@ -254,10 +277,17 @@ describe('control API over ZeroMQ (no CURVE)', () => {
       assert.match(udpAcc.message, /TCP-ACC needs a tcp flow/, 'an acc given with a UDP flow is refused, not dropped');
       const twice = err(await client.request('controller.add', { flow: 'tcp:4-0:5001' }, T));
       assert.match(twice.message, /flow 2 already places this traffic/, 'the same traffic twice is refused');
-      assert.deepEqual((ok(await client.request('controller.flows', {}, T)) as Array<{ id: number }>).map((f) => f.id), [1, 2], 'refusals changed nothing');
+      assert.deepEqual(
+        (ok(await client.request('controller.flows', {}, T)) as Array<{ id: number }>).map((f) => f.id),
+        [1, 2],
+        'refusals changed nothing',
+      );
       assert.deepEqual(ok(await client.request('controller.remove', { flow: 1 }, T)), { id: 1 });
       assert.match(err(await client.request('controller.remove', { flow: 1 }, T)).message, /no flow 1/);
-      assert.deepEqual((ok(await client.request('controller.flows', {}, T)) as Array<{ id: number }>).map((f) => f.id), [2]);
+      assert.deepEqual(
+        (ok(await client.request('controller.flows', {}, T)) as Array<{ id: number }>).map((f) => f.id),
+        [2],
+      );
     } finally {
       view.controllerRole = undefined;
     }
@@ -267,9 +297,31 @@ describe('control API over ZeroMQ (no CURVE)', () => {
     const h = ok(await client.request('help', {}, T)) as { commands: Array<{ name: string; args: Array<{ name: string; required: boolean }> }> };
     assert.deepEqual(
       h.commands.map((c) => c.name),
-      ['status', 'get', 'set', 'neighbours', 'routes', 'queues', 'flows', 'spectrum', 'vnf.list', 'vnf.start', 'vnf.stop', 'controller.flows', 'controller.add', 'controller.remove', 'help'],
+      [
+        'status',
+        'get',
+        'set',
+        'neighbours',
+        'routes',
+        'queues',
+        'flows',
+        'spectrum',
+        'vnf.list',
+        'vnf.start',
+        'vnf.stop',
+        'controller.flows',
+        'controller.add',
+        'controller.remove',
+        'help',
+      ],
     );
-    assert.deepEqual(h.commands.find((c) => c.name === 'set')?.args.map((a) => [a.name, a.required]), [['values', true], ['expect', false]]);
+    assert.deepEqual(
+      h.commands.find((c) => c.name === 'set')?.args.map((a) => [a.name, a.required]),
+      [
+        ['values', true],
+        ['expect', false],
+      ],
+    );
   });
 });
 

@@ -8,7 +8,12 @@ describe('EventEngine', () => {
   test('runs events in time order, with the clock at each event time', () => {
     const e = new EventEngine();
     const log: string[] = [];
-    for (const [at, name] of [[30, 'c'], [10, 'a'], [20, 'b'], [25, 'b2']] as const) {
+    for (const [at, name] of [
+      [30, 'c'],
+      [10, 'a'],
+      [20, 'b'],
+      [25, 'b2'],
+    ] as const) {
       e.at(at, (now) => log.push(`${name}@${now}/${e.now()}`));
     }
     e.run();
@@ -25,7 +30,10 @@ describe('EventEngine', () => {
     const fired: number[] = [];
     for (const p of planned) e.at(p.at, () => fired.push(p.i));
     e.run();
-    assert.deepEqual(fired, [...planned].sort((x, y) => x.at - y.at || x.i - y.i).map((p) => p.i));
+    assert.deepEqual(
+      fired,
+      [...planned].sort((x, y) => x.at - y.at || x.i - y.i).map((p) => p.i),
+    );
   });
 
   test('an event scheduled from inside an event at the same time runs after those already queued', () => {

@@ -19,7 +19,10 @@ test('pops random input in sorted order, duplicates included', () => {
     assert.equal(h.size, n);
     const out: number[] = [];
     for (let y = h.pop(); y !== undefined; y = h.pop()) out.push(y);
-    assert.deepEqual(out, [...xs].sort((a, b) => a - b));
+    assert.deepEqual(
+      out,
+      [...xs].sort((a, b) => a - b),
+    );
     assert.equal(h.size, 0);
   }
 });
@@ -50,5 +53,8 @@ test('a (key, sequence) order makes ties come out in insertion order', () => {
   for (const e of es) h.push(e);
   const out: E[] = [];
   for (let e = h.pop(); e; e = h.pop()) out.push(e);
-  assert.deepEqual(out, [...es].sort((x, y) => x.at - y.at || x.seq - y.seq));
+  assert.deepEqual(
+    out,
+    [...es].sort((x, y) => x.at - y.at || x.seq - y.seq),
+  );
 });

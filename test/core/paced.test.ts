@@ -24,7 +24,14 @@ test('events run at their own times, never before the clock reaches them; inputs
   assert.equal(seen.length, 0, 'nothing before its time');
   clock.t = 1_001_000;
   p.inject((now) => seen.push(['input', now]));
-  assert.deepEqual(seen, [['a', 1_000_500], ['input', 1_001_000]], 'the due event first, at its own time; the input at the clock');
+  assert.deepEqual(
+    seen,
+    [
+      ['a', 1_000_500],
+      ['input', 1_001_000],
+    ],
+    'the due event first, at its own time; the input at the clock',
+  );
   clock.t = 1_010_000;
   await tick(10);
   assert.deepEqual(seen.at(-1), ['b', 1_002_000], 'a late event still sees its own time');

@@ -100,7 +100,10 @@ describe('Rng: distributions', () => {
       const k = r.int(-2, 3);
       counts.set(k, (counts.get(k) ?? 0) + 1);
     }
-    assert.deepEqual([...counts.keys()].sort((a, b) => a - b), [-2, -1, 0, 1, 2, 3]);
+    assert.deepEqual(
+      [...counts.keys()].sort((a, b) => a - b),
+      [-2, -1, 0, 1, 2, 3],
+    );
     for (const c of counts.values()) assert.ok(Math.abs(c - 10_000) < 500, `count ${c}`);
   });
 
@@ -155,7 +158,11 @@ describe('Rng: distributions', () => {
       if (a > 4) over4++;
     }
     // P(|x| > k) for k = 2, 3, 4, within five standard errors of a binomial count.
-    for (const [count, p] of [[over2, 0.0455003], [over3, 0.0026998], [over4, 6.334e-5]] as const) {
+    for (const [count, p] of [
+      [over2, 0.0455003],
+      [over3, 0.0026998],
+      [over4, 6.334e-5],
+    ] as const) {
       const se = Math.sqrt(n * p * (1 - p));
       assert.ok(Math.abs(count - n * p) < 5 * se, `${count} deviates beyond, expected ${(n * p).toFixed(0)} ± ${se.toFixed(0)}`);
     }

@@ -10,12 +10,12 @@ import {
   hwFilePath,
   hwProfilesDir,
   loadHwProfiles,
-  parseHwOption,
   parseHwProfile,
   usbIdConflicts,
   usbIdText,
   type HwProfile,
 } from '../../src/hw/profiles.js';
+import { parseHwOption } from '../../src/config/hardware.js';
 import { udevRules } from '../../src/hw/udev.js';
 
 const files = readdirSync(hwProfilesDir).filter((f) => f.endsWith('.json'));
@@ -36,7 +36,8 @@ test('USB ids are unique across profiles unless every profile listing one declar
   const profiles = loadHwProfiles();
   assert.deepEqual(usbIdConflicts(profiles), []);
   const owners = new Map<string, string[]>();
-  for (const p of profiles) for (const u of p.usb) owners.set(usbIdText(u.vendorId, u.productId), [...(owners.get(usbIdText(u.vendorId, u.productId)) ?? []), p.profile]);
+  for (const p of profiles)
+    for (const u of p.usb) owners.set(usbIdText(u.vendorId, u.productId), [...(owners.get(usbIdText(u.vendorId, u.productId)) ?? []), p.profile]);
   const shared = [...owners].filter(([, o]) => o.length > 1).map(([id, o]) => `${id}=${o.join('+')}`);
   // The shared ids are exactly the ones the sources say cannot be told apart by USB id.
   assert.deepEqual(shared.sort(), [
@@ -50,7 +51,7 @@ test('USB ids are unique across profiles unless every profile listing one declar
   assert.equal(new Set(normal).size, normal.length, 'normal ids are unique');
 });
 
-test('the ids from the vendors\' host code are the ones in the profiles', () => {
+test("the ids from the vendors' host code are the ones in the profiles", () => {
   const ids = (name: string, role: 'normal' | 'bootloader') =>
     findHwProfile(name)
       .usb.filter((u) => u.role === role)

@@ -13,21 +13,23 @@ import {
   parseFrame,
   type FrameErrorCode,
 } from '../../src/monitor/frames.js';
-import { FRAME_PARSER_JS } from '../../src/monitor/page.js';
-import type { SpectrumChannel, SpectrumView } from '../../src/node/view.js';
+import type { SpectrumChannel, SpectrumView } from '../../src/router/view.js';
 import { mutate, refused } from '../support/bytes.js';
 import { MonitorTestView } from '../support/monitor-view.js';
-
-type JsResult = { ok: true; value: SpectrumView } | { ok: false; code: FrameErrorCode; at: number; message: string };
-/** The page's twin of the parser, run here. */
-const parseJs = new Function(`${FRAME_PARSER_JS}\nreturn parseFrame;`)() as (b: Uint8Array | ArrayBuffer) => JsResult;
 
 /** `s` with every float rounded to float32, as a frame carries it. */
 function asFloat32(s: SpectrumView): SpectrumView {
   const f = (v: number | undefined): number | undefined => (v === undefined ? undefined : Math.fround(v));
   return {
     ...s,
-    channels: s.channels.map((c) => ({ channel: c.channel, centerMHz: Math.fround(c.centerMHz), w: Math.fround(c.w), ownW: f(c.ownW), rcBps: Math.fround(c.rcBps), powerDbm: f(c.powerDbm) })),
+    channels: s.channels.map((c) => ({
+      channel: c.channel,
+      centerMHz: Math.fround(c.centerMHz),
+      w: Math.fround(c.w),
+      ownW: f(c.ownW),
+      rcBps: Math.fround(c.rcBps),
+      powerDbm: f(c.powerDbm),
+    })),
   };
 }
 
@@ -37,7 +39,13 @@ function rounds(n: number): SpectrumView[] {
 }
 
 const ch = (o: Partial<SpectrumChannel> = {}): SpectrumChannel => ({ channel: 6, centerMHz: 2437, w: 0.25, ownW: 0.2, rcBps: 1.5e6, powerDbm: -71.5, ...o });
-const frame = (o: Partial<SpectrumView> = {}): SpectrumView => ({ round: 9, startUs: 1_000, endUs: 71_000, channels: [ch({ channel: 1, centerMHz: 2412 }), ch()], ...o });
+const frame = (o: Partial<SpectrumView> = {}): SpectrumView => ({
+  round: 9,
+  startUs: 1_000,
+  endUs: 71_000,
+  channels: [ch({ channel: 1, centerMHz: 2412 }), ch()],
+  ...o,
+});
 
 function code(b: Uint8Array): FrameErrorCode | 'ok' {
   const r = parseFrame(b);
@@ -77,7 +85,12 @@ describe('spectrum frames: round trip', () => {
 
   test('the layout, byte by byte: little-endian, u64 times beyond 2^32', () => {
     const startUs = 1_760_000_123_456_789; // epoch microseconds: above 2^32
-    const b = encodeFrame({ round: 0x01020304, startUs, endUs: startUs + 70_000, channels: [ch({ channel: 0x0b0a, centerMHz: 2462, w: 0.5, ownW: 0.75, rcBps: 1e6, powerDbm: -50 })] });
+    const b = encodeFrame({
+      round: 0x01020304,
+      startUs,
+      endUs: startUs + 70_000,
+      channels: [ch({ channel: 0x0b0a, centerMHz: 2462, w: 0.5, ownW: 0.75, rcBps: 1e6, powerDbm: -50 })],
+    });
     assert.equal(b.length, frameLength(1));
     assert.deepEqual([...b.subarray(0, 8)], [FRAME_TYPE_SPECTRUM, FRAME_VERSION, 1, 0, 4, 3, 2, 1]);
     const dv = new DataView(b.buffer);
@@ -133,7 +146,10 @@ describe('spectrum frames: encode refuses what the layout cannot carry', () => {
     });
   }
   test('a refusal is a RangeArgumentError with code CORE_OUT_OF_RANGE', () => {
-    assert.throws(() => encodeFrame(frame({ round: -1 })), (e: unknown) => e instanceof RangeArgumentError && e.code === 'CORE_OUT_OF_RANGE');
+    assert.throws(
+      () => encodeFrame(frame({ round: -1 })),
+      (e: unknown) => e instanceof RangeArgumentError && e.code === 'CORE_OUT_OF_RANGE',
+    );
   });
 });
 
@@ -193,34 +209,22 @@ describe('spectrum frames: parse refuses malformed input without throwing', () =
     });
   }
 
-  test('fuzz: mutated frames never throw; what parses re-encodes and parses the same; the page twin agrees on every verdict', () => {
+  test('fuzz: mutated frames never throw; what parses re-encodes and parses the same', () => {
     const rng = Rng.fromSeed(5).fork('frames-fuzz');
     const seeds = rounds(8).map(encodeFrame);
     const seen = new Set<string>();
     for (let i = 0; i < 4000; i++) {
       const { bytes } = mutate(seeds[i % seeds.length]!, rng);
       const r = parseFrame(bytes);
-      const js = parseJs(bytes);
       seen.add(r.ok ? 'ok' : r.error.code);
-      if (r.ok) {
-        assert.ok(js.ok, `the twin accepts what frames.ts accepts (case ${i})`);
-        assert.deepEqual(js.value, r.value, `the twin reads the same values (case ${i})`);
-        assert.deepEqual(parseFrame(encodeFrame(r.value)), r, `re-encoding an accepted frame loses nothing (case ${i})`);
-      } else {
-        assert.ok(!js.ok, `the twin refuses what frames.ts refuses (case ${i}: ${r.error.message})`);
-        assert.equal(js.code, r.error.code, `same code (case ${i})`);
-        assert.equal(js.at, r.error.at, `same offset (case ${i})`);
-      }
+      if (r.ok) assert.deepEqual(parseFrame(encodeFrame(r.value)), r, `re-encoding an accepted frame loses nothing (case ${i})`);
+      else
+        assert.ok(
+          r.error instanceof FrameError && r.error.at >= 0 && r.error.at <= bytes.length,
+          `a refusal names an offset in the bytes (case ${i}: ${r.error.message})`,
+        );
     }
-    for (const c of ['ok', 'FRAME_TRUNCATED', 'FRAME_BAD_LENGTH', 'FRAME_BAD_FIELD']) assert.ok(seen.has(c), `the fuzz reached ${c} (saw ${[...seen].join(', ')})`);
-  });
-
-  test('the page twin reads an ArrayBuffer as browsers deliver it', () => {
-    const b = encodeFrame(rounds(1)[0]!);
-    const ab = b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength) as ArrayBuffer;
-    const js = parseJs(ab);
-    const r = parseFrame(b);
-    assert.ok(js.ok && r.ok, 'both parse');
-    assert.deepEqual(js.value, r.value);
+    for (const c of ['ok', 'FRAME_TRUNCATED', 'FRAME_BAD_LENGTH', 'FRAME_BAD_FIELD'])
+      assert.ok(seen.has(c), `the fuzz reached ${c} (saw ${[...seen].join(', ')})`);
   });
 });

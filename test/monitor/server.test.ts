@@ -60,7 +60,10 @@ describe('monitor server: the stream', () => {
     assert.ok(r1?.kind === 'json' && r1.msg.type === 'event' && r1.msg.kind === 'r1', 'then the R1 decision as an event');
     assert.equal(typeof r1.msg.atUs, 'number');
     assert.equal(typeof r1.msg.reason, 'string');
-    assert.ok(c.json().every((m) => m.type !== 'spectrum' && m.kind !== 'spectrum'), 'spectra never go as JSON');
+    assert.ok(
+      c.json().every((m) => m.type !== 'spectrum' && m.kind !== 'spectrum'),
+      'spectra never go as JSON',
+    );
     assert.deepEqual(c.badFrames, [], 'every binary message parses');
     assert.equal(server.counters.framesSent, 6);
   });
@@ -101,7 +104,12 @@ describe('monitor server: the stream', () => {
     assert.deepEqual(status.node, { id: 1, name: 'rooftop-1' });
     assert.equal(status.r3.channel, 3);
     assert.equal(typeof status.r1.channel, 'number');
-    const routes = st.routes as Array<{ dst: number; chosen: number | null; paths: Array<{ hopCount: number; pathCost: number; chosen: boolean }>; deleteAtUs: unknown }>;
+    const routes = st.routes as Array<{
+      dst: number;
+      chosen: number | null;
+      paths: Array<{ hopCount: number; pathCost: number; chosen: boolean }>;
+      deleteAtUs: unknown;
+    }>;
     assert.equal(routes.length, 4);
     assert.deepEqual(
       routes.find((r) => r.dst === 4)!.paths.map((p) => [p.hopCount, p.pathCost]),
@@ -147,7 +155,12 @@ describe('monitor server: the stream', () => {
     assert.equal(server.counters.clients, 3);
     for (let i = 0; i < 10; i++) view.pushRound();
     await Promise.all(cs.map((c) => c.until('11 frames', () => c.frames.length >= 11)));
-    for (const c of cs) assert.deepEqual(c.frames.map((f) => f.round), Array.from({ length: 11 }, (_, i) => i + 1), 'every round, in order');
+    for (const c of cs)
+      assert.deepEqual(
+        c.frames.map((f) => f.round),
+        Array.from({ length: 11 }, (_, i) => i + 1),
+        'every round, in order',
+      );
     await cs[0]!.close();
     await cs[1]!.until('the server sees the close', () => server.counters.clients === 2);
     view.pushRound();
@@ -178,7 +191,9 @@ describe('monitor server: the stream', () => {
     const slow: Socket = connect(Number(port), '127.0.0.1');
     cleanup.push(() => void slow.destroy());
     await once(slow, 'connect');
-    slow.write(`GET /stream HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n`);
+    slow.write(
+      `GET /stream HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n`,
+    );
     const [head] = (await once(slow, 'data')) as [Buffer];
     assert.ok(head.toString('latin1').startsWith('HTTP/1.1 101'), `the slow client is upgraded: ${head.toString('latin1').split('\r\n')[0]}`);
     slow.pause();
@@ -254,7 +269,11 @@ describe('monitor server: access', () => {
     const port = new URL(url).port;
     const rebound = `rebind.evil.example:${port}`;
     assert.equal(await rawStatus(Number(port), `GET / HTTP/1.1\r\nHost: ${rebound}\r\n\r\n`), 421);
-    assert.equal(await StreamClient.refusal(url, { headers: { Host: rebound, Origin: `http://${rebound}` } }), 421, 'Origin and Host agree, but the host is not this monitor');
+    assert.equal(
+      await StreamClient.refusal(url, { headers: { Host: rebound, Origin: `http://${rebound}` } }),
+      421,
+      'Origin and Host agree, but the host is not this monitor',
+    );
     assert.equal(await rawStatus(Number(port), `GET / HTTP/1.1\r\nHost: localhost:${port}\r\n\r\n`), 200);
   });
 
@@ -262,7 +281,13 @@ describe('monitor server: access', () => {
     const { url, server } = await monitor({ statePeriodMs: 60_000 });
     const port = Number(new URL(url).port);
     assert.equal(await rawStatus(port, `GET http://[/ HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n\r\n`), 400);
-    assert.equal(await rawStatus(port, `GET http://[/ HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n`), 400);
+    assert.equal(
+      await rawStatus(
+        port,
+        `GET http://[/ HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n`,
+      ),
+      400,
+    );
     assert.equal((await fetch(url)).status, 200, 'still serving');
     assert.ok(server.counters.refused >= 2, 'counted');
   });
@@ -286,7 +311,10 @@ describe('monitor server: lifecycle', () => {
     const { view, server, url, lines } = await startMonitor({ statePeriodMs: 60_000 });
     assert.match(url, /^http:\/\/127\.0\.0\.1:\d+\/$/);
     assert.notEqual(new URL(url).port, '0');
-    assert.ok(lines().some((l) => l.msg === `monitor on ${url}`), 'the URL is logged');
+    assert.ok(
+      lines().some((l) => l.msg === `monitor on ${url}`),
+      'the URL is logged',
+    );
     assert.equal(view.subscribers, 1);
     const c = await StreamClient.open(url);
     await c.until('hello', () => c.json('hello').length === 1);
@@ -329,16 +357,28 @@ describe('monitor server: lifecycle', () => {
   test('beyond loopback without a token: it starts, with a warning', async () => {
     const { url, lines } = await monitor({ listen: '0.0.0.0:0', statePeriodMs: 60_000 });
     assert.match(url, /^http:\/\/0\.0\.0\.0:\d+\/$/);
-    assert.ok(lines().some((l) => l.level === 40 && String(l.msg).includes('no monitor.token')), 'a warning');
+    assert.ok(
+      lines().some((l) => l.level === 40 && String(l.msg).includes('no monitor.token')),
+      'a warning',
+    );
   });
 
   test('off, or a listen address that is not host:port', async () => {
     const log = testLogger().log;
-    await assert.rejects(new MonitorServer(new MonitorTestView(), { listen: '', token: '', statePeriodMs: 500 }, log).start(), (e: unknown) => e instanceof MonitorError && e.code === 'MONITOR_OFF');
-    await assert.rejects(new MonitorServer(new MonitorTestView(), { listen: 'localhost', token: '', statePeriodMs: 500 }, log).start(), (e: unknown) => e instanceof MonitorError && e.code === 'MONITOR_BAD_LISTEN');
+    await assert.rejects(
+      new MonitorServer(new MonitorTestView(), { listen: '', token: '', statePeriodMs: 500 }, log).start(),
+      (e: unknown) => e instanceof MonitorError && e.code === 'MONITOR_OFF',
+    );
+    await assert.rejects(
+      new MonitorServer(new MonitorTestView(), { listen: 'localhost', token: '', statePeriodMs: 500 }, log).start(),
+      (e: unknown) => e instanceof MonitorError && e.code === 'MONITOR_BAD_LISTEN',
+    );
     assert.deepEqual(parseListen('[::1]:8080'), { host: '::1', port: 8080 });
     assert.deepEqual(parseListen('0.0.0.0:0'), { host: '0.0.0.0', port: 0 });
-    assert.throws(() => parseListen('127.0.0.1:70000'), (e: unknown) => e instanceof MonitorError && e.code === 'MONITOR_BAD_LISTEN');
+    assert.throws(
+      () => parseListen('127.0.0.1:70000'),
+      (e: unknown) => e instanceof MonitorError && e.code === 'MONITOR_BAD_LISTEN',
+    );
   });
 
   test('a router whose state cannot be read: the stream goes on, one warning', async () => {

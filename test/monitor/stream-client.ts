@@ -3,8 +3,8 @@ import { WebSocket } from 'ws';
 import type { NodeConfig } from '../../src/config/types.js';
 import { parseFrame } from '../../src/monitor/frames.js';
 import { MonitorServer, type MonitorOptions } from '../../src/monitor/server.js';
-import { createLogger, type Logger } from '../../src/node/log.js';
-import type { SpectrumView } from '../../src/node/view.js';
+import { createLogger, type Logger } from '../../src/core/log.js';
+import type { SpectrumView } from '../../src/router/view.js';
 import { MonitorTestView } from '../support/monitor-view.js';
 
 /** One message of the stream as a test sees it. */
@@ -15,7 +15,12 @@ export function testLogger(): { log: Logger; lines: () => Array<Record<string, u
   const out: string[] = [];
   const destination = new Writable({
     write(chunk: Buffer, _enc, cb) {
-      out.push(...chunk.toString('utf8').split('\n').filter((l) => l !== ''));
+      out.push(
+        ...chunk
+          .toString('utf8')
+          .split('\n')
+          .filter((l) => l !== ''),
+      );
       cb();
     },
   });

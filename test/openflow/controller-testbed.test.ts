@@ -34,7 +34,6 @@ function run(args: string[]): ChildProcess {
   return p;
 }
 
-
 describe('the CETT controller places a flow and its TCP-ACC on a testbed of router processes', { timeout: 150_000 }, () => {
   const clients: ControlClient[] = [];
   const ctl = (i: number): ControlClient => {
@@ -46,9 +45,28 @@ describe('the CETT controller places a flow and its TCP-ACC on a testbed of rout
   before(() => {
     run(['controller', '--listen', CONTROLLER, '--flow', 'tcp:0-2:5001', '--acc', 'every', '--log-format', 'json', '--for', '140']);
     run([
-      'testbed', 'config/scenarios/urbanx-chain.json', '--hops', '2', '--tcp', 'reno', '--set', 'flows.0.startS=10',
-      '--set', 'node.openflow.mode=active', '--set', `node.openflow.controller=${CONTROLLER}`,
-      '--medium', 'tcp://127.0.0.1:19850', '--control-base', '19900', '--monitor-base', '19880', '--log-format', 'json', '--for', '135',
+      'testbed',
+      'config/scenarios/urbanx-chain.json',
+      '--hops',
+      '2',
+      '--tcp',
+      'reno',
+      '--set',
+      'flows.0.startS=10',
+      '--set',
+      'node.openflow.mode=active',
+      '--set',
+      `node.openflow.controller=${CONTROLLER}`,
+      '--medium',
+      'tcp://127.0.0.1:19850',
+      '--control-base',
+      '19900',
+      '--monitor-base',
+      '19880',
+      '--log-format',
+      'json',
+      '--for',
+      '135',
     ]);
   });
 
@@ -58,7 +76,11 @@ describe('the CETT controller places a flow and its TCP-ACC on a testbed of rout
   });
 
   test('the path 0 -> 1 -> 2 is installed, the relay forwards by its flow table and runs TCP-ACC, the sink reads every byte', async () => {
-    await until('the controller to install the path', async () => (lines.some((l) => l.event === 'flow-path' && l.state === 'installed') ? true : undefined), 60_000);
+    await until(
+      'the controller to install the path',
+      async () => (lines.some((l) => l.event === 'flow-path' && l.state === 'installed') ? true : undefined),
+      60_000,
+    );
     const path = lines.find((l) => l.event === 'flow-path' && l.state === 'installed')!;
     assert.deepEqual(path.routers, [0, 1, 2]);
     assert.deepEqual(path.vnfs, [1], 'TCP-ACC on the relay');
@@ -74,7 +96,10 @@ describe('the CETT controller places a flow and its TCP-ACC on a testbed of rout
     );
     assert.equal(got.corruptBytes, 0, 'every byte as the source sent it');
     const relay = await ctl(1).request('status', {}, 2000);
-    assert.ok(relay.ok && (relay.result as Status).counters.byFlowTable > 50, `the relay forwards by its flow table: ${JSON.stringify(relay.ok && (relay.result as Status).counters)}`);
+    assert.ok(
+      relay.ok && (relay.result as Status).counters.byFlowTable > 50,
+      `the relay forwards by its flow table: ${JSON.stringify(relay.ok && (relay.result as Status).counters)}`,
+    );
     const vnfs = await ctl(1).request('vnf.list', {}, 2000);
     const acc = vnfs.ok ? (vnfs.result as Array<{ type: string; state: string; packetsTaken: number }>).find((v) => v.type === 'tcp-acc') : undefined;
     assert.ok(acc && acc.state === 'running' && acc.packetsTaken > 50, `the controller's TCP-ACC works the flow: ${JSON.stringify(vnfs)}`);
@@ -95,10 +120,33 @@ describe('the controller as a role of router 0: flows added and removed at run t
     const p = spawn(
       process.execPath,
       [
-        '--import', 'tsx', join(root, 'src/cli/main.ts'),
-        'testbed', 'config/scenarios/urbanx-chain.json', '--hops', '2', '--tcp', 'reno', '--set', 'flows.0.startS=20',
-        '--set', 'node.openflow.mode=active', '--set', `node.openflow.controller=${ROLE}`, '--set', `nodeOverrides.0.controller.listen=${ROLE}`,
-        '--medium', 'tcp://127.0.0.1:19770', '--control-base', '19800', '--monitor-base', '19790', '--log-format', 'json', '--for', '140',
+        '--import',
+        'tsx',
+        join(root, 'src/cli/main.ts'),
+        'testbed',
+        'config/scenarios/urbanx-chain.json',
+        '--hops',
+        '2',
+        '--tcp',
+        'reno',
+        '--set',
+        'flows.0.startS=20',
+        '--set',
+        'node.openflow.mode=active',
+        '--set',
+        `node.openflow.controller=${ROLE}`,
+        '--set',
+        `nodeOverrides.0.controller.listen=${ROLE}`,
+        '--medium',
+        'tcp://127.0.0.1:19770',
+        '--control-base',
+        '19800',
+        '--monitor-base',
+        '19790',
+        '--log-format',
+        'json',
+        '--for',
+        '140',
       ],
       { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] },
     );
@@ -115,32 +163,48 @@ describe('the controller as a role of router 0: flows added and removed at run t
 
   test('controller.add places the flow and its TCP-ACC on the relay; controller.remove ends it there', async () => {
     const r0 = ctl(0);
-    const added = await until('router 0 to take a flow', async () => {
-      const r = await r0.request('controller.add', { flow: 'tcp:0-2:5001', acc: 'every' }, 2000);
-      return r.ok ? (r.result as Path) : undefined;
-    }, 60_000);
+    const added = await until(
+      'router 0 to take a flow',
+      async () => {
+        const r = await r0.request('controller.add', { flow: 'tcp:0-2:5001', acc: 'every' }, 2000);
+        return r.ok ? (r.result as Path) : undefined;
+      },
+      60_000,
+    );
     assert.equal(added.id, 1);
-    const path = await until('the path to be installed', async () => {
-      const r = await r0.request('controller.flows', {}, 2000);
-      const p = r.ok ? (r.result as Path[]).find((f) => f.id === added.id) : undefined;
-      return p?.state === 'installed' ? p : undefined;
-    }, 60_000);
+    const path = await until(
+      'the path to be installed',
+      async () => {
+        const r = await r0.request('controller.flows', {}, 2000);
+        const p = r.ok ? (r.result as Path[]).find((f) => f.id === added.id) : undefined;
+        return p?.state === 'installed' ? p : undefined;
+      },
+      60_000,
+    );
     assert.deepEqual(path.routers, [0, 1, 2]);
     assert.deepEqual(path.vnfs, [1], 'TCP-ACC on the relay');
     const relay = ctl(1);
-    const running = await until('the relay to run the TCP-ACC on the flow', async () => {
-      const r = await relay.request('vnf.list', {}, 2000);
-      const v = r.ok ? (r.result as Vnf[]).find((x) => x.type === 'tcp-acc') : undefined;
-      return v && v.state === 'running' && v.packetsTaken > 50 ? v : undefined;
-    }, 60_000);
+    const running = await until(
+      'the relay to run the TCP-ACC on the flow',
+      async () => {
+        const r = await relay.request('vnf.list', {}, 2000);
+        const v = r.ok ? (r.result as Vnf[]).find((x) => x.type === 'tcp-acc') : undefined;
+        return v && v.state === 'running' && v.packetsTaken > 50 ? v : undefined;
+      },
+      60_000,
+    );
     assert.ok(running.packetsTaken > 50, 'the accelerator works the flow');
     const gone = await r0.request('controller.remove', { flow: added.id }, 2000);
     assert.ok(gone.ok, JSON.stringify(gone));
-    const stopped = await until('the relay to stop the TCP-ACC', async () => {
-      const r = await relay.request('vnf.list', {}, 2000);
-      const v = r.ok ? (r.result as Vnf[]).find((x) => x.type === 'tcp-acc') : undefined;
-      return v && v.state === 'stopped' ? v : undefined;
-    }, 20_000);
+    const stopped = await until(
+      'the relay to stop the TCP-ACC',
+      async () => {
+        const r = await relay.request('vnf.list', {}, 2000);
+        const v = r.ok ? (r.result as Vnf[]).find((x) => x.type === 'tcp-acc') : undefined;
+        return v && v.state === 'stopped' ? v : undefined;
+      },
+      20_000,
+    );
     assert.equal(stopped.reason, 'terminated');
     const left = await r0.request('controller.flows', {}, 2000);
     assert.deepEqual(left.ok && left.result, [], 'no flow left');

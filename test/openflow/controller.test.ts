@@ -1,11 +1,13 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { OFPP, OFPTT_ALL } from '../../src/openflow/actions.js';
-import { CETT_EXP_START_VNF, CETT_EXP_STOP_VNF, CETT_VNF_EXPERIMENTER, CettController, meshIpv4, type FlowSpec, type Send } from '../../src/openflow/controller.js';
+import { OFPP, OFPTT_ALL } from '../../src/wire/openflow/actions.js';
+import { CETT_EXP_START_VNF, CETT_EXP_STOP_VNF, CETT_VNF_EXPERIMENTER, CettController, type Send } from '../../src/openflow/controller.js';
+import { meshIpv4 } from '../../src/wire/addresses.js';
+import { type FlowSpec } from '../../src/openflow/flow-spec.js';
 import { OfAgent, type AgentSession } from '../../src/openflow/agent.js';
-import { FlowTables } from '../../src/openflow/flow-table.js';
+import { FlowTables } from '../../src/openflow/pipeline.js';
 import { meshPorts } from '../../src/openflow/ports.js';
-import type { PacketFields } from '../../src/openflow/match.js';
+import type { PacketFields } from '../../src/wire/openflow/match.js';
 import { encodeOf, parseOf, type OfMessage, type OfPort } from '../../src/wire/openflow/index.js';
 
 const key = (a: number): string => `r${a}`;
@@ -62,8 +64,17 @@ class Mesh {
     this.deliver(hello.map((msg) => ({ to: key(a), msg })));
     const out: Send<string>[] = [];
     out.push(...this.feed(a, { type: 'hello', version: 4, xid: 1, elements: [{ type: 'version-bitmap', bitmaps: [1 << 4] }] }));
-    out.push(...this.feed(a, { type: 'features-reply', xid: 2, datapathId: (0x02n << 40n) | BigInt(a), nBuffers: 0, nTables: 1, auxiliaryId: 0, capabilities: 0 }));
-    out.push(...this.feed(a, { type: 'multipart-reply', xid: 3, flags: 0, body: { type: 'port-desc', ports: [{ ...port(a, 0, 2000), portNo: OFPP.LOCAL, name: `r${a}-local` }, ...links.map(([b, rc]) => port(a, b, rc))] } }));
+    out.push(
+      ...this.feed(a, { type: 'features-reply', xid: 2, datapathId: (0x02n << 40n) | BigInt(a), nBuffers: 0, nTables: 1, auxiliaryId: 0, capabilities: 0 }),
+    );
+    out.push(
+      ...this.feed(a, {
+        type: 'multipart-reply',
+        xid: 3,
+        flags: 0,
+        body: { type: 'port-desc', ports: [{ ...port(a, 0, 2000), portNo: OFPP.LOCAL, name: `r${a}-local` }, ...links.map(([b, rc]) => port(a, b, rc))] },
+      }),
+    );
     return out;
   }
 
@@ -151,7 +162,14 @@ class Mesh {
   }
 }
 
-const tcpFields = (src: number, dst: number, sport: number, dport: number): PacketFields => ({ ethType: 0x0800, ipProto: 6, ipv4Src: meshIpv4(src), ipv4Dst: meshIpv4(dst), tcpSrc: sport, tcpDst: dport });
+const tcpFields = (src: number, dst: number, sport: number, dport: number): PacketFields => ({
+  ethType: 0x0800,
+  ipProto: 6,
+  ipv4Src: meshIpv4(src),
+  ipv4Dst: meshIpv4(dst),
+  tcpSrc: sport,
+  tcpDst: dport,
+});
 
 const flowMods = (out: readonly Send<string>[], to: number) =>
   out.filter((s) => s.to === key(to) && s.msg.type === 'flow-mod').map((s) => (s.msg.type === 'flow-mod' ? s.msg.mod : assert.fail('flow-mod')));
@@ -202,7 +220,11 @@ test('the handshake: HELLO, FEATURES_REQUEST, PORT_DESC; the topology from FEATU
   assert.ok(l12, 'link 1 -> 2 known');
   assert.deepEqual([l12.portNo, l12.rcKbps, l12.ett], [3, 1000, 0.008], 'port 3 (neighbour 2 + 1), RC 1000 kbps, ETT 8000 bits / 1 Mbps');
   const echo = m.feed(2, { type: 'echo-request', xid: 99, data: Uint8Array.of(1, 2) });
-  assert.deepEqual(echo.map((s) => [s.to, s.msg.type, s.msg.xid]), [[key(2), 'echo-reply', 99]], 'echo answered with its xid');
+  assert.deepEqual(
+    echo.map((s) => [s.to, s.msg.type, s.msg.xid]),
+    [[key(2), 'echo-reply', 99]],
+    'echo answered with its xid',
+  );
 });
 
 test('a TCP flow along a 5-router chain: both directions on every router, cookie = id, LOCAL at the ends', () => {
@@ -225,10 +247,26 @@ test('a TCP flow along a 5-router chain: both directions on every router, cookie
     for (const mod of mods) {
       assert.deepEqual([mod.command, mod.cookie, mod.priority, mod.tableId], ['add', 7n, 1000, 0], `router ${a}: add, cookie 7, priority 1000, table 0`);
     }
-    assert.deepEqual(fwd.match, { ethType: 0x0800, ipProto: 6, ipv4Src: { value: meshIpv4(0) }, ipv4Dst: { value: meshIpv4(4) }, tcpDst: 5001 }, `router ${a}: forward match`);
-    assert.deepEqual(rev.match, { ethType: 0x0800, ipProto: 6, ipv4Src: { value: meshIpv4(4) }, ipv4Dst: { value: meshIpv4(0) }, tcpSrc: 5001 }, `router ${a}: reverse (ACK) match`);
-    assert.deepEqual(fwd.instructions, [{ type: 'apply-actions', actions: [{ type: 'output', port: a === 4 ? OFPP.LOCAL : a + 2, maxLen: 0 }] }], `router ${a}: forward output`);
-    assert.deepEqual(rev.instructions, [{ type: 'apply-actions', actions: [{ type: 'output', port: a === 0 ? OFPP.LOCAL : a, maxLen: 0 }] }], `router ${a}: reverse output`);
+    assert.deepEqual(
+      fwd.match,
+      { ethType: 0x0800, ipProto: 6, ipv4Src: { value: meshIpv4(0) }, ipv4Dst: { value: meshIpv4(4) }, tcpDst: 5001 },
+      `router ${a}: forward match`,
+    );
+    assert.deepEqual(
+      rev.match,
+      { ethType: 0x0800, ipProto: 6, ipv4Src: { value: meshIpv4(4) }, ipv4Dst: { value: meshIpv4(0) }, tcpSrc: 5001 },
+      `router ${a}: reverse (ACK) match`,
+    );
+    assert.deepEqual(
+      fwd.instructions,
+      [{ type: 'apply-actions', actions: [{ type: 'output', port: a === 4 ? OFPP.LOCAL : a + 2, maxLen: 0 }] }],
+      `router ${a}: forward output`,
+    );
+    assert.deepEqual(
+      rev.instructions,
+      [{ type: 'apply-actions', actions: [{ type: 'output', port: a === 0 ? OFPP.LOCAL : a, maxLen: 0 }] }],
+      `router ${a}: reverse output`,
+    );
   }
   assert.equal(meshIpv4(4), 0x0a000401, '10.0.4.1');
   assert.deepEqual(m.trace(0, tcpFields(0, 4, 40000, 5001)), [0, 1, 2, 3, 4], 'data follows the chain to router 4');
@@ -243,11 +281,23 @@ test('a UDP flow matches udp_dst forward and udp_src back; without a port, the a
   const r = added(m, flow({ id: 3, proto: 'udp', srcAddr: 4, dstAddr: 1, dstPort: 9000 }));
   assert.deepEqual(r.routers, [4, 3, 2, 1], 'from 4 down to 1');
   const [fwd, rev] = flowMods(r.out, 2);
-  assert.deepEqual(fwd?.match, { ethType: 0x0800, ipProto: 17, ipv4Src: { value: meshIpv4(4) }, ipv4Dst: { value: meshIpv4(1) }, udpDst: 9000 }, 'forward udp match');
-  assert.deepEqual(rev?.match, { ethType: 0x0800, ipProto: 17, ipv4Src: { value: meshIpv4(1) }, ipv4Dst: { value: meshIpv4(4) }, udpSrc: 9000 }, 'reverse udp match');
+  assert.deepEqual(
+    fwd?.match,
+    { ethType: 0x0800, ipProto: 17, ipv4Src: { value: meshIpv4(4) }, ipv4Dst: { value: meshIpv4(1) }, udpDst: 9000 },
+    'forward udp match',
+  );
+  assert.deepEqual(
+    rev?.match,
+    { ethType: 0x0800, ipProto: 17, ipv4Src: { value: meshIpv4(1) }, ipv4Dst: { value: meshIpv4(4) }, udpSrc: 9000 },
+    'reverse udp match',
+  );
   const r2 = added(m, flow({ id: 4, dstPort: undefined }));
   const [f2] = flowMods(r2.out, 0);
-  assert.deepEqual(f2?.match, { ethType: 0x0800, ipProto: 6, ipv4Src: { value: meshIpv4(0) }, ipv4Dst: { value: meshIpv4(4) } }, 'no port: addresses and protocol');
+  assert.deepEqual(
+    f2?.match,
+    { ethType: 0x0800, ipProto: 6, ipv4Src: { value: meshIpv4(0) }, ipv4Dst: { value: meshIpv4(4) } },
+    'no port: addresses and protocol',
+  );
 });
 
 test('the diamond: equal branches go to the lower address; with one branch slower, the flow takes the other', () => {
@@ -293,7 +343,11 @@ test('re-route with hysteresis: a small drop does not move the flow, a big one d
   assert.deepEqual(kinds, ['0:add', '0:add', '2:add', '2:add', '3:add', '3:add', '1:delete'], 'adds on the new path first, then the delete on the old relay');
   const del = flowMods(big, 1)[0];
   assert.ok(del, 'a delete for router 1');
-  assert.deepEqual([del.cookie, del.cookieMask, del.tableId, del.outPort], [7n, 0xffff_ffff_ffff_ffffn, OFPTT_ALL, OFPP.ANY], 'delete by cookie, masked, every table');
+  assert.deepEqual(
+    [del.cookie, del.cookieMask, del.tableId, del.outPort],
+    [7n, 0xffff_ffff_ffff_ffffn, OFPTT_ALL, OFPP.ANY],
+    'delete by cookie, masked, every table',
+  );
   assert.equal(m.entries(1), 0, 'relay 1 has no entries left');
   assert.equal(m.entries(0), 2, 'the source still holds two (replaced) entries');
   assert.deepEqual(m.trace(0, tcpFields(0, 3, 1, 5001)), [0, 2, 3], 'data through 2');
@@ -330,9 +384,15 @@ test('a relay whose session closes: flows through it move', () => {
   added(m, flow({ dstAddr: 3 }));
   const out = m.ctl.close(key(1), m.now);
   m.deliver(out);
-  assert.ok(out.every((s) => s.to !== key(1)), 'nothing is sent to the closed session');
+  assert.ok(
+    out.every((s) => s.to !== key(1)),
+    'nothing is sent to the closed session',
+  );
   assert.deepEqual(m.ctl.paths()[0]?.routers, [0, 2, 3], 'through 2');
-  assert.ok(m.ctl.topology().routers.every((r) => r.addr !== 1), 'router 1 left the topology');
+  assert.ok(
+    m.ctl.topology().routers.every((r) => r.addr !== 1),
+    'router 1 left the topology',
+  );
 });
 
 test('a flow added before its routers are known is pending and installs when the path appears', () => {
@@ -357,7 +417,10 @@ test('TCP-ACC: an experimenter START on every relay, STOP when the flow is remov
     'relays only',
   );
   const firstVnf = r.out.findIndex((s) => s.msg.type === 'experimenter');
-  assert.ok(r.out.slice(firstVnf).every((s) => s.msg.type === 'experimenter'), 'VNFs start after the entries are in');
+  assert.ok(
+    r.out.slice(firstVnf).every((s) => s.msg.type === 'experimenter'),
+    'VNFs start after the entries are in',
+  );
   assert.deepEqual(
     m.vnfMsgs[0],
     { router: 1, expType: CETT_EXP_START_VNF, body: { type: 'tcp-acc', flow: 'tcp 10.0.0.1:* > 10.0.4.1:5001', params: { mode: 'split' }, ref: 7 } },
@@ -369,7 +432,9 @@ test('TCP-ACC: an experimenter START on every relay, STOP when the flow is remov
   if (!rm.ok) return;
   m.deliver(rm.value);
   assert.deepEqual(
-    rm.value.map((s) => `${addrOf(s.to)}:${s.msg.type === 'flow-mod' ? s.msg.mod.command : s.msg.type === 'experimenter' ? `exp${s.msg.expType}` : s.msg.type}`),
+    rm.value.map(
+      (s) => `${addrOf(s.to)}:${s.msg.type === 'flow-mod' ? s.msg.mod.command : s.msg.type === 'experimenter' ? `exp${s.msg.expType}` : s.msg.type}`,
+    ),
     ['0:delete', '1:delete', '2:delete', '3:delete', '4:delete', '1:exp2', '2:exp2', '3:exp2'],
     'deletes everywhere, then the VNFs stop',
   );
@@ -380,7 +445,11 @@ test('TCP-ACC: an experimenter START on every relay, STOP when the flow is remov
   assert.deepEqual(m.ctl.paths(), [], 'no flows');
   const thin = added(m, flow({ id: 8, acc: { mode: 'e2e', everyHops: 2, bufferBytes: 65536 } }));
   const ex = thin.out.filter((s) => s.msg.type === 'experimenter');
-  assert.deepEqual(ex.map((s) => addrOf(s.to)), [2], 'every second relay: router 2 only');
+  assert.deepEqual(
+    ex.map((s) => addrOf(s.to)),
+    [2],
+    'every second relay: router 2 only',
+  );
   assert.deepEqual(m.vnfMsgs.at(-1)?.body.params, { mode: 'e2e', bufferBytes: 65536 }, 'e2e with its buffer');
 });
 
@@ -389,7 +458,9 @@ test('TCP-ACC follows a re-route: stopped on the relay left, started on the new 
   added(m, flow({ dstAddr: 3, acc: { mode: 'split' } }));
   assert.deepEqual([...(m.vnfs.get(7) ?? [])], [1], 'VNF on relay 1');
   const out = m.setRc(0, 1, 300);
-  const seq = out.map((s) => `${addrOf(s.to)}:${s.msg.type === 'flow-mod' ? s.msg.mod.command : s.msg.type === 'experimenter' ? `exp${s.msg.expType}` : s.msg.type}`);
+  const seq = out.map(
+    (s) => `${addrOf(s.to)}:${s.msg.type === 'flow-mod' ? s.msg.mod.command : s.msg.type === 'experimenter' ? `exp${s.msg.expType}` : s.msg.type}`,
+  );
   assert.deepEqual(seq, ['0:add', '0:add', '2:add', '2:add', '3:add', '3:add', '2:exp1', '1:delete', '1:exp2'], 'new entries, new VNF, then the old ones go');
   assert.deepEqual([...(m.vnfs.get(7) ?? [])], [2], 'VNF on relay 2');
 });
@@ -415,7 +486,7 @@ test('refusals are values: duplicate id, unknown flow, bad specs', () => {
   assert.equal(m.ctl.counters.errors, 1, 'an ERROR is counted');
 });
 
-test("against the real agents of a 3-router chain: the handshake, the entries in their tables, PORT_STATUS re-routing, ERROR for the experimenter counted", () => {
+test('against the real agents of a 3-router chain: the handshake, the entries in their tables, PORT_STATUS re-routing, ERROR for the experimenter counted', () => {
   const agents = new Map<number, { agent: OfAgent; session: AgentSession; tables: FlowTables; rc: Map<number, number> }>();
   const ctl = new CettController<number>();
   const links: Record<number, number[]> = { 0: [1, 2], 1: [0, 2], 2: [0, 1] };
@@ -451,7 +522,18 @@ test("against the real agents of a 3-router chain: the handshake, the entries in
       datapathId: (0x02n << 40n) | BigInt(a),
       tables,
       // Each neighbour on its own channel, w set so that RC = (1 - w) * 2000.
-      router: { ports: () => meshPorts({ node: a, name: `r${a}`, neighbours: (links[a] ?? []).map((b) => ({ addr: b, r1Channel: b + 1 })), w: new Map((links[a] ?? []).map((b) => [b + 1, 1 - (rc.get(b) ?? 0) / 2000])), capacityKbps: 2000 }), counters: () => undefined, queues: () => [{ queue: 0, minKbps: 0 }] },
+      router: {
+        ports: () =>
+          meshPorts({
+            node: a,
+            name: `r${a}`,
+            neighbours: (links[a] ?? []).map((b) => ({ addr: b, r1Channel: b + 1 })),
+            w: new Map((links[a] ?? []).map((b) => [b + 1, 1 - (rc.get(b) ?? 0) / 2000])),
+            capacityKbps: 2000,
+          }),
+        counters: () => undefined,
+        queues: () => [{ queue: 0, minKbps: 0 }],
+      },
       node: { id: a, name: `r${a}` },
       version: 'test',
       startUs: 0,
@@ -494,12 +576,44 @@ test("a labelled flow's entries match IPv6 (fd00::10.hi.lo.1) and its flow label
   for (let a = 0; a <= 4; a++) {
     const [fwd, rev, ...more] = flowMods(r.out, a);
     assert.ok(fwd && rev && more.length === 0, `router ${a}: a forward and a reverse FLOW_MOD`);
-    assert.deepEqual(fwd.match, { ethType: 0x86dd, ipProto: 17, ipv6Src: { value: v6(0) }, ipv6Dst: { value: v6(4) }, ipv6Flabel: { value: 0x100 }, udpDst: 9000 }, `router ${a}: forward match, IPv6 with the label`);
-    assert.deepEqual(rev.match, { ethType: 0x86dd, ipProto: 17, ipv6Src: { value: v6(4) }, ipv6Dst: { value: v6(0) }, ipv6Flabel: { value: 0x100 }, udpSrc: 9000 }, `router ${a}: reverse match, the same label`);
+    assert.deepEqual(
+      fwd.match,
+      { ethType: 0x86dd, ipProto: 17, ipv6Src: { value: v6(0) }, ipv6Dst: { value: v6(4) }, ipv6Flabel: { value: 0x100 }, udpDst: 9000 },
+      `router ${a}: forward match, IPv6 with the label`,
+    );
+    assert.deepEqual(
+      rev.match,
+      { ethType: 0x86dd, ipProto: 17, ipv6Src: { value: v6(4) }, ipv6Dst: { value: v6(0) }, ipv6Flabel: { value: 0x100 }, udpSrc: 9000 },
+      `router ${a}: reverse match, the same label`,
+    );
     const fwdOut = a === 4 ? OFPP.LOCAL : a + 2;
     const revOut = a === 0 ? OFPP.LOCAL : a;
-    assert.deepEqual(fwd.instructions, [{ type: 'apply-actions', actions: [{ type: 'set-queue', queueId: 1 }, { type: 'output', port: fwdOut, maxLen: 0 }] }], `router ${a}: set_queue 1, then the forward output`);
-    assert.deepEqual(rev.instructions, [{ type: 'apply-actions', actions: [{ type: 'set-queue', queueId: 1 }, { type: 'output', port: revOut, maxLen: 0 }] }], `router ${a}: set_queue 1, then the reverse output`);
+    assert.deepEqual(
+      fwd.instructions,
+      [
+        {
+          type: 'apply-actions',
+          actions: [
+            { type: 'set-queue', queueId: 1 },
+            { type: 'output', port: fwdOut, maxLen: 0 },
+          ],
+        },
+      ],
+      `router ${a}: set_queue 1, then the forward output`,
+    );
+    assert.deepEqual(
+      rev.instructions,
+      [
+        {
+          type: 'apply-actions',
+          actions: [
+            { type: 'set-queue', queueId: 1 },
+            { type: 'output', port: revOut, maxLen: 0 },
+          ],
+        },
+      ],
+      `router ${a}: set_queue 1, then the reverse output`,
+    );
   }
   // A labelled flow without a queue: the label's entries, outputs alone; its packets follow them, unlabelled ones do not.
   const t = added(m, flow({ id: 13, srcAddr: 1, dstAddr: 3, dstPort: 5002, label: 0x200 }));
@@ -514,7 +628,19 @@ test("a labelled flow's entries match IPv6 (fd00::10.hi.lo.1) and its flow label
   const u = added(m, flow({ id: 14, srcAddr: 0, dstAddr: 2, dstPort: 5003, queue: 0 }));
   const [u0] = flowMods(u.out, 0);
   assert.equal(u0?.match.ethType, 0x0800, 'no label: IPv4');
-  assert.deepEqual(u0?.instructions, [{ type: 'apply-actions', actions: [{ type: 'set-queue', queueId: 0 }, { type: 'output', port: 2, maxLen: 0 }] }], 'queue 0 (best effort) is a queue too');
+  assert.deepEqual(
+    u0?.instructions,
+    [
+      {
+        type: 'apply-actions',
+        actions: [
+          { type: 'set-queue', queueId: 0 },
+          { type: 'output', port: 2, maxLen: 0 },
+        ],
+      },
+    ],
+    'queue 0 (best effort) is a queue too',
+  );
 });
 
 test('addFlow refuses a label that is no IPv6 flow label and a queue that is no queue id, and sends nothing', () => {
@@ -553,10 +679,22 @@ test('a flow removed while a relay is away: the relay is told to delete its entr
   assert.ok(m.entries(1) === 0 && m.entries(2) === 2, 'the routers still connected deleted theirs; relay 2 could not hear');
   // It connects again (same table: the agent kept it): the controller sends the cleanup first.
   const kept = m.tables.get(2)!;
-  const out = m.connect(2, [[1, 1000], [3, 1000]]);
+  const out = m.connect(2, [
+    [1, 1000],
+    [3, 1000],
+  ]);
   m.tables.set(2, kept);
   const toRelay = out.filter((s) => s.to === key(2));
-  assert.deepEqual(toRelay.map((s) => (s.msg.type === 'flow-mod' ? `flow-mod ${s.msg.mod.command} ${s.msg.mod.cookie}` : s.msg.type === 'experimenter' ? `experimenter ${s.msg.expType}` : s.msg.type)), [`flow-mod delete ${spec.id}`, `experimenter ${CETT_EXP_STOP_VNF}`]);
+  assert.deepEqual(
+    toRelay.map((s) =>
+      s.msg.type === 'flow-mod'
+        ? `flow-mod ${s.msg.mod.command} ${s.msg.mod.cookie}`
+        : s.msg.type === 'experimenter'
+          ? `experimenter ${s.msg.expType}`
+          : s.msg.type,
+    ),
+    [`flow-mod delete ${spec.id}`, `experimenter ${CETT_EXP_STOP_VNF}`],
+  );
   const del = toRelay[0]!.msg;
   if (del.type === 'flow-mod') kept.apply(del.mod, m.now);
   assert.equal(kept.table(0)!.list().length, 0, "relay 2's stale entries are gone");

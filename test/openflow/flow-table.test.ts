@@ -2,10 +2,11 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { RangeArgumentError } from '../../src/core/errors.js';
 import { seconds } from '../../src/core/time.js';
-import { OFPFF, OFPTT_ALL } from '../../src/openflow/actions.js';
+import { OFPFF, OFPTT_ALL } from '../../src/wire/openflow/actions.js';
 import { ofErrorNumbers } from '../../src/openflow/errors.js';
-import { FlowTable, FlowTables, type FlowEntry } from '../../src/openflow/flow-table.js';
-import type { OfMatch, PacketFields } from '../../src/openflow/match.js';
+import { FlowTable, type FlowEntry } from '../../src/openflow/flow-table.js';
+import { FlowTables } from '../../src/openflow/pipeline.js';
+import type { OfMatch, PacketFields } from '../../src/wire/openflow/match.js';
 import { apply, assertRefused, ipv6, mod, okValue, output, statsReq, write } from './support.js';
 
 const IPV4 = 0x0800;
@@ -13,7 +14,16 @@ const IPV6 = 0x86dd;
 const ip = (a: number, b: number, c: number, d: number): number => ((a << 24) | (b << 16) | (c << 8) | d) >>> 0;
 
 const tcpTo = (port: number): OfMatch => ({ ethType: IPV4, ipProto: 6, tcpDst: port });
-const tcpPkt = (port: number, extra: PacketFields = {}): PacketFields => ({ inPort: 1, ethType: IPV4, ipProto: 6, ipv4Src: ip(10, 0, 0, 1), ipv4Dst: ip(10, 0, 0, 2), tcpSrc: 40000, tcpDst: port, ...extra });
+const tcpPkt = (port: number, extra: PacketFields = {}): PacketFields => ({
+  inPort: 1,
+  ethType: IPV4,
+  ipProto: 6,
+  ipv4Src: ip(10, 0, 0, 1),
+  ipv4Dst: ip(10, 0, 0, 2),
+  tcpSrc: 40000,
+  tcpDst: port,
+  ...extra,
+});
 
 function add(t: FlowTable, over: Parameters<typeof mod>[0], now = 0): void {
   okValue(t.apply(mod(over), now), `add ${JSON.stringify(over, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v))}`);
@@ -54,7 +64,12 @@ test('CHECK_OVERLAP refuses an entry a packet could share with one of the same p
   const overlap = (priority: number, match: OfMatch) => t.apply(mod({ priority, match, flags: OFPFF.CHECK_OVERLAP }), 0);
   assertRefused(overlap(10, { ethType: IPV4, ipv4Dst: { value: ip(10, 1, 0, 0), mask: 0xffff0000 } }), 'FLOW_MOD_FAILED', 'OVERLAP', '10.1/16 inside 10/8');
   assertRefused(overlap(10, { inPort: 3 }), 'FLOW_MOD_FAILED', 'OVERLAP', 'a field the other does not constrain overlaps');
-  assertRefused(overlap(10, { ethType: IPV4, ipv4Dst: { value: ip(10, 0, 0, 0), mask: 0xff000000 } }), 'FLOW_MOD_FAILED', 'OVERLAP', 'an identical entry overlaps');
+  assertRefused(
+    overlap(10, { ethType: IPV4, ipv4Dst: { value: ip(10, 0, 0, 0), mask: 0xff000000 } }),
+    'FLOW_MOD_FAILED',
+    'OVERLAP',
+    'an identical entry overlaps',
+  );
   const r = overlap(10, { ethType: IPV4, ipv4Dst: { value: ip(10, 1, 0, 0), mask: 0xffff0000 } });
   assert.ok(!r.ok && ofErrorNumbers(r.error).type === 5 && ofErrorNumbers(r.error).code === 3, 'OFPET_FLOW_MOD_FAILED (5) / OFPFMFC_OVERLAP (3) on the wire');
   okValue(overlap(11, { ethType: IPV4, ipv4Dst: { value: ip(10, 1, 0, 0), mask: 0xffff0000 } }), 'another priority does not conflict');
@@ -94,11 +109,29 @@ test('MODIFY (loose) changes the instructions of every entry at least as specifi
   add(t, { priority: 3, match: tcpTo(80), cookie: 3n, hardTimeout: 60 });
   add(t, { priority: 4, match: { ethType: IPV6 }, cookie: 4n });
   t.lookup(tcpPkt(80), seconds(1), 40);
-  const r = okValue(t.apply(mod({ command: 'modify', priority: 999, match: { ethType: IPV4, ipProto: 6 }, cookie: 77n, instructions: [apply(output(9))], idleTimeout: 1, hardTimeout: 1 }), seconds(2)), 'modify');
+  const r = okValue(
+    t.apply(
+      mod({
+        command: 'modify',
+        priority: 999,
+        match: { ethType: IPV4, ipProto: 6 },
+        cookie: 77n,
+        instructions: [apply(output(9))],
+        idleTimeout: 1,
+        hardTimeout: 1,
+      }),
+      seconds(2),
+    ),
+    'modify',
+  );
   assert.deepEqual(r, { command: 'modify', modified: 2 }, 'the ipProto 6 entry and the TCP/80 entry; not the wider IPv4 one nor IPv6');
   const byCookie = new Map(t.list().map((e) => [e.cookie, e]));
   assert.deepEqual(byCookie.get(3n)?.instructions, [apply(output(9))], 'instructions replaced');
-  assert.deepEqual([byCookie.get(3n)?.hardTimeout, byCookie.get(3n)?.idleTimeout, byCookie.get(3n)?.packetCount, byCookie.get(3n)?.installedAt], [60, 0, 1, 0], 'cookie, timeouts, counters and duration stay');
+  assert.deepEqual(
+    [byCookie.get(3n)?.hardTimeout, byCookie.get(3n)?.idleTimeout, byCookie.get(3n)?.packetCount, byCookie.get(3n)?.installedAt],
+    [60, 0, 1, 0],
+    'cookie, timeouts, counters and duration stay',
+  );
   assert.deepEqual(byCookie.get(1n)?.instructions, [], 'the less specific entry is untouched');
   assert.equal(byCookie.size, 4, 'cookies unchanged (77 was not applied)');
   okValue(t.apply(mod({ command: 'modify', match: tcpTo(80), flags: OFPFF.RESET_COUNTS }), seconds(3)), 'modify with RESET_COUNTS');
@@ -119,14 +152,22 @@ test('MODIFY_STRICT and DELETE_STRICT act on the entry with the same match and p
   assert.deepEqual(m, { command: 'modify-strict', modified: 1 });
   assert.deepEqual(
     t.list().map((e) => [e.cookie, e.instructions.length]),
-    [[2n, 1], [3n, 0], [1n, 0]],
+    [
+      [2n, 1],
+      [3n, 0],
+      [1n, 0],
+    ],
     'only cookie 2 changed',
   );
   const d0 = okValue(t.apply(mod({ command: 'delete-strict', priority: 3, match: tcpTo(80) }), 0), 'delete-strict, no such priority');
   assert.deepEqual(d0, { command: 'delete-strict', deleted: 0, flowRemoved: [] }, 'nothing at priority 3');
   const d = okValue(t.apply(mod({ command: 'delete-strict', priority: 1, match: tcpTo(80) }), 0), 'delete-strict');
   assert.equal(d.command === 'delete-strict' && d.deleted, 1, 'one entry deleted');
-  assert.deepEqual(t.list().map((e) => e.cookie), [2n, 3n], 'the other two stay');
+  assert.deepEqual(
+    t.list().map((e) => e.cookie),
+    [2n, 3n],
+    'the other two stay',
+  );
 });
 
 test('DELETE (loose) removes every covered entry of any priority; FLOW_REMOVED (reason delete) for those with SEND_FLOW_REM', () => {
@@ -136,14 +177,34 @@ test('DELETE (loose) removes every covered entry of any priority; FLOW_REMOVED (
   add(t, { priority: 5, match: tcpTo(22), cookie: 3n });
   add(t, { priority: 5, match: { ethType: IPV6 }, cookie: 4n, flags: OFPFF.SEND_FLOW_REM });
   t.lookup(tcpPkt(80), seconds(2), 1500);
-  const r = okValue(t.apply(mod({ command: 'delete', priority: 12345, match: { ethType: IPV4, ipProto: 6 } }), seconds(3) + 250),  'delete');
+  const r = okValue(t.apply(mod({ command: 'delete', priority: 12345, match: { ethType: IPV4, ipProto: 6 } }), seconds(3) + 250), 'delete');
   assert.ok(r.command === 'delete', 'a delete result');
   if (r.command !== 'delete') return;
   assert.equal(r.deleted, 2, 'both TCP entries, whatever their priority; not the wider IPv4 entry');
-  assert.deepEqual(r.flowRemoved, [
-    { tableId: 0, cookie: 2n, priority: 9, reason: 'delete', durationSec: 2, durationNsec: 250_000, idleTimeout: 10, hardTimeout: 20, packetCount: 1, byteCount: 1500, match: tcpTo(80) },
-  ], 'one FLOW_REMOVED: the TCP/22 entry had no SEND_FLOW_REM');
-  assert.deepEqual(t.list().map((e) => e.cookie), [4n, 1n], 'the others stay');
+  assert.deepEqual(
+    r.flowRemoved,
+    [
+      {
+        tableId: 0,
+        cookie: 2n,
+        priority: 9,
+        reason: 'delete',
+        durationSec: 2,
+        durationNsec: 250_000,
+        idleTimeout: 10,
+        hardTimeout: 20,
+        packetCount: 1,
+        byteCount: 1500,
+        match: tcpTo(80),
+      },
+    ],
+    'one FLOW_REMOVED: the TCP/22 entry had no SEND_FLOW_REM',
+  );
+  assert.deepEqual(
+    t.list().map((e) => e.cookie),
+    [4n, 1n],
+    'the others stay',
+  );
   assert.equal(t.nextDeadline(), undefined, 'the deleted entry timers went with it');
   const all = okValue(t.apply(mod({ command: 'delete', tableId: OFPTT_ALL }), seconds(4)), 'delete all');
   assert.ok(all.command === 'delete' && all.deleted === 2 && all.flowRemoved.length === 2, 'an empty match with OFPTT_ALL empties the table');
@@ -163,8 +224,15 @@ test('cookie and cookie_mask restrict MODIFY, DELETE and stats; ADD ignores cook
   assert.deepEqual(m, { command: 'modify', modified: 1 }, 'only group 2');
   const d = okValue(t.apply(mod({ command: 'delete', cookie: 0x1_0000n, cookieMask: 0xf_0000n }), 0), 'delete by cookie');
   assert.ok(d.command === 'delete' && d.deleted === 2, 'group 1 deleted');
-  assert.deepEqual(t.list().map((e) => e.cookie), [0x2_0001n], 'group 2 stays');
-  const ds = okValue(t.apply(mod({ command: 'delete-strict', priority: 1, match: { inPort: 3 }, cookie: 0x9n, cookieMask: 0xfn }), 0), 'strict delete, wrong cookie');
+  assert.deepEqual(
+    t.list().map((e) => e.cookie),
+    [0x2_0001n],
+    'group 2 stays',
+  );
+  const ds = okValue(
+    t.apply(mod({ command: 'delete-strict', priority: 1, match: { inPort: 3 }, cookie: 0x9n, cookieMask: 0xfn }), 0),
+    'strict delete, wrong cookie',
+  );
   assert.ok(ds.command === 'delete-strict' && ds.deleted === 0, 'the cookie filter applies to strict deletes too');
 });
 
@@ -211,7 +279,12 @@ test('a match without its prerequisites is refused with OFPBMC_BAD_PREREQ', () =
     assertRefused(t.apply(mod({ command: 'delete', match }), 0), 'BAD_MATCH', 'BAD_PREREQ', `${what} (delete)`);
     assertRefused(t.flowStats(statsReq({ match }), 0), 'BAD_MATCH', 'BAD_PREREQ', `${what} (stats)`);
   }
-  for (const match of [tcpTo(80), { ethType: IPV6, ipProto: 17, udpDst: 53 }, { ethType: IPV6, ipDscp: 46 }, { ethType: IPV6, ipv6Flabel: { value: 0x100 } }] as OfMatch[]) {
+  for (const match of [
+    tcpTo(80),
+    { ethType: IPV6, ipProto: 17, udpDst: 53 },
+    { ethType: IPV6, ipDscp: 46 },
+    { ethType: IPV6, ipv6Flabel: { value: 0x100 } },
+  ] as OfMatch[]) {
     okValue(t.apply(mod({ match }), 0), `prerequisites met: ${Object.keys(match).join(',')}`);
   }
   assert.equal(t.size, 4, 'only the valid entries went in');
@@ -247,7 +320,10 @@ test('an all-ones mask is exact and an all-zeros mask omits the field (7.2.3.5),
   const r = okValue(t.apply(mod({ priority: 3, match: { ethType: IPV4, ipv4Dst: { value: ip(10, 0, 0, 1) } }, cookie: 2n }), 0), 'same match without mask');
   assert.deepEqual(r, { command: 'add', replaced: true }, 'an all-ones mask is the exact match: the ADD replaces');
   assert.deepEqual(t.list()[0]?.match, { ethType: IPV4, ipv4Dst: { value: ip(10, 0, 0, 1) } }, 'stored without the mask');
-  okValue(t.apply(mod({ priority: 0, match: { ipv4Src: { value: 0, mask: 0 }, ethDst: { value: new Uint8Array(6), mask: new Uint8Array(6) } } }), 0), 'all-zero masks: no fields, so no prerequisites');
+  okValue(
+    t.apply(mod({ priority: 0, match: { ipv4Src: { value: 0, mask: 0 }, ethDst: { value: new Uint8Array(6), mask: new Uint8Array(6) } } }), 0),
+    'all-zero masks: no fields, so no prerequisites',
+  );
   const miss = t.list().find((e) => e.priority === 0);
   assert.ok(miss?.tableMiss === true, 'priority 0 with only all-zero masks is the table-miss entry');
   assert.deepEqual(miss.match, {}, 'an empty match');
@@ -279,13 +355,37 @@ test('idle and hard timeouts: removal at the deadline, FLOW_REMOVED only with SE
   t.lookup({ inPort: 2 }, seconds(4), 64);
   assert.equal(t.nextDeadline(), seconds(5) + 500, 'a hit does not move a hard timeout');
   const hard = t.tick(seconds(7));
-  assert.deepEqual(hard, [
-    { tableId: 0, cookie: 2n, priority: 1, reason: 'hard-timeout', durationSec: 5, durationNsec: 0, idleTimeout: 0, hardTimeout: 5, packetCount: 1, byteCount: 64, match: { inPort: 2 } },
-  ], 'hard timeout; the duration runs to the expiry, not to the late tick');
+  assert.deepEqual(
+    hard,
+    [
+      {
+        tableId: 0,
+        cookie: 2n,
+        priority: 1,
+        reason: 'hard-timeout',
+        durationSec: 5,
+        durationNsec: 0,
+        idleTimeout: 0,
+        hardTimeout: 5,
+        packetCount: 1,
+        byteCount: 64,
+        match: { inPort: 2 },
+      },
+    ],
+    'hard timeout; the duration runs to the expiry, not to the late tick',
+  );
   assert.equal(t.nextDeadline(), seconds(10) + 500, 'then the idle timeout');
   const idle = t.tick(seconds(10) + 500);
-  assert.deepEqual(idle.map((r) => [r.cookie, r.reason, r.durationSec, r.durationNsec]), [[1n, 'idle-timeout', 10, 0]], 'idle timeout');
-  assert.deepEqual(t.list().map((e) => e.cookie), [4n], 'the permanent entry stays');
+  assert.deepEqual(
+    idle.map((r) => [r.cookie, r.reason, r.durationSec, r.durationNsec]),
+    [[1n, 'idle-timeout', 10, 0]],
+    'idle timeout',
+  );
+  assert.deepEqual(
+    t.list().map((e) => e.cookie),
+    [4n],
+    'the permanent entry stays',
+  );
   assert.equal(t.nextDeadline(), undefined, 'nothing left to time');
 });
 
@@ -298,14 +398,26 @@ test('lookups restart the idle timer; an entry with both timeouts goes at the ea
     assert.equal(t.nextDeadline(), seconds(s + 10), `idle deadline moved to ${s + 10} s`);
   }
   const r = t.tick(seconds(50));
-  assert.deepEqual(r.map((x) => [x.reason, x.durationSec, x.packetCount, x.byteCount]), [['idle-timeout', 50, 8, 800]], 'expired 10 s after the last hit');
+  assert.deepEqual(
+    r.map((x) => [x.reason, x.durationSec, x.packetCount, x.byteCount]),
+    [['idle-timeout', 50, 8, 800]],
+    'expired 10 s after the last hit',
+  );
 
   add(t, { priority: 1, match: { inPort: 2 }, cookie: 2n, idleTimeout: 10, hardTimeout: 15, flags: OFPFF.SEND_FLOW_REM }, seconds(100));
   t.lookup({ inPort: 2 }, seconds(108), 1);
   assert.equal(t.nextDeadline(), seconds(115), 'the hard timeout is earlier than the refreshed idle one');
-  assert.deepEqual(t.tick(seconds(120)).map((x) => x.reason), ['hard-timeout'], 'hard');
+  assert.deepEqual(
+    t.tick(seconds(120)).map((x) => x.reason),
+    ['hard-timeout'],
+    'hard',
+  );
   add(t, { priority: 1, match: { inPort: 3 }, cookie: 3n, idleTimeout: 10, hardTimeout: 10, flags: OFPFF.SEND_FLOW_REM }, seconds(200));
-  assert.deepEqual(t.tick(seconds(210)).map((x) => x.reason), ['hard-timeout'], 'both due at once: hard');
+  assert.deepEqual(
+    t.tick(seconds(210)).map((x) => x.reason),
+    ['hard-timeout'],
+    'both due at once: hard',
+  );
 });
 
 test('an expired entry matches nothing even before tick; its FLOW_REMOVED waits for the next tick, which is due at once', () => {
@@ -319,7 +431,11 @@ test('an expired entry matches nothing even before tick; its FLOW_REMOVED waits 
   const d = okValue(t.apply(mod({ command: 'delete', match: { inPort: 1 } }), seconds(3)), 'delete');
   assert.ok(d.command === 'delete' && d.deleted === 0, 'a delete no longer finds it');
   const r = t.tick(seconds(3));
-  assert.deepEqual(r.map((x) => [x.cookie, x.reason, x.durationSec, x.packetCount]), [[1n, 'hard-timeout', 2, 1]], 'reported as a timeout');
+  assert.deepEqual(
+    r.map((x) => [x.cookie, x.reason, x.durationSec, x.packetCount]),
+    [[1n, 'hard-timeout', 2, 1]],
+    'reported as a timeout',
+  );
   assert.equal(t.nextDeadline(), undefined, 'nothing more');
 });
 
@@ -335,12 +451,23 @@ test('counters: packets and bytes per entry, lookups and matches per table, flow
   const stats = okValue(t.flowStats(statsReq(), seconds(3) + 1), 'flow stats');
   assert.deepEqual(
     stats.map((s) => [s.cookie, s.packetCount, s.byteCount, s.durationSec, s.durationNsec]),
-    [[1n, 3, 3000, 3, 1000], [2n, 1, 40, 2, 1000]],
+    [
+      [1n, 3, 3000, 3, 1000],
+      [2n, 1, 40, 2, 1000],
+    ],
     'per-entry counters and durations (nanoseconds from microseconds)',
   );
   const only443 = okValue(t.flowStats(statsReq({ match: { ethType: IPV4, ipProto: 6, tcpDst: 443 } }), 0), 'stats by match');
-  assert.deepEqual(only443.map((s) => s.cookie), [2n], 'loose match in stats');
-  assert.deepEqual(okValue(t.aggregate(statsReq({ match: { ethType: IPV4 } }), 0), 'aggregate'), { packetCount: 4, byteCount: 3040, flowCount: 2 }, 'aggregate');
+  assert.deepEqual(
+    only443.map((s) => s.cookie),
+    [2n],
+    'loose match in stats',
+  );
+  assert.deepEqual(
+    okValue(t.aggregate(statsReq({ match: { ethType: IPV4 } }), 0), 'aggregate'),
+    { packetCount: 4, byteCount: 3040, flowCount: 2 },
+    'aggregate',
+  );
   assertRefused(t.flowStats(statsReq({ tableId: 3 }), 0), 'BAD_REQUEST', 'BAD_TABLE_ID', 'stats for a table that does not exist');
   okValue(t.flowStats(statsReq({ tableId: OFPTT_ALL }), 0), 'stats for all tables');
 });
@@ -380,16 +507,27 @@ test('refused FLOW_MODs: bad table, OFPTT_ALL for an add, unknown command and fl
   assertRefused(t.apply(mod({ command: 'replace' as never }), 0), 'FLOW_MOD_FAILED', 'BAD_COMMAND', 'an unknown command');
   assertRefused(t.apply(mod({ flags: 1 << 5 }), 0), 'FLOW_MOD_FAILED', 'BAD_FLAGS', 'a flag 1.3 does not define');
   assertRefused(t.apply(mod({ instructions: [{ type: 'goto-table', tableId: 1 }] }), 0), 'BAD_INSTRUCTION', 'BAD_TABLE_ID', 'goto-table past the last table');
-  assert.throws(() => t.apply(mod({ priority: 70000 }), 0), (e: unknown) => e instanceof RangeArgumentError && e.code === 'CORE_OUT_OF_RANGE', 'a priority beyond 16 bits is a caller bug');
+  assert.throws(
+    () => t.apply(mod({ priority: 70000 }), 0),
+    (e: unknown) => e instanceof RangeArgumentError && e.code === 'CORE_OUT_OF_RANGE',
+    'a priority beyond 16 bits is a caller bug',
+  );
   assert.throws(() => t.apply(mod({ cookie: -1n }), 0), RangeArgumentError, 'a negative cookie');
-  assert.throws(() => t.apply(mod(), -1), (e: unknown) => e instanceof Error && (e as { code?: string }).code === 'CORE_INVALID_TIME', 'a negative time');
+  assert.throws(
+    () => t.apply(mod(), -1),
+    (e: unknown) => e instanceof Error && (e as { code?: string }).code === 'CORE_INVALID_TIME',
+    'a negative time',
+  );
   assert.equal(t.size, 0, 'nothing went in');
 });
 
 test('FlowTables: n tables with ids 0..n-1, GOTO_TABLE forward only, delete and stats across OFPTT_ALL', () => {
   const p = new FlowTables(3, { capacity: 10 });
   assert.equal(p.count, 3, 'three tables');
-  okValue(p.apply(mod({ tableId: 0, priority: 0, instructions: [{ type: 'goto-table', tableId: 2 }], flags: OFPFF.SEND_FLOW_REM, cookie: 1n }), 0), 'goto forward');
+  okValue(
+    p.apply(mod({ tableId: 0, priority: 0, instructions: [{ type: 'goto-table', tableId: 2 }], flags: OFPFF.SEND_FLOW_REM, cookie: 1n }), 0),
+    'goto forward',
+  );
   assertRefused(p.apply(mod({ tableId: 2, instructions: [{ type: 'goto-table', tableId: 1 }] }), 0), 'BAD_INSTRUCTION', 'BAD_TABLE_ID', 'goto backwards');
   assertRefused(p.apply(mod({ tableId: 1, instructions: [{ type: 'goto-table', tableId: 1 }] }), 0), 'BAD_INSTRUCTION', 'BAD_TABLE_ID', 'goto itself');
   assertRefused(p.apply(mod({ tableId: 3 }), 0), 'FLOW_MOD_FAILED', 'BAD_TABLE_ID', 'table 3 of 3');
@@ -398,15 +536,43 @@ test('FlowTables: n tables with ids 0..n-1, GOTO_TABLE forward only, delete and 
   assert.equal(p.lookup(0, { inPort: 1 }, 0, 10)?.cookie, 1n, 'table 0');
   assert.equal(p.lookup(2, { inPort: 1 }, 0, 10)?.cookie, 3n, 'table 2');
   assert.equal(p.lookup(7, { inPort: 1 }, 0, 10), undefined, 'no table 7');
-  assert.deepEqual(okValue(p.flowStats(statsReq({ tableId: OFPTT_ALL }), 0), 'all stats').map((s) => [s.tableId, s.cookie]), [[0, 1n], [1, 2n], [2, 3n]], 'stats from every table');
-  assert.deepEqual(okValue(p.aggregate(statsReq({ tableId: OFPTT_ALL, outPort: 3 }), 0), 'aggregate'), { packetCount: 1, byteCount: 10, flowCount: 1 }, 'aggregate with out_port');
+  assert.deepEqual(
+    okValue(p.flowStats(statsReq({ tableId: OFPTT_ALL }), 0), 'all stats').map((s) => [s.tableId, s.cookie]),
+    [
+      [0, 1n],
+      [1, 2n],
+      [2, 3n],
+    ],
+    'stats from every table',
+  );
+  assert.deepEqual(
+    okValue(p.aggregate(statsReq({ tableId: OFPTT_ALL, outPort: 3 }), 0), 'aggregate'),
+    { packetCount: 1, byteCount: 10, flowCount: 1 },
+    'aggregate with out_port',
+  );
   assertRefused(p.flowStats(statsReq({ tableId: 5 }), 0), 'BAD_REQUEST', 'BAD_TABLE_ID', 'stats of table 5');
   assert.equal(p.nextDeadline(), seconds(4), 'the earliest deadline of any table');
-  assert.deepEqual(p.tick(seconds(4)).map((r) => [r.tableId, r.cookie, r.reason]), [[1, 2n, 'hard-timeout']], 'table 1 entry expired');
+  assert.deepEqual(
+    p.tick(seconds(4)).map((r) => [r.tableId, r.cookie, r.reason]),
+    [[1, 2n, 'hard-timeout']],
+    'table 1 entry expired',
+  );
   const d = okValue(p.apply(mod({ command: 'delete', tableId: OFPTT_ALL, match: { inPort: 1 } }), seconds(5)), 'delete across tables');
   assert.ok(d.command === 'delete', 'a delete');
-  assert.deepEqual(d.command === 'delete' ? d.flowRemoved.map((r) => [r.tableId, r.cookie]) : [], [[2, 3n]], 'loose delete in every table: only table 2 has an entry covered by inPort 1');
-  assert.deepEqual(p.tableStats().map((s) => [s.tableId, s.activeCount, s.lookupCount]), [[0, 1, 1], [1, 0, 0], [2, 0, 1]], 'table stats of every table');
+  assert.deepEqual(
+    d.command === 'delete' ? d.flowRemoved.map((r) => [r.tableId, r.cookie]) : [],
+    [[2, 3n]],
+    'loose delete in every table: only table 2 has an entry covered by inPort 1',
+  );
+  assert.deepEqual(
+    p.tableStats().map((s) => [s.tableId, s.activeCount, s.lookupCount]),
+    [
+      [0, 1, 1],
+      [1, 0, 0],
+      [2, 0, 1],
+    ],
+    'table stats of every table',
+  );
 });
 
 test('seeds/002 QoS tags in the IPv6 flow label: 0x00100 to the high queue, 0x00200 to the low one, the rest best effort', () => {
@@ -425,6 +591,15 @@ test('seeds/002 QoS tags in the IPv6 flow label: 0x00100 to the high queue, 0x00
   assert.equal(cookieOf(t.lookup(pkt(0x10100), 0, 80)), 0n, 'bits above the tag count as the mask says');
   assert.equal(cookieOf(t.lookup({ ethType: IPV4, ipProto: 17 }, 0, 80)), 0n, 'IPv4 has no flow label: best effort');
   const high = okValue(t.flowStats(statsReq({ match: { ethType: IPV6, ipv6Flabel: { value: 0x00100, mask: 0x00f00 } } }), 0), 'stats by tag nibble');
-  assert.deepEqual(high.map((s) => [s.cookie, s.packetCount]), [[1n, 2]], 'a looser flow-label mask covers the high entry only');
-  assertRefused(t.apply(mod({ match: { ethType: IPV6, ipv6Flabel: { value: 0x00101, mask: tag } } }), 0), 'BAD_MATCH', 'BAD_WILDCARDS', 'a tag with bits outside its mask');
+  assert.deepEqual(
+    high.map((s) => [s.cookie, s.packetCount]),
+    [[1n, 2]],
+    'a looser flow-label mask covers the high entry only',
+  );
+  assertRefused(
+    t.apply(mod({ match: { ethType: IPV6, ipv6Flabel: { value: 0x00101, mask: tag } } }), 0),
+    'BAD_MATCH',
+    'BAD_WILDCARDS',
+    'a tag with bits outside its mask',
+  );
 });

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { seconds, US_PER_MS } from '../../src/core/time.js';
-import { flowMod, OFPP, type FlowMod, type OfAction } from '../../src/openflow/actions.js';
-import { FlowTables } from '../../src/openflow/flow-table.js';
+import { flowMod, OFPP, type FlowMod, type OfAction } from '../../src/wire/openflow/actions.js';
+import { FlowTables } from '../../src/openflow/pipeline.js';
 import { FlowTableForwarder, meshFrame, packetFields } from '../../src/openflow/forwarder.js';
 import { portOfNeighbour } from '../../src/openflow/ports.js';
-import { meshIp, meshIp6 } from '../../src/sim/addresses.js';
+import { meshIp, meshIp6 } from '../../src/wire/addresses.js';
 import { encodeTcp, tcpChecksum } from '../../src/wire/tcp.js';
 import { star } from '../support/star.js';
 import { apply, output, write } from './support.js';
@@ -19,7 +19,15 @@ const add = (priority: number, match: FlowMod['match'], actions: Array<{ type: '
 test("a mesh packet's fields: in-port from the neighbour it came from, IPv4 addresses of the routers, TCP ports", () => {
   const seg = Uint8Array.of(0x27, 0x11, 0x13, 0x89, 0, 0, 0, 0);
   const f = packetFields({ src: 1, dst: 4, ttl: 30, proto: 'tcp', flow: 0, seq: 0 }, seg, 3);
-  assert.deepEqual(f, { inPort: portOfNeighbour(3), ethType: 0x0800, ipProto: 6, ipv4Src: ip(10, 0, 1, 1), ipv4Dst: ip(10, 0, 4, 1), tcpSrc: 10001, tcpDst: 5001 });
+  assert.deepEqual(f, {
+    inPort: portOfNeighbour(3),
+    ethType: 0x0800,
+    ipProto: 6,
+    ipv4Src: ip(10, 0, 1, 1),
+    ipv4Dst: ip(10, 0, 4, 1),
+    tcpSrc: 10001,
+    tcpDst: 5001,
+  });
   assert.equal(packetFields({ src: 1, dst: 4, ttl: 30, proto: 'udp', flow: 0, seq: 0 }, new Uint8Array(8), undefined).inPort, OFPP.LOCAL);
 });
 
@@ -28,7 +36,10 @@ test("the flow table decides ahead of AODV: an entry drops one flow at the relay
   const fw = new FlowTableForwarder(tables, 0);
   // At relay 0: UDP to router 2 is dropped; UDP to router 3 is delivered to the relay itself (LOCAL).
   assert.ok(tables.apply(add(100, { ethType: 0x0800, ipProto: 17, ipv4Dst: { value: ip(10, 0, 2, 1) } }, []), 0).ok, 'drop entry');
-  assert.ok(tables.apply(add(100, { ethType: 0x0800, ipProto: 17, ipv4Dst: { value: ip(10, 0, 3, 1) } }, [{ type: 'output', port: OFPP.LOCAL, maxLen: 0 }]), 0).ok, 'local entry');
+  assert.ok(
+    tables.apply(add(100, { ethType: 0x0800, ipProto: 17, ipv4Dst: { value: ip(10, 0, 3, 1) } }, [{ type: 'output', port: OFPP.LOCAL, maxLen: 0 }]), 0).ok,
+    'local entry',
+  );
   const { engine, routers, delivered } = star((i) => (i === 0 ? { forwarder: fw } : {}));
   let seq = 0;
   const send = (now: number): void => {
@@ -56,10 +67,29 @@ test('instructions in the order the spec fixes: apply-actions run as met, clear-
     return new FlowTableForwarder(tables, 0).decide(h, new Uint8Array(8), inFrom === 'local' ? undefined : inFrom, 1);
   };
   const out = (port: number) => ({ type: 'output' as const, port, maxLen: 0 });
-  assert.deepEqual(decide([{ type: 'apply-actions', actions: [out(4)] }, { type: 'clear-actions' }]), { kind: 'next-hop', nextHop: 3 }, 'clear does not undo an applied output');
-  assert.deepEqual(decide([{ type: 'write-actions', actions: [out(4)] }, { type: 'clear-actions' }]), { kind: 'next-hop', nextHop: 3 }, 'clear runs before write, whatever the list order');
-  assert.deepEqual(decide([{ type: 'write-actions', actions: [out(4)] }, { type: 'apply-actions', actions: [out(6)] }]), { kind: 'next-hop', nextHop: 5 }, 'apply runs before the action set');
-  assert.deepEqual(decide([{ type: 'apply-actions', actions: [out(OFPP.IN_PORT)] }], 'local'), { kind: 'deliver' }, 'IN_PORT of a packet originated here is LOCAL');
+  assert.deepEqual(
+    decide([{ type: 'apply-actions', actions: [out(4)] }, { type: 'clear-actions' }]),
+    { kind: 'next-hop', nextHop: 3 },
+    'clear does not undo an applied output',
+  );
+  assert.deepEqual(
+    decide([{ type: 'write-actions', actions: [out(4)] }, { type: 'clear-actions' }]),
+    { kind: 'next-hop', nextHop: 3 },
+    'clear runs before write, whatever the list order',
+  );
+  assert.deepEqual(
+    decide([
+      { type: 'write-actions', actions: [out(4)] },
+      { type: 'apply-actions', actions: [out(6)] },
+    ]),
+    { kind: 'next-hop', nextHop: 5 },
+    'apply runs before the action set',
+  );
+  assert.deepEqual(
+    decide([{ type: 'apply-actions', actions: [out(OFPP.IN_PORT)] }], 'local'),
+    { kind: 'deliver' },
+    'IN_PORT of a packet originated here is LOCAL',
+  );
   assert.deepEqual(decide([{ type: 'apply-actions', actions: [out(OFPP.IN_PORT)] }], 7), { kind: 'next-hop', nextHop: 7 });
   assert.deepEqual(decide([]), { kind: 'drop' }, 'no output: dropped');
 });
@@ -80,13 +110,33 @@ test('set_queue before the output picks the QoS queue: in apply-actions as met, 
   assert.deepEqual(decide([[apply(q(2), output(4))]]), { kind: 'next-hop', nextHop: 3, queue: 2 }, 'apply: set_queue then output');
   assert.deepEqual(decide([[apply(output(4), q(2))]]), { kind: 'next-hop', nextHop: 3 }, 'apply: a set_queue after the output is too late');
   assert.deepEqual(decide([[apply(q(1), q(2), output(4))]]), { kind: 'next-hop', nextHop: 3, queue: 2 }, 'apply: the last set_queue before the output');
-  assert.deepEqual(decide([[write(output(4), q(1))]]), { kind: 'next-hop', nextHop: 3, queue: 1 }, 'write: the action set runs set_queue before output, whatever the list order');
-  assert.deepEqual(decide([[apply(q(1)), write(output(4))]]), { kind: 'next-hop', nextHop: 3, queue: 1 }, 'an applied set_queue holds for the action set output');
-  assert.deepEqual(decide([[apply(q(1)), write(q(2), output(4))]]), { kind: 'next-hop', nextHop: 3, queue: 2 }, "the action set's set_queue runs after the applied one");
+  assert.deepEqual(
+    decide([[write(output(4), q(1))]]),
+    { kind: 'next-hop', nextHop: 3, queue: 1 },
+    'write: the action set runs set_queue before output, whatever the list order',
+  );
+  assert.deepEqual(
+    decide([[apply(q(1)), write(output(4))]]),
+    { kind: 'next-hop', nextHop: 3, queue: 1 },
+    'an applied set_queue holds for the action set output',
+  );
+  assert.deepEqual(
+    decide([[apply(q(1)), write(q(2), output(4))]]),
+    { kind: 'next-hop', nextHop: 3, queue: 2 },
+    "the action set's set_queue runs after the applied one",
+  );
   assert.deepEqual(decide([[write(q(2)), apply(output(6))]]), { kind: 'next-hop', nextHop: 5 }, 'an applied output goes before the action set: no queue');
   assert.deepEqual(decide([[write(q(1))], [write(output(4))]]), { kind: 'next-hop', nextHop: 3, queue: 1 }, 'set_queue written in table 0, output in table 1');
-  assert.deepEqual(decide([[write(q(1))], [{ type: 'clear-actions' }, write(output(4))]]), { kind: 'next-hop', nextHop: 3 }, 'clear-actions drops the written set_queue');
-  assert.deepEqual(decide([[apply(q(3), output(OFPP.IN_PORT))]], 7), { kind: 'next-hop', nextHop: 7, queue: 3 }, 'IN_PORT back to the neighbour keeps the queue');
+  assert.deepEqual(
+    decide([[write(q(1))], [{ type: 'clear-actions' }, write(output(4))]]),
+    { kind: 'next-hop', nextHop: 3 },
+    'clear-actions drops the written set_queue',
+  );
+  assert.deepEqual(
+    decide([[apply(q(3), output(OFPP.IN_PORT))]], 7),
+    { kind: 'next-hop', nextHop: 7, queue: 3 },
+    'IN_PORT back to the neighbour keeps the queue',
+  );
   assert.deepEqual(decide([[apply(q(3), output(OFPP.LOCAL))]]), { kind: 'deliver' }, 'LOCAL: delivered, no queue to name');
 });
 
@@ -100,13 +150,30 @@ test('a labelled packet is IPv6 with its flow label to the flow table: it matche
   );
   const seg = Uint8Array.of(0x27, 0x11, 0x13, 0x89, 0, 0, 0, 0);
   const tcp = packetFields({ ...labelled, proto: 'tcp', label: 0xfffff }, seg, undefined);
-  assert.deepEqual([tcp.ethType, tcp.ipProto, tcp.ipv6Flabel, tcp.tcpSrc, tcp.tcpDst, tcp.inPort], [0x86dd, 6, 0xfffff, 10001, 5001, OFPP.LOCAL], 'a labelled TCP segment: IPv6, its ports read');
+  assert.deepEqual(
+    [tcp.ethType, tcp.ipProto, tcp.ipv6Flabel, tcp.tcpSrc, tcp.tcpDst, tcp.inPort],
+    [0x86dd, 6, 0xfffff, 10001, 5001, OFPP.LOCAL],
+    'a labelled TCP segment: IPv6, its ports read',
+  );
 
   const tables = new FlowTables(1);
   // A higher-priority IPv4 entry for the same routers, and an IPv6 entry for label 0x100 only.
-  assert.ok(tables.apply(add(200, { ethType: 0x0800, ipProto: 17, ipv4Src: { value: ip(10, 0, 1, 1) }, ipv4Dst: { value: ip(10, 0, 4, 1) } }, [{ type: 'output', port: 2, maxLen: 0 }]), 0).ok, 'ipv4 entry');
   assert.ok(
-    tables.apply(add(100, { ethType: 0x86dd, ipProto: 17, ipv6Src: { value: v6(1) }, ipv6Dst: { value: v6(4) }, ipv6Flabel: { value: 0x100 } }, [{ type: 'output', port: 4, maxLen: 0 }]), 0).ok,
+    tables.apply(
+      add(200, { ethType: 0x0800, ipProto: 17, ipv4Src: { value: ip(10, 0, 1, 1) }, ipv4Dst: { value: ip(10, 0, 4, 1) } }, [
+        { type: 'output', port: 2, maxLen: 0 },
+      ]),
+      0,
+    ).ok,
+    'ipv4 entry',
+  );
+  assert.ok(
+    tables.apply(
+      add(100, { ethType: 0x86dd, ipProto: 17, ipv6Src: { value: v6(1) }, ipv6Dst: { value: v6(4) }, ipv6Flabel: { value: 0x100 } }, [
+        { type: 'output', port: 4, maxLen: 0 },
+      ]),
+      0,
+    ).ok,
     'ipv6 flow label entry',
   );
   const fw = new FlowTableForwarder(tables, 0);
@@ -115,7 +182,10 @@ test('a labelled packet is IPv6 with its flow label to the flow table: it matche
   assert.deepEqual(decide(undefined), { kind: 'next-hop', nextHop: 1 }, 'unlabelled: the IPv4 entry (port 2)');
   assert.deepEqual(decide(0), { kind: 'next-hop', nextHop: 1 }, 'label 0 is no label: IPv4');
   assert.equal(decide(0x200), undefined, 'label 0x200: neither entry, AODV routes it');
-  assert.ok(tables.apply(add(100, { ethType: 0x86dd, ipv6Flabel: { value: 0x100, mask: 0xfff00 } }, [{ type: 'output', port: 6, maxLen: 0 }]), 0).ok, 'masked label entry');
+  assert.ok(
+    tables.apply(add(100, { ethType: 0x86dd, ipv6Flabel: { value: 0x100, mask: 0xfff00 } }, [{ type: 'output', port: 6, maxLen: 0 }]), 0).ok,
+    'masked label entry',
+  );
   assert.deepEqual(decide(0x1ff), { kind: 'next-hop', nextHop: 5 }, 'a masked ipv6_flabel matches 0x1ff under 0xfff00');
 });
 
@@ -135,7 +205,11 @@ test('meshFrame of a labelled UDP packet: an IPv6 header with the flow label and
     assert.equal(f.length, 14 + 40 + l4, `Ethernet + IPv6 + UDP + ${payload.length} bytes`);
     assert.deepEqual([...f.subarray(0, 14)], [2, 0, 0, 0, 0, 4, 2, 0, 0, 0, 1, 2, 0x86, 0xdd], 'MACs of the routers, ethertype IPv6');
     const ip = f.subarray(14, 54);
-    assert.deepEqual([...ip.subarray(0, 8)], [0x60, 0x0a, 0xbc, 0xde, l4 >> 8, l4 & 0xff, 17, 29], 'version 6, traffic class 0, flow label 0xabcde, payload length, next header UDP, hop limit = TTL');
+    assert.deepEqual(
+      [...ip.subarray(0, 8)],
+      [0x60, 0x0a, 0xbc, 0xde, l4 >> 8, l4 & 0xff, 17, 29],
+      'version 6, traffic class 0, flow label 0xabcde, payload length, next header UDP, hop limit = TTL',
+    );
     assert.deepEqual([...ip.subarray(8, 24)], meshV6(0x0102), 'source fd00::10.1.2.1');
     assert.deepEqual([...ip.subarray(24, 40)], meshV6(4), 'destination fd00::10.0.4.1');
     const udp = f.subarray(54);
@@ -154,7 +228,11 @@ test('meshFrame of a labelled UDP packet: an IPv6 header with the flow label and
   const payload = Uint8Array.from({ length: 20 }, (_, i) => (i * 13 + 5) & 0xff);
   payload[18] = payload[19] = 0;
   const l4 = 8 + payload.length;
-  const rest = sum16(Uint8Array.from([...meshV6(0x0102), ...meshV6(4), 0, 0, l4 >> 8, l4 & 0xff, 0, 0, 0, 17]), Uint8Array.of(0, 0, 0, 0, l4 >> 8, l4 & 0xff, 0, 0), payload);
+  const rest = sum16(
+    Uint8Array.from([...meshV6(0x0102), ...meshV6(4), 0, 0, l4 >> 8, l4 & 0xff, 0, 0, 0, 17]),
+    Uint8Array.of(0, 0, 0, 0, l4 >> 8, l4 & 0xff, 0, 0),
+    payload,
+  );
   const last = 0xffff - rest;
   payload[18] = last >> 8;
   payload[19] = last & 0xff;
@@ -171,7 +249,10 @@ test('meshFrame of a labelled UDP packet: an IPv6 header with the flow label and
 });
 
 test('a labelled TCP segment in a PACKET_IN frame has its checksum computed again over the IPv6 pseudo-header', () => {
-  const seg = encodeTcp({ srcPort: 1234, dstPort: 5001, seq: 1, ack: 0, flags: 0x02, window: 1000, urgent: 0, options: {}, payload: new Uint8Array([1, 2, 3]) }, { src: meshIp(0), dst: meshIp(4) });
+  const seg = encodeTcp(
+    { srcPort: 1234, dstPort: 5001, seq: 1, ack: 0, flags: 0x02, window: 1000, urgent: 0, options: {}, payload: new Uint8Array([1, 2, 3]) },
+    { src: meshIp(0), dst: meshIp(4) },
+  );
   const v4 = meshFrame({ src: 0, dst: 4, ttl: 5, proto: 'tcp', flow: 1, seq: 1 }, seg);
   assert.equal(tcpChecksum(v4.subarray(34), { src: v4.subarray(26, 30), dst: v4.subarray(30, 34) }), 0, 'IPv4 frame: the segment as carried');
   const v6 = meshFrame({ src: 0, dst: 4, ttl: 5, proto: 'tcp', flow: 1, seq: 1, label: 0x100 }, seg);

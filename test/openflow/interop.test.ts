@@ -23,10 +23,26 @@ const pcap = join(dir, 'of.pcap');
 const procs: ChildProcess[] = [];
 
 function node(...set: string[]): ChildProcess {
-  const p = spawn(process.execPath, ['--import', 'tsx', join(root, 'src/cli/main.ts'), 'node', '--config', 'config/examples/openflow-passive.json', '--log-format', 'json', '--for', '120', ...set.flatMap((s) => ['--set', s])], {
-    cwd: root,
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const p = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      join(root, 'src/cli/main.ts'),
+      'node',
+      '--config',
+      'config/examples/openflow-passive.json',
+      '--log-format',
+      'json',
+      '--for',
+      '120',
+      ...set.flatMap((s) => ['--set', s]),
+    ],
+    {
+      cwd: root,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
   procs.push(p);
   return p;
 }
@@ -77,7 +93,11 @@ describe('the OpenFlow 1.3 agent against Open vSwitch and tshark', { skip, timeo
   });
 
   test('add-flow, dump-flows, del-flows (loose), dump-aggregate, dump-tables', () => {
-    for (const f of ['priority=100,tcp,nw_dst=10.0.4.1,tp_dst=5001,actions=output:5,set_queue:1', 'priority=10,ipv6,ipv6_label=0x100/0xfff00,actions=controller', 'idle_timeout=30,priority=5,in_port=LOCAL,actions=drop']) {
+    for (const f of [
+      'priority=100,tcp,nw_dst=10.0.4.1,tp_dst=5001,actions=output:5,set_queue:1',
+      'priority=10,ipv6,ipv6_label=0x100/0xfff00,actions=controller',
+      'idle_timeout=30,priority=5,in_port=LOCAL,actions=drop',
+    ]) {
       const r = ofctl('add-flow', T, f);
       assert.equal(r.code, 0, `${f}: ${r.err}`);
     }
@@ -124,14 +144,20 @@ describe('the OpenFlow 1.3 agent against Open vSwitch and tshark', { skip, timeo
 
   test('active mode: ovs-testcontroller takes the node as its switch', async () => {
     const log = join(dir, 'tc.log');
-    const tc = spawn('sh', ['-c', `exec ovs-testcontroller -O OpenFlow13 -v --unixctl=${join(dir, 'tc.ctl')} ptcp:${CONTROLLER}:127.0.0.1 > ${log} 2>&1`], { stdio: 'ignore' });
+    const tc = spawn('sh', ['-c', `exec ovs-testcontroller -O OpenFlow13 -v --unixctl=${join(dir, 'tc.ctl')} ptcp:${CONTROLLER}:127.0.0.1 > ${log} 2>&1`], {
+      stdio: 'ignore',
+    });
     procs.push(tc);
     await new Promise((r) => setTimeout(r, 500));
     node(`openflow.mode=active`, `openflow.controller=127.0.0.1:${CONTROLLER}`, 'node.id=2', 'node.name=of-active');
-    const text = await until('the handshake', () => {
-      const t = existsSync(log) ? readFileSync(log, 'utf8') : '';
-      return /received: OFPT_FEATURES_REPLY/.test(t) && /sent \(Success\): OFPT_FLOW_MOD/.test(t) ? t : undefined;
-    }, 30_000);
+    const text = await until(
+      'the handshake',
+      () => {
+        const t = existsSync(log) ? readFileSync(log, 'utf8') : '';
+        return /received: OFPT_FEATURES_REPLY/.test(t) && /sent \(Success\): OFPT_FLOW_MOD/.test(t) ? t : undefined;
+      },
+      30_000,
+    );
     assert.match(text, /dpid:0000020000000002/);
     assert.doesNotMatch(text, /received: OFPT_ERROR/, 'the node answered nothing with an ERROR');
   });
@@ -141,7 +167,11 @@ describe('the OpenFlow 1.3 agent against Open vSwitch and tshark', { skip, timeo
     capture.kill('SIGINT');
     await new Promise((r) => capture.once('exit', r));
     const dissect = (filter: string): string =>
-      spawnSync('tshark', ['-r', pcap, '-d', `tcp.port==${PASSIVE},openflow`, '-d', `tcp.port==${CONTROLLER},openflow`, '-Y', filter, '-T', 'fields', '-e', 'frame.number'], { encoding: 'utf8', timeout: 60_000 }).stdout.trim();
+      spawnSync(
+        'tshark',
+        ['-r', pcap, '-d', `tcp.port==${PASSIVE},openflow`, '-d', `tcp.port==${CONTROLLER},openflow`, '-Y', filter, '-T', 'fields', '-e', 'frame.number'],
+        { encoding: 'utf8', timeout: 60_000 },
+      ).stdout.trim();
     const of = dissect('openflow_v4');
     assert.ok(of.split('\n').length > 20, `tshark saw the OpenFlow messages (${of.split('\n').length})`);
     assert.equal(dissect('_ws.malformed'), '', 'no malformed frame');

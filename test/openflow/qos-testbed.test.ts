@@ -55,9 +55,25 @@ describe('QoS classes on a testbed, read and steered with ovs-ofctl', { skip, ti
     const p = spawn(
       process.execPath,
       [
-        '--import', 'tsx', join(root, 'src/cli/main.ts'), 'testbed', 'config/scenarios/qos-relay.json',
-        '--set', 'node.openflow.mode=passive', '--openflow-base', String(OF_BASE),
-        '--medium', 'tcp://127.0.0.1:19750', '--control-base', String(CONTROL_BASE), '--monitor-base', '19680', '--log-format', 'json', '--for', '160',
+        '--import',
+        'tsx',
+        join(root, 'src/cli/main.ts'),
+        'testbed',
+        'config/scenarios/qos-relay.json',
+        '--set',
+        'node.openflow.mode=passive',
+        '--openflow-base',
+        String(OF_BASE),
+        '--medium',
+        'tcp://127.0.0.1:19750',
+        '--control-base',
+        String(CONTROL_BASE),
+        '--monitor-base',
+        '19680',
+        '--log-format',
+        'json',
+        '--for',
+        '160',
       ],
       { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] },
     );
@@ -118,7 +134,10 @@ describe('QoS classes on a testbed, read and steered with ovs-ofctl', { skip, ti
     const names = (queues.result as Array<{ classes: Array<{ name: string }> }>)[0]?.classes.map((c) => c.name);
     assert.deepEqual(names, ['high', 'low', 'best-effort']);
     const flows = await ctl(1).request('flows', {}, 3000);
-    assert.ok(flows.ok && (flows.result as Array<{ flow: number; label: number; role: string }>).some((f) => f.flow === 0 && f.label === 0x100 && f.role === 'relay'), JSON.stringify(flows));
+    assert.ok(
+      flows.ok && (flows.result as Array<{ flow: number; label: number; role: string }>).some((f) => f.flow === 0 && f.label === 0x100 && f.role === 'relay'),
+      JSON.stringify(flows),
+    );
 
     // set_queue: the relay's own background flows (unlabelled, IPv4 from 10.0.1.1) go into the high queue.
     const add = ofctl('add-flow', RELAY_OF, `priority=100,udp,nw_src=10.0.1.1,actions=set_queue:1,output:${TO_SINK}`);

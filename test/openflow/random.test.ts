@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Rng } from '../../src/core/rng.js';
 import { FlowTable } from '../../src/openflow/flow-table.js';
-import type { OfMatch, PacketFields } from '../../src/openflow/match.js';
+import type { OfMatch, PacketFields } from '../../src/wire/openflow/match.js';
 import { compileMatch, covers, matchesPacket, overlaps, type CompiledMatch } from '../../src/openflow/matching.js';
 import { mod, okValue } from './support.js';
 
@@ -52,7 +52,9 @@ function randomMatch(rng: Rng): OfMatch {
   const m: OfMatch = {};
   if (rng.next() < 0.3) m.inPort = rng.int(1, 3);
   if (rng.next() < 0.3) m.vlanVid = rng.next() < 0.5 ? { value: pick(rng, [0, 0x1001, 0x1002]) } : { value: 0x1000, mask: 0x1000 };
-  if (rng.next() < 0.25) m.ethDst = rng.next() < 0.5 ? { value: pick(rng, MACS).slice() } : { value: Uint8Array.of(0, 1, 2, 0, 0, 0), mask: Uint8Array.of(0xff, 0xff, 0xff, 0, 0, 0) };
+  if (rng.next() < 0.25)
+    m.ethDst =
+      rng.next() < 0.5 ? { value: pick(rng, MACS).slice() } : { value: Uint8Array.of(0, 1, 2, 0, 0, 0), mask: Uint8Array.of(0xff, 0xff, 0xff, 0, 0, 0) };
   const l3 = rng.next();
   if (l3 < 0.45) {
     m.ethType = 0x0800;
@@ -64,7 +66,8 @@ function randomMatch(rng: Rng): OfMatch {
     }
   } else if (l3 < 0.8) {
     m.ethType = 0x86dd;
-    if (rng.next() < 0.6) m.ipv6Flabel = rng.next() < 0.5 ? { value: pick(rng, [0x00100, 0x00200, 0]), mask: 0xfff00 } : { value: pick(rng, [0x00100, 0x00101, 0x00200]) };
+    if (rng.next() < 0.6)
+      m.ipv6Flabel = rng.next() < 0.5 ? { value: pick(rng, [0x00100, 0x00200, 0]), mask: 0xfff00 } : { value: pick(rng, [0x00100, 0x00101, 0x00200]) };
   }
   if (m.ethType !== undefined && rng.next() < 0.5) {
     m.ipProto = pick(rng, [6, 17]);
@@ -91,7 +94,8 @@ function randomPacket(rng: Rng): PacketFields {
 }
 
 /** JSON of a match with byte strings as arrays: equal texts for identical generated matches (the generator writes fields in one order). */
-const matchKey = (priority: number, m: OfMatch): string => `${priority}:${JSON.stringify(m, (_k, v: unknown) => (v instanceof Uint8Array ? Array.from(v) : v))}`;
+const matchKey = (priority: number, m: OfMatch): string =>
+  `${priority}:${JSON.stringify(m, (_k, v: unknown) => (v instanceof Uint8Array ? Array.from(v) : v))}`;
 
 interface RefEntry {
   key: string;
@@ -119,11 +123,15 @@ test('seeded random: lookup agrees with a brute-force reference through adds, re
         okValue(table.apply(mod({ priority, match, cookie }), 0), `seed ${seed} step ${step}: add`);
         const key = matchKey(priority, match);
         const old = ref.find((e) => e.key === key);
-        if (old) old.cookie = cookie; // replaced in place: keeps its order
+        if (old)
+          old.cookie = cookie; // replaced in place: keeps its order
         else ref.push({ key, priority, match, order: order++, cookie });
       } else if (r < 0.6) {
         const victim = pick(rng, ref);
-        const d = okValue(table.apply(mod({ command: 'delete-strict', priority: victim.priority, match: victim.match }), 0), `seed ${seed} step ${step}: delete`);
+        const d = okValue(
+          table.apply(mod({ command: 'delete-strict', priority: victim.priority, match: victim.match }), 0),
+          `seed ${seed} step ${step}: delete`,
+        );
         assert.ok(d.command === 'delete-strict' && d.deleted === 1, `seed ${seed} step ${step}: strict delete finds its entry`);
         ref.splice(ref.indexOf(victim), 1);
       } else {
@@ -134,7 +142,11 @@ test('seeded random: lookup agrees with a brute-force reference through adds, re
           if (best === undefined || e.priority > best.priority || (e.priority === best.priority && e.order < best.order)) best = e;
         }
         const got = table.lookup(pkt, 0, 1);
-        assert.equal(got?.cookie, best?.cookie, `seed ${seed} step ${step}: lookup of ${JSON.stringify(pkt, (_k, v: unknown) => (v instanceof Uint8Array ? Array.from(v) : v))}`);
+        assert.equal(
+          got?.cookie,
+          best?.cookie,
+          `seed ${seed} step ${step}: lookup of ${JSON.stringify(pkt, (_k, v: unknown) => (v instanceof Uint8Array ? Array.from(v) : v))}`,
+        );
         checked++;
         if (best) hits++;
       }
@@ -200,7 +212,16 @@ test('seeded random: timeouts, idle refresh and nextDeadline agree with a refere
     const rng = Rng.fromSeed(seed).fork('timers');
     const table = new FlowTable();
     // One entry per in_port, so each lookup hits a known entry (or the entry's replacement).
-    interface RefTimed { port: number; idle: number; hard: number; installed: number; lastUsed: number; packets: number; notify: boolean; cookie: bigint }
+    interface RefTimed {
+      port: number;
+      idle: number;
+      hard: number;
+      installed: number;
+      lastUsed: number;
+      packets: number;
+      notify: boolean;
+      cookie: bigint;
+    }
     const live = new Map<number, RefTimed>();
     const expiry = (e: RefTimed): number => Math.min(e.hard > 0 ? e.installed + e.hard * 1e6 : Infinity, e.idle > 0 ? e.lastUsed + e.idle * 1e6 : Infinity);
     let now = 0;
@@ -211,10 +232,18 @@ test('seeded random: timeouts, idle refresh and nextDeadline agree with a refere
       // Reference: everything due by now goes, in order of expiry (ties: earlier install first).
       const due = [...live.values()].filter((e) => expiry(e) <= now).sort((a, b) => expiry(a) - expiry(b) || Number(a.cookie - b.cookie));
       for (const e of due) live.delete(e.port);
-      const want = due.filter((e) => e.notify).map((e) => {
-        const at = expiry(e);
-        return [e.cookie, e.hard > 0 && e.installed + e.hard * 1e6 <= at ? 'hard-timeout' : 'idle-timeout', Math.floor((at - e.installed) / 1e6), ((at - e.installed) % 1e6) * 1000, e.packets];
-      });
+      const want = due
+        .filter((e) => e.notify)
+        .map((e) => {
+          const at = expiry(e);
+          return [
+            e.cookie,
+            e.hard > 0 && e.installed + e.hard * 1e6 <= at ? 'hard-timeout' : 'idle-timeout',
+            Math.floor((at - e.installed) / 1e6),
+            ((at - e.installed) % 1e6) * 1000,
+            e.packets,
+          ];
+        });
       const r = rng.next();
       if (r < 0.3) {
         // tick
@@ -238,7 +267,10 @@ test('seeded random: timeouts, idle refresh and nextDeadline agree with a refere
           const hard = rng.int(0, 1) === 0 ? 0 : rng.int(1, 6);
           const notify = rng.next() < 0.7;
           cookie++;
-          okValue(table.apply(mod({ match: { inPort: port }, cookie, idleTimeout: idle, hardTimeout: hard, flags: notify ? 1 : 0 }), now), `seed ${seed} step ${step}: add`);
+          okValue(
+            table.apply(mod({ match: { inPort: port }, cookie, idleTimeout: idle, hardTimeout: hard, flags: notify ? 1 : 0 }), now),
+            `seed ${seed} step ${step}: add`,
+          );
           const old = live.get(port);
           live.set(port, { port, idle, hard, installed: now, lastUsed: now, packets: old?.packets ?? 0, notify, cookie });
         }
@@ -248,7 +280,14 @@ test('seeded random: timeouts, idle refresh and nextDeadline agree with a refere
       }
       const next = Math.min(...[...live.values()].map(expiry));
       assert.equal(table.nextDeadline(), Number.isFinite(next) ? next : undefined, `seed ${seed} step ${step}: nextDeadline`);
-      assert.deepEqual(table.list().map((e) => e.cookie).sort(), [...live.values()].map((e) => e.cookie).sort(), `seed ${seed} step ${step}: live entries`);
+      assert.deepEqual(
+        table
+          .list()
+          .map((e) => e.cookie)
+          .sort(),
+        [...live.values()].map((e) => e.cookie).sort(),
+        `seed ${seed} step ${step}: live entries`,
+      );
     }
     assert.ok(reported > 100, `seed ${seed}: many FLOW_REMOVED records checked (${reported})`);
   }

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import type { Result } from '../../src/core/result.js';
-import { flowMod, OFPG_ANY, OFPP, type FlowMod, type OfAction, type OfInstruction } from '../../src/openflow/actions.js';
+import { flowMod, OFPG_ANY, OFPP, type FlowMod, type OfAction, type OfInstruction } from '../../src/wire/openflow/actions.js';
 import type { OfError } from '../../src/openflow/errors.js';
 import type { FlowStatsRequest } from '../../src/openflow/flow-table.js';
 

@@ -138,13 +138,22 @@ test('phases switch the PN load at the right times and repeat', () => {
     assert.equal(b.pnBusyFraction(1, 500_000, 750_000), 0);
     assert.equal(b.pnBusyFraction(6, 500_000, 750_000), 1);
     assert.equal(b.pnBusyFraction(11, 0, 750_000), 0, 'cfg.pn is ignored while phases are given');
-    assert.deepEqual(b.activePn(499_999).map((p) => p.channel), [1]);
-    assert.deepEqual(b.activePn(500_000).map((p) => p.channel), [6]);
+    assert.deepEqual(
+      b.activePn(499_999).map((p) => p.channel),
+      [1],
+    );
+    assert.deepEqual(
+      b.activePn(500_000).map((p) => p.channel),
+      [6],
+    );
   }
   // Repeating: the cycle of 0.75 s starts over.
   assert.equal(rep.pnBusyFraction(1, 750_000, 1_250_000), 1);
   assert.equal(rep.pnBusyFraction(6, 1_250_000, 1_500_000), 1);
-  assert.deepEqual(rep.activePn(100 * 750_000 + 10).map((p) => p.label), ['pn/cycle100/phase0/0']);
+  assert.deepEqual(
+    rep.activePn(100 * 750_000 + 10).map((p) => p.label),
+    ['pn/cycle100/phase0/0'],
+  );
   // Not repeating: the last phase holds forever.
   assert.equal(once.pnBusyFraction(6, 750_000, 5 * S), 1);
   assert.equal(once.pnBusyFraction(1, 750_000, 5 * S), 0);
@@ -267,10 +276,20 @@ test('bad input: unknown centre, PN on a channel outside the plan', () => {
 test('memory stays bounded: old phases, intervals and frames are forgotten', () => {
   const engine = new EventEngine();
   const pn: PnConfig = { channel: 1, powerDbm: -50, pattern: { kind: 'fraction', busy: 0.5, meanBurstMs: 0.5 } };
-  const band = makeBand({ phases: [{ durationS: 0.1, pn: [pn] }, { durationS: 0.1, pn: [pn, pn] }], repeat: true }, 1, {
-    scheduler: engine,
-    historyUs: 200_000,
-  });
+  const band = makeBand(
+    {
+      phases: [
+        { durationS: 0.1, pn: [pn] },
+        { durationS: 0.1, pn: [pn, pn] },
+      ],
+      repeat: true,
+    },
+    1,
+    {
+      scheduler: engine,
+      historyUs: 200_000,
+    },
+  );
   const out = new Float32Array(2 * 1000);
   for (let t = 0; t < 60 * S; t += 10_000) {
     engine.run(t);

@@ -77,7 +77,10 @@ test('cogmesh record is deterministic for a seed, and ci16 recordings sense the 
   const s32 = JSON.parse(cogmesh('sense', '--frontend', 'file', '--input', `${a}.sigmf-meta`, '--seconds', '0.5', '--json').out) as SenseJson;
   const s16 = JSON.parse(cogmesh('sense', '--frontend', 'file', '--input', `${c}.sigmf-meta`, '--seconds', '0.5', '--json').out) as SenseJson;
   for (const ch of [0, 1]) {
-    assert.ok(Math.abs(s32.channels[ch]!.w - s16.channels[ch]!.w) < 0.002, `ch ${s32.channels[ch]!.channel}: cf32 ${s32.channels[ch]!.w}, ci16 ${s16.channels[ch]!.w}`);
+    assert.ok(
+      Math.abs(s32.channels[ch]!.w - s16.channels[ch]!.w) < 0.002,
+      `ch ${s32.channels[ch]!.channel}: cf32 ${s32.channels[ch]!.w}, ci16 ${s16.channels[ch]!.w}`,
+    );
   }
   assert.ok(Math.abs(s32.channels[0]!.w - 0.3) < 0.1 && Math.abs(s32.channels[1]!.w - 0.7) < 0.1, JSON.stringify(s32.channels));
 });
@@ -85,7 +88,10 @@ test('cogmesh record is deterministic for a seed, and ci16 recordings sense the 
 test('cogmesh sense refuses what it cannot sense with exit code 2 and a message', () => {
   const cases: Array<[string[], RegExp]> = [
     [['sense', '--frontend', 'file'], /--frontend file needs --input/],
-    [['sense', '--frontend', 'file', '--input', join(dir, 'none.sigmf-meta')], /none\.sigmf-meta: sigmf-meta: cannot read the metadata: no such file \[RADIO_BAD_CAPTURE\]/],
+    [
+      ['sense', '--frontend', 'file', '--input', join(dir, 'none.sigmf-meta')],
+      /none\.sigmf-meta: sigmf-meta: cannot read the metadata: no such file \[RADIO_BAD_CAPTURE\]/,
+    ],
     [['sense', '--frontend', 'file', '--input', join(dir, 'x'), '--pn', '6:0.5'], /--pn: sets the emulated band's primary nodes/],
     [['sense', '--frontend', 'radio'], /--frontend: "radio" is not sim, file or uhd/],
     [['sense', '--input', 'x.sigmf-meta'], /--input: a recording is read with --frontend file/],
@@ -101,7 +107,7 @@ test('cogmesh sense refuses what it cannot sense with exit code 2 and a message'
   }
 });
 
-test('cogmesh sense --frontend uhd without a radio ends with exit code 2 and the driver\'s reason', () => {
+test("cogmesh sense --frontend uhd without a radio ends with exit code 2 and the driver's reason", () => {
   // radio/uhd may be missing (RADIO_UNSUPPORTED), without libuhd (RADIO_NO_LIBRARY) or without a device (RADIO_NO_DEVICE).
   const r = cogmesh('sense', '--frontend', 'uhd', '--seconds', '0.1', '--device-args', 'serial=cogmesh-test-none');
   assert.equal(r.code, 2, r.err);

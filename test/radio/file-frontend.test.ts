@@ -6,7 +6,7 @@ import { after, test } from 'node:test';
 import { FileFrontend, SigmfWriter } from '../../radio/file/index.js';
 import type { IqBlock } from '../../radio/frontend.js';
 import { runRecord } from '../../src/cli/record.js';
-import { cpuBackend } from '../../src/sensing/backend.js';
+import { cpuBackend } from '../../src/sensing/energy.js';
 import { EnergyDetector } from '../../src/sensing/detector.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'cogmesh-file-fe-'));
@@ -136,7 +136,7 @@ test('reads go into the caller buffer, without a copy; sync reads are done when 
   }
 });
 
-test('send is refused, gain is the recording\'s, a closed front-end refuses everything', async () => {
+test("send is refused, gain is the recording's, a closed front-end refuses everything", async () => {
   const fe = await FileFrontend.open(await sweep('misc'));
   await fe.tune(F1);
   await assert.rejects(fe.send(new Uint8Array([1])), { code: 'RADIO_CANNOT_TRANSMIT' });
@@ -152,7 +152,7 @@ test('send is refused, gain is the recording\'s, a closed front-end refuses ever
   await assert.rejects(fe.tune(F1), { code: 'RADIO_CLOSED' });
 });
 
-test('segments at one frequency with different calibrations are brought to the block\'s', async () => {
+test("segments at one frequency with different calibrations are brought to the block's", async () => {
   const w = await SigmfWriter.create(join(dir, 'gains'));
   await w.write(ramp(0, 10, F1, -10));
   await w.write({ ...ramp(10, 10, F1, -20) });
@@ -197,7 +197,11 @@ test('ci16, ci8 and cu8 recordings are converted to floats (full scale 32768, 12
     try {
       await fe.tune(F6);
       const b = await fe.readIq(4);
-      assert.deepEqual(Array.from(b.data), Array.from(i16, (v) => v / 32768), `${reads}: ci16 / 32768`);
+      assert.deepEqual(
+        Array.from(b.data),
+        Array.from(i16, (v) => v / 32768),
+        `${reads}: ci16 / 32768`,
+      );
       assert.equal(b.calibrationDb, -20, 'no cogmesh:calibration_db: the option');
       assert.equal(b.sampleRateHz, 2e6);
       const wrapped = await fe.readIq(6);
@@ -217,7 +221,10 @@ test('ci16, ci8 and cu8 recordings are converted to floats (full scale 32768, 12
   const feu = await FileFrontend.open(handMade('cu8', 'cu8', new Uint8Array([0, 255, 127, 128]), { 'cogmesh:calibration_db': -30 }));
   await feu.tune(F6);
   const u = await feu.readIq(2);
-  assert.deepEqual(Array.from(u.data), [-1, 1, -0.5 / 127.5, 0.5 / 127.5].map((x) => Math.fround(x)));
+  assert.deepEqual(
+    Array.from(u.data),
+    [-1, 1, -0.5 / 127.5, 0.5 / 127.5].map((x) => Math.fround(x)),
+  );
   assert.equal(u.calibrationDb, -30);
   await feu.close();
 });
@@ -270,7 +277,7 @@ test('a recording of the emulated band replayed into the energy detector gives t
       let windows = 0;
       let busy = 0;
       let busyMw = 0;
-      for (let left = fe.samplesAt(f); left > 0; ) {
+      for (let left = fe.samplesAt(f); left > 0;) {
         const blk = await fe.readIq(Math.min(left, 10_000), into);
         const d = detector.detect(blk);
         windows += d.windows;

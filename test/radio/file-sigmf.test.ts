@@ -33,8 +33,16 @@ function ramp(base: number, count: number, centerHz: number, startUs: number, ca
   return { data, count, startUs, sampleRateHz: 1e6, centerHz, calibrationDb, droppedSamples: 0 };
 }
 
+/** A metadata document as a test breaks it: any field may be changed, added or deleted. */
+type Fields = Record<string, unknown>;
+interface Doc {
+  global: Fields;
+  captures: Fields[];
+  annotations: Fields[];
+}
+
 /** A valid metadata document for `n` cf32 samples, to break one field at a time. */
-function goodDoc(): Record<string, any> {
+function goodDoc(): Doc {
   return {
     global: { 'core:datatype': 'cf32_le', 'core:sample_rate': 1e6, 'core:version': '1.2.0' },
     captures: [
@@ -155,7 +163,7 @@ test('the writer refuses a second sample rate in one recording', async () => {
 });
 
 test('refused metadata names its field', async () => {
-  const cases: Array<[string, (d: Record<string, any>) => void, string, RegExp]> = [
+  const cases: Array<[string, (d: Doc) => void, string, RegExp]> = [
     ['datatype-cf64', (d) => (d.global['core:datatype'] = 'cf64_le'), 'global.core:datatype', /not a format cogmesh reads/],
     ['datatype-real', (d) => (d.global['core:datatype'] = 'rf32_le'), 'global.core:datatype', /complex samples only/],
     ['datatype-junk', (d) => (d.global['core:datatype'] = 'complex64'), 'global.core:datatype', /not a SigMF datatype/],
@@ -163,26 +171,21 @@ test('refused metadata names its field', async () => {
     ['zero-rate', (d) => (d.global['core:sample_rate'] = 0), 'global.core:sample_rate', /> 0/],
     ['no-version', (d) => delete d.global['core:version'], 'global.core:version', /version/],
     ['two-channels', (d) => (d.global['core:num_channels'] = 2), 'global.core:num_channels', /single-channel/],
-    ['negative-start', (d) => (d.captures[0]['core:sample_start'] = -1), 'captures[0].core:sample_start', /integer >= 0/],
-    ['fractional-start', (d) => (d.captures[1]['core:sample_start'] = 10.5), 'captures[1].core:sample_start', /integer >= 0/],
+    ['negative-start', (d) => (d.captures[0]!['core:sample_start'] = -1), 'captures[0].core:sample_start', /integer >= 0/],
+    ['fractional-start', (d) => (d.captures[1]!['core:sample_start'] = 10.5), 'captures[1].core:sample_start', /integer >= 0/],
     [
       'unsorted',
       (d) => d.captures.push({ 'core:sample_start': 50, 'core:frequency': F1 }),
       'captures[2].core:sample_start',
       /does not come after captures\[1\]'s 100/,
     ],
-    ['no-frequency', (d) => delete d.captures[1]['core:frequency'], 'captures[1].core:frequency', /centre frequency/],
-    ['bad-datetime', (d) => (d.captures[0]['core:datetime'] = '2024-05-01 10:00'), 'captures[0].core:datetime', /ISO 8601/],
+    ['no-frequency', (d) => delete d.captures[1]!['core:frequency'], 'captures[1].core:frequency', /centre frequency/],
+    ['bad-datetime', (d) => (d.captures[0]!['core:datetime'] = '2024-05-01 10:00'), 'captures[0].core:datetime', /ISO 8601/],
     ['no-captures', (d) => (d.captures = []), 'captures', /at least one/],
-    ['no-global', (d) => delete d.global, 'global', /object/],
+    ['no-global', (d) => delete (d as Partial<Doc>).global, 'global', /object/],
     ['bad-calibration', (d) => (d.global['cogmesh:calibration_db'] = 'loud'), 'global.cogmesh:calibration_db', /full-scale/],
     ['bad-dataset', (d) => (d.global['core:dataset'] = '../elsewhere.bin'), 'global.core:dataset', /file name/],
-    [
-      'unsorted-annotations',
-      (d) => (d.annotations = [{ 'core:sample_start': 5 }, { 'core:sample_start': 2 }]),
-      'annotations[1].core:sample_start',
-      /sorted/,
-    ],
+    ['unsorted-annotations', (d) => (d.annotations = [{ 'core:sample_start': 5 }, { 'core:sample_start': 2 }]), 'annotations[1].core:sample_start', /sorted/],
   ];
   for (const [name, breakIt, field, why] of cases) {
     const doc = goodDoc();
@@ -219,8 +222,8 @@ test('a data file that is not a whole number of samples, or is missing, is refus
 test('header and trailing bytes are laid out around the samples; captures past the end are ignored', () => {
   const doc = goodDoc();
   doc.global['core:trailing_bytes'] = 16;
-  doc.captures[0]['core:header_bytes'] = 32;
-  doc.captures[1]['core:header_bytes'] = 8;
+  doc.captures[0]!['core:header_bytes'] = 32;
+  doc.captures[1]!['core:header_bytes'] = 8;
   doc.captures.push({ 'core:sample_start': 500, 'core:frequency': F1 });
   const meta: SigmfMeta = parseSigmfMeta(doc, 'x');
   const { sampleCount, segments } = layoutSegments(meta, 32 + 8 + 16 + 300 * 8);
@@ -239,7 +242,7 @@ test('unknown keys and namespaces are kept, SigMF 0.x and v-prefixed versions ar
   const doc = goodDoc();
   doc.global['core:version'] = 'v1.0.0';
   doc.global['other:thing'] = { a: 1 };
-  doc.captures[0]['other:gain'] = 3;
+  doc.captures[0]!['other:gain'] = 3;
   const m = parseSigmfMeta(doc);
   assert.deepEqual(m.global.extra, { 'other:thing': { a: 1 } });
   assert.deepEqual(m.captures[0]!.extra, { 'other:gain': 3 });

@@ -8,7 +8,7 @@ import { MediumServer, type MediumSetup } from '../../radio/medium/server.js';
 import { DEFAULT_MEDIUM_PARAMS, phy80211b } from '../../radio/medium/index.js';
 import type { MacFrame, SendOutcome, Station } from '../../radio/medium/types.js';
 import { PacedEngine } from '../../src/core/paced.js';
-import { createLogger } from '../../src/node/log.js';
+import { createLogger } from '../../src/core/log.js';
 
 const quiet = () => createLogger({ level: 'warn', format: 'json', destination: new Writable({ write: (_c, _e, cb) => cb() }) });
 
@@ -107,7 +107,10 @@ describe('the air medium as a process of its own', () => {
         RemoteMedium.connect({ endpoint, node: 7, name: 'r7-again', position: { xM: 0, yM: 0 }, paced, log: quiet(), joinTimeoutMs: 1500 }),
         (e: Error & { code?: string }) => e.code === 'RADIO_NO_MEDIUM' && /held by a live router \(r7/.test(e.message),
       );
-      assert.ok(server.routers().some((r) => r.node === 7 && r.name === 'r7'), 'the first keeps it');
+      assert.ok(
+        server.routers().some((r) => r.node === 7 && r.name === 'r7'),
+        'the first keeps it',
+      );
     } finally {
       a.close();
     }

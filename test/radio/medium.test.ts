@@ -120,7 +120,21 @@ test('airtime: 802.11b long preamble at every rate, ACK at the basic rate', () =
   assert.equal(medium.frameAirtimeUs(1000), 4304);
   assert.equal(medium.frameAirtimeUs(0), 192 + 112);
   assert.deepEqual(
-    [b.slotUs, b.sifsUs, b.difsUs, b.cwMin, b.cwMax, b.plcpUs, b.macHeaderBytes, b.ackBytes, b.rtsBytes, b.ctsBytes, b.shortRetryLimit, b.longRetryLimit, b.basicRateBps],
+    [
+      b.slotUs,
+      b.sifsUs,
+      b.difsUs,
+      b.cwMin,
+      b.cwMax,
+      b.plcpUs,
+      b.macHeaderBytes,
+      b.ackBytes,
+      b.rtsBytes,
+      b.ctsBytes,
+      b.shortRetryLimit,
+      b.longRetryLimit,
+      b.basicRateBps,
+    ],
     [20, 10, 50, 31, 1023, 192, 28, 14, 20, 14, 7, 4, 1e6],
   );
   assert.equal(b.rtsThresholdBytes, Infinity);
@@ -181,7 +195,10 @@ test('refuses bad input with errors that name the field', () => {
   expectRange(() => radio(r, 'z', BROADCAST, 0), 'node');
   expectRange(() => radio(r, 'q', 1, 0, { queueLimit: -1 }), 'queueLimit');
   const a = radio(r, 'a', 1, 0);
-  assert.throws(() => radio(r, 'a', 2, 10), (e: unknown) => e instanceof FrontendError && e.code === 'RADIO_DUPLICATE_ID');
+  assert.throws(
+    () => radio(r, 'a', 2, 10),
+    (e: unknown) => e instanceof FrontendError && e.code === 'RADIO_DUPLICATE_ID',
+  );
   expectRange(() => a.st.send(pkt(1, 2, 0)), 'frame.payload.length');
   expectRange(() => a.st.send(pkt(1, 70000)), 'frame.dst');
   expectRange(() => a.st.retune(12, 0), 'channel');
@@ -190,7 +207,10 @@ test('refuses bad input with errors that name the field', () => {
   assert.equal(r.medium.counters.frames, 0);
   // A detached station refuses work, and its id is free again.
   a.st.detach();
-  assert.throws(() => a.st.send(pkt(1, 2)), (e: unknown) => e instanceof CogmeshError && e.code === 'RADIO_DETACHED');
+  assert.throws(
+    () => a.st.send(pkt(1, 2)),
+    (e: unknown) => e instanceof CogmeshError && e.code === 'RADIO_DETACHED',
+  );
   radio(r, 'a', 1, 0);
 });
 
@@ -232,13 +252,19 @@ test('saturated unicast link: 1000-byte frames at 2 Mbps reach the analytic DCF 
   assert.equal(a.st.counters.retries, 0);
   assert.equal(b.st.counters.collisions, 0);
   assert.equal(a.st.counters.acked, b.st.counters.rxFrames);
-  assert.ok(a.sent.every((s) => s.outcome.ok && s.outcome.attempts === 1), 'a.sent.every((s) => s.outcome.ok && s.outcome.attempts === 1)');
+  assert.ok(
+    a.sent.every((s) => s.outcome.ok && s.outcome.attempts === 1),
+    'a.sent.every((s) => s.outcome.ok && s.outcome.attempts === 1)',
+  );
   // Airtime accounting: DATA at the sender, ACKs at the receiver.
   assert.equal(a.st.counters.airtimeUs, a.st.counters.txFrames * 4304);
   assert.equal(b.st.counters.airtimeUs, b.st.counters.rxFrames * 304);
   const ch1 = r.medium.counters.channels.get(1)!;
   assert.equal(ch1.frames, a.st.counters.txFrames + b.st.counters.rxFrames);
-  assert.ok(ch1.busyUs > 0.9 * seconds * S * ((4304 + 304) / cycleUs) && ch1.busyUs <= seconds * S, 'ch1.busyUs > 0.9 * seconds * S * ((4304 + 304) / cycleUs) && ch1.busyUs <= seconds * S');
+  assert.ok(
+    ch1.busyUs > 0.9 * seconds * S * ((4304 + 304) / cycleUs) && ch1.busyUs <= seconds * S,
+    'ch1.busyUs > 0.9 * seconds * S * ((4304 + 304) / cycleUs) && ch1.busyUs <= seconds * S',
+  );
 });
 
 test('broadcast: after DIFS on an idle medium, no ACK, no retry, onSent when it leaves the air', () => {
@@ -250,8 +276,14 @@ test('broadcast: after DIFS on an idle medium, no ACK, no retry, onSent when it 
   a.st.send(pkt(1, BROADCAST, 1000, 'hello'));
   r.engine.run();
   // Idle since 0: the medium has not been idle for DIFS yet, so it goes at DIFS.
-  assert.deepEqual(a.sent.map((s) => [s.frame.tag, s.outcome]), [['hello', { ok: true, attempts: 1, atUs: 50 + 4304 }]]);
-  assert.deepEqual(b.rx.map((x) => [x.frame.tag, x.at]), [['hello', 4354]]);
+  assert.deepEqual(
+    a.sent.map((s) => [s.frame.tag, s.outcome]),
+    [['hello', { ok: true, attempts: 1, atUs: 50 + 4304 }]],
+  );
+  assert.deepEqual(
+    b.rx.map((x) => [x.frame.tag, x.at]),
+    [['hello', 4354]],
+  );
   assert.equal(c.rx.length, 0);
   assert.equal(far.rx.length, 0, 'beyond txRange');
   assert.equal(r.medium.counters.frames, 1, 'no ACK');
@@ -326,9 +358,15 @@ test('NAV: a station that decodes only the CTS keeps off the air until the ACK i
     const cStart = c.sent[0]!.outcome.atUs - r.medium.frameAirtimeUs(100);
     if (rts === 0) {
       // RTS 50..402, CTS 412..716, DATA 726..5030, ACK 5040..5344; the CTS reserves up to the end of the ACK.
-      assert.deepEqual(a.sent.map((s) => s.outcome), [{ ok: true, attempts: 1, atUs: 5_344 }]);
+      assert.deepEqual(
+        a.sent.map((s) => s.outcome),
+        [{ ok: true, attempts: 1, atUs: 5_344 }],
+      );
       assert.ok(cStart >= 5_344 + 50, `c started at ${cStart}`);
-      assert.deepEqual(b.rx.map((x) => x.frame.tag), ['data', 'hello']);
+      assert.deepEqual(
+        b.rx.map((x) => x.frame.tag),
+        ['data', 'hello'],
+      );
     } else {
       assert.equal(cStart, 1_000, 'nothing heard: c goes at once, into the DATA');
       assert.equal(b.st.counters.collisions >= 1, true);
@@ -402,7 +440,10 @@ test('capture: a frame 10 dB stronger survives an overlapping one; two alike bot
     far.st.send(pkt(3, BROADCAST, 500, 'far'));
     r.engine.run();
     assert.equal(near.sent[0]!.outcome.atUs, far.sent[0]!.outcome.atUs, 'they overlapped exactly');
-    assert.deepEqual(rx.rx.map((x) => x.frame.tag), ['near']);
+    assert.deepEqual(
+      rx.rx.map((x) => x.frame.tag),
+      ['near'],
+    );
     assert.equal(rx.st.counters.collisions, 1);
   }
   {
@@ -425,8 +466,14 @@ test('capture: a frame 10 dB stronger survives an overlapping one; two alike bot
     near.st.send(pkt(2, 1, 500, 'near'));
     far.st.send(pkt(3, BROADCAST, 3000, 'far'));
     r.engine.run();
-    assert.deepEqual(near.sent.map((s) => s.outcome), [{ ok: true, attempts: 1, atUs: 50 + r.medium.frameAirtimeUs(500) + 10 + 304 }]);
-    assert.deepEqual(rx.rx.map((x) => x.frame.tag), ['near']);
+    assert.deepEqual(
+      near.sent.map((s) => s.outcome),
+      [{ ok: true, attempts: 1, atUs: 50 + r.medium.frameAirtimeUs(500) + 10 + 304 }],
+    );
+    assert.deepEqual(
+      rx.rx.map((x) => x.frame.tag),
+      ['near'],
+    );
   }
 });
 
@@ -489,7 +536,10 @@ test('PN: loss probability 1 loses exactly the frames that overlap a burst, 0 no
   assert.equal(none.pnLosses, 0);
   const half = pnRun(0.5);
   const share = half.lost.length / half.overlapping.length;
-  assert.ok(half.lost.every((k) => half.overlapping.includes(k)), 'only overlapping frames are lost');
+  assert.ok(
+    half.lost.every((k) => half.overlapping.includes(k)),
+    'only overlapping frames are lost',
+  );
   assert.ok(share > 0.4 && share < 0.6, `lost ${share} of the overlapping frames`);
   assert.deepEqual(pnRun(0.5).lost, half.lost, 'seeded');
   assert.notDeepEqual(pnRun(0.5, 2).lost, half.lost);
@@ -539,7 +589,12 @@ test('PN from the emulated band: bursts found in chunks, a saturated link keeps 
     const engine = new EventEngine();
     const band = new EmulatedBand(
       plan,
-      { noiseFigureDb: 5, pn: [{ channel: 1, powerDbm: -60, pattern: { kind: 'onoff', idleMs: 20, busyMs: 20, distribution: 'exponential' } }], phases: [], repeat: false },
+      {
+        noiseFigureDb: 5,
+        pn: [{ channel: 1, powerDbm: -60, pattern: { kind: 'onoff', idleMs: 20, busyMs: 20, distribution: 'exponential' } }],
+        phases: [],
+        repeat: false,
+      },
       Rng.fromSeed(9).fork('band'),
       engine,
     );
@@ -600,16 +655,29 @@ test('retune aborts the exchange in service; queued frames stay queued and go on
   r.engine.run(2_000); // x is on the air from 50 to 4354
   a.st.retune(6, 1_000);
   // The abort comes back at once, the rest stays.
-  assert.deepEqual(a.sent.map((s) => [s.frame.tag, s.outcome]), [['x', { ok: false, reason: 'aborted', attempts: 1, atUs: 2_000 }]]);
+  assert.deepEqual(
+    a.sent.map((s) => [s.frame.tag, s.outcome]),
+    [['x', { ok: false, reason: 'aborted', attempts: 1, atUs: 2_000 }]],
+  );
   assert.equal(a.st.queued, 1);
   assert.equal(a.st.idle, false);
   assert.equal(a.st.counters.aborted, 1);
   assert.equal(r.medium.counters.truncated, 1);
   b.st.retune(6, 500);
   r.engine.run();
-  assert.deepEqual(b.rx.map((x) => x.frame.tag), ['y', 'z'], 'x was cut short');
+  assert.deepEqual(
+    b.rx.map((x) => x.frame.tag),
+    ['y', 'z'],
+    'x was cut short',
+  );
   assert.ok(b.rx[0]!.at >= 3_000 + 4304, 'b.rx[0]!.at >= 3_000 + 4304');
-  assert.deepEqual(a.sent.slice(1).map((s) => [s.frame.tag, s.outcome.ok]), [['y', true], ['z', true]]);
+  assert.deepEqual(
+    a.sent.slice(1).map((s) => [s.frame.tag, s.outcome.ok]),
+    [
+      ['y', true],
+      ['z', true],
+    ],
+  );
   assert.equal(r.medium.counters.channels.get(6)!.frames, 4);
   // While waiting for an ACK, too.
   a.st.send(pkt(1, 2, 1000, 'w'));
@@ -628,7 +696,13 @@ test('detach returns the frame in service and the queued ones as aborted', () =>
   for (const tag of ['x', 'y']) a.st.send(pkt(1, 2, 1000, tag));
   r.engine.run(1_000);
   a.st.detach();
-  assert.deepEqual(a.sent.map((s) => [s.frame.tag, s.outcome.ok]), [['x', false], ['y', false]]);
+  assert.deepEqual(
+    a.sent.map((s) => [s.frame.tag, s.outcome.ok]),
+    [
+      ['x', false],
+      ['y', false],
+    ],
+  );
   r.engine.run();
   assert.equal(b.rx.length, 0);
   assert.equal(r.medium.station('a'), undefined);
@@ -639,10 +713,16 @@ test('a full queue refuses the frame and counts it', () => {
   const r = rig();
   const a = radio(r, 'a', 1, 0, { queueLimit: 2 });
   radio(r, 'b', 2, 100);
-  assert.deepEqual([1, 2, 3, 4].map((i) => a.st.send(pkt(1, 2, 100, i))), [true, true, true, false]);
+  assert.deepEqual(
+    [1, 2, 3, 4].map((i) => a.st.send(pkt(1, 2, 100, i))),
+    [true, true, true, false],
+  );
   assert.equal(a.st.counters.queueDrops, 1);
   r.engine.run();
-  assert.deepEqual(a.sent.map((s) => s.frame.tag), [1, 2, 3]);
+  assert.deepEqual(
+    a.sent.map((s) => s.frame.tag),
+    [1, 2, 3],
+  );
 });
 
 test('duplicates: a retry of a frame already delivered is ACKed again but delivered once', () => {
@@ -658,11 +738,17 @@ test('duplicates: a retry of a frame already delivered is ACKed again but delive
   assert.equal(b.st.counters.rxFrames, 1);
   assert.equal(b.st.counters.duplicates, 1);
   assert.equal(a.st.counters.retries, 1);
-  assert.deepEqual(a.sent.map((s) => [s.outcome.ok, s.outcome.attempts]), [[true, 2]]);
+  assert.deepEqual(
+    a.sent.map((s) => [s.outcome.ok, s.outcome.attempts]),
+    [[true, 2]],
+  );
   // The next frame has a new sequence number and is delivered.
   a.st.send(pkt(1, 2, 1000, 'y'));
   r.engine.run();
-  assert.deepEqual(b.rx.map((x) => x.frame.tag), ['x', 'y']);
+  assert.deepEqual(
+    b.rx.map((x) => x.frame.tag),
+    ['x', 'y'],
+  );
 });
 
 // ---- Determinism and speed -----------------------------------------------------

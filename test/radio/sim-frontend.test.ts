@@ -332,7 +332,10 @@ test('readIq fills a caller-supplied buffer with the same samples it would alloc
   const b = rig({ pn: [{ channel: 6, powerDbm: -50, pattern: { kind: 'fraction', busy: 0.5, meanBurstMs: 1 } }] });
   const ra = a.radio('r');
   const rb = b.radio('r');
-  for (const [r, e] of [[ra, a.engine], [rb, b.engine]] as const) {
+  for (const [r, e] of [
+    [ra, a.engine],
+    [rb, b.engine],
+  ] as const) {
     const t = track(r.tune(ch(6)));
     e.run(2_000);
     await flush();

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { FrontendError } from '../../src/core/errors.js';
-import { cpuBackend } from '../../src/sensing/backend.js';
+import { cpuBackend } from '../../src/sensing/energy.js';
 import { EnergyDetector } from '../../src/sensing/detector.js';
 import { HEADER_BYTES, RING_MAGIC, RingOffsets as Off, SoraFrontend } from '../../radio/sora/index.js';
 import { buildProducer, ProducerProcess, type ProducerOptions } from '../../radio/sora/producer.js';
@@ -21,7 +21,11 @@ const ringPath = (): string => join(dir, `ring${serial++}`);
 const isCode = (code: string) => (e: unknown) => e instanceof FrontendError && e.code === code;
 
 /** Runs `body` with a producer and a front-end on a fresh ring, closing both afterwards whatever happens. */
-async function withRadio(opts: Omit<ProducerOptions, 'ring'>, body: (fe: SoraFrontend, p: ProducerProcess) => Promise<void>, fe: { readTimeoutMs?: number; tuneTimeoutMs?: number } = {}): Promise<void> {
+async function withRadio(
+  opts: Omit<ProducerOptions, 'ring'>,
+  body: (fe: SoraFrontend, p: ProducerProcess) => Promise<void>,
+  fe: { readTimeoutMs?: number; tuneTimeoutMs?: number } = {},
+): Promise<void> {
   const path = ringPath();
   const p = await ProducerProcess.start(exe, { ring: path, ...opts });
   try {

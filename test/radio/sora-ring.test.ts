@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { FrontendError } from '../../src/core/errors.js';
-import { cpuBackend } from '../../src/sensing/backend.js';
+import { cpuBackend } from '../../src/sensing/energy.js';
 import { HEADER_BYTES, RING_MAGIC, RingOffsets as Off } from '../../radio/sora/index.js';
 import { buildProducer, ProducerProcess, type ProducerOptions } from '../../radio/sora/producer.js';
 import { SampleRing, type RingRead } from '../../radio/sora/ring.js';
@@ -93,7 +93,11 @@ test('bad magic, version, capacity or size is RADIO_BAD_RING', async () => {
     const path = join(dir, `bad-${name}`);
     writeRingFile(path, 64, patch);
     for (const access of ['auto', 'fs'] as const) {
-      await assert.rejects(SampleRing.open(path, { access }), (e: unknown) => isCode('RADIO_BAD_RING')(e) && message.test((e as Error).message), `${name} (${access})`);
+      await assert.rejects(
+        SampleRing.open(path, { access }),
+        (e: unknown) => isCode('RADIO_BAD_RING')(e) && message.test((e as Error).message),
+        `${name} (${access})`,
+      );
     }
   }
   const short = join(dir, 'short');
@@ -192,7 +196,9 @@ test('counter mode at 10 Msps read continuously for 3 s: no sample lost or dupli
       assert.equal(ring.stats.dropped, 0);
       assert.equal(ring.stats.tornReads, 0);
       assert.equal(ring.producerOverruns(), 0, 'the producer saw no overrun either');
-      t.diagnostic(`delivered ${delivered} samples in ${seconds.toFixed(2)} s, 0 lost, 0 duplicated; readInto copied at ${(delivered / busyMs / 1e3).toFixed(0)} Msps`);
+      t.diagnostic(
+        `delivered ${delivered} samples in ${seconds.toFixed(2)} s, 0 lost, 0 duplicated; readInto copied at ${(delivered / busyMs / 1e3).toFixed(0)} Msps`,
+      );
     } finally {
       ring.close();
     }
@@ -285,7 +291,7 @@ test('ci16 rings: raw Int16 reads and scaled float reads of the counter', { skip
       const f = new Float32Array(2 * 1000);
       const b = await readBlock(ring, f, 1000);
       assert.equal(b.index, a.index + 1000);
-      assert.equal(Math.round(f[0]! * 32768) & 0xffff, (b.index & 0xffff), 'scaled by 1/32768');
+      assert.equal(Math.round(f[0]! * 32768) & 0xffff, b.index & 0xffff, 'scaled by 1/32768');
     } finally {
       ring.close();
     }

@@ -325,10 +325,7 @@ test('open: a gain outside the range is refused and the device freed', async () 
 test('open: nothing found and nothing opened is RADIO_NO_DEVICE with UHD words on one line', async () => {
   const d = new FakeDevice({ timed: true, lockSensor: true, tuneUs: 0, lockUs: 0, neverLocks: false, startLatency: 0, spp: 10 });
   const e = await rejectsWith(openUhdFrontend({ ...BASE, deviceArgs: 'type=b200' }, { lib: fakeLib(d, []) }), 'RADIO_NO_DEVICE');
-  assert.equal(
-    e.message,
-    'no USRP found (device args "type=b200": UHD said "LookupError: KeyError: No devices found for -----> Device Address: type=b200")',
-  );
+  assert.equal(e.message, 'no USRP found (device args "type=b200": UHD said "LookupError: KeyError: No devices found for -----> Device Address: type=b200")');
 });
 
 test('open: refused options never reach the device', async () => {
@@ -657,5 +654,8 @@ test('uhdInfo and uhdDevices never throw: a missing library is a value', async (
   assert.equal(r.available, true);
   assert.deepEqual(r.devices, []);
   assert.match(r.reason ?? '', /boom/);
-  assert.deepEqual(uhdInfo(() => lib), { available: true, version: '4.3.0.0-fake', abi: '4.3.0' });
+  assert.deepEqual(
+    uhdInfo(() => lib),
+    { available: true, version: '4.3.0.0-fake', abi: '4.3.0' },
+  );
 });

@@ -76,9 +76,7 @@ test('openUhdFrontend with no device: RADIO_NO_DEVICE quoting UHD', { skip }, as
 });
 
 test('openUhdFrontend with device args: UHD names them in its refusal', { skip }, async () => {
-  const e = await rejection(
-    openUhdFrontend({ deviceArgs: 'type=b200,serial=0000000', sampleRateHz: 1e6, gainDb: 30, calibrationDb: -20 }),
-  );
+  const e = await rejection(openUhdFrontend({ deviceArgs: 'type=b200,serial=0000000', sampleRateHz: 1e6, gainDb: 30, calibrationDb: -20 }));
   assert.equal(e.code, 'RADIO_NO_DEVICE', e.message);
   assert.match(e.message, /device args "type=b200,serial=0000000"/);
   assert.match(e.message, /No devices found for -----> Device Address: type: b200 serial: 0000000/);
@@ -95,10 +93,7 @@ test('a library that cannot be loaded is RADIO_NO_LIBRARY naming what was tried 
   );
   assert.throws(
     () => loadUhdLib({ env: {}, names: ['libuhd-missing-a.so', 'libuhd-missing-b.so'] }),
-    (e: unknown) =>
-      e instanceof FrontendError &&
-      e.code === 'RADIO_NO_LIBRARY' &&
-      /tried libuhd-missing-a\.so \(.*\), libuhd-missing-b\.so/.test(e.message),
+    (e: unknown) => e instanceof FrontendError && e.code === 'RADIO_NO_LIBRARY' && /tried libuhd-missing-a\.so \(.*\), libuhd-missing-b\.so/.test(e.message),
   );
 });
 

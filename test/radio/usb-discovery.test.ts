@@ -25,7 +25,17 @@ test('matching: a B210 by its NI id, the shared B200/B210 id, the FX3 bootloader
   const found = matchUsbSdrs([KEYBOARD, B210_NI, B2XX, FX3_BOOT], profiles);
   assert.equal(found.length, 3, 'the keyboard is not an SDR');
   const [ni, shared, boot] = found;
-  assert.deepEqual(ni, { profile: 'usrp-b210', name: 'NI USRP-2901 (NI-branded USRP B210)', vendorId: 0x3923, productId: 0x7814, bus: 2, address: 5, serial: '31F4A2B', driver: 'uhd', role: 'normal' });
+  assert.deepEqual(ni, {
+    profile: 'usrp-b210',
+    name: 'NI USRP-2901 (NI-branded USRP B210)',
+    vendorId: 0x3923,
+    productId: 0x7814,
+    bus: 2,
+    address: 5,
+    serial: '31F4A2B',
+    driver: 'uhd',
+    role: 'normal',
+  });
   assert.equal(shared?.role, 'normal');
   assert.equal(shared?.driver, 'uhd');
   assert.equal(shared?.bus, 1);
@@ -47,9 +57,18 @@ test('matching: a device cogmesh has no driver for says so, and which library wo
 });
 
 test('the USB subsystem check: Linux without /dev/bus/usb is reported plainly; other platforms are left to enumeration', () => {
-  assert.equal(usbSubsystemProblem('linux', () => false), 'no USB subsystem on this machine (/dev/bus/usb missing)');
-  assert.equal(usbSubsystemProblem('linux', () => true), undefined);
-  assert.equal(usbSubsystemProblem('darwin', () => false), undefined);
+  assert.equal(
+    usbSubsystemProblem('linux', () => false),
+    'no USB subsystem on this machine (/dev/bus/usb missing)',
+  );
+  assert.equal(
+    usbSubsystemProblem('linux', () => true),
+    undefined,
+  );
+  assert.equal(
+    usbSubsystemProblem('darwin', () => false),
+    undefined,
+  );
 });
 
 test('listUsbSdrs on this machine: available with a list, or not, with a plain reason', async () => {
@@ -69,13 +88,20 @@ test('listUsbSdrs through a backend: matches what it enumerates; an enumeration 
   const ok: UsbBackend = { getDevices: async () => [KEYBOARD, HACKRF] };
   const list = await listUsbSdrs({ backend: ok, profiles });
   assert.equal(list.available, true);
-  assert.deepEqual(list.devices.map((d) => d.profile), ['hackrf-one']);
+  assert.deepEqual(
+    list.devices.map((d) => d.profile),
+    ['hackrf-one'],
+  );
   const failing: UsbBackend = {
     getDevices: async () => {
       throw new Error('getDevices error: /sys/bus/usb/devices/ not found (errno 2)\nmore');
     },
   };
-  assert.deepEqual(await listUsbSdrs({ backend: failing, profiles }), { available: false, reason: 'USB enumeration failed: getDevices error: /sys/bus/usb/devices/ not found (errno 2)', devices: [] });
+  assert.deepEqual(await listUsbSdrs({ backend: failing, profiles }), {
+    available: false,
+    reason: 'USB enumeration failed: getDevices error: /sys/bus/usb/devices/ not found (errno 2)',
+    devices: [],
+  });
 });
 
 /** A backend whose attached devices and hot-plug events the test drives. */
@@ -112,7 +138,10 @@ test('watchUsbSdrs: reports the list, then again on hot-plug when the SDRs chang
 
   usb.plug([KEYBOARD, HACKRF]);
   await until(reports, 2);
-  assert.deepEqual(reports[1]?.devices.map((d) => d.profile), ['hackrf-one']);
+  assert.deepEqual(
+    reports[1]?.devices.map((d) => d.profile),
+    ['hackrf-one'],
+  );
 
   // A device that is not an SDR comes and goes: the SDR list is the same, so nothing is reported.
   usb.plug([HACKRF]);
@@ -155,7 +184,8 @@ test('watchUsbSdrs on this machine: without USB it reports the unavailability on
   assert.equal(reports.length, 1, 'one report, then nothing after stop');
   if (!reports[0]?.available) {
     assert.ok((reports[0]?.reason ?? '').length > 0, 'a reason');
-    if (process.platform === 'linux' && !existsSync('/dev/bus/usb')) assert.equal(reports[0]?.reason, 'no USB subsystem on this machine (/dev/bus/usb missing)');
+    if (process.platform === 'linux' && !existsSync('/dev/bus/usb'))
+      assert.equal(reports[0]?.reason, 'no USB subsystem on this machine (/dev/bus/usb missing)');
   }
   const silent: UsbSdrList[] = [];
   watchUsbSdrs((l) => silent.push(l))();

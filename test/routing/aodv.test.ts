@@ -2,15 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Rng } from '../../src/core/rng.js';
 import type { Micros } from '../../src/core/time.js';
-import {
-  aodvTimes,
-  DEFAULT_AODV_PARAMS,
-  MultipathAodv,
-  seqNewer,
-  seqNext,
-  type AodvAction,
-  type AodvParams,
-} from '../../src/routing/aodv.js';
+import { aodvTimes, DEFAULT_AODV_PARAMS, MultipathAodv, seqNewer, seqNext, type AodvAction, type AodvParams } from '../../src/routing/aodv.js';
 import { BROADCAST, type ControlMsg, type Hello, type Rerr, type Rrep, type Rreq } from '../../src/wire/mesh.js';
 
 /** One core driven by hand, HELLOs and forwarding without jitter unless asked. */
@@ -215,7 +207,10 @@ test('RREQ_RATELIMIT: at most 10 RREQs originated in any second, the rest wait f
     now = core.nextDeadline()!;
     for (const _ of msgs(core.tick(now), 'rreq')) times.push(now);
   }
-  assert.ok(times.every((t) => t >= 1_000_000), 'none before the window has room');
+  assert.ok(
+    times.every((t) => t >= 1_000_000),
+    'none before the window has room',
+  );
   const window = (t: Micros) => times.filter((x) => x > t - 1_000_000 && x <= t).length;
   assert.ok(times.every((t) => window(t) <= 10));
 });
@@ -226,7 +221,10 @@ test('the destination replies with max(own, requested) sequence number, incremen
   let r = msgs(core.handle(rreq({ rreqId: 1, dstSeq: 2 }), 1, 0), 'rrep')[0]!;
   assert.equal(r.dstSeq, 2);
   assert.equal(core.ownSeq, 2);
-  assert.deepEqual({ hop: r.hopCount, lastHop: r.lastHop, life: r.lifetimeMs, orig: r.orig, cost: r.pathCost }, { hop: 0, lastHop: 9, life: 6000, orig: 1, cost: 0 });
+  assert.deepEqual(
+    { hop: r.hopCount, lastHop: r.lastHop, life: r.lifetimeMs, orig: r.orig, cost: r.pathCost },
+    { hop: 0, lastHop: 9, life: 6000, orig: 1, cost: 0 },
+  );
   r = msgs(core.handle(rreq({ rreqId: 2, origSeq: 2, dstSeq: 1 }), 1, 10), 'rrep')[0]!;
   assert.equal(r.dstSeq, 2, 'an older request does not lower it');
   r = msgs(core.handle(rreq({ rreqId: 3, origSeq: 3, dstSeq: 7 }), 1, 20), 'rrep')[0]!;
@@ -239,7 +237,9 @@ test('the destination replies with max(own, requested) sequence number, incremen
 test('the destination answers each copy through a new neighbour with a new first hop, up to maxPaths', () => {
   const { core } = single(9);
   const copy = (from: number, firstHop: number, hopCount = 2) =>
-    sends(core.handle(rreq({ firstHop, hopCount }), from, 0)).filter((s) => s.msg.type === 'rrep').map((s) => s.to);
+    sends(core.handle(rreq({ firstHop, hopCount }), from, 0))
+      .filter((s) => s.msg.type === 'rrep')
+      .map((s) => s.to);
   assert.deepEqual(copy(5, 2), [5]);
   assert.deepEqual(copy(6, 3), [6]);
   assert.deepEqual(copy(7, 3), [], 'same first hop');
@@ -247,14 +247,11 @@ test('the destination answers each copy through a new neighbour with a new first
   assert.deepEqual(copy(8, 4), [8]);
   assert.deepEqual(copy(10, 11), [], 'maxPaths replies already');
   const r = route(core, 1, 0)!;
-  assert.deepEqual(
-    r.paths.map((p) => [p.nextHop, p.lastHop]).sort(),
-    [
-      [5, 2],
-      [6, 3],
-      [8, 4],
-    ],
-  );
+  assert.deepEqual(r.paths.map((p) => [p.nextHop, p.lastHop]).sort(), [
+    [5, 2],
+    [6, 3],
+    [8, 4],
+  ]);
 });
 
 test('an intermediate node forwards the first copy only, adds reverse paths from the others, and keeps them loop-free', () => {
@@ -284,7 +281,9 @@ test('an intermediate node forwards the first copy only, adds reverse paths from
   core.handle(rreq({ ttl: 3, hopCount: 1, firstHop: 2 }), 7, 3);
   assert.equal(core.counters.notDisjointRejected, 1);
   assert.deepEqual(
-    route(core, 1, 3)!.paths.map((p) => [p.nextHop, p.lastHop]).sort(),
+    route(core, 1, 3)!
+      .paths.map((p) => [p.nextHop, p.lastHop])
+      .sort(),
     [
       [2, 2],
       [3, 3],
@@ -331,10 +330,7 @@ test('an intermediate node with a fresh route answers for the destination unless
   let core = mk();
   const acts = core.handle(rreq({ rreqId: 7, dstSeq: 3 }), 1, 10);
   const r = msgs(acts, 'rrep')[0]!;
-  assert.deepEqual(
-    { dst: r.dst, seq: r.dstSeq, hop: r.hopCount, lastHop: r.lastHop, orig: r.orig },
-    { dst: 9, seq: 4, hop: 2, lastHop: 8, orig: 1 },
-  );
+  assert.deepEqual({ dst: r.dst, seq: r.dstSeq, hop: r.hopCount, lastHop: r.lastHop, orig: r.orig }, { dst: 9, seq: 4, hop: 2, lastHop: 8, orig: 1 });
   assert.deepEqual(msgs(acts, 'rreq'), [], 'it does not forward');
   assert.equal(core.counters.intermediateReplies, 1);
   assert.deepEqual(route(core, 9, 10)!.precursors, [1, 2]);
@@ -378,7 +374,9 @@ test('RREPs: AOMDV update rules, forwarding each accepted copy along an unused r
   core.handle(rrep({ dstSeq: 2, hopCount: 0, lastHop: 9 }), 9, 50);
   assert.equal(core.counters.staleRejected, 1);
   assert.deepEqual(
-    route(core, 9, 50)!.paths.map((p) => p.nextHop).sort(),
+    route(core, 9, 50)!
+      .paths.map((p) => p.nextHop)
+      .sort(),
     [6, 7, 9], // 6, 7 and the direct path from hearing 9
   );
   acts = core.handle(rrep({ dstSeq: 4, hopCount: 6, lastHop: 12 }), 7, 60);
@@ -413,10 +411,7 @@ test('a broken link to the only next hop: route-lost, sequence number incremente
   assert.deepEqual(route(core, 9, 20)!.precursors, [1]);
   const acts = core.linkFailed(6, 30);
   assert.deepEqual(kinds(acts), ['neighbour-lost', 'route-lost', 'route-lost', 'send:rerr']);
-  assert.deepEqual(
-    acts.flatMap((a) => (a.kind === 'route-lost' ? [a.dst] : [])).sort(),
-    [6, 9],
-  );
+  assert.deepEqual(acts.flatMap((a) => (a.kind === 'route-lost' ? [a.dst] : [])).sort(), [6, 9]);
   const s = sends(acts)[0]!;
   assert.equal(s.to, 1);
   assert.deepEqual((s.msg as Rerr).unreachable, [{ dst: 9, dstSeq: 4 }]);
@@ -455,6 +450,7 @@ test('a broken link with an alternate left: failover, no RERR, no discovery', ()
 test('RERR from the next hop: paths through it go, a stale RERR changes nothing, the RERR travels on', () => {
   let core = relay();
   let acts = core.handle({ type: 'rerr', noDelete: false, unreachable: [{ dst: 9, dstSeq: 2 }] }, 6, 30);
+  assert.deepEqual(kinds(acts), [], 'a stale RERR: no action');
   assert.equal(core.counters.staleRejected, 1);
   assert.equal(core.lookup(9, 30)!.nextHop, 6);
   acts = core.handle({ type: 'rerr', noDelete: false, unreachable: [{ dst: 9, dstSeq: 7 }] }, 6, 40);

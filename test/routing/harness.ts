@@ -324,7 +324,9 @@ export class TestNet {
     const out = [src];
     let x = src;
     while (x !== dst) {
-      const hop = this.node(x).routes(this.now).find((r) => r.dst === dst)?.chosen;
+      const hop = this.node(x)
+        .routes(this.now)
+        .find((r) => r.dst === dst)?.chosen;
       if (hop === undefined || out.includes(hop)) return undefined;
       out.push(hop);
       x = hop;

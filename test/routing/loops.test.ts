@@ -187,8 +187,26 @@ function findCycle(g: Map<NodeAddr, NodeAddr[]>): NodeAddr[] | undefined {
 }
 
 test('the cycle finder finds cycles', () => {
-  assert.equal(findCycle(new Map([[1, [2]], [2, [3]], [3, []]])), undefined);
-  assert.deepEqual(findCycle(new Map([[1, [2]], [2, [3, 4]], [4, [2]]])), [2, 4, 2]);
+  assert.equal(
+    findCycle(
+      new Map([
+        [1, [2]],
+        [2, [3]],
+        [3, []],
+      ]),
+    ),
+    undefined,
+  );
+  assert.deepEqual(
+    findCycle(
+      new Map([
+        [1, [2]],
+        [2, [3, 4]],
+        [4, [2]],
+      ]),
+    ),
+    [2, 4, 2],
+  );
 });
 
 test('loop freedom under churn: random topologies, delays, losses and link breaks, checked after every event', () => {

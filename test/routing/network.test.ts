@@ -1,14 +1,16 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { aodvTimes, DEFAULT_AODV_PARAMS } from '../../src/routing/aodv.js';
 import { BROADCAST, type NodeAddr } from '../../src/wire/mesh.js';
 import { chainLinks, TestNet } from './harness.js';
 
 const MS = 1_000;
 const S = 1_000_000;
-const T = aodvTimes(DEFAULT_AODV_PARAMS);
 
-const route = (net: TestNet, at: NodeAddr, dst: NodeAddr) => net.node(at).routes(net.now).find((r) => r.dst === dst);
+const route = (net: TestNet, at: NodeAddr, dst: NodeAddr) =>
+  net
+    .node(at)
+    .routes(net.now)
+    .find((r) => r.dst === dst);
 const rreqTtls = (net: TestNet, a: NodeAddr, since = 0) =>
   net
     .sentBy(a, 'rreq')
@@ -82,7 +84,18 @@ test('RREQ retried after RING_TRAVERSAL_TIME and not before; route-failed after 
 
 test('duplicate RREQs are suppressed: each node forwards a RREQ once however many copies it hears', () => {
   // 1 reaches 4 through 2 and through 3; 4 hears every RREQ twice.
-  const net = new TestNet({ nodes: 5, links: [[1, 2], [1, 3], [2, 4], [3, 4], [4, 5]], seed: 6, params: { destinationOnly: true } });
+  const net = new TestNet({
+    nodes: 5,
+    links: [
+      [1, 2],
+      [1, 3],
+      [2, 4],
+      [3, 4],
+      [4, 5],
+    ],
+    seed: 6,
+    params: { destinationOnly: true },
+  });
   net.run(100 * MS);
   net.discover(1, 42);
   net.runFor(25 * S);
@@ -99,7 +112,14 @@ test('duplicate RREQs are suppressed: each node forwards a RREQ once however man
 function ladder(seed: number) {
   const net = new TestNet({
     nodes: 6,
-    links: [[1, 2], [2, 4], [4, 6], [1, 3], [3, 5], [5, 6]],
+    links: [
+      [1, 2],
+      [2, 4],
+      [4, 6],
+      [1, 3],
+      [3, 5],
+      [5, 6],
+    ],
     seed,
     params: { destinationOnly: true },
   });
@@ -274,7 +294,17 @@ test('route expiry: an unused route dies with its lifetime; one carrying data li
 
 test('path decision: the cheaper path carries the traffic and a costlier link moves it only beyond the hysteresis', () => {
   // 1 to 4 through 2 or 3; 1 sees 1.0 towards 2 and 1.2 towards 3.
-  const net = new TestNet({ nodes: 4, links: [[1, 2], [2, 4], [1, 3], [3, 4]], seed: 12, params: { destinationOnly: true } });
+  const net = new TestNet({
+    nodes: 4,
+    links: [
+      [1, 2],
+      [2, 4],
+      [1, 3],
+      [3, 4],
+    ],
+    seed: 12,
+    params: { destinationOnly: true },
+  });
   net.setCost(1, 3, 1.2);
   net.run(100 * MS);
   net.discover(1, 4);
@@ -305,7 +335,17 @@ test('path decision: the cheaper path carries the traffic and a costlier link mo
 
 test('path cost adds up the links along the path, as RREQs and RREPs accumulate it', () => {
   // 1-2-4 with a busy link 2>4, 1-3-4 clean.
-  const net = new TestNet({ nodes: 4, links: [[1, 2], [2, 4], [1, 3], [3, 4]], seed: 13, params: { destinationOnly: true } });
+  const net = new TestNet({
+    nodes: 4,
+    links: [
+      [1, 2],
+      [2, 4],
+      [1, 3],
+      [3, 4],
+    ],
+    seed: 13,
+    params: { destinationOnly: true },
+  });
   net.setCost(2, 4, 3);
   net.setCost(4, 2, 2.5);
   net.run(100 * MS);

@@ -95,7 +95,10 @@ describe('one channel', () => {
 
   test('refuses bad parameters with a named field', () => {
     const bad = (over: Partial<ChannelSchedulerParams>, field: string) =>
-      assert.throws(() => sched(over), (e: unknown) => e instanceof RangeArgumentError && e.field === field);
+      assert.throws(
+        () => sched(over),
+        (e: unknown) => e instanceof RangeArgumentError && e.field === field,
+      );
     bad({ channels: [1, 1] }, 'scheduler.channels');
     bad({ channels: [1.5] }, 'scheduler.channels');
     bad({ queuePackets: 0 }, 'scheduler.queuePackets');
@@ -105,7 +108,10 @@ describe('one channel', () => {
 
   test('time does not go back', () => {
     const s = sched({}, 1_000);
-    assert.throws(() => s.tick(999), (e: unknown) => e instanceof ClockRegressionError && e.code === 'CORE_CLOCK_REGRESSION');
+    assert.throws(
+      () => s.tick(999),
+      (e: unknown) => e instanceof ClockRegressionError && e.code === 'CORE_CLOCK_REGRESSION',
+    );
   });
 });
 
@@ -129,7 +135,6 @@ describe('dwell and switching', () => {
     assert.equal(s.counters.switches, 2);
     assert.equal(s.counters.dwellUs[1], IVL, 'time tuned to channel 1, overhead excluded');
   });
-
 
   test('a packet in service at the dwell end is not preempted; the switch comes at txDone', () => {
     const s = sched();
@@ -310,7 +315,7 @@ describe('sensing pauses', () => {
 });
 
 describe('neighbours moving and leaving', () => {
-  test('rechannel moves a next hop\'s packets, in order, to the tail of its new queue; overflow drops', () => {
+  test("rechannel moves a next hop's packets, in order, to the tail of its new queue; overflow drops", () => {
     const s = sched();
     s.pause(0); // keep R2 out of the way
     const a1 = pkt(7, 0);
@@ -320,7 +325,10 @@ describe('neighbours moving and leaving', () => {
     const y = fill(s, 6, 3, 3, 9);
     const acts = s.rechannel(7, 6, 10);
     assert.deepEqual(drops(acts), [[a2.item, 'queue-full']]);
-    assert.deepEqual(s.queues().map((q) => q.packets), [1, 4, 0]);
+    assert.deepEqual(
+      s.queues().map((q) => q.packets),
+      [1, 4, 0],
+    );
     assert.equal(s.counters.drops['queue-full'], 1);
     // Serve channel 6 to see its order.
     assert.deepEqual(s.removeNextHop(8, 15), [x]);
@@ -335,10 +343,13 @@ describe('neighbours moving and leaving', () => {
     const s = sched();
     s.pause(0);
     const a = fill(s, 1, 2, 0, 7);
-    assert.deepEqual(drops(s.rechannel(7, 3, 10)), a.map((p) => [p.item, 'no-channel']));
+    assert.deepEqual(
+      drops(s.rechannel(7, 3, 10)),
+      a.map((p) => [p.item, 'no-channel']),
+    );
   });
 
-  test('removeNextHop takes a lost neighbour\'s packets out, in order', () => {
+  test("removeNextHop takes a lost neighbour's packets out, in order", () => {
     const s = sched();
     s.pause(0);
     const a1 = pkt(7, 0);
@@ -361,7 +372,10 @@ describe('neighbours moving and leaving', () => {
     s.enqueue(1, a, 2);
     s.enqueue(1, c, 2);
     assert.deepEqual(s.removeAll(5), [a, b, c]);
-    assert.ok(s.queues().every((q) => q.packets === 0), 'queues empty');
+    assert.ok(
+      s.queues().every((q) => q.packets === 0),
+      'queues empty',
+    );
     assert.equal(s.counters.removed, 3);
     assert.deepEqual(s.tick(6), []);
   });
@@ -426,7 +440,7 @@ describe('live parameters', () => {
     assert.equal(s.counters.drops['queue-full'], 2);
   });
 
-  test('removing R2\'s channel ends its dwell after the packet in service', () => {
+  test("removing R2's channel ends its dwell after the packet in service", () => {
     const s = sched();
     fill(s, 1, 3, 0);
     const b = fill(s, 6, 1, 0);
@@ -596,7 +610,11 @@ test('randomized: conservation, one packet at the MAC, transmits only on the tun
       assert.equal(c.removed, removed);
       for (const q of s.queues()) {
         assert.ok(q.packets <= params.queuePackets, 'a channel queue holds at most its capacity');
-        assert.equal(q.classes.reduce((x, k) => x + k.packets, 0), q.packets, 'the classes hold the channel queue');
+        assert.equal(
+          q.classes.reduce((x, k) => x + k.packets, 0),
+          q.packets,
+          'the classes hold the channel queue',
+        );
       }
     }
     const tuned = Object.values(s.counters.dwellUs).reduce((x, y) => x + y, 0);

@@ -99,7 +99,10 @@ describe('ClassedQueue', () => {
     const x = p('x', 9);
     q.admit(x);
     q.admit(p('y', undefined));
-    assert.deepEqual(q.classes().map((c) => c.packets), [0, 2]);
+    assert.deepEqual(
+      q.classes().map((c) => c.packets),
+      [0, 2],
+    );
     assert.equal(x.queue, 0, "the packet's queue is best effort's now");
     const refused = p('z', 7);
     assert.deepEqual(q.admit(refused), { ok: false });
@@ -135,17 +138,24 @@ describe('ClassedQueue', () => {
     q.admit(p('l2', 2, 15));
     q.admit(p('h1', 1, 1));
     q.setClasses([HIGH, BE], 100);
-    assert.deepEqual(q.classes().map((c) => [c.queue, c.packets]), [
-      [1, 1],
-      [0, 4],
-    ]);
+    assert.deepEqual(
+      q.classes().map((c) => [c.queue, c.packets]),
+      [
+        [1, 1],
+        [0, 4],
+      ],
+    );
     const all = q.drain();
     assert.deepEqual(
       all.map((x) => x.item),
       ['h1', 'l1', 'b1', 'l2', 'b2'],
       'drain gives every packet oldest first',
     );
-    assert.deepEqual(all.map((x) => x.queue), [1, 0, 0, 0, 0], "the removed class's packets are best effort's now");
+    assert.deepEqual(
+      all.map((x) => x.queue),
+      [1, 0, 0, 0, 0],
+      "the removed class's packets are best effort's now",
+    );
   });
 
   test('NO_QOS is a FIFO', () => {
@@ -201,6 +211,9 @@ describe('ChannelScheduler with QoS classes', () => {
     const params = { channels: [1], queuePackets: 4, switchingIntervalUs: 10_000, overheadUs: 100, adaptive: false, classes: [HIGH, BE] };
     const s = new ChannelScheduler<string>(params, 0);
     assert.throws(() => s.setParams({ ...params, classes: [HIGH] }, 1), RangeArgumentError);
-    assert.deepEqual(s.queues()[0]!.classes.map((c) => c.queue), [1, 0]);
+    assert.deepEqual(
+      s.queues()[0]!.classes.map((c) => c.queue),
+      [1, 0],
+    );
   });
 });

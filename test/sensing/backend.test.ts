@@ -1,17 +1,10 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Rng } from '../../src/core/rng.js';
-import {
-  BackendUnavailableError,
-  chooseBackend,
-  cpuBackend,
-  gpuBackend,
-  probeBlock,
-  timeBackend,
-  type EnergyBackend,
-  type Measure,
-} from '../../src/sensing/backend.js';
-import { detectEnergy, EnergyDetector } from '../../src/sensing/detector.js';
+import { chooseBackend, gpuBackend, probeBlock, timeBackend, type Measure } from '../../src/sensing/backend.js';
+import { BackendUnavailableError, cpuBackend, type EnergyBackend } from '../../src/sensing/energy.js';
+import { EnergyDetector } from '../../src/sensing/detector.js';
+import { detectEnergy } from '../../src/sensing/energy.js';
 
 const UNAVAILABLE = { code: 'SENSING_BACKEND_UNAVAILABLE' };
 

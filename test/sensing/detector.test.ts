@@ -2,8 +2,9 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { IqBlock } from '../../radio/frontend.js';
 import { Rng } from '../../src/core/rng.js';
-import { cpuBackend } from '../../src/sensing/backend.js';
-import { detectEnergy, EnergyDetector, thresholdSum, windowSamplesFor } from '../../src/sensing/detector.js';
+import { cpuBackend } from '../../src/sensing/energy.js';
+import { EnergyDetector } from '../../src/sensing/detector.js';
+import { detectEnergy, thresholdSum, windowSamplesFor } from '../../src/sensing/energy.js';
 
 const block = (data: Float32Array, opts: { count?: number; sampleRateHz?: number; calibrationDb?: number } = {}): IqBlock => ({
   data,

@@ -5,7 +5,10 @@ import { SensingSchedule, type SensingAction, type SensingScheduleParams } from 
 const P: SensingScheduleParams = { durationUs: 70_000, periodUs: 1_000_000, channelsPerRound: 0, channels: [1, 6, 11], retuneUs: 1_000 };
 
 /** Runs one round to its end, visits taking exactly their planned time. */
-function runRound(s: SensingSchedule, start: number): { visits: Array<{ channel: number; captureUs: number; startUs: number }>; actions: SensingAction[]; end: number } {
+function runRound(
+  s: SensingSchedule,
+  start: number,
+): { visits: Array<{ channel: number; captureUs: number; startUs: number }>; actions: SensingAction[]; end: number } {
   const actions = s.tick(start);
   const visits: Array<{ channel: number; captureUs: number; startUs: number }> = [];
   let now = start;
@@ -31,7 +34,10 @@ test('nothing happens before the first round is due', () => {
 test('a round pauses transmission, visits every channel for an equal share of T_s, then resumes', () => {
   const s = new SensingSchedule(P, 0);
   const r = runRound(s, 0);
-  assert.deepEqual(r.visits.map((v) => v.channel), [1, 6, 11]);
+  assert.deepEqual(
+    r.visits.map((v) => v.channel),
+    [1, 6, 11],
+  );
   const dwell = Math.floor(70_000 / 3);
   for (const v of r.visits) assert.equal(v.captureUs, dwell - 1_000);
   assert.equal(r.actions[0]!.kind, 'pause-tx');
@@ -62,7 +68,12 @@ test('channelsPerRound rotates through the channels across rounds', () => {
   const s = new SensingSchedule({ ...P, channelsPerRound: 2, channels: [1, 2, 3, 4, 5] }, 0);
   const seen: number[][] = [];
   for (let i = 0; i < 4; i++) seen.push(runRound(s, i * 1_000_000).visits.map((v) => v.channel));
-  assert.deepEqual(seen, [[1, 2], [3, 4], [5, 1], [2, 3]]);
+  assert.deepEqual(seen, [
+    [1, 2],
+    [3, 4],
+    [5, 1],
+    [2, 3],
+  ]);
 });
 
 test('a T_s too short for the retunes, or longer than the period, is refused', () => {

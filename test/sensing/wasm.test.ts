@@ -2,8 +2,10 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Rng } from '../../src/core/rng.js';
 import { RangeArgumentError } from '../../src/core/errors.js';
-import { BackendUnavailableError, chooseBackend, cpuBackend, probeBlock, type EnergyBackend, type Measure } from '../../src/sensing/backend.js';
-import { EnergyDetector, type EnergyCounts } from '../../src/sensing/detector.js';
+import { chooseBackend, probeBlock, type Measure } from '../../src/sensing/backend.js';
+import { BackendUnavailableError, cpuBackend, type EnergyBackend } from '../../src/sensing/energy.js';
+import { EnergyDetector } from '../../src/sensing/detector.js';
+import { type EnergyCounts } from '../../src/sensing/energy.js';
 import { compileEnergyModule, energyModuleBytes, sleb, uleb, wasmBackend, WasmEnergyBackend, type WasmApi } from '../../src/sensing/wasm.js';
 
 /** The parts of the WebAssembly JS API the tests use (the project's lib does not declare it). */
@@ -200,7 +202,15 @@ function speeds(figures: Partial<Record<EnergyBackend['name'], number>>, seen: A
 }
 
 function fakeGpu(): EnergyBackend & { closed: number } {
-  const b = { name: 'gpu' as const, engine: 'fake gpu', closed: 0, detect: cpuBackend.detect, async close() { b.closed++; } };
+  const b = {
+    name: 'gpu' as const,
+    engine: 'fake gpu',
+    closed: 0,
+    detect: cpuBackend.detect,
+    async close() {
+      b.closed++;
+    },
+  };
   return b;
 }
 
@@ -208,7 +218,12 @@ test("'auto' takes wasm when it is the fastest, timed in its arena, and frees th
   const wasm = wasmBackend({ capacity: 8192 });
   const gpu = fakeGpu();
   const seen: Array<[string, Float32Array]> = [];
-  const c = await chooseBackend('auto', { wasm: () => wasm, gpu: async () => gpu, measure: speeds({ cpu: 1000, wasm: 1900, gpu: 50 }, seen), probe: smallProbe });
+  const c = await chooseBackend('auto', {
+    wasm: () => wasm,
+    gpu: async () => gpu,
+    measure: speeds({ cpu: 1000, wasm: 1900, gpu: 50 }, seen),
+    probe: smallProbe,
+  });
   assert.equal(c.backend, wasm);
   assert.deepEqual(c.probe, { cpuMsps: 1000, wasmMsps: 1900, gpuMsps: 50 });
   assert.equal(c.reason, 'wasm simd128 1900 Msps > cpu 1000 Msps; fake gpu 50 Msps < cpu 1000 Msps: using wasm');
@@ -229,7 +244,12 @@ test("'auto' takes the fastest of wasm and gpu, cpu when neither beats it, and s
   assert.match(c.reason, /^wasm simd128 1000 Msps = cpu 1000 Msps; .*: using cpu$/);
 
   const wrong: EnergyBackend = { name: 'wasm', engine: 'bad wasm', detect: (...a) => ({ ...cpuBackend.detect(...a), busyWindows: 0 }) };
-  const w = await chooseBackend('auto', { wasm: () => wrong, gpu: async () => fakeGpu(), measure: speeds({ cpu: 1000, wasm: 5000, gpu: 10 }), probe: smallProbe });
+  const w = await chooseBackend('auto', {
+    wasm: () => wrong,
+    gpu: async () => fakeGpu(),
+    measure: speeds({ cpu: 1000, wasm: 5000, gpu: 10 }),
+    probe: smallProbe,
+  });
   assert.equal(w.backend, cpuBackend);
   assert.equal(w.probe?.wasmMsps, undefined);
   assert.match(w.probe?.wasmError ?? '', /^bad wasm found 0 busy of 256 windows/);

@@ -89,7 +89,10 @@ test('malformed shared entries are counted and ignored', () => {
     { channel: 4, w: 0.5, windows: 10 },
   ]);
   assert.deepEqual(r, { accepted: 1, rejected: 3 });
-  assert.deepEqual(c.merge([], 0, [1, 2, 3, 4]).map((m) => m.channel), [4]);
+  assert.deepEqual(
+    c.merge([], 0, [1, 2, 3, 4]).map((m) => m.channel),
+    [4],
+  );
 });
 
 test('with cooperation off, own estimates stand alone and neighbour reports are kept for later', () => {

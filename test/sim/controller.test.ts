@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { runScenario } from '../../src/sim/run.js';
-import { loadScenario } from '../../src/sim/scenario.js';
+import { loadScenario } from '../../src/config/scenario.js';
 
 const chain = new URL('../../config/scenarios/urbanx-chain.json', import.meta.url).pathname;
 const diamond = new URL('../../config/scenarios/testbed-diamond.json', import.meta.url).pathname;
@@ -13,13 +13,27 @@ test("the CETT controller on a 4-hop chain: its flow tables carry the flow and i
   const g = (r: typeof stat) => (r.flows[0] as { goodputMbps: number }).goodputMbps;
   assert.ok(g(ctl) > 0.2, `the flow runs: ${g(ctl)} Mbps`);
   assert.equal(g(ctl), g(stat), 'same path, same relays: the same figure');
-  assert.deepEqual(ctl.nodes.map((n) => n.vnfs.length), [0, 1, 1, 1, 0], 'TCP-ACC on the relays only');
-  assert.ok(ctl.nodes.slice(1, 4).every((n) => n.byFlowTable > 1000), `relays forward by the flow table: ${ctl.nodes.map((n) => n.byFlowTable)}`);
-  assert.ok(stat.nodes.every((n) => n.byFlowTable === 0), 'without the controller the table is empty');
+  assert.deepEqual(
+    ctl.nodes.map((n) => n.vnfs.length),
+    [0, 1, 1, 1, 0],
+    'TCP-ACC on the relays only',
+  );
+  assert.ok(
+    ctl.nodes.slice(1, 4).every((n) => n.byFlowTable > 1000),
+    `relays forward by the flow table: ${ctl.nodes.map((n) => n.byFlowTable)}`,
+  );
+  assert.ok(
+    stat.nodes.every((n) => n.byFlowTable === 0),
+    'without the controller the table is empty',
+  );
 });
 
 test('on the diamond, the controller moves the flow to the other relay when the one it used fails', async () => {
-  const sc = await loadScenario(diamond, { controller: true, durationS: 40, set: ['events=[{"atS": 20, "node": 1, "action": "fail"}, {"atS": 20, "node": 2, "action": "fail"}]'] });
+  const sc = await loadScenario(diamond, {
+    controller: true,
+    durationS: 40,
+    set: ['events=[{"atS": 20, "node": 1, "action": "fail"}, {"atS": 20, "node": 2, "action": "fail"}]'],
+  });
   // Which relay does the controller pick? Fail only that one.
   const probe = runScenario(await loadScenario(diamond, { controller: true, durationS: 15 }), 1);
   const used = probe.nodes[1]!.byFlowTable > probe.nodes[2]!.byFlowTable ? 1 : 2;
@@ -27,7 +41,10 @@ test('on the diamond, the controller moves the flow to the other relay when the 
   sc.events = [{ atS: 20, node: used, action: 'fail' }];
   const r = runScenario(sc, 1);
   const f = r.flows[0] as { received: number; sent: number };
-  assert.ok(r.nodes[other]!.byFlowTable > 50, `router ${other} carries the flow by its flow table after router ${used} failed: ${r.nodes.map((n) => n.byFlowTable)}`);
+  assert.ok(
+    r.nodes[other]!.byFlowTable > 50,
+    `router ${other} carries the flow by its flow table after router ${used} failed: ${r.nodes.map((n) => n.byFlowTable)}`,
+  );
   assert.ok(f.received > 0.8 * f.sent, `most packets arrive: ${f.received} of ${f.sent}`);
 });
 
@@ -41,5 +58,8 @@ test('a flow that stops ends at the controller: its TCP-ACCs stop on every relay
   assert.deepEqual(states(ended), ['', 'stopped:terminated', 'stopped:terminated', ''], 'the flow ended: its TCP-ACCs were stopped');
   // The relay's table carried the flow while it ran.
   const relayTable = (r: typeof ended) => r.nodes[1]!.byFlowTable;
-  assert.ok(relayTable(ended) > 300 && relayTable(ended) < relayTable(running), `the relay's table carried the flow until it ended: ${relayTable(ended)} of ${relayTable(running)}`);
+  assert.ok(
+    relayTable(ended) > 300 && relayTable(ended) < relayTable(running),
+    `the relay's table carried the flow until it ended: ${relayTable(ended)} of ${relayTable(running)}`,
+  );
 });

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { MeshRouter } from '../../src/node/router.js';
+import { Forwarding } from '../../src/router/forwarding.js';
 import { runScenario } from '../../src/sim/run.js';
-import { parseScenario } from '../../src/sim/scenario.js';
+import { parseScenario } from '../../src/config/scenario.js';
 
 /**
  * config/scenarios/qos-relay.json, shortened: a 3-router chain where four
@@ -58,9 +58,9 @@ test('QoS classes at a congested relay: the high-labelled flow gets through, the
 
 test("a TCP-ACC speaking for a labelled flow sends with the flow's label, in both directions", () => {
   const sent: Array<{ dst: number; label: number | undefined }> = [];
-  const originate = MeshRouter.prototype.originate;
-  // Every packet a VNF emits (originate with a `from`) is recorded.
-  MeshRouter.prototype.originate = function (this: MeshRouter, dst, proto, flow, seq, payload, now, opts = {}) {
+  const originate = Forwarding.prototype.originate;
+  // Every packet a VNF emits (the data plane's originate with a `from`) is recorded.
+  Forwarding.prototype.originate = function (this: Forwarding, dst, proto, flow, seq, payload, now, opts = {}) {
     if (opts.from !== undefined) sent.push({ dst, label: opts.label });
     return originate.call(this, dst, proto, flow, seq, payload, now, opts);
   } as typeof originate;
@@ -78,8 +78,12 @@ test("a TCP-ACC speaking for a labelled flow sends with the flow's label, in bot
     );
     runScenario(sc, 1);
   } finally {
-    MeshRouter.prototype.originate = originate;
+    Forwarding.prototype.originate = originate;
   }
   assert.ok(sent.filter((s) => s.dst === 0).length > 100 && sent.filter((s) => s.dst === 3).length > 100, `the accelerators sent both ways: ${sent.length}`);
-  assert.deepEqual(sent.filter((s) => s.label !== 256), [], 'every packet with the label');
+  assert.deepEqual(
+    sent.filter((s) => s.label !== 256),
+    [],
+    'every packet with the label',
+  );
 });

@@ -5,10 +5,9 @@ import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { runSeeds } from '../../src/sim/parallel.js';
 import { runScenario } from '../../src/sim/run.js';
-import { loadScenario, parseScenario } from '../../src/sim/scenario.js';
+import { loadScenario, parseScenario } from '../../src/config/scenario.js';
 import { summarize, type SimResult } from '../../src/sim/report.js';
 import { cogmesh } from '../support/cli.js';
-
 
 /** A short chain with no PN traffic and a light UDP flow. */
 function quiet(hops: number, extra: Record<string, unknown> = {}) {
@@ -56,7 +55,10 @@ describe('simulator: a mesh carries packets', () => {
   test('without PN traffic the routers settle on distinct channels within two hops and stay', async () => {
     // urbanx-chain's routers end their sensing rounds within a few ms of one another:
     // without p-persistence (probability 1) they all leave a shared channel together, forever.
-    for (const [p, settles] of [[1, false], [0.5, true]] as const) {
+    for (const [p, settles] of [
+      [1, false],
+      [0.5, true],
+    ] as const) {
       for (const seed of [3, 4]) {
         const sc = await loadScenario('config/scenarios/urbanx-chain.json', {
           hops: 3,
@@ -82,7 +84,15 @@ describe('simulator: a mesh carries packets', () => {
     const diamond = (events: unknown[]) =>
       parseScenario({
         durationS: 30,
-        topology: { kind: 'positions', nodes: [{ xM: 0, yM: 0 }, { xM: 200, yM: 100 }, { xM: 200, yM: -100 }, { xM: 400, yM: 0 }] },
+        topology: {
+          kind: 'positions',
+          nodes: [
+            { xM: 0, yM: 0 },
+            { xM: 200, yM: 100 },
+            { xM: 200, yM: -100 },
+            { xM: 400, yM: 0 },
+          ],
+        },
         medium: { controlChannelPn: false },
         node: { sensing: { durationMs: 20, periodMs: 1000 } },
         flows: [{ kind: 'udp-cbr', src: 0, dst: 3, rateMbps: 0.2, packetBytes: 500, startS: 3 }],
@@ -101,7 +111,7 @@ describe('simulator: a mesh carries packets', () => {
     assert.ok(f.deliveryRatio > 0.97, `delivery ${f.deliveryRatio}: the failed frame and the queue follow the other path`);
   });
 
-  test('a PN burst on one neighbour\'s channel does not starve R2\'s other queues', () => {
+  test("a PN burst on one neighbour's channel does not starve R2's other queues", () => {
     // Router 1 sends to 0 (R1 on 6) and to 2 (R1 on 11); a PN holds channel 6 from 8 s to 16 s.
     const sc = parseScenario({
       durationS: 20,
@@ -148,7 +158,11 @@ describe('simulator: a mesh carries packets', () => {
 
   test('several seeds give mean and spread', () => {
     const sc = quiet(1);
-    const res = summarize('q', sc.durationS, [1, 2, 3].map((s) => runScenario(sc, s)));
+    const res = summarize(
+      'q',
+      sc.durationS,
+      [1, 2, 3].map((s) => runScenario(sc, s)),
+    );
     const t = res.summary[0]!.throughputMbps!;
     assert.deepEqual(res.seeds, [1, 2, 3]);
     assert.ok(t.min <= t.mean && t.mean <= t.max);

@@ -4,14 +4,14 @@ import { describe, it } from 'node:test';
 import { ConfigError } from '../../src/core/errors.js';
 import type { SimResult } from '../../src/sim/report.js';
 import { runScenario } from '../../src/sim/run.js';
-import { loadScenario, parseScenario } from '../../src/sim/scenario.js';
-import { streamBytes, streamByte, streamMismatches } from '../../src/sim/tcp-apps.js';
+import { loadScenario, parseScenario } from '../../src/config/scenario.js';
+import { streamBytes, streamByte, streamMismatches } from '../../src/traffic/bulk-tcp.js';
 import { cogmesh, root } from '../support/cli.js';
 
 const chain = join(root, 'config/scenarios/urbanx-chain.json');
 
 describe('TCP flows in the simulator', () => {
-  it('cogmesh sim --tcp reno --json reports the flow\'s goodput, drops and RTT, byte-identical for a seed', () => {
+  it("cogmesh sim --tcp reno --json reports the flow's goodput, drops and RTT, byte-identical for a seed", () => {
     const args = ['sim', chain, '--hops', '4', '--tcp', 'reno', '--duration', '25', '--json'];
     const a = cogmesh(...args);
     assert.equal(a.code, 0, a.err);
@@ -129,7 +129,7 @@ describe('TCP-ACC in the simulator', () => {
     assert.deepEqual(every.at, [1, 2, 3], 'each relay split the connection');
     assert.deepEqual(every2.at, [2], 'every second router of the path');
     assert.deepEqual(listed.at, [1, 3]);
-    for (const x of [none, every, every2, listed]) assert.equal(x.corrupt, 0, 'the sink read exactly the source\'s stream');
+    for (const x of [none, every, every2, listed]) assert.equal(x.corrupt, 0, "the sink read exactly the source's stream");
     assert.ok(every.goodput > none.goodput * 1.2, `accelerated ${every.goodput} against ${none.goodput} Mbps`);
   });
 
@@ -146,11 +146,21 @@ describe('TCP-ACC in the simulator', () => {
 
 describe('link impairments', () => {
   it('lose and hold back data packets on the link named, and refuse a link outside the topology', async () => {
-    const sc = await loadScenario(chain, { hops: 2, tcp: 'reno', durationS: 20, cognitive: false, pn: false, set: ['impairments=[{"from":1,"to":2,"lossProbability":0.05,"reorderProbability":0.1}]'] });
+    const sc = await loadScenario(chain, {
+      hops: 2,
+      tcp: 'reno',
+      durationS: 20,
+      cognitive: false,
+      pn: false,
+      set: ['impairments=[{"from":1,"to":2,"lossProbability":0.05,"reorderProbability":0.1}]'],
+    });
     const r = runScenario(sc, 1);
     const f = r.flows[0]!;
     const lost = r.nodes[2]!.drops.impaired ?? 0;
-    assert.ok(lost > 0 && f.tcp!.dropReasons.impaired === f.tcp!.dataDrops, `the flow's data losses are the impairment's (${lost}, ${JSON.stringify(f.tcp!.dropReasons)})`);
+    assert.ok(
+      lost > 0 && f.tcp!.dropReasons.impaired === f.tcp!.dataDrops,
+      `the flow's data losses are the impairment's (${lost}, ${JSON.stringify(f.tcp!.dropReasons)})`,
+    );
     assert.equal(r.nodes[1]!.drops.impaired ?? 0, 0, 'only the link into router 2');
     assert.equal(f.tcp!.corruptBytes, 0);
     assert.throws(

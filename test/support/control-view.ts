@@ -1,11 +1,20 @@
 import { Writable } from 'node:stream';
-import { configVersion, defaultNodeConfig, parseNodeConfig } from '../../src/config/load.js';
+import { configVersion, defaultNodeConfig } from '../../src/config/load.js';
 import type { NodeConfig } from '../../src/config/types.js';
 import { CogmeshError, ConfigError } from '../../src/core/errors.js';
 import type { Micros } from '../../src/core/time.js';
-import { createLogger, type Logger } from '../../src/node/log.js';
+import { createLogger, type Logger } from '../../src/core/log.js';
 import type { NeighbourView, RouteView } from '../../src/routing/aodv.js';
-import { changedPaths, restartOnlyIssues, type ControllerRole, type FlowView, type QueueView, type RouterStatus, type RouterView, type SpectrumView, type Telemetry } from '../../src/node/view.js';
+import {
+  type ControllerRole,
+  type FlowView,
+  type QueueView,
+  type RouterStatus,
+  type RouterView,
+  type SpectrumView,
+  type Telemetry,
+} from '../../src/router/view.js';
+import type { LiveChange } from '../../src/config/live.js';
 import { newVnfInfo, type FlowPattern, type VnfInfo } from '../../src/vnf/types.js';
 
 /**
@@ -71,11 +80,10 @@ export class TestRouterView implements RouterView {
     return configVersion(this.cfg);
   }
 
-  reconfigure(next: NodeConfig): string {
-    const checked = parseNodeConfig(next, 'reconfigure');
-    const restart = restartOnlyIssues(this.cfg, checked);
-    if (restart.length > 0) throw new ConfigError(restart, 'reconfigure');
-    const changed = changedPaths(this.cfg, checked);
+  reconfigure(change: LiveChange): string {
+    if (change.from !== this.configVersion()) throw new ConfigError([{ path: '/', value: change.from, expected: 'the running version' }], 'reconfigure');
+    if (change.restartOnly.length > 0) throw new ConfigError(change.restartOnly, 'reconfigure');
+    const { checked, changed } = change;
     this.cfg = checked;
     this.applied.push(structuredClone(checked));
     const version = this.configVersion();
@@ -103,7 +111,17 @@ export class TestRouterView implements RouterView {
   }
 
   queues(): QueueView[] {
-    return [{ channel: 6, packets: 3, bytes: 3000, classes: [{ queue: 1, name: 'high', packets: 1, bytes: 1000 }, { queue: 0, name: 'best-effort', packets: 2, bytes: 2000 }] }];
+    return [
+      {
+        channel: 6,
+        packets: 3,
+        bytes: 3000,
+        classes: [
+          { queue: 1, name: 'high', packets: 1, bytes: 1000 },
+          { queue: 0, name: 'best-effort', packets: 2, bytes: 2000 },
+        ],
+      },
+    ];
   }
 
   flows(): FlowView[] {
@@ -130,7 +148,8 @@ export class TestRouterView implements RouterView {
 
   async startVnf(type: string, flow: FlowPattern, params: unknown): Promise<VnfInfo> {
     if (!this.vnfTypes.has(type)) throw new CogmeshError('VNF_UNKNOWN_TYPE', `vnf: no type "${type}" (known: ${[...this.vnfTypes].join(', ')})`);
-    if (typeof params !== 'object' || params === null || Array.isArray(params)) throw new ConfigError([{ path: '/params', value: params, expected: 'an object' }], `vnf ${type}`);
+    if (typeof params !== 'object' || params === null || Array.isArray(params))
+      throw new ConfigError([{ path: '/params', value: params, expected: 'an object' }], `vnf ${type}`);
     const info = newVnfInfo(this.nextVnf++, type, flow, params as Record<string, unknown>, this.now());
     this.instances.push(info);
     this.emit({ kind: 'vnf', atUs: info.startedAtUs, event: { kind: 'started', id: info.id, type, atUs: info.startedAtUs } });

@@ -1,9 +1,10 @@
 import { ism2g4 } from '../../radio/channels.js';
 import { configVersion, defaultNodeConfig } from '../../src/config/load.js';
 import type { NodeConfig } from '../../src/config/types.js';
+import type { LiveChange } from '../../src/config/live.js';
 import { Rng } from '../../src/core/rng.js';
 import type { Micros } from '../../src/core/time.js';
-import type { FlowView, QueueView, RouterStatus, RouterView, SpectrumChannel, SpectrumView, Telemetry } from '../../src/node/view.js';
+import type { FlowView, QueueView, RouterStatus, RouterView, SpectrumChannel, SpectrumView, Telemetry } from '../../src/router/view.js';
 import type { NeighbourView, RouteView } from '../../src/routing/aodv.js';
 import { newVnfInfo, type FlowPattern, type VnfInfo } from '../../src/vnf/types.js';
 
@@ -118,8 +119,8 @@ export class MonitorTestView implements RouterView {
     return configVersion(this.cfg);
   }
 
-  reconfigure(next: NodeConfig): string {
-    this.cfg = structuredClone(next);
+  reconfigure(change: LiveChange): string {
+    this.cfg = structuredClone(change.checked);
     const version = this.configVersion();
     this.emit({ kind: 'config', atUs: this.t, version, changed: [] });
     return version;
@@ -137,7 +138,16 @@ export class MonitorTestView implements RouterView {
     const exp = this.t + 3_000_000;
     const twoWays = this.round % 30 < 15;
     return [
-      { dst: 2, seq: 12 + this.round, state: 'valid', advertisedHops: 1, paths: [{ nextHop: 2, hopCount: 1, pathCost: 1.08, lastHop: 1, expiresUs: exp, chosen: true }], chosen: 2, precursors: [], deleteAtUs: undefined },
+      {
+        dst: 2,
+        seq: 12 + this.round,
+        state: 'valid',
+        advertisedHops: 1,
+        paths: [{ nextHop: 2, hopCount: 1, pathCost: 1.08, lastHop: 1, expiresUs: exp, chosen: true }],
+        chosen: 2,
+        precursors: [],
+        deleteAtUs: undefined,
+      },
       {
         dst: 4,
         seq: 40,
@@ -151,7 +161,16 @@ export class MonitorTestView implements RouterView {
         precursors: [5],
         deleteAtUs: undefined,
       },
-      { dst: 5, seq: 7, state: 'valid', advertisedHops: 1, paths: [{ nextHop: 5, hopCount: 1, pathCost: 1.22, lastHop: 1, expiresUs: exp, chosen: true }], chosen: 5, precursors: [], deleteAtUs: undefined },
+      {
+        dst: 5,
+        seq: 7,
+        state: 'valid',
+        advertisedHops: 1,
+        paths: [{ nextHop: 5, hopCount: 1, pathCost: 1.22, lastHop: 1, expiresUs: exp, chosen: true }],
+        chosen: 5,
+        precursors: [],
+        deleteAtUs: undefined,
+      },
       { dst: 9, seq: 3, state: 'invalid', advertisedHops: undefined, paths: [], chosen: undefined, precursors: [], deleteAtUs: this.t + 9_000_000 },
     ];
   }
@@ -165,8 +184,30 @@ export class MonitorTestView implements RouterView {
 
   flows(): FlowView[] {
     return [
-      { proto: 'tcp', src: 1, dst: 4, flow: 1, role: 'source', packets: this.packets, bytes: this.packets * 1460, nextHop: this.round % 30 < 15 ? 2 : 5, lastUs: this.t - 4_000, label: 0 },
-      { proto: 'udp', src: 5, dst: 2, flow: 2, role: 'relay', packets: 3 * this.round, bytes: 3000 * this.round, nextHop: 2, lastUs: this.t - 21_000, label: 0x100 },
+      {
+        proto: 'tcp',
+        src: 1,
+        dst: 4,
+        flow: 1,
+        role: 'source',
+        packets: this.packets,
+        bytes: this.packets * 1460,
+        nextHop: this.round % 30 < 15 ? 2 : 5,
+        lastUs: this.t - 4_000,
+        label: 0,
+      },
+      {
+        proto: 'udp',
+        src: 5,
+        dst: 2,
+        flow: 2,
+        role: 'relay',
+        packets: 3 * this.round,
+        bytes: 3000 * this.round,
+        nextHop: 2,
+        lastUs: this.t - 21_000,
+        label: 0x100,
+      },
     ];
   }
 

@@ -5,10 +5,10 @@ import { EmulatedBand } from '../../radio/sim/band.js';
 import { EventEngine } from '../../src/core/engine.js';
 import { Rng } from '../../src/core/rng.js';
 import { seconds } from '../../src/core/time.js';
-import { MeshRouter, type RouterParts } from '../../src/node/router.js';
-import { cpuBackend } from '../../src/sensing/backend.js';
+import { MeshRouter, type RouterParts } from '../../src/router/router.js';
+import { cpuBackend } from '../../src/sensing/energy.js';
 import { EnergyDetector } from '../../src/sensing/detector.js';
-import { airOf, bandConfig, parseScenario, routerConfig } from '../../src/sim/scenario.js';
+import { airOf, bandConfig, parseScenario, routerConfig } from '../../src/config/scenario.js';
 
 /**
  * Four routers in virtual time, a star around relay 0 (1 west, 2 east, 3
@@ -27,7 +27,12 @@ export function star(extra: (i: number) => Partial<RouterParts> = () => ({})): {
   const band = new EmulatedBand(plan, bandConfig(sc, plan.channels.length), rng.fork('band'), { startUs: 0, historyUs: seconds(100) });
   const air = airOf(sc);
   const medium = new AirMedium({ scheduler: engine, plan, rng: rng.fork('medium'), pn: band }, air.params, air.phy);
-  const pos = [{ xM: 0, yM: 0 }, { xM: -200, yM: 0 }, { xM: 200, yM: 0 }, { xM: 0, yM: 200 }];
+  const pos = [
+    { xM: 0, yM: 0 },
+    { xM: -200, yM: 0 },
+    { xM: 200, yM: 0 },
+    { xM: 0, yM: 200 },
+  ];
   const delivered = new Map<number, number>();
   const routers = cfgs.map(
     (cfg, i) =>

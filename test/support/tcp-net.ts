@@ -284,9 +284,13 @@ export function bulk(pair: TcpPair, o: BulkOptions): Bulk {
     }
     if (written[side] >= want[side] && want[side] > 0) conn.close(now);
   };
-  pair.b.listen(port, (conn) => {
-    res.server = conn;
-  }, o.cfgB ?? {});
+  pair.b.listen(
+    port,
+    (conn) => {
+      res.server = conn;
+    },
+    o.cfgB ?? {},
+  );
   pair.onEvent = (side, e, now) => {
     if (e.event === 'connected' || e.event === 'writable') pushOut(side, e.conn, now);
     if (e.event === 'readable' && reading[side]) readAll(side, e.conn, now);

@@ -1,8 +1,8 @@
 import { EventEngine } from '../../src/core/engine.js';
-import { Rng } from '../../src/core/rng.js';
+import { type Rng } from '../../src/core/rng.js';
 import type { Micros } from '../../src/core/time.js';
 import type { TcpConfig } from '../../src/tcp/connection.js';
-import { TcpStack, type TcpStackEvent } from '../../src/tcp/stack.js';
+import { type TcpStack, type TcpStackEvent } from '../../src/tcp/stack.js';
 import { VnfManager } from '../../src/vnf/manager.js';
 import type { VnfPacket } from '../../src/vnf/types.js';
 import { VNF_TYPES } from '../../src/vnf/index.js';
@@ -57,7 +57,10 @@ export class VnfChain {
   pump(): void {
     for (let round = 0; round < 100; round++) {
       let moved = false;
-      for (const [side, stack, node] of [['a', this.a, 0], ['b', this.b, this.last]] as const) {
+      for (const [side, stack, node] of [
+        ['a', this.a, 0],
+        ['b', this.b, this.last],
+      ] as const) {
         const { packets, events } = stack.poll();
         for (const e of events) this.onEvent(side, e, this.now);
         for (const p of packets) this.put(node, side === 'a' ? 'ab' : 'ba', { proto: 'tcp', src: stack.localIp, dst: p.dst, bytes: p.bytes });

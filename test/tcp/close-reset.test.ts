@@ -83,8 +83,17 @@ describe('tcp orderly close', () => {
     const tw = h.find((x) => x.state === 'TIME-WAIT')!;
     const closed = h.find((x) => x.state === 'CLOSED')!;
     assert.equal(closed.at - tw.at, 2_000_000, 'TIME-WAIT lasts timeWaitMs');
-    assert.deepEqual(pair.events.filter((e) => e.conn === c).map((e) => e.event), ['connected', 'eof', 'closed']);
-    assert.deepEqual(pair.events.filter((e) => e.conn === s).map((e) => e.event).slice(-2), ['eof', 'closed']);
+    assert.deepEqual(
+      pair.events.filter((e) => e.conn === c).map((e) => e.event),
+      ['connected', 'eof', 'closed'],
+    );
+    assert.deepEqual(
+      pair.events
+        .filter((e) => e.conn === s)
+        .map((e) => e.event)
+        .slice(-2),
+      ['eof', 'closed'],
+    );
     assert.equal(pair.a.connections().length, 0);
     assert.equal(pair.b.connections().length, 0);
     // One FIN each way, each acknowledged.
@@ -112,7 +121,7 @@ describe('tcp orderly close', () => {
     const fw2 = h.find((x) => x.state === 'FIN-WAIT-2')!;
     assert.ok(fw2, 'the client reached FIN-WAIT-2');
     const dataAfter = pair.trace.filter((t) => t.dir === 'ba' && t.seg.payload.length > 0 && t.at > fw2.at);
-    assert.ok(dataAfter.length > 10, 'the server sent data after the client\'s FIN was acknowledged');
+    assert.ok(dataAfter.length > 10, "the server sent data after the client's FIN was acknowledged");
     assert.ok(pair.history(r.client!).includes('TIME-WAIT'), 'the client closed last through TIME-WAIT');
   });
 
@@ -181,7 +190,11 @@ describe('tcp orderly close', () => {
       assert.deepEqual(h.slice(-4), ['FIN-WAIT-1', 'CLOSING', 'TIME-WAIT', 'CLOSED']);
     }
     const fins = pair.trace.filter((t) => t.seg.flags & TCP_FIN);
-    assert.deepEqual(fins.map((t) => t.at), [200_000, 200_000], 'the FINs crossed');
+    assert.deepEqual(
+      fins.map((t) => t.at),
+      [200_000, 200_000],
+      'the FINs crossed',
+    );
   });
 
   test('TIME-WAIT answers a retransmitted FIN with an ACK and starts over', () => {
@@ -217,7 +230,13 @@ describe('tcp orderly close', () => {
     const closedAt = h.find((x) => x.state === 'CLOSED')!.at;
     assert.equal(closedAt - answer.at, 2_000_000, 'TIME-WAIT restarted at the retransmitted FIN');
     assert.equal(r.server!.state, 'CLOSED');
-    assert.deepEqual(pair.events.filter((e) => e.conn === r.server).map((e) => e.event).slice(-1), ['closed']);
+    assert.deepEqual(
+      pair.events
+        .filter((e) => e.conn === r.server)
+        .map((e) => e.event)
+        .slice(-1),
+      ['closed'],
+    );
   });
 });
 
@@ -302,7 +321,13 @@ describe('tcp reset', () => {
     assert.equal(last.at, 100_000);
     assert.equal(r.client!.state, 'CLOSED');
     assert.equal(r.server!.state, 'CLOSED');
-    assert.deepEqual(pair.events.filter((e) => e.event !== 'connected').map((e) => [e.side, e.event]), [['a', 'closed'], ['b', 'reset']]);
+    assert.deepEqual(
+      pair.events.filter((e) => e.event !== 'connected').map((e) => [e.side, e.event]),
+      [
+        ['a', 'closed'],
+        ['b', 'reset'],
+      ],
+    );
     assert.equal(pair.a.connections().length + pair.b.connections().length, 0);
 
     const d = new DirectPair();
@@ -317,7 +342,10 @@ describe('tcp reset', () => {
     const d = new DirectPair();
     d.open();
     d.a.close(1);
-    assert.throws(() => d.a.write(Uint8Array.of(1), 2), (e: unknown) => e instanceof TcpError && e.code === 'TCP_CLOSING');
+    assert.throws(
+      () => d.a.write(Uint8Array.of(1), 2),
+      (e: unknown) => e instanceof TcpError && e.code === 'TCP_CLOSING',
+    );
     d.a.close(3);
     assert.equal(d.a.state, 'FIN-WAIT-1');
     d.exchange();
@@ -342,7 +370,17 @@ describe('tcp unacceptable segments (RFC 9293 3.10.7.4, RFC 5961)', () => {
   test('a SYN on an established connection gets a challenge ACK and changes nothing', () => {
     const { d } = reach('ESTABLISHED');
     const before = { ...d.a.seq };
-    d.input('a', { srcPort: 80, dstPort: 40000, seq: d.wireSeq('b', 1), ack: 0, flags: TCP_SYN, window: 1000, urgent: 0, options: { mss: 1000 }, payload: new Uint8Array(0) });
+    d.input('a', {
+      srcPort: 80,
+      dstPort: 40000,
+      seq: d.wireSeq('b', 1),
+      ack: 0,
+      flags: TCP_SYN,
+      window: 1000,
+      urgent: 0,
+      options: { mss: 1000 },
+      payload: new Uint8Array(0),
+    });
     assert.equal(d.a.state, 'ESTABLISHED');
     assert.equal(d.a.stats.challengeAcks, 1);
     const [ack] = d.take('a');
@@ -356,7 +394,17 @@ describe('tcp unacceptable segments (RFC 9293 3.10.7.4, RFC 5961)', () => {
     const cfg = { receiveBufferBytes: 1000, noDelay: true };
     const d = new DirectPair(cfg, cfg);
     d.open();
-    const seg = (abs: number, len: number) => ({ srcPort: 80, dstPort: 40000, seq: d.wireSeq('b', abs), ack: d.wireSeq('a', 1), flags: TCP_ACK, window: 1000, urgent: 0, options: {}, payload: new Uint8Array(len).fill(9) });
+    const seg = (abs: number, len: number) => ({
+      srcPort: 80,
+      dstPort: 40000,
+      seq: d.wireSeq('b', abs),
+      ack: d.wireSeq('a', 1),
+      flags: TCP_ACK,
+      window: 1000,
+      urgent: 0,
+      options: {},
+      payload: new Uint8Array(len).fill(9),
+    });
     assert.equal(d.sent.a[0]!.window, 1000, 'the SYN offered 1000 bytes');
     assert.equal(d.a.seq.rcvWnd, 1000, 'and A takes 1000, from the first data byte');
     d.input('a', seg(1 + 1000, 10)); // just past the window

@@ -26,7 +26,10 @@ describe('tcp handshake', () => {
     assert.ok(client && server, 'both ends exist');
     assert.equal(client.state, 'ESTABLISHED');
     assert.equal(server.state, 'ESTABLISHED');
-    assert.deepEqual(pair.trace.map((t) => `${t.dir}:${flagsOf(t.seg)}`), ['ab:S', 'ba:S.', 'ab:.']);
+    assert.deepEqual(
+      pair.trace.map((t) => `${t.dir}:${flagsOf(t.seg)}`),
+      ['ab:S', 'ba:S.', 'ab:.'],
+    );
     const [syn, synAck, ack] = pair.trace.map((t) => t.seg) as [TcpSegment, TcpSegment, TcpSegment];
     assert.equal(syn.seq, client.iss);
     assert.equal(synAck.seq, server.iss);
@@ -34,7 +37,13 @@ describe('tcp handshake', () => {
     assert.equal(ack.seq, (client.iss + 1) >>> 0);
     assert.equal(ack.ack, (server.iss + 1) >>> 0);
     const connected = pair.events.filter((e) => e.event === 'connected');
-    assert.deepEqual(connected.map((e) => [e.side, e.at]), [['a', 20_000], ['b', 30_000]]);
+    assert.deepEqual(
+      connected.map((e) => [e.side, e.at]),
+      [
+        ['a', 20_000],
+        ['b', 30_000],
+      ],
+    );
     assert.deepEqual(pair.history(client), ['SYN-SENT', 'ESTABLISHED']);
     assert.deepEqual(pair.history(server), ['SYN-RECEIVED', 'ESTABLISHED']);
     assert.equal(pair.b.counters.accepted, 1);
@@ -159,8 +168,8 @@ describe('tcp handshake', () => {
     d.exchange();
     assert.deepEqual([...d.b.read(Infinity, d.now)], [1, 2, 3]);
     assert.deepEqual([...d.a.read(Infinity, d.now)], [9, 8]);
-    assert.equal(d.a.seq.una, 4, 'A\'s data acknowledged');
-    assert.equal(d.b.seq.una, 3, 'B\'s data acknowledged');
+    assert.equal(d.a.seq.una, 4, "A's data acknowledged");
+    assert.equal(d.b.seq.una, 3, "B's data acknowledged");
   });
 
   test('a lost SYN is retransmitted with doubling timeouts; after synRetries the open fails with timeout', () => {
@@ -168,10 +177,19 @@ describe('tcp handshake', () => {
     const { client } = open(pair, 60_000_000);
     assert.ok(client, 'client exists');
     const syns = pair.trace.filter((t) => t.dir === 'ab' && t.seg.flags & TCP_SYN);
-    assert.deepEqual(syns.map((t) => t.at), [0, 1_000_000, 3_000_000, 7_000_000]);
-    assert.ok(syns.every((t) => t.seg.seq === client.iss), 'every retransmission repeats the ISN');
+    assert.deepEqual(
+      syns.map((t) => t.at),
+      [0, 1_000_000, 3_000_000, 7_000_000],
+    );
+    assert.ok(
+      syns.every((t) => t.seg.seq === client.iss),
+      'every retransmission repeats the ISN',
+    );
     const ev = pair.events.filter((e) => e.side === 'a');
-    assert.deepEqual(ev.map((e) => [e.event, e.at]), [['timeout', 15_000_000]]);
+    assert.deepEqual(
+      ev.map((e) => [e.event, e.at]),
+      [['timeout', 15_000_000]],
+    );
     assert.equal(client.state, 'CLOSED');
     assert.equal(pair.a.connections().length, 0, 'the stack forgot it');
     assert.equal(client.stats.timeouts, 3);
@@ -187,7 +205,10 @@ describe('tcp handshake', () => {
     assert.equal(pair.b.connections().length, 1);
     const synAcks = pair.trace.filter((t) => t.dir === 'ba' && t.seg.flags & TCP_SYN);
     assert.ok(synAcks.length >= 2, 'the SYN-ACK went out again');
-    assert.ok(synAcks.every((t) => t.seg.seq === server.iss), 'with the same ISN');
+    assert.ok(
+      synAcks.every((t) => t.seg.seq === server.iss),
+      'with the same ISN',
+    );
     const connectedA = pair.events.find((e) => e.side === 'a' && e.event === 'connected');
     assert.ok(connectedA && connectedA.at >= 1_000_000 && connectedA.at <= 1_030_000, `connected after one SYN timeout (${connectedA?.at})`);
     // The SYN was retransmitted: no RTT sample from it (Karn), the RTO stays backed off.
@@ -220,7 +241,10 @@ describe('tcp handshake', () => {
     pair.run(1_000_000);
     assert.ok(client, 'client exists');
     assert.equal(client.state, 'CLOSED');
-    assert.deepEqual(pair.events.map((e) => [e.side, e.event, e.at]), [['a', 'refused', 20_000]]);
+    assert.deepEqual(
+      pair.events.map((e) => [e.side, e.event, e.at]),
+      [['a', 'refused', 20_000]],
+    );
     const rst = pair.trace[1]!.seg;
     assert.equal(rst.flags, TCP_RST | TCP_ACK);
     assert.equal(rst.seq, 0);
@@ -236,7 +260,17 @@ describe('tcp handshake', () => {
     d.a.connect(0);
     const [syn] = d.take('a');
     assert.ok(syn, 'SYN sent');
-    d.input('a', { srcPort: 80, dstPort: 40000, seq: 5, ack: (d.a.iss + 100) >>> 0, flags: TCP_SYN | TCP_ACK, window: 1000, urgent: 0, options: {}, payload: new Uint8Array(0) });
+    d.input('a', {
+      srcPort: 80,
+      dstPort: 40000,
+      seq: 5,
+      ack: (d.a.iss + 100) >>> 0,
+      flags: TCP_SYN | TCP_ACK,
+      window: 1000,
+      urgent: 0,
+      options: {},
+      payload: new Uint8Array(0),
+    });
     assert.equal(d.a.state, 'SYN-SENT');
     const [rst] = d.take('a');
     assert.ok(rst, 'a RST answers');

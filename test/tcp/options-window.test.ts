@@ -45,7 +45,10 @@ describe('tcp window scaling', () => {
       const acks = pair.trace.filter((t) => t.dir === 'ba' && t.seg.flags === TCP_ACK);
       // The receiver's buffer is 1 MiB: it offers all a 16-bit field holds, unshifted.
       assert.ok(acks.length > 10, 'ACKs seen');
-      assert.ok(acks.slice(0, -1).every((t) => t.seg.window === 65535), `B offers 65535 (saw ${[...new Set(acks.map((t) => t.seg.window))].join(', ')})`);
+      assert.ok(
+        acks.slice(0, -1).every((t) => t.seg.window === 65535),
+        `B offers 65535 (saw ${[...new Set(acks.map((t) => t.seg.window))].join(', ')})`,
+      );
       assert.ok(maxFlight() <= 65535, 'never more than 65535 in flight');
       assert.ok(maxFlight() > 60_000, `the whole unscaled window used (${maxFlight()})`);
       assert.equal(r.client!.seq.wnd, 65535);
@@ -92,11 +95,21 @@ describe('tcp timestamps and PAWS', () => {
 
   test('a RST is exempt from PAWS', () => {
     const d = established();
-    d.input('a', { srcPort: 80, dstPort: 40000, seq: d.wireSeq('b', 1), ack: 0, flags: 0x04, window: 0, urgent: 0, options: { timestamp: { value: 1, echo: 0 } }, payload: new Uint8Array(0) });
+    d.input('a', {
+      srcPort: 80,
+      dstPort: 40000,
+      seq: d.wireSeq('b', 1),
+      ack: 0,
+      flags: 0x04,
+      window: 0,
+      urgent: 0,
+      options: { timestamp: { value: 1, echo: 0 } },
+      payload: new Uint8Array(0),
+    });
     assert.equal(d.a.state, 'CLOSED');
   });
 
-  test('TSecr echoes the TSval of the segment that advanced the left edge; segments carry the sender\'s clock in ms', () => {
+  test("TSecr echoes the TSval of the segment that advanced the left edge; segments carry the sender's clock in ms", () => {
     const d = established();
     d.b.write(Uint8Array.of(1), d.now);
     d.deliver('b');
@@ -108,13 +121,24 @@ describe('tcp timestamps and PAWS', () => {
 
 describe('tcp SACK negotiation on the receiver', () => {
   test('no SACK blocks go out when SACK was not negotiated, even with data out of order', () => {
-    const link: LinkParams = { delayUs: 5_000, rateBps: 0, queuePackets: 0, fate: (seg, dir, i) => (dir === 'ab' && seg.payload.length > 0 && i % 7 === 3 ? { drop: false, delayUs: 4_000 } : undefined) };
+    const link: LinkParams = {
+      delayUs: 5_000,
+      rateBps: 0,
+      queuePackets: 0,
+      fate: (seg, dir, i) => (dir === 'ab' && seg.payload.length > 0 && i % 7 === 3 ? { drop: false, delayUs: 4_000 } : undefined),
+    };
     const pair = new TcpPair(link, 42, { sack: false, timeWaitMs: 100 }, { timeWaitMs: 100 });
     const r = bulk(pair, { ab: 100_000 });
     pair.run(10_000_000);
     assert.equal(r.ab.got, 100_000);
     assert.equal(r.ab.bad, 0);
-    assert.ok(pair.trace.every((t) => t.seg.options.sack === undefined), 'no SACK option anywhere');
-    assert.ok(pair.trace.some((t) => t.dir === 'ba' && t.seg.options.sackPermitted === undefined && t.seg.flags & 0x02), 'SYN-ACK without SACK-permitted');
+    assert.ok(
+      pair.trace.every((t) => t.seg.options.sack === undefined),
+      'no SACK option anywhere',
+    );
+    assert.ok(
+      pair.trace.some((t) => t.dir === 'ba' && t.seg.options.sackPermitted === undefined && t.seg.flags & 0x02),
+      'SYN-ACK without SACK-permitted',
+    );
   });
 });

@@ -62,7 +62,10 @@ describe('tcp fast retransmit and recovery', () => {
     const c = r.client!;
     assert.equal(c.stats.timeouts, 0);
     assert.equal(c.stats.fastRetransmits, 1);
-    assert.deepEqual(rtx.map((x) => x.seq), segmentOffsets([20]));
+    assert.deepEqual(
+      rtx.map((x) => x.seq),
+      segmentOffsets([20]),
+    );
     const eps = episodes(samples);
     assert.equal(eps.length, 1, 'one recovery');
     const entry = samples[eps[0]!.from]!;
@@ -105,7 +108,11 @@ describe('tcp fast retransmit and recovery', () => {
     const c = r.client!;
     assert.equal(c.stats.timeouts, 0, 'no timeout');
     assert.equal(c.stats.fastRetransmits, 1, 'one fast retransmit');
-    assert.deepEqual(rtx.map((x) => x.seq), segmentOffsets(drop), 'each hole sent again once, nothing else');
+    assert.deepEqual(
+      rtx.map((x) => x.seq),
+      segmentOffsets(drop),
+      'each hole sent again once, nothing else',
+    );
     const eps = episodes(samples);
     assert.equal(eps.length, 1, 'one recovery episode');
     const entry = samples[eps[0]!.from]!;
@@ -113,8 +120,15 @@ describe('tcp fast retransmit and recovery', () => {
     // Every later hole went out at the moment a partial ACK came in.
     const partials = samples.filter((s, i) => i > eps[0]!.from && s.una > samples[i - 1]!.una && s.una < recover);
     assert.equal(partials.length, 2, 'two partial ACKs');
-    assert.deepEqual(rtx.slice(1).map((x) => x.at), partials.map((s) => s.at));
-    assert.deepEqual(rtx.slice(1).map((x) => x.seq), partials.map((s) => s.una), 'the hole at the new cumulative ACK');
+    assert.deepEqual(
+      rtx.slice(1).map((x) => x.at),
+      partials.map((s) => s.at),
+    );
+    assert.deepEqual(
+      rtx.slice(1).map((x) => x.seq),
+      partials.map((s) => s.una),
+      'the hole at the new cumulative ACK',
+    );
     for (const p of partials) assert.equal(p.inRecovery, true, 'still in recovery after a partial ACK');
     // The full ACK ends it: cwnd = min(ssthresh, FlightSize + SMSS).
     const exit = samples[eps[0]!.to + 1]!;
@@ -134,7 +148,11 @@ describe('tcp fast retransmit and recovery', () => {
     assert.equal(c.congestion, 'sack');
     assert.equal(c.stats.timeouts, 0, 'no timeout');
     assert.equal(c.stats.fastRetransmits, 1, 'one recovery');
-    assert.deepEqual(rtx.map((x) => x.seq).sort((x, y) => x - y), segmentOffsets(drop), 'exactly the holes');
+    assert.deepEqual(
+      rtx.map((x) => x.seq).sort((x, y) => x - y),
+      segmentOffsets(drop),
+      'exactly the holes',
+    );
     assert.ok(rtx.at(-1)!.at - rtx[0]!.at < RTT, `all holes within one RTT (${rtx.at(-1)!.at - rtx[0]!.at} us)`);
     const eps = episodes(samples);
     assert.equal(eps.length, 1);
@@ -202,6 +220,6 @@ describe('tcp fast retransmit and recovery', () => {
     const reno = run('reno', 1_500_000);
     const renoMax = reno.r.client!.rtt.maxSampleUs;
     assert.ok(renoMax > 4 * base, `Reno fills the queue (max RTT ${renoMax} us)`);
-    assert.ok(reno.r.client!.cwnd > 3 * bdp, 'Reno\'s window is far beyond the BDP');
+    assert.ok(reno.r.client!.cwnd > 3 * bdp, "Reno's window is far beyond the BDP");
   });
 });

@@ -12,7 +12,18 @@ const EMPTY = new Uint8Array(0);
 function accepted(options: TcpOptions, cfg = {}): TcpConnection {
   const c = new TcpConnection({ ...DEFAULT_TCP_CONFIG, timestamps: false, ...cfg }, 80, 1234, 1000);
   c.listen();
-  const seg = (over: Partial<TcpSegment>): TcpSegment => ({ srcPort: 1234, dstPort: 80, seq: 500, ack: 0, flags: TCP_SYN, window: 65535, urgent: 0, options: {}, payload: EMPTY, ...over });
+  const seg = (over: Partial<TcpSegment>): TcpSegment => ({
+    srcPort: 1234,
+    dstPort: 80,
+    seq: 500,
+    ack: 0,
+    flags: TCP_SYN,
+    window: 65535,
+    urgent: 0,
+    options: {},
+    payload: EMPTY,
+    ...over,
+  });
   c.handle(seg({ options }), 1000);
   c.handle(seg({ seq: 501, ack: 1001, flags: TCP_ACK }), 2000);
   c.poll();
@@ -76,7 +87,10 @@ describe('robustness', () => {
 
   test('SACK blocks ride only where they fit in the MSS with the payload (RFC 6691)', () => {
     const c = accepted({ mss: 1460, sackPermitted: true }, { noDelay: true });
-    c.handle({ srcPort: 1234, dstPort: 80, seq: 501 + 1460, ack: 1001, flags: TCP_ACK, window: 65535, urgent: 0, options: {}, payload: new Uint8Array(100) }, 3000);
+    c.handle(
+      { srcPort: 1234, dstPort: 80, seq: 501 + 1460, ack: 1001, flags: TCP_ACK, window: 65535, urgent: 0, options: {}, payload: new Uint8Array(100) },
+      3000,
+    );
     const bare = c.poll().flatMap((a) => (a.kind === 'segment' ? [a.seg] : []));
     assert.equal(bare.length, 1);
     assert.equal(bare[0]!.options.sack?.length, 1, 'the duplicate ACK reports the block');
@@ -94,8 +108,17 @@ describe('robustness', () => {
 
   test('a configuration no connection can run with is refused when the listener is set up, naming the field', () => {
     const stack = new TcpStack(ipv4(10, 0, 0, 1), Rng.fromSeed(1));
-    assert.throws(() => stack.listen(80, () => undefined, { mss: 10 }), (e: unknown) => e instanceof TcpError && /tcp\.mss: 10/.test(e.message));
-    assert.throws(() => stack.listen(81, () => undefined, { minRtoMs: 5000, maxRtoMs: 1000 }), (e: unknown) => e instanceof TcpError && /tcp\.minRtoMs/.test(e.message));
-    assert.throws(() => new TcpStack(ipv4(10, 0, 0, 1), Rng.fromSeed(1), { receiveBufferBytes: 0 }), (e: unknown) => e instanceof TcpError && /receiveBufferBytes/.test(e.message));
+    assert.throws(
+      () => stack.listen(80, () => undefined, { mss: 10 }),
+      (e: unknown) => e instanceof TcpError && /tcp\.mss: 10/.test(e.message),
+    );
+    assert.throws(
+      () => stack.listen(81, () => undefined, { minRtoMs: 5000, maxRtoMs: 1000 }),
+      (e: unknown) => e instanceof TcpError && /tcp\.minRtoMs/.test(e.message),
+    );
+    assert.throws(
+      () => new TcpStack(ipv4(10, 0, 0, 1), Rng.fromSeed(1), { receiveBufferBytes: 0 }),
+      (e: unknown) => e instanceof TcpError && /receiveBufferBytes/.test(e.message),
+    );
   });
 });

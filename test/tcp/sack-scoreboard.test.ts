@@ -8,7 +8,11 @@ const MSS = 100;
 
 function board(...blocks: Array<[number, number]>): Scoreboard {
   const sb = new Scoreboard(3);
-  sb.update(blocks.map(([start, end]) => ({ start, end })), 0, 10_000);
+  sb.update(
+    blocks.map(([start, end]) => ({ start, end })),
+    0,
+    10_000,
+  );
   return sb;
 }
 const ranges = (sb: Scoreboard) => sb.blocks.map((b) => [b.start, b.end]);
@@ -18,14 +22,38 @@ describe('SACK scoreboard (RFC 6675)', () => {
     const sb = new Scoreboard(3);
     assert.equal(sb.update([{ start: 500, end: 600 }], 100, 1000), true);
     assert.equal(sb.update([{ start: 200, end: 300 }], 100, 1000), true);
-    assert.deepEqual(ranges(sb), [[200, 300], [500, 600]]);
+    assert.deepEqual(ranges(sb), [
+      [200, 300],
+      [500, 600],
+    ]);
     assert.equal(sb.update([{ start: 300, end: 350 }], 100, 1000), true, 'adjacent');
-    assert.deepEqual(ranges(sb), [[200, 350], [500, 600]]);
+    assert.deepEqual(ranges(sb), [
+      [200, 350],
+      [500, 600],
+    ]);
     assert.equal(sb.update([{ start: 340, end: 520 }], 100, 1000), true, 'bridging');
     assert.deepEqual(ranges(sb), [[200, 600]]);
     assert.equal(sb.update([{ start: 250, end: 400 }], 100, 1000), false, 'nothing new');
-    assert.equal(sb.update([{ start: 900, end: 1500 }, { start: 0, end: 150 }], 100, 1000), true);
-    assert.deepEqual(ranges(sb), [[100, 150], [200, 600], [900, 1000]], 'clipped to una and max');
+    assert.equal(
+      sb.update(
+        [
+          { start: 900, end: 1500 },
+          { start: 0, end: 150 },
+        ],
+        100,
+        1000,
+      ),
+      true,
+    );
+    assert.deepEqual(
+      ranges(sb),
+      [
+        [100, 150],
+        [200, 600],
+        [900, 1000],
+      ],
+      'clipped to una and max',
+    );
     assert.equal(sb.sackedBytes, 50 + 400 + 100);
     assert.equal(sb.highSacked, 1000);
     assert.equal(sb.update([{ start: 2000, end: 3000 }], 100, 1000), false, 'beyond what was sent: ignored');
@@ -34,7 +62,10 @@ describe('SACK scoreboard (RFC 6675)', () => {
   test('the cumulative ACK advances it: ranges below are dropped or cut', () => {
     const sb = board([200, 300], [500, 600]);
     sb.update([], 250, 10_000);
-    assert.deepEqual(ranges(sb), [[250, 300], [500, 600]]);
+    assert.deepEqual(ranges(sb), [
+      [250, 300],
+      [500, 600],
+    ]);
     sb.update([], 600, 10_000);
     assert.deepEqual(ranges(sb), []);
     assert.equal(sb.highSacked, undefined);

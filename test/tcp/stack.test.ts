@@ -69,7 +69,12 @@ describe('tcp stack input', () => {
     pair.inputRaw('ab', badSum);
     pair.inputRaw('ab', new Uint8Array(0));
     assert.deepEqual(
-      { received: pair.b.counters.received, malformed: pair.b.counters.malformed, badChecksum: pair.b.counters.badChecksum, noConnection: pair.b.counters.noConnection },
+      {
+        received: pair.b.counters.received,
+        malformed: pair.b.counters.malformed,
+        badChecksum: pair.b.counters.badChecksum,
+        noConnection: pair.b.counters.noConnection,
+      },
       { received: counters.received + 5, malformed: counters.malformed + 4, badChecksum: counters.badChecksum + 1, noConnection: 0 },
     );
     assert.equal(snapshot(server), before, 'the server connection is untouched');
@@ -88,7 +93,10 @@ describe('tcp stack input', () => {
     pair.inject('ab', { srcPort: 4444, dstPort: 81, seq: 1000, ack: 0, flags: 0, window: 100, urgent: 0, options: {}, payload: Uint8Array.of(1, 2) });
     let last = pair.trace.at(-1)!;
     assert.equal(last.dir, 'ba');
-    assert.deepEqual({ flags: last.seg.flags, seq: last.seg.seq, ack: last.seg.ack, src: last.seg.srcPort, dst: last.seg.dstPort }, { flags: TCP_RST | TCP_ACK, seq: 0, ack: 1002, src: 81, dst: 4444 });
+    assert.deepEqual(
+      { flags: last.seg.flags, seq: last.seg.seq, ack: last.seg.ack, src: last.seg.srcPort, dst: last.seg.dstPort },
+      { flags: TCP_RST | TCP_ACK, seq: 0, ack: 1002, src: 81, dst: 4444 },
+    );
     // An ACK for no connection: RST with its ack as sequence number.
     pair.inject('ab', { srcPort: 4444, dstPort: 80, seq: 7, ack: 123456, flags: TCP_ACK, window: 100, urgent: 0, options: {}, payload: new Uint8Array(0) });
     last = pair.trace.at(-1)!;
@@ -106,7 +114,10 @@ describe('tcp stack input', () => {
   test('listen twice on a port throws; an ACK to a listener gets a RST and creates nothing', () => {
     const stack = new TcpStack(ipv4(10, 0, 0, 9), Rng.fromSeed(1));
     stack.listen(80, () => undefined);
-    assert.throws(() => stack.listen(80, () => undefined), (e: unknown) => e instanceof TcpError && e.code === 'TCP_PORT_IN_USE');
+    assert.throws(
+      () => stack.listen(80, () => undefined),
+      (e: unknown) => e instanceof TcpError && e.code === 'TCP_PORT_IN_USE',
+    );
     const from = ipv4(10, 0, 0, 1);
     const seg: TcpSegment = { srcPort: 5000, dstPort: 80, seq: 1, ack: 99, flags: TCP_ACK, window: 100, urgent: 0, options: {}, payload: new Uint8Array(0) };
     stack.input(from, encodeTcp(seg, { src: from, dst: stack.localIp }), 0);
@@ -146,7 +157,17 @@ describe('tcp stack input', () => {
 
   test('a SYN to a port with no listener on an otherwise busy host still gets its RST', () => {
     const { pair } = established();
-    pair.inject('ab', { srcPort: 5555, dstPort: 22, seq: 42, ack: 0, flags: TCP_SYN, window: 100, urgent: 0, options: { mss: 1460 }, payload: new Uint8Array(0) });
+    pair.inject('ab', {
+      srcPort: 5555,
+      dstPort: 22,
+      seq: 42,
+      ack: 0,
+      flags: TCP_SYN,
+      window: 100,
+      urgent: 0,
+      options: { mss: 1460 },
+      payload: new Uint8Array(0),
+    });
     const last = pair.trace.at(-1)!;
     assert.equal(last.seg.flags, TCP_RST | TCP_ACK);
     assert.equal(last.seg.ack, 43);

@@ -20,7 +20,18 @@ function oneWrite(link: LinkParams, bytes: number, cfgA: Parameters<TcpPair['a']
   pair.at(writeAt, (now) => {
     client!.write(new Uint8Array(bytes).fill(1), now);
   });
-  return { pair, get client() { return client!; }, get server() { return server!; }, get got() { return got; } };
+  return {
+    pair,
+    get client() {
+      return client!;
+    },
+    get server() {
+      return server!;
+    },
+    get got() {
+      return got;
+    },
+  };
 }
 
 describe('RFC 6298 estimator', () => {
@@ -68,7 +79,10 @@ describe('RFC 6298 estimator', () => {
       e.backoff();
       seen.push(e.rtoUs);
     }
-    assert.deepEqual(seen, [200, 400, 800, 1600, 3000, 3000, 3000].map((x) => x * MS));
+    assert.deepEqual(
+      seen,
+      [200, 400, 800, 1600, 3000, 3000, 3000].map((x) => x * MS),
+    );
     e.sample(2 * MS);
     assert.equal(e.backoffs, 0);
     assert.equal(e.rtoUs, 200 * MS);
@@ -78,30 +92,52 @@ describe('RFC 6298 estimator', () => {
 describe('tcp retransmission timer', () => {
   test('every retransmission of lost data waits twice as long as the one before, up to maxRtoMs; maxRetransmits later: timeout', () => {
     // A 1 ms path: the computed RTO is a few ms, so the 200 ms minimum applies; backoff doubles from there.
-    const link: LinkParams = { delayUs: 1 * MS, rateBps: 0, queuePackets: 0, fate: (seg, dir) => (dir === 'ab' && seg.payload.length > 0 ? { drop: true } : undefined) };
+    const link: LinkParams = {
+      delayUs: 1 * MS,
+      rateBps: 0,
+      queuePackets: 0,
+      fate: (seg, dir) => (dir === 'ab' && seg.payload.length > 0 ? { drop: true } : undefined),
+    };
     const t = oneWrite(link, 500, { minRtoMs: 200, maxRtoMs: 2_000, maxRetransmits: 6 });
     t.pair.run(60_000_000);
     const sends = t.pair.data('ab').map((d) => d.at);
     assert.equal(sends.length, 7, 'the original and maxRetransmits retransmissions');
     assert.equal(sends[0], 100 * MS);
     const gaps = sends.slice(1).map((x, i) => x - sends[i]!);
-    assert.deepEqual(gaps, [200, 400, 800, 1600, 2000, 2000].map((x) => x * MS));
+    assert.deepEqual(
+      gaps,
+      [200, 400, 800, 1600, 2000, 2000].map((x) => x * MS),
+    );
     const ev = t.pair.events.filter((e) => e.side === 'a' && e.event !== 'connected');
-    assert.deepEqual(ev.map((e) => [e.event, e.at]), [['timeout', sends[6]! + 2000 * MS]]);
+    assert.deepEqual(
+      ev.map((e) => [e.event, e.at]),
+      [['timeout', sends[6]! + 2000 * MS]],
+    );
     assert.equal(t.client.state, 'CLOSED');
     assert.equal(t.client.stats.timeouts, 6);
     assert.equal(t.pair.a.connections().length, 0);
-    assert.ok(t.pair.data('ab').every((d) => d.seq === 1 && d.len === 500), 'the same data each time');
+    assert.ok(
+      t.pair.data('ab').every((d) => d.seq === 1 && d.len === 500),
+      'the same data each time',
+    );
   });
 
   test('the first RTO of a fresh connection is initialRtoMs less the handshake sample; maxRtoMs caps the backoff', () => {
-    const link: LinkParams = { delayUs: 300 * MS, rateBps: 0, queuePackets: 0, fate: (seg, dir) => (dir === 'ab' && seg.payload.length > 0 ? { drop: true } : undefined) };
+    const link: LinkParams = {
+      delayUs: 300 * MS,
+      rateBps: 0,
+      queuePackets: 0,
+      fate: (seg, dir) => (dir === 'ab' && seg.payload.length > 0 ? { drop: true } : undefined),
+    };
     const t = oneWrite(link, 100, { maxRtoMs: 4_000, maxRetransmits: 4 }, 1, 1_000 * MS);
     t.pair.run(60_000_000);
     const sends = t.pair.data('ab').map((d) => d.at);
     const gaps = sends.slice(1).map((x, i) => x - sends[i]!);
     // Handshake sample 600 ms: RTO = 600 + 4 * 300 = 1800 ms, then 3600, then 4000 (the cap).
-    assert.deepEqual(gaps, [1800, 3600, 4000, 4000].map((x) => x * MS));
+    assert.deepEqual(
+      gaps,
+      [1800, 3600, 4000, 4000].map((x) => x * MS),
+    );
     assert.equal(t.pair.events.filter((e) => e.event === 'timeout').length, 1);
   });
 
@@ -112,7 +148,7 @@ describe('tcp retransmission timer', () => {
     assert.equal(t.got, 300);
     assert.equal(t.client.negotiated.timestamps, false);
     assert.equal(t.client.stats.timeouts, 1);
-    assert.equal(t.client.rtt.samples, 1, 'only the handshake\'s sample');
+    assert.equal(t.client.rtt.samples, 1, "only the handshake's sample");
     assert.equal(t.client.rtt.srtt, 20 * MS);
     assert.equal(t.client.rtt.backoffs, 1, 'the RTO stays backed off until a valid sample');
     assert.equal(t.client.rtt.maxSampleUs, 20 * MS, 'no inflated sample');
@@ -158,9 +194,15 @@ describe('tcp delayed ACK', () => {
     const serial = Math.ceil(((1448 + 20 + 12 + 40) * 8 * 1e6) / 10e6);
     const arrivals = data.map((d, i) => 100 * MS + (i + 1) * serial + 10 * MS);
     const acks = t.pair.trace.filter((x) => x.dir === 'ba' && x.at > 100 * MS);
-    assert.deepEqual(acks.map((a) => a.at), [arrivals[1], arrivals[3], arrivals[5], arrivals[6]! + 40 * MS]);
+    assert.deepEqual(
+      acks.map((a) => a.at),
+      [arrivals[1], arrivals[3], arrivals[5], arrivals[6]! + 40 * MS],
+    );
     const isnA = t.pair.isn('ab');
-    assert.deepEqual(acks.map((a) => (a.seg.ack - isnA) >>> 0), [2, 4, 6, 7].map((k) => 1 + k * 1448));
+    assert.deepEqual(
+      acks.map((a) => (a.seg.ack - isnA) >>> 0),
+      [2, 4, 6, 7].map((k) => 1 + k * 1448),
+    );
   });
 
   test('delayedAckMs 0 acknowledges every segment', () => {
@@ -190,9 +232,15 @@ describe('tcp delayed ACK', () => {
     const arr3 = 100 * MS + 3 * serial + 10 * MS;
     assert.equal(acks[0]!.at, arr2, 'the first out-of-order segment is ACKed on arrival');
     assert.equal((acks[0]!.seg.ack - isnA) >>> 0, 1 + 1448);
-    assert.deepEqual(acks[0]!.seg.options.sack?.map((b) => [(b.left - isnA) >>> 0, (b.right - isnA) >>> 0]), [[1 + 2 * 1448, 1 + 3 * 1448]]);
+    assert.deepEqual(
+      acks[0]!.seg.options.sack?.map((b) => [(b.left - isnA) >>> 0, (b.right - isnA) >>> 0]),
+      [[1 + 2 * 1448, 1 + 3 * 1448]],
+    );
     assert.equal(acks[1]!.at, arr3);
-    assert.deepEqual(acks[1]!.seg.options.sack?.map((b) => [(b.left - isnA) >>> 0, (b.right - isnA) >>> 0]), [[1 + 2 * 1448, 1 + 4 * 1448]]);
+    assert.deepEqual(
+      acks[1]!.seg.options.sack?.map((b) => [(b.left - isnA) >>> 0, (b.right - isnA) >>> 0]),
+      [[1 + 2 * 1448, 1 + 4 * 1448]],
+    );
     // The retransmission fills the hole: its ACK is immediate and covers everything.
     const rtx = data.filter((d) => d.seq === 1 + 1448)[1]!;
     const fill = acks.find((a) => (a.seg.ack - isnA) >>> 0 === 1 + 4 * 1448)!;
@@ -226,10 +274,16 @@ describe('tcp zero-window probing', () => {
       for (let i = 1; i < gaps.length; i++) {
         assert.ok(gaps[i]! >= gaps[i - 1]!, `probe intervals never shrink (${gaps.join(', ')})`);
       }
-      assert.ok(gaps.slice(0, 4).every((g, i) => i === 0 || g === 2 * gaps[i - 1]!), `probe intervals double (${gaps.join(', ')})`);
+      assert.ok(
+        gaps.slice(0, 4).every((g, i) => i === 0 || g === 2 * gaps[i - 1]!),
+        `probe intervals double (${gaps.join(', ')})`,
+      );
       assert.ok(gaps.at(-1)! <= 60_000 * MS, 'capped at maxRtoMs');
       // Each probe was answered with a zero window.
-      assert.ok(probes.every((p) => p.seq === probes[0]!.seq), 'probes repeat the first byte past the window');
+      assert.ok(
+        probes.every((p) => p.seq === probes[0]!.seq),
+        'probes repeat the first byte past the window',
+      );
       assert.equal(c.stats.zeroWindowProbes, probes.length);
       assert.equal(c.stats.fastRetransmits, 0, 'answers to probes are no duplicate ACKs');
       assert.equal(c.stats.timeouts, 0, 'no retransmission timeout while persisting');
@@ -257,7 +311,10 @@ describe('tcp zero-window probing', () => {
     assert.ok(finProbes.length >= 3, `the FIN went out as the probe, again and again (${finProbes.length})`);
     assert.ok(finProbes.length <= 10, `on the persist timer's backoff, not at every ACK (${finProbes.length} in 30 s)`);
     const gaps = finProbes.slice(1).map((t, i) => t.at - finProbes[i]!.at);
-    assert.ok(gaps.every((g, i) => i === 0 || g >= gaps[i - 1]!), `FIN probes back off (${gaps.join(', ')})`);
+    assert.ok(
+      gaps.every((g, i) => i === 0 || g >= gaps[i - 1]!),
+      `FIN probes back off (${gaps.join(', ')})`,
+    );
     assert.equal(c.stats.timeouts, 0);
     pair.run(readAt + 10_000 * MS);
     assert.equal(r.ab.got, buf);
@@ -266,7 +323,7 @@ describe('tcp zero-window probing', () => {
     assert.equal(c.state, 'CLOSED');
   });
 
-  test('a lost window update: the sender\'s probe finds the open window', () => {
+  test("a lost window update: the sender's probe finds the open window", () => {
     const link: LinkParams = { delayUs: 10 * MS, rateBps: 10e6, queuePackets: 0 };
     const pair = new TcpPair(link, 1, { timeWaitMs: 100 }, { timeWaitMs: 100 });
     const r = bulk(pair, { ab: 60_000, readB: false, cfgB: { receiveBufferBytes: 16 * 1448 } });

@@ -23,7 +23,10 @@ describe('tcp data transfer', () => {
     assert.equal(r.server.stats.bytesReceived, 500_000);
     // Full-sized segments (MSS 1460 less 12 bytes of timestamps), the last one a runt.
     const sizes = pair.data('ab').map((d) => d.len);
-    assert.ok(sizes.slice(0, -1).every((n) => n === 1448), 'full segments but the last');
+    assert.ok(
+      sizes.slice(0, -1).every((n) => n === 1448),
+      'full segments but the last',
+    );
   });
 
   for (const cc of CC_NAMES) {
@@ -116,7 +119,7 @@ describe('tcp data transfer', () => {
       assert.equal(r.server.state, 'CLOSED');
       // Both carried data and acknowledgments in the same segments.
       const piggy = pair.trace.filter((t) => t.dir === 'ba' && t.seg.payload.length > 0 && t.seg.ack !== pair.trace[1]!.seg.ack);
-      assert.ok(piggy.length > 0, 'B\'s data segments acknowledge A\'s data');
+      assert.ok(piggy.length > 0, "B's data segments acknowledge A's data");
       assert.ok(r.client.stats.retransmittedSegments > 0 && r.server.stats.retransmittedSegments > 0, 'both ends recovered losses');
     });
   }
@@ -147,7 +150,12 @@ describe('tcp data transfer', () => {
 
   test('sequence numbers wrap under loss: SACK blocks and retransmissions across 2^32', () => {
     // Seed 24259 draws the client an ISN of 0xffff531d: its stream wraps after 44 KiB.
-    const pair = new TcpPair({ ...BASE, fate: (seg, dir, _i, rng) => (dir === 'ab' && seg.payload.length > 0 && rng.next() < 0.04 ? { drop: true } : undefined) }, 24259, { congestion: 'sack', ...FAST_CLOSE }, FAST_CLOSE);
+    const pair = new TcpPair(
+      { ...BASE, fate: (seg, dir, _i, rng) => (dir === 'ab' && seg.payload.length > 0 && rng.next() < 0.04 ? { drop: true } : undefined) },
+      24259,
+      { congestion: 'sack', ...FAST_CLOSE },
+      FAST_CLOSE,
+    );
     const r = bulk(pair, { ab: 300_000 });
     pair.run(60_000_000);
     assert.ok(r.client!.iss > 0xffff_0000, 'an ISN just below 2^32');
@@ -163,7 +171,15 @@ describe('tcp data transfer', () => {
 
   test('determinism: the same seed gives the identical trace, another seed another one', () => {
     const run = (seed: number) => {
-      const pair = new TcpPair({ ...BASE, fate: (_s, _d, _i, rng) => (rng.next() < 0.02 ? { drop: true } : rng.next() < 0.05 ? { drop: false, delayUs: rng.int(0, 5000) } : undefined) }, seed, FAST_CLOSE, FAST_CLOSE);
+      const pair = new TcpPair(
+        {
+          ...BASE,
+          fate: (_s, _d, _i, rng) => (rng.next() < 0.02 ? { drop: true } : rng.next() < 0.05 ? { drop: false, delayUs: rng.int(0, 5000) } : undefined),
+        },
+        seed,
+        FAST_CLOSE,
+        FAST_CLOSE,
+      );
       bulk(pair, { ab: 200_000, ba: 50_000 });
       pair.run(60_000_000);
       return pair.trace.map((t) => `${t.at} ${t.dir} ${t.dropped ? 'x' : ' '} ${formatSegment(t.seg)}`).join('\n');

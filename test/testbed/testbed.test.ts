@@ -34,7 +34,6 @@ function result<T>(r: ControlReply): T {
   return r.result as T;
 }
 
-
 interface TrafficRow {
   id: number;
   role: string;
@@ -68,7 +67,23 @@ describe('the real-time testbed: a diamond of router processes on the medium pro
   before(async () => {
     testbed = spawn(
       process.execPath,
-      ['--import', 'tsx', join(root, 'src/cli/main.ts'), 'testbed', 'config/scenarios/testbed-diamond.json', '--medium', MEDIUM, '--control-base', String(CONTROL_BASE), '--monitor-base', String(MONITOR_BASE), '--log-format', 'json', '--for', '170'],
+      [
+        '--import',
+        'tsx',
+        join(root, 'src/cli/main.ts'),
+        'testbed',
+        'config/scenarios/testbed-diamond.json',
+        '--medium',
+        MEDIUM,
+        '--control-base',
+        String(CONTROL_BASE),
+        '--monitor-base',
+        String(MONITOR_BASE),
+        '--log-format',
+        'json',
+        '--for',
+        '170',
+      ],
       { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] },
     );
     createInterface({ input: testbed.stdout! }).on('line', (l) => {
@@ -129,7 +144,16 @@ describe('the real-time testbed: a diamond of router processes on the medium pro
   test("router 0's monitor in headless Chromium shows its live spectrum and its routes", async () => {
     const browser = await chromium.launch({
       executablePath: '/usr/bin/chromium',
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
     });
     try {
       const page = await browser.newPage({ viewport: { width: 1440, height: 1000 } });
@@ -137,7 +161,11 @@ describe('the real-time testbed: a diamond of router processes on the medium pro
       const rows = (): Promise<number> => page.locator('#power').getAttribute('data-rounds').then(Number);
       const first = await until('spectrum rows', async () => ((await rows()) >= 1 ? rows() : undefined), 20_000);
       await until('a new sensing round on the page', async () => ((await rows()) > first ? true : undefined), 20_000);
-      await until('a route to router 3 on the page', async () => ((await page.locator('#routes tbody tr[data-dst="3"]').count()) > 0 ? true : undefined), 30_000);
+      await until(
+        'a route to router 3 on the page',
+        async () => ((await page.locator('#routes tbody tr[data-dst="3"]').count()) > 0 ? true : undefined),
+        30_000,
+      );
       const r1 = (await page.locator('#r1').textContent())?.trim();
       assert.match(r1 ?? '', /^\d+$/, `R1's channel on the page: ${r1}`);
       if (!existsSync('test-artifacts')) mkdirSync('test-artifacts');
@@ -183,7 +211,10 @@ describe('the real-time testbed: a diamond of router processes on the medium pro
     );
     assert.ok(resumed >= atKill + 25, `the sink got ${resumed - atKill} packets after the kill`);
     const relayFlows = result<FlowRow[]>(await ctl(other).request('flows'));
-    assert.ok(relayFlows.some((f) => f.proto === 'udp' && f.src === 0 && f.dst === 3 && f.role === 'relay'), `router ${other} relays flow 0: ${JSON.stringify(relayFlows)}`);
+    assert.ok(
+      relayFlows.some((f) => f.proto === 'udp' && f.src === 0 && f.dst === 3 && f.role === 'relay'),
+      `router ${other} relays flow 0: ${JSON.stringify(relayFlows)}`,
+    );
     // The testbed reported the death and kept the others running.
     const died = lines.find((l) => l.event === 'process-exit' && l.proc === `r${relay}`);
     assert.ok(died, `the testbed reported r${relay}'s death`);
@@ -205,7 +236,31 @@ describe('TCP-ACC in the router daemons: each VNF in its sandbox, on the data pa
   before(() => {
     testbed = spawn(
       process.execPath,
-      ['--import', 'tsx', join(root, 'src/cli/main.ts'), 'testbed', 'config/scenarios/urbanx-chain.json', '--hops', '2', '--tcp', 'reno', '--acc', 'every', '--set', 'flows.0.startS=0', '--medium', 'tcp://127.0.0.1:17650', '--control-base', String(ACC_CONTROL), '--monitor-base', '18300', '--log-format', 'json', '--for', '110'],
+      [
+        '--import',
+        'tsx',
+        join(root, 'src/cli/main.ts'),
+        'testbed',
+        'config/scenarios/urbanx-chain.json',
+        '--hops',
+        '2',
+        '--tcp',
+        'reno',
+        '--acc',
+        'every',
+        '--set',
+        'flows.0.startS=0',
+        '--medium',
+        'tcp://127.0.0.1:17650',
+        '--control-base',
+        String(ACC_CONTROL),
+        '--monitor-base',
+        '18300',
+        '--log-format',
+        'json',
+        '--for',
+        '110',
+      ],
       { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] },
     );
   });
@@ -223,7 +278,8 @@ describe('TCP-ACC in the router daemons: each VNF in its sandbox, on the data pa
     const got = await until(
       '200 kB at the sink',
       async () => {
-        const t = result<Status>(await sink.request('status', {}, 1000)).traffic.find((x) => x.id === 0) as (TrafficRow & { bytes: number; corruptBytes: number }) | undefined;
+        const t = result<Status>(await sink.request('status', {}, 1000)).traffic.find((x) => x.id === 0) as
+          (TrafficRow & { bytes: number; corruptBytes: number }) | undefined;
         return t && t.bytes >= 200_000 ? t : undefined;
       },
       80_000,

@@ -26,7 +26,10 @@ describe('VNF sandbox', () => {
     assert.equal(await s.intercept(pkt(1), 10), true);
     assert.equal(await s.intercept(pkt(2), 20), true);
     const { packets } = s.poll();
-    assert.deepEqual(packets.map((p) => p.bytes[4]), [1, 2]);
+    assert.deepEqual(
+      packets.map((p) => p.bytes[4]),
+      [1, 2],
+    );
     assert.equal((await s.info())?.counters.echoed, 2);
   });
 
@@ -40,7 +43,10 @@ describe('VNF sandbox', () => {
     assert.equal(alsoTook, true);
     assert.equal(await bad.intercept(pkt(2), 1), false, 'after the failure, forwarding');
     for (let i = 0; i < 5; i++) assert.equal(await good.intercept(pkt(i), i), true, 'the other VNF is untouched');
-    assert.ok(bad.poll().events.some((e) => e.kind === 'failed'), 'reported');
+    assert.ok(
+      bad.poll().events.some((e) => e.kind === 'failed'),
+      'reported',
+    );
   });
 
   test('a VNF that eats memory is failed when its worker hits the limit', async () => {

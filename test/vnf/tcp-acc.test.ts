@@ -63,7 +63,10 @@ function transfer(chain: VnfChain, bytes: number, port = 5001, o: { readEvery?: 
 
 /** The ISNs of the SYNs of connections to `port` on each link, in order. */
 function synIsnsByLink(chain: VnfChain, port: number): Array<number | undefined> {
-  return Array.from({ length: chain.middle + 1 }, (_, link) => chain.wire.find((w) => w.link === link && w.dir === 'ab' && w.seg.flags === TCP_SYN && w.seg.dstPort === port)?.seg.seq);
+  return Array.from(
+    { length: chain.middle + 1 },
+    (_, link) => chain.wire.find((w) => w.link === link && w.dir === 'ab' && w.seg.flags === TCP_SYN && w.seg.dstPort === port)?.seg.seq,
+  );
 }
 
 describe('TCP-ACC', () => {
@@ -80,7 +83,7 @@ describe('TCP-ACC', () => {
     const [up1, down1] = synIsnsByLink(chain, 5001);
     const [up2, down2] = synIsnsByLink(chain, 6000);
     assert.ok(up1 !== undefined && down1 !== undefined && up1 !== down1, 'port 5001: the accelerator opened its own connection downstream');
-    assert.equal(up2, down2, 'port 6000: the client\'s SYN went through');
+    assert.equal(up2, down2, "port 6000: the client's SYN went through");
     const [info] = chain.managers[0]!.list();
     assert.equal(info!.counters.sessions, 1);
     assert.equal(info!.counters.sessionsClosed, 1, 'both legs closed in order (after TIME-WAIT)');
@@ -131,7 +134,8 @@ describe('TCP-ACC', () => {
   test('a chain of accelerators delivers every byte in order through loss on every link', () => {
     const chain = new VnfChain(3, { delayUs: 2 * MS, rateBps: 10e6 }, 5);
     for (const m of chain.managers) m.instantiate('tcp-acc', FLOW, { tcp: { congestion: 'sack' } }, 0);
-    chain.fate = (_link, _dir, seg, rng) => (seg.payload.length > 0 && rng.next() < 0.03 ? { drop: true } : rng.next() < 0.05 ? { drop: false, extraUs: 3 * MS } : undefined);
+    chain.fate = (_link, _dir, seg, rng) =>
+      seg.payload.length > 0 && rng.next() < 0.03 ? { drop: true } : rng.next() < 0.05 ? { drop: false, extraUs: 3 * MS } : undefined;
     const r = transfer(chain, 1_000_000);
     chain.run(120_000_000);
     assert.equal(r.got, 1_000_000, 'every byte');
@@ -181,7 +185,7 @@ describe('TCP-ACC', () => {
     const r = transfer(chain, 50_000);
     chain.run(120_000_000);
     assert.equal(r.got, 50_000);
-    assert.ok(r.events.includes('a:eof'), 'the server\'s FIN reached the client');
+    assert.ok(r.events.includes('a:eof'), "the server's FIN reached the client");
     assert.ok(r.events.includes('a:closed') && r.events.includes('b:closed'), r.events.join(' '));
   });
 });
@@ -209,7 +213,7 @@ describe('TCP-ACC: review cases', () => {
     }
   });
 
-  test('e2e: a server that stops reading closes the client\'s window; the client probes instead of timing out', () => {
+  test("e2e: a server that stops reading closes the client's window; the client probes instead of timing out", () => {
     const chain = new VnfChain(1, { delayUs: 5 * MS, rateBps: 5e6 }, 1, {}, { receiveBufferBytes: 16_000 });
     chain.managers[0]!.instantiate('tcp-acc', FLOW, { mode: 'e2e' }, 0);
     const r = transfer(chain, 1_000_000, 5001, { readEvery: 100 * MS });
@@ -252,7 +256,7 @@ describe('VNF manager', () => {
     const fast = transfer(chain, 200_000, 5001);
     const broken = transfer(chain, 200_000, 6000);
     chain.run(30_000_000);
-    assert.equal(broken.got, 200_000, 'the broken VNF\'s flow was forwarded');
+    assert.equal(broken.got, 200_000, "the broken VNF's flow was forwarded");
     assert.equal(fast.got, 200_000);
     const list = m.list();
     const failed = list.find((i) => i.type === 'broken')!;
@@ -267,24 +271,35 @@ describe('VNF manager', () => {
     assert.equal(m.nextDeadline(), 1000);
     m.tick(1000);
     const { events } = m.poll(1000);
-    assert.deepEqual(events.map((e) => e.kind), ['started', 'failed']);
+    assert.deepEqual(
+      events.map((e) => e.kind),
+      ['started', 'failed'],
+    );
     assert.equal(m.nextDeadline(), undefined);
   });
 
   test('lifecycle: instantiate, list, terminate; unknown types and bad parameters are refused whole', () => {
     const m = new VnfManager(VNF_TYPES, 1);
-    assert.throws(() => m.instantiate('nat', FLOW, {}, 0), (e: unknown) => e instanceof VnfError && e.code === 'VNF_UNKNOWN_TYPE' && /tcp-acc/.test(e.message));
+    assert.throws(
+      () => m.instantiate('nat', FLOW, {}, 0),
+      (e: unknown) => e instanceof VnfError && e.code === 'VNF_UNKNOWN_TYPE' && /tcp-acc/.test(e.message),
+    );
     assert.throws(
       () => m.instantiate('tcp-acc', FLOW, { bufferBytes: 1, tcp: { congestion: 'cubic', nagle: true } }, 0),
-      (e: unknown) =>
-        e instanceof ConfigError && ['/bufferBytes', '/tcp/congestion', '/tcp/nagle'].every((p) => e.issues.some((i) => i.path === p)),
+      (e: unknown) => e instanceof ConfigError && ['/bufferBytes', '/tcp/congestion', '/tcp/nagle'].every((p) => e.issues.some((i) => i.path === p)),
     );
     assert.deepEqual(m.list(), [], 'nothing started by a refused request');
     const info = m.instantiate('tcp-acc', FLOW, { bufferBytes: 4096 }, 10);
     assert.equal(m.list()[0]!.state, 'running');
     assert.equal(m.terminate(info.id, 20).state, 'stopped');
-    assert.throws(() => m.terminate(info.id, 30), (e: unknown) => e instanceof VnfError && e.code === 'VNF_UNKNOWN_INSTANCE');
-    assert.deepEqual(m.poll(30).events.map((e) => e.kind), ['started', 'stopped']);
+    assert.throws(
+      () => m.terminate(info.id, 30),
+      (e: unknown) => e instanceof VnfError && e.code === 'VNF_UNKNOWN_INSTANCE',
+    );
+    assert.deepEqual(
+      m.poll(30).events.map((e) => e.kind),
+      ['started', 'stopped'],
+    );
     assert.equal(m.intercept({ proto: 'tcp', src: ipv4(1, 1, 1, 1), dst: ipv4(2, 2, 2, 2), bytes: new Uint8Array(20) }, 40), false, 'nothing runs: forwarded');
   });
 
@@ -292,7 +307,13 @@ describe('VNF manager', () => {
     const p = parseFlow('tcp 10.0.0.1:* > 10.0.4.1:5001');
     assert.deepEqual(p, { proto: 'tcp', srcIp: '10.0.0.1', dstIp: '10.0.4.1', dstPort: 5001 });
     assert.equal(formatFlow(p), 'tcp 10.0.0.1:* > 10.0.4.1:5001');
-    assert.throws(() => parseFlow('tcp 10.0.0.1:99999 > x:1'), (e: unknown) => e instanceof ConfigError && e.issues[0]!.path === '/flow/srcPort');
-    assert.throws(() => parseFlow('from a to b'), (e: unknown) => e instanceof ConfigError);
+    assert.throws(
+      () => parseFlow('tcp 10.0.0.1:99999 > x:1'),
+      (e: unknown) => e instanceof ConfigError && e.issues[0]!.path === '/flow/srcPort',
+    );
+    assert.throws(
+      () => parseFlow('from a to b'),
+      (e: unknown) => e instanceof ConfigError,
+    );
   });
 });

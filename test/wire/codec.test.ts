@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { RangeArgumentError } from '../../src/core/errors.js';
 import { Rng } from '../../src/core/rng.js';
 import { assertViewInto, mutate, refused } from '../support/bytes.js';
 import {
@@ -25,26 +24,10 @@ import {
   parseData,
   type WireErrorCode,
 } from '../../src/wire/codec.js';
-import {
-  BROADCAST,
-  MAX_PATH_COST,
-  type ControlMsg,
-  type DataHeader,
-  type Hello,
-  type Rerr,
-  type Rrep,
-  type Rreq,
-} from '../../src/wire/mesh.js';
+import { BROADCAST, MAX_PATH_COST, type ControlMsg, type DataHeader, type Hello, type Rerr, type Rrep, type Rreq } from '../../src/wire/mesh.js';
 
 const U32 = 0xffff_ffff;
-const CODES: readonly WireErrorCode[] = [
-  'WIRE_TRUNCATED',
-  'WIRE_UNKNOWN_TYPE',
-  'WIRE_BAD_VERSION',
-  'WIRE_BAD_LENGTH',
-  'WIRE_BAD_FIELD',
-  'WIRE_TRAILING_BYTES',
-];
+const CODES: readonly WireErrorCode[] = ['WIRE_TRUNCATED', 'WIRE_UNKNOWN_TYPE', 'WIRE_BAD_VERSION', 'WIRE_BAD_LENGTH', 'WIRE_BAD_FIELD', 'WIRE_TRAILING_BYTES'];
 
 const hex = (s: string) => Uint8Array.from(Buffer.from(s.replace(/\s+/g, ''), 'hex'));
 const toHex = (b: Uint8Array) => Buffer.from(b).toString('hex');
@@ -125,12 +108,7 @@ function parsedOk(b: Uint8Array): ControlMsg {
   return r.value;
 }
 
-function parseFails(
-  r: { ok: true } | { ok: false; error: WireError },
-  code: WireErrorCode,
-  what?: string,
-  message?: RegExp,
-): WireError {
+function parseFails(r: { ok: true } | { ok: false; error: WireError }, code: WireErrorCode, what?: string, message?: RegExp): WireError {
   if (r.ok) assert.fail(`expected ${code}, parsed`);
   const e = r.error;
   assert.ok(e instanceof WireError);
@@ -140,7 +118,6 @@ function parseFails(
   if (message !== undefined) assert.match(e.message, message);
   return e;
 }
-
 
 /** One sample of every kind, with the kind name its errors carry. */
 const samples: Array<{ what: string; msg: ControlMsg }> = [
@@ -158,19 +135,13 @@ describe('exact bytes', () => {
   test('RREQ: RFC 3561 order, 16-bit addresses, then ttl, firstHop, pathCost', () => {
     const m = rreq({ join: true, destinationOnly: true, unknownSeq: true, hopCount: 3, rreqId: 0x01020304 });
     const b = encodeControl(m);
-    assert.equal(
-      toHex(b),
-      '01' + '01' + '98' + '03' + '01020304' + '000c' + '00000028' + '0001' + '00000005' + '07' + '0004' + '000009c4',
-    );
+    assert.equal(toHex(b), '01' + '01' + '98' + '03' + '01020304' + '000c' + '00000028' + '0001' + '00000005' + '07' + '0004' + '000009c4');
     assert.deepEqual(parsedOk(b), m);
   });
 
   test('RREP', () => {
     const m = rrep({ repair: true, ackRequired: true });
-    assert.equal(
-      toHex(encodeControl(m)),
-      '02' + '01' + 'c0' + '02' + '000c' + '00000029' + '0001' + '00000bb8' + '0009' + '000004e2',
-    );
+    assert.equal(toHex(encodeControl(m)), '02' + '01' + 'c0' + '02' + '000c' + '00000029' + '0001' + '00000bb8' + '0009' + '000004e2');
   });
 
   test('RERR', () => {
@@ -191,10 +162,7 @@ describe('exact bytes', () => {
       neighbours: [{ addr: 0x0304, r1Channel: 9 }],
     };
     const b = encodeControl(m);
-    assert.equal(
-      toHex(b),
-      '10' + '01' + '0102' + '0a0b0c0d' + '0b' + '02' + '01' + 'ffff' + '00000005' + '06' + '0000' + 'ffffffff' + '01' + '0304' + '09',
-    );
+    assert.equal(toHex(b), '10' + '01' + '0102' + '0a0b0c0d' + '0b' + '02' + '01' + 'ffff' + '00000005' + '06' + '0000' + 'ffffffff' + '01' + '0304' + '09');
     assert.deepEqual(parsedOk(b), m);
   });
 
@@ -478,10 +446,7 @@ describe('refused bytes', () => {
   });
 
   test('any version but 1 is WIRE_BAD_VERSION, even in a packet too short for that kind', () => {
-    const all = [
-      ...samples.map((s) => ({ what: s.what, b: encodeControl(s.msg) })),
-      { what: 'DATA', b: encodeData(header(), hex('01')) },
-    ];
+    const all = [...samples.map((s) => ({ what: s.what, b: encodeControl(s.msg) })), { what: 'DATA', b: encodeData(header(), hex('01')) }];
     for (const { what, b } of all) {
       for (const version of [0, 2, 0xff]) {
         const bad = Uint8Array.from(b);
@@ -745,14 +710,7 @@ describe('seeded fuzz', () => {
       if (n > 2 && rng.next() < 0.5) b[2] = 0;
       check(b, tally);
     }
-    const reached = [
-      'WIRE_TRUNCATED',
-      'WIRE_UNKNOWN_TYPE',
-      'WIRE_BAD_VERSION',
-      'WIRE_BAD_FIELD',
-      'WIRE_TRAILING_BYTES',
-      'ok-data',
-    ];
+    const reached = ['WIRE_TRUNCATED', 'WIRE_UNKNOWN_TYPE', 'WIRE_BAD_VERSION', 'WIRE_BAD_FIELD', 'WIRE_TRAILING_BYTES', 'ok-data'];
     for (const code of reached) {
       assert.ok((tally.get(code) ?? 0) > 0, `fuzz never reached ${code}: ${JSON.stringify([...tally])}`);
     }
@@ -766,15 +724,7 @@ describe('seeded fuzz', () => {
       const base = valid[rng.int(0, valid.length - 1)]!;
       check(mutate(base, rng).bytes, tally);
     }
-    const reached = [
-      'WIRE_TRUNCATED',
-      'WIRE_BAD_VERSION',
-      'WIRE_BAD_LENGTH',
-      'WIRE_BAD_FIELD',
-      'WIRE_TRAILING_BYTES',
-      'ok-control',
-      'ok-data',
-    ];
+    const reached = ['WIRE_TRUNCATED', 'WIRE_BAD_VERSION', 'WIRE_BAD_LENGTH', 'WIRE_BAD_FIELD', 'WIRE_TRAILING_BYTES', 'ok-control', 'ok-data'];
     for (const code of reached) {
       assert.ok((tally.get(code) ?? 0) > 0, `fuzz never reached ${code}: ${JSON.stringify([...tally])}`);
     }

@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { RangeArgumentError } from '../../src/core/errors.js';
 import { Rng } from '../../src/core/rng.js';
 import { assertViewInto, mutate, refused } from '../support/bytes.js';
 import { WireError, type WireErrorCode } from '../../src/wire/codec.js';
@@ -131,7 +130,6 @@ function parseFails(r: ReturnType<typeof parseTcp>, code: WireErrorCode, message
   return e;
 }
 
-
 /** Every subset of the five options, SACK with the most blocks that still fit. */
 function optionCombinations(): TcpOptions[] {
   const out: TcpOptions[] = [];
@@ -154,10 +152,7 @@ function optionCombinations(): TcpOptions[] {
 
 describe('constants', () => {
   test('flag bits, header and option sizes', () => {
-    assert.deepEqual(
-      [TCP_FIN, TCP_SYN, TCP_RST, TCP_PSH, TCP_ACK, TCP_URG, TCP_ECE, TCP_CWR],
-      [0x01, 0x02, 0x04, 0x08, 0x10, 0x20, 0x40, 0x80],
-    );
+    assert.deepEqual([TCP_FIN, TCP_SYN, TCP_RST, TCP_PSH, TCP_ACK, TCP_URG, TCP_ECE, TCP_CWR], [0x01, 0x02, 0x04, 0x08, 0x10, 0x20, 0x40, 0x80]);
     assert.equal(TCP_HEADER_BYTES, 20);
     assert.equal(TCP_MAX_OPTION_BYTES, 40);
   });
@@ -207,9 +202,7 @@ describe('checksum', () => {
     // 64.142.126.178:80 > 192.168.1.3:36374, options as Linux lays them out:
     // MSS 1460, SACK-permitted + TS, NOP + window scale 2. Checksum 0xfa03 on the wire.
     const ip = { src: ipv4(64, 142, 126, 178), dst: ipv4(192, 168, 1, 3) };
-    const wire = hex(
-      '0050 8e16 0d59cd3c cf0d2180 a0 12 16a0 fa03 0000' + '020405b4' + '0402080a 6e187873 017174de' + '01030302',
-    );
+    const wire = hex('0050 8e16 0d59cd3c cf0d2180 a0 12 16a0 fa03 0000' + '020405b4' + '0402080a 6e187873 017174de' + '01030302');
     assert.equal(tcpChecksum(wire, ip), 0, 'a captured segment checks');
     assert.equal(referenceChecksum(pseudoHeader(ip, wire.length), wire), 0, 'and the reference agrees');
     const zeroed = Uint8Array.from(wire);
@@ -229,16 +222,12 @@ describe('checksum', () => {
       options: { mss: 1460, sackPermitted: true, timestamp: { value: 0x6e187873, echo: 0x017174de }, windowScale: 2 },
       payload: new Uint8Array(0),
     });
-    assert.equal(
-      formatSegment(s),
-      '80 > 36374 [S.] seq 223989052 ack 3473744256 win 5792 <mss 1460,nop,ws 2,sackOK,TS 1847097459 24212702> len 0',
-    );
+    assert.equal(formatSegment(s), '80 > 36374 [S.] seq 223989052 ack 3473744256 win 5792 <mss 1460,nop,ws 2,sackOK,TS 1847097459 24212702> len 0');
     // encodeTcp moves window scale up front. The groups are whole 16-bit
     // words, so moving them does not change the sum: same checksum, 0xfa03.
     assert.equal(
       toHex(encodeTcp(s, ip)),
-      '00508e16' + '0d59cd3c' + 'cf0d2180' + 'a012' + '16a0' + 'fa03' + '0000' +
-        '020405b4' + '01030302' + '0402080a6e187873017174de',
+      '00508e16' + '0d59cd3c' + 'cf0d2180' + 'a012' + '16a0' + 'fa03' + '0000' + '020405b4' + '01030302' + '0402080a6e187873017174de',
     );
   });
 
@@ -395,10 +384,7 @@ describe('exact bytes', () => {
       ],
       [{ sack: blocks(4) }, '01010522' + '000003e8 0000041a 0000044c 0000047e 000004b0 000004e2 00000514 00000546'],
       [{ mss: 1460, windowScale: 3, sackPermitted: true }, '020405b4 01030303 01010402'],
-      [
-        { mss: 1460, timestamp: { value: 9, echo: 8 }, sack: blocks(1) },
-        '020405b4 0101080a 00000009 00000008 0101050a 000003e8 0000041a',
-      ],
+      [{ mss: 1460, timestamp: { value: 9, echo: 8 }, sack: blocks(1) }, '020405b4 0101080a 00000009 00000008 0101050a 000003e8 0000041a'],
     ];
     for (const [o, want] of cases) {
       const b = encodeTcp(seg({ options: o }), V4);
@@ -574,9 +560,7 @@ describe('refused bytes', () => {
     for (let words = 0; words < 5; words++) {
       const b = encodeTcp(seg({ payload: new Uint8Array(8) }), V4);
       b[12] = words << 4;
-      const message = new RegExp(
-        `^TCP data offset: ${words} words \\(${words * 4} bytes\\), needs at least 5 \\(20 bytes\\)$`,
-      );
+      const message = new RegExp(`^TCP data offset: ${words} words \\(${words * 4} bytes\\), needs at least 5 \\(20 bytes\\)$`);
       parseFails(parseTcp(b), 'WIRE_BAD_LENGTH', message);
       parseFails(parseTcp(withChecksum(b, V4), V4), 'WIRE_BAD_LENGTH', message);
     }
@@ -608,10 +592,7 @@ describe('refused bytes', () => {
       ['0403 0000', /^TCP option SACK-permitted \(kind 4\) at byte 20: length 3, needs 2$/],
       ['0802 0000', /^TCP option timestamps \(kind 8\) at byte 20: length 2, needs 10$/],
       ['080c 0000 0000 0000 0000 0000', /timestamps \(kind 8\) at byte 20: length 12, needs 10$/],
-      [
-        '0502 0000',
-        /^TCP option SACK \(kind 5\) at byte 20: length 2, needs 2 \+ 8 per block, 1-4 blocks \(10, 18, 26 or 34\)$/,
-      ],
+      ['0502 0000', /^TCP option SACK \(kind 5\) at byte 20: length 2, needs 2 \+ 8 per block, 1-4 blocks \(10, 18, 26 or 34\)$/],
       ['0506 0000 0000 0000', /SACK \(kind 5\) at byte 20: length 6, needs 2 \+ 8 per block/],
       ['050b 0000 0000 0000 0000 0000', /SACK \(kind 5\) at byte 20: length 11, needs/],
       ['0204 05b4 0101 0303', /^TCP option window scale \(kind 3\) at byte 26: length 3 runs past the end of the 28-byte/],
@@ -646,13 +627,7 @@ describe('lenient parsing', () => {
 
   test('unknown option kinds are skipped by their length (RFC 9293 3.1)', () => {
     // MPTCP (30), TFO cookie (34), an experimental kind (254), the obsolete echo (6).
-    const s = parsedOk(
-      withChecksum(
-        rawSegment('1e04 0000' + '220a 0102030405060708' + 'fe02' + '0204 0578' + '0606 00000000 0103 0306 0101'),
-        V4,
-      ),
-      V4,
-    );
+    const s = parsedOk(withChecksum(rawSegment('1e04 0000' + '220a 0102030405060708' + 'fe02' + '0204 0578' + '0606 00000000 0103 0306 0101'), V4), V4);
     assert.deepEqual(s.options, { mss: 1400, windowScale: 6 });
   });
 
@@ -732,7 +707,15 @@ describe('refused values', () => {
       [{ sack: {} as unknown as SackBlock[] }, 'tcp.options.sack.length'],
       [{ sack: [{ left: 1, right: 2 }, null as unknown as SackBlock] }, 'tcp.options.sack[1]'],
       [{ sack: [{ left: 2 ** 32, right: 2 }] }, 'tcp.options.sack[0].left'],
-      [{ sack: [{ left: 1, right: 2 }, { left: 1, right: -2 }] }, 'tcp.options.sack[1].right'],
+      [
+        {
+          sack: [
+            { left: 1, right: 2 },
+            { left: 1, right: -2 },
+          ],
+        },
+        'tcp.options.sack[1].right',
+      ],
       [{ timestamp: { value: 2 ** 32, echo: 0 } }, 'tcp.options.timestamp.value'],
       [{ timestamp: { value: 0, echo: 0.5 } }, 'tcp.options.timestamp.echo'],
       [{ timestamp: 5 as unknown as { value: number; echo: number } }, 'tcp.options.timestamp'],
@@ -798,7 +781,15 @@ describe('formatSegment', () => {
     const cases: Array<[TcpOptions, string]> = [
       [{ timestamp: { value: 5, echo: 4 } }, '<nop,nop,TS 5 4>'],
       [{ sackPermitted: true }, '<nop,nop,sackOK>'],
-      [{ sack: [{ left: 1, right: 2 }, { left: 5, right: 9 }] }, '<nop,nop,sack 2 {1:2}{5:9}>'],
+      [
+        {
+          sack: [
+            { left: 1, right: 2 },
+            { left: 5, right: 9 },
+          ],
+        },
+        '<nop,nop,sack 2 {1:2}{5:9}>',
+      ],
       [{ windowScale: 200 }, '<nop,ws 200>'],
       [{ sack: [], sackPermitted: false }, ''],
     ];

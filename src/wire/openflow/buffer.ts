@@ -51,12 +51,7 @@ export class Reader {
   need(n: number, why = ''): void {
     if (this.pos + n > this.end) {
       const tail = why === '' ? '' : ` for ${why}`;
-      fail(
-        'OF_BAD_LENGTH',
-        this.what,
-        `${this.what}: ${this.remaining} bytes left at offset ${this.pos}, needs ${n}${tail}`,
-        this.lenAnswer,
-      );
+      fail('OF_BAD_LENGTH', this.what, `${this.what}: ${this.remaining} bytes left at offset ${this.pos}, needs ${n}${tail}`, this.lenAnswer);
     }
   }
 

@@ -1,6 +1,6 @@
 import { RangeArgumentError } from '../../core/errors.js';
 import { err, ok, type Result } from '../../core/result.js';
-import type { FlowModCommand, FlowRemovedReason } from '../../openflow/actions.js';
+import type { FlowModCommand, FlowRemovedReason } from './actions.js';
 import { get16, get32, isUint } from '../bytes.js';
 import { fail, Reader, roundUp8, Writer } from './buffer.js';
 import {
@@ -365,10 +365,17 @@ export function parseOf(bytes: Uint8Array): Result<OfMessage, OfParseError> {
   }
   if (type !== OFPT.HELLO && version !== OFP_VERSION) {
     return err(
-      new OfParseError('OF_BAD_VERSION', name, `${name} version: 0x${version.toString(16).padStart(2, '0')}, needs 0x04`, {
-        type: OFPET.BAD_REQUEST,
-        code: OFPBRC.BAD_VERSION,
-      }, xid, type),
+      new OfParseError(
+        'OF_BAD_VERSION',
+        name,
+        `${name} version: 0x${version.toString(16).padStart(2, '0')}, needs 0x04`,
+        {
+          type: OFPET.BAD_REQUEST,
+          code: OFPBRC.BAD_VERSION,
+        },
+        xid,
+        type,
+      ),
     );
   }
   try {
@@ -567,7 +574,12 @@ function readHelloElements(r: Reader): HelloElement[] {
     const type = get16(r.b, at);
     const length = get16(r.b, at + 2);
     if (length < 4 || roundUp8(length) > r.remaining) {
-      fail('OF_BAD_LENGTH', 'HELLO', `HELLO element type ${type} at offset ${at}: length ${length} (padded ${roundUp8(length)}), ${r.remaining} bytes left`, HELLO_BAD);
+      fail(
+        'OF_BAD_LENGTH',
+        'HELLO',
+        `HELLO element type ${type} at offset ${at}: length ${length} (padded ${roundUp8(length)}), ${r.remaining} bytes left`,
+        HELLO_BAD,
+      );
     }
     const e = r.sub(roundUp8(length), 'HELLO element', HELLO_BAD);
     e.pos += 4;

@@ -1,8 +1,8 @@
 /**
  * OpenFlow 1.3 numbers (OpenFlow Switch Specification 1.3.5, section 7 and
  * appendix A) that the codec and the agent use. Reserved port numbers,
- * buffer and group sentinels and the flow-mod flags live with the flow
- * table's contract in `src/openflow/actions.ts` (OFPP, OFP_NO_BUFFER, ...).
+ * buffer and group sentinels and the flow-mod flags live with the action and
+ * instruction types in `actions.ts` (OFPP, OFP_NO_BUFFER, ...).
  */
 
 /** wire protocol version of OpenFlow 1.3. */

@@ -28,14 +28,7 @@ import { CogmeshError } from '../../core/errors.js';
  * `xid` and `msgType` are set when the header was readable.
  */
 export type OfErrorCode =
-  | 'OF_TRUNCATED'
-  | 'OF_BAD_LENGTH'
-  | 'OF_BAD_VERSION'
-  | 'OF_BAD_FIELD'
-  | 'OF_BAD_PADDING'
-  | 'OF_UNSUPPORTED'
-  | 'OF_DUP_FIELD'
-  | 'OF_BAD_PREREQ';
+  'OF_TRUNCATED' | 'OF_BAD_LENGTH' | 'OF_BAD_VERSION' | 'OF_BAD_FIELD' | 'OF_BAD_PADDING' | 'OF_UNSUPPORTED' | 'OF_DUP_FIELD' | 'OF_BAD_PREREQ';
 
 /** The ERROR message's type and code (OFPET_* and the matching OFP*C_* code). */
 export interface OfErrorAnswer {

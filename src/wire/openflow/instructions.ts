@@ -1,5 +1,5 @@
 import { RangeArgumentError } from '../../core/errors.js';
-import type { OfAction, OfInstruction } from '../../openflow/actions.js';
+import type { OfAction, OfInstruction } from './actions.js';
 import { fail, Reader, type Writer } from './buffer.js';
 import { OFPAT, OFPBAC, OFPBIC, OFPET, OFPIT } from './constants.js';
 import type { OfErrorAnswer } from './errors.js';
@@ -109,7 +109,8 @@ function readAction(r: Reader): OfAction {
   if (r.remaining < 4) fail('OF_BAD_LENGTH', 'action', `action at offset ${at}: ${r.remaining} bytes, a header needs 4`, ACTION_LEN);
   const type = (r.b[at]! << 8) | r.b[at + 1]!;
   const len = (r.b[at + 2]! << 8) | r.b[at + 3]!;
-  if (len < 8 || len % 8 !== 0) fail('OF_BAD_LENGTH', 'action', `action type ${type} at offset ${at}: length ${len}, needs a multiple of 8, at least 8`, ACTION_LEN);
+  if (len < 8 || len % 8 !== 0)
+    fail('OF_BAD_LENGTH', 'action', `action type ${type} at offset ${at}: length ${len}, needs a multiple of 8, at least 8`, ACTION_LEN);
   if (len > r.remaining) fail('OF_BAD_LENGTH', 'action', `action type ${type} at offset ${at}: length ${len}, only ${r.remaining} bytes left`, ACTION_LEN);
   const a = r.sub(len, 'action', ACTION_LEN);
   a.pos += 4;
@@ -208,7 +209,8 @@ function readInstruction(r: Reader): OfInstruction {
   if (len < 8 || len % 8 !== 0) {
     fail('OF_BAD_LENGTH', 'instruction', `instruction type ${type} at offset ${at}: length ${len}, needs a multiple of 8, at least 8`, INSTRUCTION_LEN);
   }
-  if (len > r.remaining) fail('OF_BAD_LENGTH', 'instruction', `instruction type ${type} at offset ${at}: length ${len}, only ${r.remaining} bytes left`, INSTRUCTION_LEN);
+  if (len > r.remaining)
+    fail('OF_BAD_LENGTH', 'instruction', `instruction type ${type} at offset ${at}: length ${len}, only ${r.remaining} bytes left`, INSTRUCTION_LEN);
   const ir = r.sub(len, 'instruction', INSTRUCTION_LEN);
   ir.pos += 4;
   const exact = (n: number): void => {

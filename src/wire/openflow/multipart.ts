@@ -1,17 +1,7 @@
 import { RangeArgumentError } from '../../core/errors.js';
 import { isUint } from '../bytes.js';
-import { fail, Reader, roundUp8, type Writer } from './buffer.js';
-import {
-  DESC_STR_LEN,
-  OFP_MAX_PORT_NAME_LEN,
-  OFP_MAX_TABLE_NAME_LEN,
-  OFPBRC,
-  OFPET,
-  OFPMP,
-  OFPTFFC,
-  OFPTFPT,
-  SERIAL_NUM_LEN,
-} from './constants.js';
+import { fail, type Reader, roundUp8, type Writer } from './buffer.js';
+import { DESC_STR_LEN, OFP_MAX_PORT_NAME_LEN, OFP_MAX_TABLE_NAME_LEN, OFPBRC, OFPET, OFPMP, OFPTFFC, OFPTFPT, SERIAL_NUM_LEN } from './constants.js';
 import type { OfErrorAnswer } from './errors.js';
 import { readActions, readInstructions, writeActions, writeInstructions } from './instructions.js';
 import { readMatch, readOxmId, writeMatch, writeOxmId } from './oxm.js';
@@ -596,9 +586,7 @@ const PROP_TYPES: Record<TableFeatureProp['type'], number> = {
   experimenter: OFPTFPT.EXPERIMENTER,
   'experimenter-miss': OFPTFPT.EXPERIMENTER_MISS,
 };
-const PROP_NAMES = new Map<number, TableFeatureProp['type']>(
-  Object.entries(PROP_TYPES).map(([k, v]) => [v, k as TableFeatureProp['type']]),
-);
+const PROP_NAMES = new Map<number, TableFeatureProp['type']>(Object.entries(PROP_TYPES).map(([k, v]) => [v, k as TableFeatureProp['type']]));
 
 function writeTableFeatures(w: Writer, t: TableFeatures, field: string): void {
   const start = w.length;
@@ -694,7 +682,12 @@ function readProp(r: Reader): TableFeatureProp {
   const type = (r.b[at]! << 8) | r.b[at + 1]!;
   const length = (r.b[at + 2]! << 8) | r.b[at + 3]!;
   if (length < 4 || roundUp8(length) > r.remaining) {
-    fail('OF_BAD_LENGTH', 'table feature property', `property type ${type} at offset ${at}: length ${length} (padded ${roundUp8(length)}), ${r.remaining} bytes left`, TF_LEN);
+    fail(
+      'OF_BAD_LENGTH',
+      'table feature property',
+      `property type ${type} at offset ${at}: length ${length} (padded ${roundUp8(length)}), ${r.remaining} bytes left`,
+      TF_LEN,
+    );
   }
   const name = PROP_NAMES.get(type);
   if (name === undefined) {

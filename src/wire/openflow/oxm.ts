@@ -1,6 +1,6 @@
 import { RangeArgumentError } from '../../core/errors.js';
 import { isUint } from '../bytes.js';
-import type { Masked, OfMatch } from '../../openflow/match.js';
+import type { Masked, OfMatch } from './match.js';
 import { fail, roundUp8, type Reader, type Writer } from './buffer.js';
 import { OFPBAC, OFPBMC, OFPET, OFPMT_OXM, OFPXMC } from './constants.js';
 import type { OfErrorAnswer } from './errors.js';

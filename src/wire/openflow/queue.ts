@@ -71,7 +71,11 @@ function writeQueueProp(w: Writer, p: QueueProp, field: string): void {
       return;
     case 'experimenter':
       if (!(p.data instanceof Uint8Array) || p.data.length % 8 !== 0) {
-        throw new RangeArgumentError(`${field}.data`, p.data instanceof Uint8Array ? `${p.data.length} bytes` : p.data, 'a Uint8Array of a multiple of 8 bytes');
+        throw new RangeArgumentError(
+          `${field}.data`,
+          p.data instanceof Uint8Array ? `${p.data.length} bytes` : p.data,
+          'a Uint8Array of a multiple of 8 bytes',
+        );
       }
       w.u16(OFPQT.EXPERIMENTER, `${field}.type`);
       w.u16(0, `${field}.len`);

@@ -1,5 +1,5 @@
-import type { FlowMod, FlowRemovedReason, OfAction, OfInstruction } from '../../openflow/actions.js';
-import type { OfMatch } from '../../openflow/match.js';
+import type { FlowMod, FlowRemovedReason, OfAction, OfInstruction } from './actions.js';
+import type { OfMatch } from './match.js';
 
 /**
  * The OpenFlow 1.3 messages cogmesh's agent sends and receives, as typed

@@ -1,41 +1,16 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { Rng } from '../../../src/core/rng.js';
-import type { OfMatch } from '../../../src/openflow/match.js';
-import { OXM_FIELDS } from '../../../src/openflow/match.js';
+import type { OfMatch } from '../../../src/wire/openflow/match.js';
+import { OXM_FIELDS } from '../../../src/wire/openflow/match.js';
 import { encodeOf, KNOWN_TYPES, OfFramer, parseOf, typeName } from '../../../src/wire/openflow/codec.js';
-import {
-  OFPBAC,
-  OFPBIC,
-  OFPBMC,
-  OFPBRC,
-  OFPET,
-  OFPFMFC,
-  OFPHFC,
-  OFPQT,
-  OFPRRFC,
-  OFPT,
-  OFPTFFC,
-} from '../../../src/wire/openflow/constants.js';
+import { OFPBAC, OFPBIC, OFPBMC, OFPBRC, OFPET, OFPFMFC, OFPHFC, OFPQT, OFPRRFC, OFPT, OFPTFFC } from '../../../src/wire/openflow/constants.js';
 import { OfParseError } from '../../../src/wire/openflow/errors.js';
 import { isMaskable, OXM_FIELD_SPECS, oxmHeader, prerequisiteProblem } from '../../../src/wire/openflow/oxm.js';
 import type { OfMessage, TableFeatureProp } from '../../../src/wire/openflow/types.js';
 import { mutate, refused } from '../../support/bytes.js';
 import { sampleTableFeatures } from './fake-switch.js';
-import {
-  applyActions,
-  big,
-  concat,
-  fixLength,
-  flowModWith,
-  oxm,
-  rawMatch,
-  refusedAs,
-  roundTrip,
-  u16be,
-  u32be,
-  zeros,
-} from './helpers.js';
+import { applyActions, big, concat, fixLength, flowModWith, oxm, rawMatch, refusedAs, roundTrip, u16be, u32be, zeros } from './helpers.js';
 import { bytes, FLOW_MOD, FULL_MATCH_V4, hex, MAC_A, MESSAGES, PORT, QUEUES, REPLY_BODIES, REQUEST_BODIES, toHex, V6_A } from './samples.js';
 
 const BRC_LEN: [number, number] = [OFPET.BAD_REQUEST, OFPBRC.BAD_LEN];
@@ -87,23 +62,62 @@ describe('OpenFlow codec: round trips', () => {
       seen.add(m.type);
     }
     const all: OfMessage['type'][] = [
-      'hello', 'error', 'error-experimenter', 'echo-request', 'echo-reply', 'experimenter', 'features-request',
-      'features-reply', 'get-config-request', 'get-config-reply', 'set-config', 'packet-in', 'flow-removed',
-      'port-status', 'packet-out', 'flow-mod', 'barrier-request', 'barrier-reply', 'role-request', 'role-reply',
-      'get-async-request', 'get-async-reply', 'set-async', 'multipart-request', 'multipart-reply',
-      'queue-get-config-request', 'queue-get-config-reply', 'unknown',
+      'hello',
+      'error',
+      'error-experimenter',
+      'echo-request',
+      'echo-reply',
+      'experimenter',
+      'features-request',
+      'features-reply',
+      'get-config-request',
+      'get-config-reply',
+      'set-config',
+      'packet-in',
+      'flow-removed',
+      'port-status',
+      'packet-out',
+      'flow-mod',
+      'barrier-request',
+      'barrier-reply',
+      'role-request',
+      'role-reply',
+      'get-async-request',
+      'get-async-reply',
+      'set-async',
+      'multipart-request',
+      'multipart-reply',
+      'queue-get-config-request',
+      'queue-get-config-reply',
+      'unknown',
     ];
     assert.deepEqual([...seen].sort(), [...all].sort(), 'the samples cover every message type');
   });
 
   test('every multipart body type is covered in both directions', () => {
-    const types = ['desc', 'flow', 'aggregate', 'table', 'port-stats', 'queue', 'group-desc', 'meter-features', 'table-features', 'port-desc', 'experimenter', 'unsupported'];
+    const types = [
+      'desc',
+      'flow',
+      'aggregate',
+      'table',
+      'port-stats',
+      'queue',
+      'group-desc',
+      'meter-features',
+      'table-features',
+      'port-desc',
+      'experimenter',
+      'unsupported',
+    ];
     assert.deepEqual([...new Set(REQUEST_BODIES.map((b) => b.type))].sort(), [...types].sort(), 'request bodies');
     assert.deepEqual([...new Set(REPLY_BODIES.map((b) => b.type))].sort(), [...types].sort(), 'reply bodies');
   });
 
   test('exact bytes: HELLO with a version bitmap, ECHO, FEATURES_REPLY, BARRIER', () => {
-    assert.equal(toHex(encodeOf({ type: 'hello', version: 4, xid: 1, elements: [{ type: 'version-bitmap', bitmaps: [0x10] }] })), '04000010000000010001000800000010');
+    assert.equal(
+      toHex(encodeOf({ type: 'hello', version: 4, xid: 1, elements: [{ type: 'version-bitmap', bitmaps: [0x10] }] })),
+      '04000010000000010001000800000010',
+    );
     assert.equal(toHex(encodeOf({ type: 'echo-request', xid: 0x01020304, data: bytes(0xaa) })), '0402000901020304aa');
     assert.equal(
       toHex(encodeOf({ type: 'features-reply', xid: 2, datapathId: 0x0102030405060708n, nBuffers: 256, nTables: 254, auxiliaryId: 1, capabilities: 0x4f })),
@@ -143,7 +157,11 @@ describe('OpenFlow codec: round trips', () => {
       tcpDst: { exact: 65535, prereq: { ethType: 0x86dd, ipProto: 6 } },
       udpSrc: { exact: 68, prereq: { ethType: 0x0800, ipProto: 17 } },
       udpDst: { exact: 67, prereq: { ethType: 0x86dd, ipProto: 17 } },
-      ipv6Src: { exact: { value: V6_A }, masked: { value: hex('fe800000000000000000000000000000'), mask: hex('ffc00000000000000000000000000000') }, prereq: { ethType: 0x86dd } },
+      ipv6Src: {
+        exact: { value: V6_A },
+        masked: { value: hex('fe800000000000000000000000000000'), mask: hex('ffc00000000000000000000000000000') },
+        prereq: { ethType: 0x86dd },
+      },
       ipv6Dst: { exact: { value: V6_A }, masked: { value: V6_A, mask: hex('ffffffffffffffffffffffffffffffff') }, prereq: { ethType: 0x86dd } },
       ipv6Flabel: { exact: { value: 0xfffff }, masked: { value: 0x00045, mask: 0x000ff }, prereq: { ethType: 0x86dd } },
     };
@@ -152,7 +170,10 @@ describe('OpenFlow codec: round trips', () => {
       const sample = samples[s.key];
       assert.equal(OXM_FIELDS[s.key], s.field, `${s.key}: the codec's field number agrees with match.ts`);
       assert.equal(s.maskable, sample.masked !== undefined, `${s.key}: maskable as the spec says`);
-      for (const [form, v] of [['exact', sample.exact], ['masked', sample.masked]] as const) {
+      for (const [form, v] of [
+        ['exact', sample.exact],
+        ['masked', sample.masked],
+      ] as const) {
         if (v === undefined) continue;
         const match = { ...sample.prereq, [s.key]: v } as OfMatch;
         const b = roundTrip({ type: 'flow-mod', xid: 1, mod: { ...FLOW_MOD, match, instructions: [] } });
@@ -198,11 +219,20 @@ describe('OpenFlow codec: round trips', () => {
       roundTrip({ type: 'multipart-request', xid: 1, flags: 0, body: { type: 'table-features', tables: [{ ...t, properties: [p] }] } });
     }
     const odd: TableFeatureProp[] = [
-      { type: 'instructions', ids: [{ type: 1 }, { type: 0xffff, experimenter: 0x2320, data: new Uint8Array(0) }, { type: 0xffff, experimenter: 0x2320, data: bytes(0, 1) }] },
+      {
+        type: 'instructions',
+        ids: [{ type: 1 }, { type: 0xffff, experimenter: 0x2320, data: new Uint8Array(0) }, { type: 0xffff, experimenter: 0x2320, data: bytes(0, 1) }],
+      },
       { type: 'apply-actions-miss', ids: [{ type: 0xffff, experimenter: 0x2320, data: bytes(0, 7, 0, 0) }, { type: 0 }] },
       { type: 'next-tables', tableIds: [] },
       { type: 'next-tables-miss', tableIds: [1, 2, 3, 4, 5, 6, 7, 8, 9] },
-      { type: 'match', oxmIds: [{ oxmClass: 0xffff, field: 1, hasMask: false, length: 8, experimenter: 0x4f4e4600 }, { oxmClass: 1, field: 3, hasMask: true, length: 12 }] },
+      {
+        type: 'match',
+        oxmIds: [
+          { oxmClass: 0xffff, field: 1, hasMask: false, length: 8, experimenter: 0x4f4e4600 },
+          { oxmClass: 1, field: 3, hasMask: true, length: 12 },
+        ],
+      },
       { type: 'experimenter', experimenter: 1, expType: 2, data: bytes(1, 2, 3, 4, 5, 6, 7) },
     ];
     roundTrip({ type: 'multipart-reply', xid: 1, flags: 0, body: { type: 'table-features', tables: [{ ...t, properties: odd }, t] } });
@@ -338,7 +368,12 @@ describe('OpenFlow codec: truncated and inconsistent input', () => {
     refusedAs(flowModWith(rawMatch([]), concat(u16be(4), u16be(8), bytes(0, 0, 1, 0))), 'OF_BAD_PADDING', BIC(OFPBIC.BAD_LEN));
     const hello = encodeOf({ type: 'hello', version: 4, xid: 1, elements: [{ type: 'unknown', elemType: 7, data: bytes(1) }] });
     refusedAs(at(hello, 15), 'OF_BAD_PADDING', [OFPET.HELLO_FAILED, OFPHFC.INCOMPATIBLE]);
-    const tf = encodeOf({ type: 'multipart-request', xid: 1, flags: 0, body: { type: 'table-features', tables: [{ ...sampleTableFeatures(), properties: [{ type: 'next-tables', tableIds: [1] }] }] } });
+    const tf = encodeOf({
+      type: 'multipart-request',
+      xid: 1,
+      flags: 0,
+      body: { type: 'table-features', tables: [{ ...sampleTableFeatures(), properties: [{ type: 'next-tables', tableIds: [1] }] }] },
+    });
     refusedAs(at(tf, tf.length - 1), 'OF_BAD_PADDING', TFFC(OFPTFFC.BAD_LEN));
     const ps = encodeOf({ type: 'port-status', xid: 1, reason: 'add', port: PORT });
     refusedAs(at(ps, 32 + 15), 'OF_BAD_PADDING', BRC_LEN); // a byte after the name's NUL
@@ -376,7 +411,11 @@ describe('OpenFlow codec: truncated and inconsistent input', () => {
     refusedAs(flowModWith(rawMatch([oxm(6, concat(u16be(0x1000), u16be(0xffff)), true)])), 'OF_BAD_FIELD', BMC(OFPBMC.BAD_MASK));
     refusedAs(flowModWith(rawMatch([oxm(5, u16be(0x86dd)), oxm(8, bytes(64))])), 'OF_BAD_FIELD', BMC(OFPBMC.BAD_VALUE));
     refusedAs(flowModWith(rawMatch([oxm(5, u16be(0x86dd)), oxm(28, u32be(0x100000))])), 'OF_BAD_FIELD', BMC(OFPBMC.BAD_VALUE));
-    refusedAs(flowModWith(rawMatch([oxm(5, u16be(0x800)), oxm(11, concat(u32be(0x0a000001), u32be(0xff000000)), true)])), 'OF_BAD_FIELD', BMC(OFPBMC.BAD_WILDCARDS));
+    refusedAs(
+      flowModWith(rawMatch([oxm(5, u16be(0x800)), oxm(11, concat(u32be(0x0a000001), u32be(0xff000000)), true)])),
+      'OF_BAD_FIELD',
+      BMC(OFPBMC.BAD_WILDCARDS),
+    );
     refusedAs(flowModWith(rawMatch([oxm(3, concat(hex('010000000001'), hex('010000000000')), true)])), 'OF_BAD_FIELD', BMC(OFPBMC.BAD_WILDCARDS));
     refusedAs(flowModWith(rawMatch([oxm(14, u16be(80))])), 'OF_BAD_PREREQ', BMC(OFPBMC.BAD_PREREQ));
     refusedAs(flowModWith(rawMatch([oxm(5, u16be(0x800)), oxm(14, u16be(80))])), 'OF_BAD_PREREQ', BMC(OFPBMC.BAD_PREREQ));
@@ -414,8 +453,7 @@ describe('OpenFlow codec: truncated and inconsistent input', () => {
   });
 
   test('set-field: its OXM must fill the action exactly, be a known field, exact, in range', () => {
-    const sf = (tlv: Uint8Array, len = (4 + tlv.length + 7) & ~7): Uint8Array =>
-      concat(u16be(25), u16be(len), tlv, zeros(len - 4 - tlv.length));
+    const sf = (tlv: Uint8Array, len = (4 + tlv.length + 7) & ~7): Uint8Array => concat(u16be(25), u16be(len), tlv, zeros(len - 4 - tlv.length));
     const ok1 = parseOf(flowModWith(rawMatch([]), applyActions(sf(oxm(8, bytes(10))))));
     assert.ok(ok1.ok && ok1.value.type === 'flow-mod', 'a set-field of ip_dscp');
     refusedAs(flowModWith(rawMatch([]), applyActions(sf(oxm(8, bytes(10)), 24))), 'OF_BAD_LENGTH', BAC(OFPBAC.BAD_SET_LEN));
@@ -440,18 +478,29 @@ describe('OpenFlow codec: truncated and inconsistent input', () => {
     const act = concat(u16be(0), u16be(16), u32be(1), u16be(0), zeros(6));
     refusedAs(flowModWith(rawMatch([]), applyActions(act, 16)), 'OF_BAD_LENGTH', BAC(OFPBAC.BAD_LEN));
     // Unknown instruction and action types are kept, for the agent to refuse.
-    const r = parseOf(flowModWith(rawMatch([]), concat(u16be(0x99), u16be(8), bytes(1, 2, 3, 4), applyActions(concat(u16be(0x55), u16be(8), bytes(5, 6, 7, 8))))));
+    const r = parseOf(
+      flowModWith(rawMatch([]), concat(u16be(0x99), u16be(8), bytes(1, 2, 3, 4), applyActions(concat(u16be(0x55), u16be(8), bytes(5, 6, 7, 8))))),
+    );
     assert.ok(r.ok && r.value.type === 'flow-mod', 'kept');
-    assert.deepEqual(r.value.mod.instructions, [
-      { type: 'unsupported', instructionType: 0x99, body: bytes(1, 2, 3, 4) },
-      { type: 'apply-actions', actions: [{ type: 'unsupported', actionType: 0x55, body: bytes(5, 6, 7, 8) }] },
-    ], 'unsupported instruction and action');
+    assert.deepEqual(
+      r.value.mod.instructions,
+      [
+        { type: 'unsupported', instructionType: 0x99, body: bytes(1, 2, 3, 4) },
+        { type: 'apply-actions', actions: [{ type: 'unsupported', actionType: 0x55, body: bytes(5, 6, 7, 8) }] },
+      ],
+      'unsupported instruction and action',
+    );
     assert.equal(OFPBIC.UNKNOWN_INST, 0, 'the code the agent answers with');
   });
 
   test('table features: entry length, property lengths, id lengths, unknown property types', () => {
     const req = (tables: Uint8Array): Uint8Array => fixLength(concat(hex('0412000000000009000c000000000000'), tables));
-    const base = encodeOf({ type: 'multipart-request', xid: 9, flags: 0, body: { type: 'table-features', tables: [{ ...sampleTableFeatures(), properties: [] }] } }).subarray(16);
+    const base = encodeOf({
+      type: 'multipart-request',
+      xid: 9,
+      flags: 0,
+      body: { type: 'table-features', tables: [{ ...sampleTableFeatures(), properties: [] }] },
+    }).subarray(16);
     const withProps = (props: Uint8Array): Uint8Array => {
       const t = concat(base, props);
       t[0] = t.length >>> 8;
@@ -521,12 +570,22 @@ describe('OpenFlow codec: QUEUE_GET_CONFIG', () => {
   const queue = (props: Uint8Array, len = 16 + props.length, pad = zeros(6)): Uint8Array => concat(u32be(9), u32be(3), u16be(len), pad, props);
   /** A rate property (16 bytes on the wire whatever `len` says). */
   const rate = (type: number, value: number, len = 16): Uint8Array => concat(u16be(type), u16be(len), zeros(4), u16be(value), zeros(6));
-  const experimenter = (len: number, data: Uint8Array = zeros(0)): Uint8Array => concat(u16be(OFPQT.EXPERIMENTER), u16be(len), zeros(4), u32be(0x2320), zeros(4), data);
+  const experimenter = (len: number, data: Uint8Array = zeros(0)): Uint8Array =>
+    concat(u16be(OFPQT.EXPERIMENTER), u16be(len), zeros(4), u32be(0x2320), zeros(4), data);
 
   test('the samples cover both messages, several queues, and every property type', () => {
-    assert.ok(QUEUE_MESSAGES.some((m) => m.type === 'queue-get-config-request'), 'a request');
-    assert.ok(QUEUE_MESSAGES.some((m) => m.type === 'queue-get-config-reply' && m.queues.length > 2), 'a reply with several queues');
-    assert.ok(QUEUE_MESSAGES.some((m) => m.type === 'queue-get-config-reply' && m.queues.length === 0), 'a reply without queues');
+    assert.ok(
+      QUEUE_MESSAGES.some((m) => m.type === 'queue-get-config-request'),
+      'a request',
+    );
+    assert.ok(
+      QUEUE_MESSAGES.some((m) => m.type === 'queue-get-config-reply' && m.queues.length > 2),
+      'a reply with several queues',
+    );
+    assert.ok(
+      QUEUE_MESSAGES.some((m) => m.type === 'queue-get-config-reply' && m.queues.length === 0),
+      'a reply without queues',
+    );
     const props = new Set(QUEUES.flatMap((q) => q.properties.map((p) => p.type)));
     assert.deepEqual([...props].sort(), ['experimenter', 'max-rate', 'min-rate'], 'every property type');
   });
@@ -557,7 +616,16 @@ describe('OpenFlow codec: QUEUE_GET_CONFIG', () => {
       type: 'queue-get-config-reply',
       xid: 5,
       portNo: 3,
-      queues: [{ queueId: 9, portNo: 3, properties: [{ type: 'min-rate', rate: 200 }, { type: 'experimenter', experimenter: 0x2320, data: hex('aabbccddeeff0011') }] }],
+      queues: [
+        {
+          queueId: 9,
+          portNo: 3,
+          properties: [
+            { type: 'min-rate', rate: 200 },
+            { type: 'experimenter', experimenter: 0x2320, data: hex('aabbccddeeff0011') },
+          ],
+        },
+      ],
     };
     assert.equal(toHex(encodeOf(value)), toHex(wire), 'encoded');
     assert.deepStrictEqual(parseOf(wire), { ok: true, value }, 'parsed');
@@ -616,7 +684,14 @@ describe('OpenFlow codec: QUEUE_GET_CONFIG', () => {
     // Rates above 1000 (disabled) are kept as they are.
     const r = parseOf(reply(queue(concat(rate(OFPQT.MIN_RATE, 1001), rate(OFPQT.MAX_RATE, 0xffff)))));
     assert.ok(r.ok && r.value.type === 'queue-get-config-reply', 'disabled rates parse');
-    assert.deepEqual(r.value.queues[0]?.properties, [{ type: 'min-rate', rate: 1001 }, { type: 'max-rate', rate: 0xffff }], 'and keep their values');
+    assert.deepEqual(
+      r.value.queues[0]?.properties,
+      [
+        { type: 'min-rate', rate: 1001 },
+        { type: 'max-rate', rate: 0xffff },
+      ],
+      'and keep their values',
+    );
   });
 
   test('seeded fuzz: mutated queue messages never throw; what parses re-encodes to the same bytes', { timeout: 60_000 }, () => {
@@ -624,7 +699,10 @@ describe('OpenFlow codec: QUEUE_GET_CONFIG', () => {
     const { accepted, codes } = fuzzParse(sources, { seed: 0x1617, rounds: 20_000, fixShare: 0.7, keepType: true }, (b, r) => {
       if (!r.ok) {
         const answer: [number, number] = [r.error.answer.type, r.error.answer.code];
-        assert.ok(answer[0] === OFPET.BAD_REQUEST && (answer[1] === OFPBRC.BAD_LEN || answer[1] === OFPBRC.EPERM), `answer ${answer.join('/')} for ${r.error.message}`);
+        assert.ok(
+          answer[0] === OFPET.BAD_REQUEST && (answer[1] === OFPBRC.BAD_LEN || answer[1] === OFPBRC.EPERM),
+          `answer ${answer.join('/')} for ${r.error.message}`,
+        );
         return;
       }
       assert.ok(isQueueMessage(r.value), `still a queue message: ${r.value.type}`);
@@ -638,18 +716,38 @@ describe('OpenFlow codec: QUEUE_GET_CONFIG', () => {
 
   test('encode refusals name the field', () => {
     const q = QUEUES[0]!;
-    const withProps = (properties: unknown[]): OfMessage => ({ type: 'queue-get-config-reply', xid: 1, portNo: 1, queues: [{ ...q, properties: properties as never }] });
+    const withProps = (properties: unknown[]): OfMessage => ({
+      type: 'queue-get-config-reply',
+      xid: 1,
+      portNo: 1,
+      queues: [{ ...q, properties: properties as never }],
+    });
     assert.throws(() => encodeOf({ type: 'queue-get-config-request', xid: 1, portNo: -1 }), refused('portNo'));
     assert.throws(() => encodeOf({ type: 'queue-get-config-reply', xid: 1, portNo: 2 ** 32, queues: [] }), refused('portNo'));
     assert.throws(() => encodeOf({ type: 'queue-get-config-reply', xid: 1, portNo: 1, queues: {} as never }), refused('queues'));
     assert.throws(() => encodeOf({ type: 'queue-get-config-reply', xid: 1, portNo: 1, queues: [null as never] }), refused('queues[0]'));
     assert.throws(() => encodeOf({ type: 'queue-get-config-reply', xid: 1, portNo: 1, queues: [{ ...q, queueId: 1.5 }] }), refused('queues[0].queueId'));
-    assert.throws(() => encodeOf({ type: 'queue-get-config-reply', xid: 1, portNo: 1, queues: [{ ...q, properties: undefined as never }] }), refused('queues[0].properties'));
+    assert.throws(
+      () => encodeOf({ type: 'queue-get-config-reply', xid: 1, portNo: 1, queues: [{ ...q, properties: undefined as never }] }),
+      refused('queues[0].properties'),
+    );
     assert.throws(() => encodeOf(withProps([{ type: 'min-rate', rate: 0x10000 }])), refused('queues[0].properties[0].rate'));
-    assert.throws(() => encodeOf(withProps([{ type: 'max-rate', rate: 1 }, { type: 'max-rate', rate: -1 }])), refused('queues[0].properties[1].rate'));
+    assert.throws(
+      () =>
+        encodeOf(
+          withProps([
+            { type: 'max-rate', rate: 1 },
+            { type: 'max-rate', rate: -1 },
+          ]),
+        ),
+      refused('queues[0].properties[1].rate'),
+    );
     assert.throws(() => encodeOf(withProps([{ type: 'burst', rate: 1 }])), refused('queues[0].properties[0].type'));
     assert.throws(() => encodeOf(withProps([{ type: 'experimenter', experimenter: 1, data: bytes(1, 2, 3) }])), refused('queues[0].properties[0].data'));
-    assert.throws(() => encodeOf(withProps([{ type: 'experimenter', experimenter: 2 ** 32, data: new Uint8Array(0) }])), refused('queues[0].properties[0].experimenter'));
+    assert.throws(
+      () => encodeOf(withProps([{ type: 'experimenter', experimenter: 2 ** 32, data: new Uint8Array(0) }])),
+      refused('queues[0].properties[0].experimenter'),
+    );
     assert.throws(() => encodeOf({ type: 'unknown', xid: 1, msgType: OFPT.QUEUE_GET_CONFIG_REPLY, body: new Uint8Array(0) }), refused('msgType'));
     const many = Array.from({ length: 1500 }, (_, i) => ({ ...q, queueId: i }));
     assert.throws(() => encodeOf({ type: 'queue-get-config-reply', xid: 1, portNo: 1, queues: many }), refused('length'));
@@ -698,14 +796,29 @@ describe('OpenFlow codec: encode refusals name the field', () => {
       refused('body.mpType'),
     );
     assert.throws(
-      () => encodeOf({ type: 'multipart-reply', xid: 1, flags: 0, body: { type: 'desc', desc: { mfrDesc: 'x'.repeat(256), hwDesc: '', swDesc: '', serialNum: '', dpDesc: '' } } }),
+      () =>
+        encodeOf({
+          type: 'multipart-reply',
+          xid: 1,
+          flags: 0,
+          body: { type: 'desc', desc: { mfrDesc: 'x'.repeat(256), hwDesc: '', swDesc: '', serialNum: '', dpDesc: '' } },
+        }),
       refused('body.desc.mfrDesc'),
     );
     assert.throws(
-      () => encodeOf({ type: 'multipart-reply', xid: 1, flags: 0, body: { type: 'table-features', tables: [{ ...sampleTableFeatures(), properties: [{ type: 'instructions', ids: [{ type: 0xffff }] }] }] } }),
+      () =>
+        encodeOf({
+          type: 'multipart-reply',
+          xid: 1,
+          flags: 0,
+          body: { type: 'table-features', tables: [{ ...sampleTableFeatures(), properties: [{ type: 'instructions', ids: [{ type: 0xffff }] }] }] },
+        }),
       refused('body.tables[0].properties[0].ids[0].experimenter'),
     );
-    assert.throws(() => encodeOf({ type: 'set-async', xid: 1, config: { packetInMask: [1] as never, portStatusMask: [0, 0], flowRemovedMask: [0, 0] } }), refused('config.packetInMask'));
+    assert.throws(
+      () => encodeOf({ type: 'set-async', xid: 1, config: { packetInMask: [1] as never, portStatusMask: [0, 0], flowRemovedMask: [0, 0] } }),
+      refused('config.packetInMask'),
+    );
   });
 });
 
@@ -717,7 +830,7 @@ describe('OfFramer', () => {
     for (let round = 0; round < 20; round++) {
       const f = new OfFramer();
       const out: Uint8Array[] = [];
-      for (let at = 0; at < stream.length; ) {
+      for (let at = 0; at < stream.length;) {
         const n = round === 0 ? 1 : rng.int(1, 3000);
         f.push(stream.subarray(at, at + n));
         at += n;
@@ -776,16 +889,20 @@ describe('OfFramer', () => {
 describe('OpenFlow codec: seeded fuzz', () => {
   test('mutated samples never throw; whatever parses encodes back to a value that parses the same', { timeout: 120_000 }, () => {
     const total = 40_000;
-    const { accepted, codes } = fuzzParse(MESSAGES.map((m) => encodeOf(m)), { seed: 0x0f13, rounds: total, fixShare: 0.5 }, (b, r) => {
-      if (!r.ok) {
-        assert.ok(r.error instanceof OfParseError, 'typed');
-        assert.ok(Number.isInteger(r.error.answer.type) && Number.isInteger(r.error.answer.code), 'an answer');
-        return;
-      }
-      const again = encodeOf(r.value);
-      assert.equal(again.length, b.length, `same length for ${toHex(b)}`);
-      assert.deepStrictEqual(parseOf(again), r, `stable value for ${JSON.stringify(r.value, big)}`);
-    });
+    const { accepted, codes } = fuzzParse(
+      MESSAGES.map((m) => encodeOf(m)),
+      { seed: 0x0f13, rounds: total, fixShare: 0.5 },
+      (b, r) => {
+        if (!r.ok) {
+          assert.ok(r.error instanceof OfParseError, 'typed');
+          assert.ok(Number.isInteger(r.error.answer.type) && Number.isInteger(r.error.answer.code), 'an answer');
+          return;
+        }
+        const again = encodeOf(r.value);
+        assert.equal(again.length, b.length, `same length for ${toHex(b)}`);
+        assert.deepStrictEqual(parseOf(again), r, `stable value for ${JSON.stringify(r.value, big)}`);
+      },
+    );
     assert.ok(accepted > 1000, `some mutations are still valid messages (${accepted} of ${total})`);
     for (const c of ['OF_TRUNCATED', 'OF_BAD_LENGTH', 'OF_BAD_VERSION', 'OF_BAD_PADDING', 'OF_BAD_FIELD', 'OF_UNSUPPORTED']) {
       assert.ok((codes.get(c) ?? 0) > 0, `fuzzing reached ${c} (${JSON.stringify([...codes])})`);
@@ -810,4 +927,3 @@ describe('OpenFlow codec: seeded fuzz', () => {
     }
   });
 });
-

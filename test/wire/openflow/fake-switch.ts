@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
-import { OFPP } from '../../../src/openflow/actions.js';
+import { OFPP } from '../../../src/wire/openflow/actions.js';
 import { OFPAT, OFPIT } from '../../../src/wire/openflow/constants.js';
 import {
   encodeOf,
@@ -81,7 +81,12 @@ export async function startFakeSwitch(replies: ReplyFor = () => undefined, datap
             send({ type: 'multipart-reply', xid, flags: 0, body: replies(m.body) ?? emptyReply(m.body) });
             break;
           case 'queue-get-config-request':
-            send({ type: 'queue-get-config-reply', xid, portNo: m.portNo, queues: sampleQueues().filter((q) => m.portNo === OFPP.ANY || q.portNo === m.portNo) });
+            send({
+              type: 'queue-get-config-reply',
+              xid,
+              portNo: m.portNo,
+              queues: sampleQueues().filter((q) => m.portNo === OFPP.ANY || q.portNo === m.portNo),
+            });
             break;
           default:
             break;
@@ -136,7 +141,7 @@ function emptyReply(body: Extract<OfMessage, { type: 'multipart-request' }>['bod
 export function ofctl(args: string[], timeoutMs = 10_000): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     execFile('ovs-ofctl', args, { timeout: timeoutMs }, (e, stdout, stderr) => {
-      const code = e === null ? 0 : typeof (e as { code?: unknown }).code === 'number' ? ((e as { code: number }).code) : 1;
+      const code = e === null ? 0 : typeof (e as { code?: unknown }).code === 'number' ? (e as { code: number }).code : 1;
       resolve({ code, stdout, stderr });
     });
   });
@@ -144,7 +149,9 @@ export function ofctl(args: string[], timeoutMs = 10_000): Promise<{ code: numbe
 
 /** One table with every property type (ovs-ofctl wants at least one table before it sends a FLOW_MOD). */
 export function sampleTableFeatures(tableId = 0): TableFeatures {
-  const instructions = [OFPIT.GOTO_TABLE, OFPIT.WRITE_METADATA, OFPIT.WRITE_ACTIONS, OFPIT.APPLY_ACTIONS, OFPIT.CLEAR_ACTIONS, OFPIT.METER].map((type) => ({ type }));
+  const instructions = [OFPIT.GOTO_TABLE, OFPIT.WRITE_METADATA, OFPIT.WRITE_ACTIONS, OFPIT.APPLY_ACTIONS, OFPIT.CLEAR_ACTIONS, OFPIT.METER].map((type) => ({
+    type,
+  }));
   const actions = [OFPAT.OUTPUT, OFPAT.SET_QUEUE, OFPAT.GROUP, OFPAT.DEC_NW_TTL, OFPAT.SET_FIELD].map((type) => ({ type }));
   const match = [
     oxmIdOf('inPort'),
@@ -200,9 +207,23 @@ export function sampleTableFeatures(tableId = 0): TableFeatures {
  */
 export function sampleQueues(): OfPacketQueue[] {
   return [
-    { queueId: 0, portNo: 1, properties: [{ type: 'min-rate', rate: 500 }, { type: 'max-rate', rate: 750 }] },
+    {
+      queueId: 0,
+      portNo: 1,
+      properties: [
+        { type: 'min-rate', rate: 500 },
+        { type: 'max-rate', rate: 750 },
+      ],
+    },
     { queueId: 1, portNo: 1, properties: [{ type: 'max-rate', rate: 1001 }] },
-    { queueId: 7, portNo: 2, properties: [{ type: 'experimenter', experimenter: 0x00002320, data: Uint8Array.of(1, 2, 3, 4, 5, 6, 7, 8) }, { type: 'min-rate', rate: 125 }] },
+    {
+      queueId: 7,
+      portNo: 2,
+      properties: [
+        { type: 'experimenter', experimenter: 0x00002320, data: Uint8Array.of(1, 2, 3, 4, 5, 6, 7, 8) },
+        { type: 'min-rate', rate: 125 },
+      ],
+    },
     { queueId: 8, portNo: 2, properties: [] },
   ];
 }

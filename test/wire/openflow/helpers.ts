@@ -74,5 +74,4 @@ export function roundTrip(m: OfMessage): Uint8Array {
 }
 
 /** JSON.stringify replacer for bigints and byte arrays. */
-export const big = (_k: string, v: unknown): unknown =>
-  typeof v === 'bigint' ? `${v}n` : v instanceof Uint8Array ? Buffer.from(v).toString('hex') : v;
+export const big = (_k: string, v: unknown): unknown => (typeof v === 'bigint' ? `${v}n` : v instanceof Uint8Array ? Buffer.from(v).toString('hex') : v);

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { execFile, execFileSync } from 'node:child_process';
 import { describe, test } from 'node:test';
-import { flowMod, OFP_NO_BUFFER, OFPCML_NO_BUFFER, OFPG_ANY, OFPP, OFPQ_ALL, OFPTT_ALL, type FlowMod } from '../../../src/openflow/actions.js';
+import { flowMod, OFP_NO_BUFFER, OFPCML_NO_BUFFER, OFPG_ANY, OFPP, OFPQ_ALL, OFPTT_ALL, type FlowMod } from '../../../src/wire/openflow/actions.js';
 import { encodeOf, parseOf } from '../../../src/wire/openflow/codec.js';
 import { OFPBMC, OFPET } from '../../../src/wire/openflow/constants.js';
 import type { MultipartReplyBody, MultipartRequestBody, OfMessage } from '../../../src/wire/openflow/types.js';
@@ -53,15 +53,22 @@ const FIXTURES: { cmd: string; hex: string; value: OfMessage }[] = [
   { cmd: 'add-flow', hex: '0414000800000007', value: { type: 'barrier-request', xid: 7 } },
   {
     cmd: 'add-flow in_port=1,tcp,nw_dst=10.0.0.0/8,tp_dst=80,actions=set_queue:1,output:2',
-    hex:
-      '040e008000000006000000000000000000000000000000000000000000008000ffffffffffffffffffffffff0000000000010029800000040000000180000a020800800019080a000000ff000000800014010680001c020050000000000000000004002000000000001500080000000100000010000000020000000000000000',
+    hex: '040e008000000006000000000000000000000000000000000000000000008000ffffffffffffffffffffffff0000000000010029800000040000000180000a020800800019080a000000ff000000800014010680001c020050000000000000000004002000000000001500080000000100000010000000020000000000000000',
     value: {
       type: 'flow-mod',
       xid: 6,
       mod: {
         ...FLOW_MOD_BASE,
         match: { inPort: 1, ethType: 0x0800, ipv4Dst: { value: 0x0a000000, mask: 0xff000000 }, ipProto: 6, tcpDst: 80 },
-        instructions: [{ type: 'apply-actions', actions: [{ type: 'set-queue', queueId: 1 }, { type: 'output', port: 2, maxLen: 0 }] }],
+        instructions: [
+          {
+            type: 'apply-actions',
+            actions: [
+              { type: 'set-queue', queueId: 1 },
+              { type: 'output', port: 2, maxLen: 0 },
+            ],
+          },
+        ],
       },
     },
   },
@@ -81,8 +88,7 @@ const FIXTURES: { cmd: string; hex: string; value: OfMessage }[] = [
   },
   {
     cmd: 'add-flow ipv6,ipv6_label=0x00045/0x000ff,ipv6_src=2001:db8::/32,udp6,tp_src=53,actions=output:3',
-    hex:
-      '040e009000000006000000000000000000000000000000000000000000008000ffffffffffffffffffffffff000000000001004580000a0286dd8000352020010db8000000000000000000000000ffffffff0000000000000000000000008000390800000045000000ff800014011180001e020035000000000400180000000000000010000000030000000000000000',
+    hex: '040e009000000006000000000000000000000000000000000000000000008000ffffffffffffffffffffffff000000000001004580000a0286dd8000352020010db8000000000000000000000000ffffffff0000000000000000000000008000390800000045000000ff800014011180001e020035000000000400180000000000000010000000030000000000000000',
     value: {
       type: 'flow-mod',
       xid: 6,
@@ -101,8 +107,7 @@ const FIXTURES: { cmd: string; hex: string; value: OfMessage }[] = [
   },
   {
     cmd: 'add-flow dl_src=00:11:22:33:44:55,dl_dst=01:00:00:00:00:00/01:00:00:00:00:00,dl_vlan=5,ip,nw_tos=32,nw_proto=17,tp_dst=5000,cookie=0x1234,idle_timeout=30,hard_timeout=60,actions=mod_nw_tos:64,dec_ttl,group:7,output:4,goto_table:1',
-    hex:
-      '040e00b000000006000000000000123400000000000000000000001e003c8000ffffffffffffffffffffffff000000000001003a800008060011223344558000070c01000000000001000000000080000a02080080000c0210058000100108800014011180002002138800000000000000040038000000000019001080001001100000000000000000180008000000000016000800000007000000100000000400000000000000000001000801000000',
+    hex: '040e00b000000006000000000000123400000000000000000000001e003c8000ffffffffffffffffffffffff000000000001003a800008060011223344558000070c01000000000001000000000080000a02080080000c0210058000100108800014011180002002138800000000000000040038000000000019001080001001100000000000000000180008000000000016000800000007000000100000000400000000000000000001000801000000',
     value: {
       type: 'flow-mod',
       xid: 6,
@@ -153,7 +158,10 @@ const FIXTURES: { cmd: string; hex: string; value: OfMessage }[] = [
   {
     cmd: 'dump-flows table=0,tcp,tp_dst=80,cookie=0x10/0xff,out_port=2',
     hex: '041200480000000600010000000000000000000000000002ffffffff00000000000000000000001000000000000000ff0001001580000a020800800014010680001c020050000000',
-    value: mpReq(6, { type: 'flow', request: { tableId: 0, outPort: 2, outGroup: OFPG_ANY, cookie: 0x10n, cookieMask: 0xffn, match: { ethType: 0x0800, ipProto: 6, tcpDst: 80 } } }),
+    value: mpReq(6, {
+      type: 'flow',
+      request: { tableId: 0, outPort: 2, outGroup: OFPG_ANY, cookie: 0x10n, cookieMask: 0xffn, match: { ethType: 0x0800, ipProto: 6, tcpDst: 80 } },
+    }),
   },
   {
     cmd: 'dump-aggregate',
@@ -211,14 +219,16 @@ const HAVE_OFCTL = (() => {
 const SKIP = HAVE_OFCTL ? false : 'ovs-ofctl is not installed (Debian: openvswitch-common)';
 
 const reply = <T extends MultipartReplyBody['type']>(t: T): Extract<MultipartReplyBody, { type: T }> =>
-  REPLY_BODIES.find((b): b is Extract<MultipartReplyBody, { type: T }> => b.type === t && !(('stats' in b) && Array.isArray(b.stats) && b.stats.length === 0))!;
+  REPLY_BODIES.find((b): b is Extract<MultipartReplyBody, { type: T }> => b.type === t && !('stats' in b && Array.isArray(b.stats) && b.stats.length === 0))!;
 
 describe('OpenFlow codec against ovs-ofctl, live', { skip: SKIP, timeout: 120_000 }, () => {
   /** Runs one ovs-ofctl command against a fake switch answering with the sample replies. */
   async function run(args: string[]): Promise<{ stdout: string; received: Uint8Array[] }> {
     const sw = await startFakeSwitch((b) => {
       if (b.type === 'table-features') return undefined;
-      return REPLY_BODIES.find((r) => r.type === b.type && !(('stats' in r) && Array.isArray(r.stats) && r.stats.length === 0) && !('ports' in r && r.ports.length === 0));
+      return REPLY_BODIES.find(
+        (r) => r.type === b.type && !('stats' in r && Array.isArray(r.stats) && r.stats.length === 0) && !('ports' in r && r.ports.length === 0),
+      );
     });
     try {
       const r = await ofctl(['-O', 'OpenFlow13', args[0]!, `tcp:127.0.0.1:${sw.port}`, ...args.slice(1)]);
@@ -237,15 +247,50 @@ describe('OpenFlow codec against ovs-ofctl, live', { skip: SKIP, timeout: 120_00
 
   test('ovs-ofctl decodes the replies the codec encodes', async () => {
     const flows = await run(['dump-flows']);
-    for (const s of ['cookie=0x5', 'duration=12.500s', 'table=0', 'n_packets=10', 'n_bytes=1000', 'priority=100', 'udp6', 'ipv6_src=2001:db8::/32', 'ipv6_label=0x12345', 'tp_dst=5353', 'meter:3', 'set_field:10->ip_dscp', 'dec_ttl', 'set_queue:2', 'output:3', 'CONTROLLER:65535', 'clear_actions', 'write_actions(group:9', 'write_metadata:0xff', 'goto_table:1', 'n_packets=?', 'send_flow_rem', 'check_overlap']) {
+    for (const s of [
+      'cookie=0x5',
+      'duration=12.500s',
+      'table=0',
+      'n_packets=10',
+      'n_bytes=1000',
+      'priority=100',
+      'udp6',
+      'ipv6_src=2001:db8::/32',
+      'ipv6_label=0x12345',
+      'tp_dst=5353',
+      'meter:3',
+      'set_field:10->ip_dscp',
+      'dec_ttl',
+      'set_queue:2',
+      'output:3',
+      'CONTROLLER:65535',
+      'clear_actions',
+      'write_actions(group:9',
+      'write_metadata:0xff',
+      'goto_table:1',
+      'n_packets=?',
+      'send_flow_rem',
+      'check_overlap',
+    ]) {
       assert.ok(flows.stdout.includes(s), `dump-flows shows ${s}:\n${flows.stdout}`);
     }
     const ports = await run(['dump-ports']);
-    for (const s of ['port  1: rx pkts=1, bytes=3, drop=5, errs=7, frame=9, over=10, crc=11', 'tx pkts=2, bytes=4, drop=6, errs=8, coll=?', 'duration=100.999999999s']) {
+    for (const s of [
+      'port  1: rx pkts=1, bytes=3, drop=5, errs=7, frame=9, over=10, crc=11',
+      'tx pkts=2, bytes=4, drop=6, errs=8, coll=?',
+      'duration=100.999999999s',
+    ]) {
       assert.ok(ports.stdout.includes(s), `dump-ports shows ${s}:\n${ports.stdout}`);
     }
     const desc = await run(['dump-ports-desc']);
-    for (const s of [' 1(mesh0-n3): addr:02:00:00:00:00:01', 'LOCAL(mesh0-local): addr:02:00:00:00:00:02', 'config:     PORT_DOWN', 'state:      LINK_DOWN', 'speed: 27 Mbps now, 54 Mbps max', 'current:    OTHER FIBER']) {
+    for (const s of [
+      ' 1(mesh0-n3): addr:02:00:00:00:00:01',
+      'LOCAL(mesh0-local): addr:02:00:00:00:00:02',
+      'config:     PORT_DOWN',
+      'state:      LINK_DOWN',
+      'speed: 27 Mbps now, 54 Mbps max',
+      'current:    OTHER FIBER',
+    ]) {
       assert.ok(desc.stdout.includes(s), `dump-ports-desc shows ${s}:\n${desc.stdout}`);
     }
     const queues = await run(['queue-stats']);
@@ -253,18 +298,33 @@ describe('OpenFlow codec against ovs-ofctl, live', { skip: SKIP, timeout: 120_00
     const tables = await run(['dump-tables']);
     assert.ok(/table 0:\s+active=4, lookup=100, matched=90/.test(tables.stdout), `dump-tables:\n${tables.stdout}`);
     const features = await run(['dump-table-features']);
-    for (const s of ['table 0 ("table0")', 'max_entries=1000000', 'next tables: 1-2', 'actions: output group set_field dec_ttl set_queue', 'supported on Set-Field: eth_dst ipv6_label ip_dscp']) {
+    for (const s of [
+      'table 0 ("table0")',
+      'max_entries=1000000',
+      'next tables: 1-2',
+      'actions: output group set_field dec_ttl set_queue',
+      'supported on Set-Field: eth_dst ipv6_label ip_dscp',
+    ]) {
       assert.ok(features.stdout.includes(s), `dump-table-features shows ${s}:\n${features.stdout}`);
     }
     const d = reply('desc').desc;
     const descOut = await run(['dump-desc']);
-    for (const s of [`Manufacturer: ${d.mfrDesc}`, `Hardware: ${d.hwDesc}`, `Software: ${d.swDesc}`, `Serial Num: ${d.serialNum}`, `DP Description: ${d.dpDesc}`]) {
+    for (const s of [
+      `Manufacturer: ${d.mfrDesc}`,
+      `Hardware: ${d.hwDesc}`,
+      `Software: ${d.swDesc}`,
+      `Serial Num: ${d.serialNum}`,
+      `DP Description: ${d.dpDesc}`,
+    ]) {
       assert.ok(descOut.stdout.includes(s), `dump-desc shows ${s}:\n${descOut.stdout}`);
     }
     const agg = await run(['dump-aggregate']);
     assert.ok(agg.stdout.includes('packet_count=123 byte_count=45678 flow_count=9'), `dump-aggregate:\n${agg.stdout}`);
     const groups = await run(['dump-groups']);
-    assert.ok(groups.stdout.includes('group_id=7,type=select,bucket=weight:50,actions=output:2,bucket=weight:50,actions=set_queue:1,output:3'), `dump-groups:\n${groups.stdout}`);
+    assert.ok(
+      groups.stdout.includes('group_id=7,type=select,bucket=weight:50,actions=output:2,bucket=weight:50,actions=set_queue:1,output:3'),
+      `dump-groups:\n${groups.stdout}`,
+    );
     assert.ok(groups.stdout.includes('group_id=8,type=all'), `dump-groups:\n${groups.stdout}`);
     const meters = await run(['meter-features']);
     assert.ok(meters.stdout.includes('max_meter:64 max_bands:2 max_color:0'), `meter-features:\n${meters.stdout}`);
@@ -283,9 +343,15 @@ describe('OpenFlow codec against ovs-ofctl, live', { skip: SKIP, timeout: 120_00
     assert.ok(fm2?.ok && fm2.value.type === 'flow-mod', 'a FLOW_MOD was sent');
     assert.deepEqual(fm2.value.mod.match, { ethType: 0x86dd, ipv6Flabel: { value: 0x12340, mask: 0xffff0 } }, 'the flow label with its mask');
     const po = await run(['packet-out', `in_port=1 packet=${toHex(ARP)} actions=output:2`]);
-    assert.ok(po.received.some((b) => b[1] === 13), 'a PACKET_OUT was sent');
+    assert.ok(
+      po.received.some((b) => b[1] === 13),
+      'a PACKET_OUT was sent',
+    );
     const probe = await run(['probe']);
-    assert.ok(probe.received.some((b) => b[1] === 2), 'an ECHO_REQUEST was sent');
+    assert.ok(
+      probe.received.some((b) => b[1] === 2),
+      'an ECHO_REQUEST was sent',
+    );
     await run(['del-flows']);
   });
 
@@ -294,7 +360,13 @@ describe('OpenFlow codec against ovs-ofctl, live', { skip: SKIP, timeout: 120_00
       r.received.map((b) => parseOf(b)).flatMap((p) => (p.ok && p.value.type === 'queue-get-config-request' ? [p.value] : []))[0];
     const all = await run(['queue-get-config']);
     assert.deepEqual(sent(all), { type: 'queue-get-config-request', xid: 2, portNo: OFPP.ANY }, 'the request for every port');
-    for (const s of ['OFPT_QUEUE_GET_CONFIG_REPLY (OF1.3) (xid=0x2): port=ANY', 'queue 0: min_rate:50.0% max_rate:75.0%\n', 'queue 1: max_rate:(disabled)\n', 'queue 7: min_rate:12.5%\n', 'queue 8:\n']) {
+    for (const s of [
+      'OFPT_QUEUE_GET_CONFIG_REPLY (OF1.3) (xid=0x2): port=ANY',
+      'queue 0: min_rate:50.0% max_rate:75.0%\n',
+      'queue 1: max_rate:(disabled)\n',
+      'queue 7: min_rate:12.5%\n',
+      'queue 8:\n',
+    ]) {
       assert.ok(all.stdout.includes(s), `queue-get-config shows ${JSON.stringify(s)}:\n${all.stdout}`);
     }
     const one = await run(['queue-get-config', '1']);
@@ -305,13 +377,19 @@ describe('OpenFlow codec against ovs-ofctl, live', { skip: SKIP, timeout: 120_00
 
   test('ovs-ofctl ofp-print reads the encoded QUEUE_GET_CONFIG messages: the port, the queues, min_rate and max_rate', async () => {
     const print = (m: OfMessage): Promise<string> =>
-      new Promise((resolve) => execFile('ovs-ofctl', ['ofp-print', toHex(encodeOf(m))], { timeout: 10_000 }, (e, stdout, stderr) => resolve(`${e === null ? '' : 'FAILED '}${stdout}${stderr}`)));
+      new Promise((resolve) =>
+        execFile('ovs-ofctl', ['ofp-print', toHex(encodeOf(m))], { timeout: 10_000 }, (e, stdout, stderr) =>
+          resolve(`${e === null ? '' : 'FAILED '}${stdout}${stderr}`),
+        ),
+      );
     const queues = MESSAGES.filter((m) => m.type === 'queue-get-config-request' || m.type === 'queue-get-config-reply');
     const outs = await Promise.all(queues.map(print));
     const want: Record<string, string[]> = {
       'queue-get-config-request 32': ['OFPT_QUEUE_GET_CONFIG_REQUEST (OF1.3) (xid=0x20): port=1'],
       'queue-get-config-request 33': ['OFPT_QUEUE_GET_CONFIG_REQUEST (OF1.3) (xid=0x21): port=ANY'],
-      'queue-get-config-reply 32': ['OFPT_QUEUE_GET_CONFIG_REPLY (OF1.3) (xid=0x20): port=1\nqueue 0: min_rate:50.0% max_rate:75.0%\nqueue 1: max_rate:(disabled)\n'],
+      'queue-get-config-reply 32': [
+        'OFPT_QUEUE_GET_CONFIG_REPLY (OF1.3) (xid=0x20): port=1\nqueue 0: min_rate:50.0% max_rate:75.0%\nqueue 1: max_rate:(disabled)\n',
+      ],
       'queue-get-config-reply 33': [
         'OFPT_QUEUE_GET_CONFIG_REPLY (OF1.3) (xid=0x21): port=ANY\n',
         'queue 0: min_rate:50.0% max_rate:75.0%\nqueue 1: max_rate:(disabled)\nqueue 7: min_rate:12.5%\nqueue 8:\n',
@@ -343,4 +421,3 @@ describe('OpenFlow codec against ovs-ofctl, live', { skip: SKIP, timeout: 120_00
     assert.ok(checked >= 60, `checked ${checked} samples`);
   });
 });
-

@@ -9,15 +9,7 @@ const CPORT = 40_001;
 const SPORT = 6653;
 
 function ipv4Packet(ip: IpPair, id: number, tcp: Uint8Array): Uint8Array {
-  const h = concat(
-    Uint8Array.of(0x45, 0),
-    u16be(20 + tcp.length),
-    u16be(id),
-    u16be(0x4000),
-    Uint8Array.of(64, 6, 0, 0),
-    ip.src,
-    ip.dst,
-  );
+  const h = concat(Uint8Array.of(0x45, 0), u16be(20 + tcp.length), u16be(id), u16be(0x4000), Uint8Array.of(64, 6, 0, 0), ip.src, ip.dst);
   const sum = internetChecksum(h);
   h[10] = sum >>> 8;
   h[11] = sum & 0xff;
@@ -45,12 +37,20 @@ export function capture(messages: Uint8Array[]): Uint8Array {
   const sseq = 5000;
   const frames: Uint8Array[] = [
     frame(CLIENT, 1, encodeTcp({ ...base, srcPort: CPORT, dstPort: SPORT, seq: cseq, ack: 0, flags: TCP_SYN, payload: new Uint8Array(0) }, CLIENT)),
-    frame(SERVER, 1, encodeTcp({ ...base, srcPort: SPORT, dstPort: CPORT, seq: sseq, ack: cseq + 1, flags: TCP_SYN | TCP_ACK, payload: new Uint8Array(0) }, SERVER)),
+    frame(
+      SERVER,
+      1,
+      encodeTcp({ ...base, srcPort: SPORT, dstPort: CPORT, seq: sseq, ack: cseq + 1, flags: TCP_SYN | TCP_ACK, payload: new Uint8Array(0) }, SERVER),
+    ),
   ];
   cseq += 1;
-  frames.push(frame(CLIENT, 2, encodeTcp({ ...base, srcPort: CPORT, dstPort: SPORT, seq: cseq, ack: sseq + 1, flags: TCP_ACK, payload: new Uint8Array(0) }, CLIENT)));
+  frames.push(
+    frame(CLIENT, 2, encodeTcp({ ...base, srcPort: CPORT, dstPort: SPORT, seq: cseq, ack: sseq + 1, flags: TCP_ACK, payload: new Uint8Array(0) }, CLIENT)),
+  );
   messages.forEach((m, i) => {
-    frames.push(frame(CLIENT, 3 + i, encodeTcp({ ...base, srcPort: CPORT, dstPort: SPORT, seq: cseq, ack: sseq + 1, flags: TCP_PSH | TCP_ACK, payload: m }, CLIENT)));
+    frames.push(
+      frame(CLIENT, 3 + i, encodeTcp({ ...base, srcPort: CPORT, dstPort: SPORT, seq: cseq, ack: sseq + 1, flags: TCP_PSH | TCP_ACK, payload: m }, CLIENT)),
+    );
     cseq += m.length;
   });
   return pcap(frames);

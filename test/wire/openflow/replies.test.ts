@@ -29,7 +29,20 @@ describe('OpenFlow replies', () => {
       assert.equal(ms.length, 1, `${body.type}: fits in one`);
       assert.deepEqual(ms[0], { type: 'multipart-reply', xid: 9, flags: 0, body }, `${body.type}: unchanged`);
     }
-    const stat: FlowStats = { tableId: 0, durationSec: 1, durationNsec: 0, priority: 1, idleTimeout: 0, hardTimeout: 0, flags: 0, cookie: 0n, packetCount: 0n, byteCount: 0n, match: FLOW_MOD.match, instructions: FLOW_MOD.instructions };
+    const stat: FlowStats = {
+      tableId: 0,
+      durationSec: 1,
+      durationNsec: 0,
+      priority: 1,
+      idleTimeout: 0,
+      hardTimeout: 0,
+      flags: 0,
+      cookie: 0n,
+      packetCount: 0n,
+      byteCount: 0n,
+      match: FLOW_MOD.match,
+      instructions: FLOW_MOD.instructions,
+    };
     const stats = Array.from({ length: 1500 }, (_, i) => ({ ...stat, priority: i }));
     const ms = splitMultipartReply(10, { type: 'flow', stats });
     assert.ok(ms.length > 1, `split into ${ms.length}`);
@@ -46,7 +59,11 @@ describe('OpenFlow replies', () => {
     });
     assert.deepStrictEqual(back, stats, 'every entry, in order');
     const ports = splitMultipartReply(11, { type: 'port-desc', ports: Array.from({ length: 10 }, (_, i) => ({ ...PORT, portNo: i + 1 })) }, 16 + 64 * 3);
-    assert.deepEqual(ports.map((m) => (m.type === 'multipart-reply' && m.body.type === 'port-desc' ? m.body.ports.length : -1)), [3, 3, 3, 1], 'three ports per message of 208 bytes');
+    assert.deepEqual(
+      ports.map((m) => (m.type === 'multipart-reply' && m.body.type === 'port-desc' ? m.body.ports.length : -1)),
+      [3, 3, 3, 1],
+      'three ports per message of 208 bytes',
+    );
     const empty = splitMultipartReply(12, { type: 'table', stats: [] });
     assert.equal(empty.length, 1, 'an empty list is one message');
     assert.throws(() => splitMultipartReply(13, { type: 'port-desc', ports: [PORT] }, 70), refused('body.ports[0]'));

@@ -1,5 +1,5 @@
-import { OFP_NO_BUFFER, OFPCML_NO_BUFFER, OFPG_ANY, OFPP, OFPQ_ALL, OFPTT_ALL, type FlowMod } from '../../../src/openflow/actions.js';
-import type { OfMatch } from '../../../src/openflow/match.js';
+import { OFP_NO_BUFFER, OFPCML_NO_BUFFER, OFPG_ANY, OFPP, OFPQ_ALL, OFPTT_ALL, type FlowMod } from '../../../src/wire/openflow/actions.js';
+import type { OfMatch } from '../../../src/wire/openflow/match.js';
 import { OFPC, OFPMPF_REPLY_MORE, OFPMPF_REQ_MORE, OFPPF, OFPPS } from '../../../src/wire/openflow/constants.js';
 import type { MultipartReplyBody, MultipartRequestBody, OfMessage, OfPacketQueue, OfPort } from '../../../src/wire/openflow/types.js';
 import { sampleQueues, sampleTableFeatures } from './fake-switch.js';
@@ -72,7 +72,13 @@ export const FLOW_MOD: FlowMod = {
       ],
     },
     { type: 'clear-actions' },
-    { type: 'write-actions', actions: [{ type: 'group', groupId: 9 }, { type: 'unsupported', actionType: 17, body: bytes(0x81, 0x00, 0, 0) }] },
+    {
+      type: 'write-actions',
+      actions: [
+        { type: 'group', groupId: 9 },
+        { type: 'unsupported', actionType: 17, body: bytes(0x81, 0x00, 0, 0) },
+      ],
+    },
     { type: 'write-metadata', metadata: 0xffn, mask: 0xffff_ffff_ffff_ffffn },
     { type: 'goto-table', tableId: 1 },
   ],
@@ -101,7 +107,14 @@ export const PORT: OfPort = {
   maxSpeed: 54_000,
 };
 
-const FLOW_REQ = { tableId: OFPTT_ALL, outPort: OFPP.ANY, outGroup: OFPG_ANY, cookie: 0x10n, cookieMask: 0xffn, match: { ethType: 0x0800, ipProto: 6, tcpDst: 80 } };
+const FLOW_REQ = {
+  tableId: OFPTT_ALL,
+  outPort: OFPP.ANY,
+  outGroup: OFPG_ANY,
+  cookie: 0x10n,
+  cookieMask: 0xffn,
+  match: { ethType: 0x0800, ipProto: 6, tcpDst: 80 },
+};
 
 export const REQUEST_BODIES: MultipartRequestBody[] = [
   { type: 'desc' },
@@ -200,7 +213,15 @@ export const REPLY_BODIES: MultipartReplyBody[] = [
         groupId: 7,
         buckets: [
           { weight: 50, watchPort: OFPP.ANY, watchGroup: OFPG_ANY, actions: [{ type: 'output', port: 2, maxLen: 0 }] },
-          { weight: 50, watchPort: OFPP.ANY, watchGroup: OFPG_ANY, actions: [{ type: 'set-queue', queueId: 1 }, { type: 'output', port: 3, maxLen: 0 }] },
+          {
+            weight: 50,
+            watchPort: OFPP.ANY,
+            watchGroup: OFPG_ANY,
+            actions: [
+              { type: 'set-queue', queueId: 1 },
+              { type: 'output', port: 3, maxLen: 0 },
+            ],
+          },
         ],
       },
       { groupType: 0, groupId: 8, buckets: [] },
@@ -249,7 +270,15 @@ export const MESSAGES: OfMessage[] = [
   { type: 'hello', version: 4, xid: 1, elements: [{ type: 'version-bitmap', bitmaps: [0x10] }] },
   { type: 'hello', version: 4, xid: 2, elements: [] },
   { type: 'hello', version: 1, xid: 3, elements: [] },
-  { type: 'hello', version: 6, xid: 4, elements: [{ type: 'unknown', elemType: 9, data: bytes(1, 2, 3) }, { type: 'version-bitmap', bitmaps: [0x52, 0x1] }] },
+  {
+    type: 'hello',
+    version: 6,
+    xid: 4,
+    elements: [
+      { type: 'unknown', elemType: 9, data: bytes(1, 2, 3) },
+      { type: 'version-bitmap', bitmaps: [0x52, 0x1] },
+    ],
+  },
   { type: 'error', xid: 5, errType: 1, code: 6, data: hex('0414000800000005') },
   { type: 'error', xid: 5, errType: 0, code: 0, data: new TextEncoder().encode('no common version') },
   { type: 'error-experimenter', xid: 6, expCode: 3, experimenter: 0x2320, data: hex('0414000800000006') },
@@ -316,7 +345,14 @@ export const MESSAGES: OfMessage[] = [
   { type: 'port-status', xid: 0, reason: 'add', port: PORT },
   { type: 'port-status', xid: 0, reason: 'modify', port: { ...PORT, currSpeed: 13_500 } },
   { type: 'port-status', xid: 0, reason: 'delete', port: { ...PORT, state: OFPPS.LINK_DOWN } },
-  { type: 'packet-out', xid: 13, bufferId: OFP_NO_BUFFER, inPort: OFPP.CONTROLLER, actions: [{ type: 'output', port: OFPP.FLOOD, maxLen: 0 }], data: ARP_REQUEST },
+  {
+    type: 'packet-out',
+    xid: 13,
+    bufferId: OFP_NO_BUFFER,
+    inPort: OFPP.CONTROLLER,
+    actions: [{ type: 'output', port: OFPP.FLOOD, maxLen: 0 }],
+    data: ARP_REQUEST,
+  },
   { type: 'packet-out', xid: 14, bufferId: 17, inPort: 1, actions: [], data: new Uint8Array(0) },
   { type: 'flow-mod', xid: 15, mod: FLOW_MOD },
   { type: 'flow-mod', xid: 16, mod: { ...FLOW_MOD, command: 'delete-strict', match: FULL_MATCH_V6, instructions: [] } },

@@ -58,9 +58,35 @@ describe('OpenFlow codec: dissection by tshark', { skip: SKIP, timeout: 180_000 
       writeFileSync(file, capture(encoded));
       const first = 4; // frames 1-3 are the handshake
 
-      const fields = await tshark(['-r', file, '-Y', 'openflow_v4 || openflow_v1 || openflow_v6', '-T', 'fields', '-E', 'separator=,', '-E', 'occurrence=f', '-e', 'frame.number', '-e', 'openflow_v4.version', '-e', 'openflow_v4.type', '-e', 'openflow_v4.xid', '-e', 'openflow_1_0.type', '-e', 'openflow_v6.type']);
+      const fields = await tshark([
+        '-r',
+        file,
+        '-Y',
+        'openflow_v4 || openflow_v1 || openflow_v6',
+        '-T',
+        'fields',
+        '-E',
+        'separator=,',
+        '-E',
+        'occurrence=f',
+        '-e',
+        'frame.number',
+        '-e',
+        'openflow_v4.version',
+        '-e',
+        'openflow_v4.type',
+        '-e',
+        'openflow_v4.xid',
+        '-e',
+        'openflow_1_0.type',
+        '-e',
+        'openflow_v6.type',
+      ]);
       assert.equal(fields.code, 0, `tshark runs: ${fields.stderr}`);
-      const rows = fields.stdout.trim().split('\n').map((l) => l.split(','));
+      const rows = fields.stdout
+        .trim()
+        .split('\n')
+        .map((l) => l.split(','));
       assert.equal(rows.length, MESSAGES.length, `one dissected OpenFlow message per frame:\n${fields.stdout}`);
       rows.forEach((row, i) => {
         const m: OfMessage = MESSAGES[i]!;
@@ -85,13 +111,44 @@ describe('OpenFlow codec: dissection by tshark', { skip: SKIP, timeout: 180_000 
       const anyMalformed = await tshark(['-r', file, '-Y', `_ws.malformed${but}`]);
       assert.equal(anyMalformed.stdout.trim(), '', `no frame at all is malformed:\n${anyMalformed.stdout}`);
 
-      const errors = await tshark(['-r', file, '-Y', `_ws.expert.severity >= 0x00800000${but}`, '-T', 'fields', '-e', 'frame.number', '-e', '_ws.expert.message']);
+      const errors = await tshark([
+        '-r',
+        file,
+        '-Y',
+        `_ws.expert.severity >= 0x00800000${but}`,
+        '-T',
+        'fields',
+        '-e',
+        'frame.number',
+        '-e',
+        '_ws.expert.message',
+      ]);
       assert.equal(errors.code, 0, `tshark runs: ${errors.stderr}`);
       assert.equal(errors.stdout.trim(), '', `no expert info of severity error:\n${errors.stdout}`);
 
       // The multipart types as the dissector reads them.
-      const mp = await tshark(['-r', file, '-Y', 'openflow_v4.type == 18 || openflow_v4.type == 19', '-T', 'fields', '-e', 'openflow_v4.multipart_request.type', '-e', 'openflow_v4.multipart_reply.type']);
-      const seen = mp.stdout.trim().split('\n').map((l) => l.split('\t').filter((x) => x !== '').map(Number)[0]);
+      const mp = await tshark([
+        '-r',
+        file,
+        '-Y',
+        'openflow_v4.type == 18 || openflow_v4.type == 19',
+        '-T',
+        'fields',
+        '-e',
+        'openflow_v4.multipart_request.type',
+        '-e',
+        'openflow_v4.multipart_reply.type',
+      ]);
+      const seen = mp.stdout
+        .trim()
+        .split('\n')
+        .map(
+          (l) =>
+            l
+              .split('\t')
+              .filter((x) => x !== '')
+              .map(Number)[0],
+        );
       const want = MESSAGES.filter((m) => m.type === 'multipart-request' || m.type === 'multipart-reply').map((m) => {
         const b = encodeOf(m);
         return (b[8]! << 8) | b[9]!;
@@ -126,7 +183,19 @@ describe('OpenFlow codec: dissection by tshark', { skip: SKIP, timeout: 180_000 
         'openflow_v4.queue_prop.max_rate.rate',
         'openflow_v4.queue_prop.experimenter.experimenter',
       ];
-      const r = await tshark(['-r', file, '-Y', 'openflow_v4', '-T', 'fields', '-E', 'aggregator=,', '-E', 'occurrence=a', ...columns.flatMap((c) => ['-e', c])]);
+      const r = await tshark([
+        '-r',
+        file,
+        '-Y',
+        'openflow_v4',
+        '-T',
+        'fields',
+        '-E',
+        'aggregator=,',
+        '-E',
+        'occurrence=a',
+        ...columns.flatMap((c) => ['-e', c]),
+      ]);
       assert.equal(r.code, 0, `tshark runs: ${r.stderr}`);
       const rows = r.stdout.replace(/\n$/, '').split('\n'); // empty trailing fields keep their tabs
       assert.equal(rows.length, queueMessages.length, `one row per message:\n${r.stdout}`);
@@ -171,7 +240,10 @@ describe('OpenFlow codec: dissection by tshark', { skip: SKIP, timeout: 180_000 
       for (const filter of ['openflow_v4 && _ws.malformed', 'openflow_v4 && _ws.expert.severity >= 0x00800000']) {
         const r = await tshark(['-r', file, '-Y', filter]);
         assert.equal(r.code, 0, `tshark runs: ${r.stderr}`);
-        assert.ok(/^\s*4\s/.test(r.stdout) && r.stdout.trim().split('\n').length === 1, `the broken FLOW_MOD (frame 4), and only it, matches ${filter}:\n${r.stdout}`);
+        assert.ok(
+          /^\s*4\s/.test(r.stdout) && r.stdout.trim().split('\n').length === 1,
+          `the broken FLOW_MOD (frame 4), and only it, matches ${filter}:\n${r.stdout}`,
+        );
       }
     } finally {
       rmSync(dir, { recursive: true, force: true });

@@ -1,0 +1,36 @@
+import type { EventId } from './engine.js';
+import type { Scheduler } from './scheduler.js';
+import type { Micros } from './time.js';
+
+/**
+ * One scheduler event at a core's next deadline, as a driver keeps it: `set`
+ * moves the event when the deadline moved and leaves it where it is when not,
+ * so that events due at the same time keep the order in which they were
+ * scheduled (and a run stays reproducible).
+ */
+export class Alarm {
+  private id: EventId | undefined;
+  private at: Micros | undefined;
+
+  constructor(private readonly scheduler: Scheduler) {}
+
+  /** `run` at `due` (never before now); undefined: no event. */
+  set(due: Micros | undefined, run: (now: Micros) => void): void {
+    const at = due === undefined ? undefined : Math.max(due, this.scheduler.now());
+    if (this.at === at && this.id !== undefined) return;
+    this.cancel();
+    this.at = at;
+    if (at === undefined) return;
+    this.id = this.scheduler.at(at, (now) => {
+      this.id = undefined;
+      this.at = undefined;
+      run(now);
+    });
+  }
+
+  cancel(): void {
+    if (this.id !== undefined) this.scheduler.cancel(this.id);
+    this.id = undefined;
+    this.at = undefined;
+  }
+}

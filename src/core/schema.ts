@@ -1,0 +1,403 @@
+import { readFile } from 'node:fs/promises';
+import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
+import { ConfigError, type ConfigIssue } from './errors.js';
+
+/**
+ * What every JSON document cogmesh reads (node configurations, simulation
+ * scenarios) shares: validation against a JSON Schema that is the one source
+ * of defaults, problems told in plain words with the path of the field,
+ * `path=value` overrides, and JSON syntax errors with a line and column.
+ */
+
+export type Schema = { [k: string]: unknown };
+
+/** Keywords cogmesh adds to its schemas: `x-live` (a field a running router takes), `x-secret` (a field never shown). */
+export const SCHEMA_ANNOTATIONS = ['x-live', 'x-secret'] as const;
+
+/**
+ * Compiles `root` (with the schemas its `$ref`s name, by `$id`); the checker
+ * fills defaults into the document it is given and returns every problem found.
+ */
+export function schemaChecker(root: Schema, refs: readonly Schema[] = []): (data: unknown) => ConfigIssue[] {
+  const ajv = new Ajv2020({ allErrors: true, verbose: true, useDefaults: true, discriminator: true, strict: true });
+  // cogmesh's annotations: they mark fields for the code that reads the schema, and validate nothing.
+  ajv.addVocabulary([...SCHEMA_ANNOTATIONS]);
+  for (const r of refs) ajv.addSchema(r);
+  const validate = ajv.compile(root);
+
+  function schemaIssues(errors: readonly ErrorObject[]): ConfigIssue[] {
+    const issues: ConfigIssue[] = [];
+    const seen = new Set<string>();
+    const add = (issue: ConfigIssue): void => {
+      if (seen.has(issue.path)) return;
+      seen.add(issue.path);
+      issues.push(issue);
+    };
+    for (const e of errors) {
+      const parent = (e.parentSchema ?? {}) as Schema;
+      const at = e.instancePath;
+      switch (e.keyword) {
+        case 'required': {
+          const name = (e.params as { missingProperty: string }).missingProperty;
+          const child = childSchema(parent, name);
+          add({ path: `${at}/${name}`, value: undefined, expected: `a value (required)${child ? `: ${describe(child)}` : ''}` });
+          break;
+        }
+        case 'additionalProperties': {
+          const name = (e.params as { additionalProperty: string }).additionalProperty;
+          const allowed = Object.keys((parent.properties ?? {}) as Schema).join(', ');
+          add({ path: `${at}/${escapePointer(name)}`, value: (e.data as Record<string, unknown>)[name], expected: `no such field (allowed: ${allowed})` });
+          break;
+        }
+        case 'discriminator': {
+          const p = e.params as { tag: string; tagValue: unknown };
+          const kinds = discriminatorValues(parent);
+          const missing = p.tagValue === undefined;
+          add({ path: `${at}/${p.tag}`, value: p.tagValue, expected: `${missing ? 'a value (required): ' : ''}one of ${kinds}` });
+          break;
+        }
+        default:
+          add({ path: at === '' ? '/' : at, value: e.data, expected: describe(parent) || (e.message ?? 'a valid value') });
+      }
+    }
+    return issues;
+  }
+
+  function childSchema(parent: Schema, name: string): Schema | undefined {
+    const props = parent.properties as Record<string, Schema> | undefined;
+    const child = props?.[name];
+    return child ? resolve(child) : undefined;
+  }
+
+  function resolve(s: Schema): Schema {
+    const ref = s.$ref;
+    if (typeof ref !== 'string') return s;
+    const hash = ref.indexOf('#');
+    const file = hash < 0 ? ref : ref.slice(0, hash);
+    const base = file === '' ? root : [root, ...refs].find((r) => typeof r.$id === 'string' && r.$id.endsWith(`/${file}`));
+    if (!base || hash < 0 || !ref.startsWith('#/', hash)) return s;
+    let node: unknown = base;
+    for (const seg of ref.slice(hash + 2).split('/')) node = (node as Schema)[seg];
+    return resolve(node as Schema);
+  }
+
+  function discriminatorValues(s: Schema): string {
+    const branches = (s.oneOf ?? []) as Schema[];
+    const tag = (s.discriminator as { propertyName: string }).propertyName;
+    return branches.map((b) => JSON.stringify(((b.properties as Record<string, Schema>)[tag] ?? {}).const)).join(', ');
+  }
+
+  /** What a schema accepts, in plain words: `an integer >= 1 and <= 10000`, `one of "auto", "cpu", "gpu"`. */
+  function describe(raw: Schema): string {
+    const s = resolve(raw);
+    if (Array.isArray(s.enum)) return `one of ${s.enum.map((v) => JSON.stringify(v)).join(', ')}`;
+    if (s.const !== undefined) return JSON.stringify(s.const);
+    if (s.discriminator) return `an object whose "kind" is one of ${discriminatorValues(s)}`;
+    switch (s.type) {
+      case 'integer':
+      case 'number': {
+        const bounds: string[] = [];
+        if (typeof s.minimum === 'number') bounds.push(`>= ${s.minimum}`);
+        if (typeof s.exclusiveMinimum === 'number') bounds.push(`> ${s.exclusiveMinimum}`);
+        if (typeof s.maximum === 'number') bounds.push(`<= ${s.maximum}`);
+        if (typeof s.exclusiveMaximum === 'number') bounds.push(`< ${s.exclusiveMaximum}`);
+        const noun = s.type === 'integer' ? 'an integer' : 'a number';
+        return bounds.length > 0 ? `${noun} ${bounds.join(' and ')}` : noun;
+      }
+      case 'string': {
+        const min = typeof s.minLength === 'number' ? s.minLength : 0;
+        const noun = min > 0 ? 'a non-empty string' : 'a string';
+        return typeof s.maxLength === 'number' ? `${noun} of at most ${s.maxLength} characters` : noun;
+      }
+      case 'boolean':
+        return 'true or false';
+      case 'array': {
+        const items = s.items ? describe(s.items as Schema) : 'anything';
+        const most = typeof s.maxItems === 'number' ? ` (at most ${s.maxItems})` : '';
+        return `an array${most} of items each ${items}`;
+      }
+      case 'object': {
+        const fields = Object.keys((s.properties ?? {}) as Schema);
+        return fields.length > 0 ? `an object with fields ${fields.join(', ')}` : 'an object';
+      }
+      default:
+        return '';
+    }
+  }
+
+  function escapePointer(name: string): string {
+    return name.replace(/~/g, '~0').replace(/\//g, '~1');
+  }
+
+  return (data: unknown): ConfigIssue[] => (validate(data) ? [] : schemaIssues(validate.errors ?? []));
+}
+
+/** A deep copy of plain JSON data, or a ConfigError when it is not plain data. */
+export function cloneJson(input: unknown, source: string): unknown {
+  try {
+    return structuredClone(input);
+  } catch {
+    throw new ConfigError([{ path: '/', value: String(input), expected: 'plain JSON data (objects, arrays, strings, numbers, booleans)' }], source);
+  }
+}
+
+/**
+ * Reads a JSON file. A missing file and a syntax error (with its line and
+ * column) are reported as a ConfigError whose source is the file's path.
+ */
+export async function readJsonFile(path: string, what = 'configuration file'): Promise<unknown> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    const why = code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'a directory' : `${code ?? 'unreadable'}: ${(e as Error).message}`;
+    throw new ConfigError([{ path: '/', value: path, expected: `a readable ${what} (found ${why})` }], path);
+  }
+  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (e) {
+    const found = jsonSyntaxError(text) ?? { offset: 0, message: (e as Error).message };
+    const { line, column } = lineColumn(text, found.offset);
+    const excerpt = text.slice(found.offset).split(/\r?\n/, 1)[0]!.slice(0, 20);
+    const value = excerpt !== '' ? excerpt : found.offset >= text.length ? '(end of file)' : '(end of line)';
+    throw new ConfigError([{ path: '/', value, expected: `valid JSON: ${found.message} at line ${line}, column ${column}` }], path);
+  }
+}
+
+/**
+ * Applies `path=value` overrides (dotted paths, e.g. `sensing.durationMs=20`;
+ * array items by index, e.g. `sim.band.pn.0.powerDbm=-40`) to a copy of
+ * `doc`. A value is taken as JSON when it parses as JSON, otherwise as a
+ * string. Unknown paths are problems, unless `create` is set (for documents
+ * whose schema check comes next and names unknown fields itself); `doc`
+ * itself is never changed.
+ */
+export function overridePaths(doc: unknown, overrides: readonly string[], opts: { create?: boolean } = {}): { doc: unknown; issues: ConfigIssue[] } {
+  const next = structuredClone(doc) as unknown;
+  const issues: ConfigIssue[] = [];
+  for (const entry of overrides) {
+    const eq = entry.indexOf('=');
+    const key = eq < 0 ? entry : entry.slice(0, eq);
+    if (eq <= 0 || key.split('.').some((s) => s === '')) {
+      issues.push({ path: `/${key.split('.').join('/')}`, value: entry, expected: 'an override of the form path=value, e.g. sensing.durationMs=20' });
+      continue;
+    }
+    setPath(next, key.split('.'), parseOverrideValue(entry.slice(eq + 1)), opts, issues);
+  }
+  return { doc: next, issues };
+}
+
+/**
+ * Sets each dotted path to its value, in a copy of `doc`: the same rules as
+ * `overridePaths`, for values that are already values (the control API's
+ * `set`), so nothing goes through text and back.
+ */
+export function setPaths(
+  doc: unknown,
+  entries: ReadonlyArray<readonly [path: string, value: unknown]>,
+  opts: { create?: boolean } = {},
+): { doc: unknown; issues: ConfigIssue[] } {
+  const next = structuredClone(doc) as unknown;
+  const issues: ConfigIssue[] = [];
+  for (const [path, value] of entries) {
+    const segments = path.split('.');
+    if (segments.some((s) => s === '')) issues.push({ path: `/${segments.join('/')}`, value, expected: 'a dotted path, e.g. sensing.durationMs' });
+    else setPath(next, segments, value, opts, issues);
+  }
+  return { doc: next, issues };
+}
+
+function setPath(root: unknown, segments: readonly string[], value: unknown, opts: { create?: boolean }, issues: ConfigIssue[]): void {
+  let parent: unknown = root;
+  for (let i = 0; i < segments.length; i++) {
+    const seg = segments[i]!;
+    if (!hasChild(parent, seg)) {
+      // Creating a field is left to the schema check that follows, which names unknown ones.
+      if (opts.create && isObject(parent)) {
+        if (i < segments.length - 1) parent[seg] = {};
+      } else {
+        issues.push({ path: `/${segments.slice(0, i + 1).join('/')}`, value, expected: noSuchChild(parent) });
+        return;
+      }
+    }
+    if (i === segments.length - 1) (parent as Record<string, unknown>)[seg] = value;
+    else parent = (parent as Record<string, unknown>)[seg];
+  }
+}
+
+/**
+ * The value at a path of a JSON document (array items by index), or where
+ * the path leaves the document (`at`, a pointer) and what is there instead.
+ */
+export function valueAt(doc: unknown, segments: readonly string[]): { ok: true; value: unknown } | { ok: false; at: string; expected: string } {
+  let v = doc;
+  for (let i = 0; i < segments.length; i++) {
+    const seg = segments[i]!;
+    if (!hasChild(v, seg)) return { ok: false, at: `/${segments.slice(0, i + 1).join('/')}`, expected: noSuchChild(v) };
+    v = (v as Record<string, unknown>)[seg];
+  }
+  return { ok: true, value: v };
+}
+
+function parseOverrideValue(raw: string): unknown {
+  try {
+    return JSON.parse(raw) as unknown;
+  } catch {
+    return raw;
+  }
+}
+
+export function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function hasChild(parent: unknown, seg: string): boolean {
+  if (Array.isArray(parent)) return /^(0|[1-9]\d*)$/.test(seg) && Number(seg) < parent.length;
+  return isObject(parent) && Object.hasOwn(parent, seg);
+}
+
+function noSuchChild(parent: unknown): string {
+  if (Array.isArray(parent)) return `an index of an existing item (0..${parent.length - 1})`;
+  if (isObject(parent)) return `no such field (allowed: ${Object.keys(parent).join(', ')})`;
+  return 'no such field (its parent is not an object)';
+}
+
+// ---------------------------------------------------------------------------
+// JSON syntax errors with a position (JSON.parse's message has none on Node 20)
+
+interface SyntaxProblem {
+  offset: number;
+  message: string;
+}
+
+function lineColumn(text: string, offset: number): { line: number; column: number } {
+  let line = 1;
+  let start = 0;
+  for (let i = 0; i < offset && i < text.length; i++) {
+    if (text.charCodeAt(i) === 10) {
+      line++;
+      start = i + 1;
+    }
+  }
+  return { line, column: offset - start + 1 };
+}
+
+/**
+ * Finds the first JSON syntax error in `text` (RFC 8259), iteratively so that
+ * deep nesting cannot overflow the stack. Returns undefined for valid JSON.
+ */
+function jsonSyntaxError(text: string): SyntaxProblem | undefined {
+  const n = text.length;
+  let i = 0;
+  const stack: Array<'{' | '['> = [];
+  const fail = (message: string, at = i): SyntaxProblem => ({ offset: at, message });
+  const ws = (): void => {
+    while (i < n && (text[i] === ' ' || text[i] === '\t' || text[i] === '\n' || text[i] === '\r')) i++;
+  };
+  const str = (): SyntaxProblem | undefined => {
+    const start = i;
+    i++; // opening quote
+    while (i < n) {
+      const c = text.charCodeAt(i);
+      if (c === 0x22) {
+        i++;
+        return undefined;
+      }
+      if (c < 0x20) return fail('a control character (such as a line break) inside a string');
+      if (c === 0x5c) {
+        const e = text[i + 1];
+        if (e === 'u') {
+          if (!/^[0-9a-fA-F]{4}$/.test(text.slice(i + 2, i + 6))) return fail('an invalid \\u escape in a string');
+          i += 6;
+        } else if (e !== undefined && '"\\/bfnrt'.includes(e)) {
+          i += 2;
+        } else {
+          return fail('an invalid escape in a string');
+        }
+      } else {
+        i++;
+      }
+    }
+    return fail('a string that is never closed', start);
+  };
+  const scalar = (): SyntaxProblem | undefined => {
+    const c = text[i];
+    if (c === '"') return str();
+    for (const lit of ['true', 'false', 'null']) {
+      if (text.startsWith(lit, i)) {
+        i += lit.length;
+        return undefined;
+      }
+    }
+    const m = /^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?/.exec(text.slice(i, i + 400));
+    if (c !== undefined && /[-0-9]/.test(c) && m) {
+      i += m[0].length;
+      return undefined;
+    }
+    return fail(c === undefined ? 'unexpected end of input' : `unexpected ${JSON.stringify(c)} where a value was expected`);
+  };
+
+  // Each turn parses one value (opening a container counts as its start), then the punctuation after it.
+  ws();
+  for (;;) {
+    if (i >= n) return fail('unexpected end of input');
+    const c = text[i];
+    let closedEmpty = false;
+    if (c === '{' || c === '[') {
+      i++;
+      ws();
+      const close = c === '{' ? '}' : ']';
+      if (text[i] === close) {
+        i++;
+        closedEmpty = true;
+      } else {
+        stack.push(c);
+        if (c === '{') {
+          const p = key();
+          if (p) return p;
+        }
+        continue;
+      }
+    }
+    if (!closedEmpty) {
+      const p = scalar();
+      if (p) return p;
+    }
+    // After a complete value: close containers or move to the next item.
+    for (;;) {
+      ws();
+      const top = stack[stack.length - 1];
+      if (top === undefined) return i < n ? fail('unexpected text after the end of the JSON document') : undefined;
+      const close = top === '{' ? '}' : ']';
+      if (text[i] === ',') {
+        i++;
+        ws();
+        if (top === '{') {
+          const p = key();
+          if (p) return p;
+        }
+        break;
+      }
+      if (text[i] === close) {
+        i++;
+        stack.pop();
+        continue;
+      }
+      return fail(i >= n ? 'unexpected end of input' : `expected ',' or '${close}' but found ${JSON.stringify(text[i])}`);
+    }
+    ws();
+  }
+
+  function key(): SyntaxProblem | undefined {
+    if (text[i] !== '"') return fail(i >= n ? 'unexpected end of input' : `expected a field name in double quotes but found ${JSON.stringify(text[i])}`);
+    const p = str();
+    if (p) return p;
+    ws();
+    if (text[i] !== ':') return fail(i >= n ? 'unexpected end of input' : `expected ':' after the field name but found ${JSON.stringify(text[i])}`);
+    i++;
+    ws();
+    return undefined;
+  }
+}

@@ -1,0 +1,146 @@
+import { configVersion } from '../config/load.js';
+import type { LiveChange } from '../config/live.js';
+import type { NodeConfig } from '../config/types.js';
+import { ConfigError } from '../core/errors.js';
+import type { Logger } from '../core/log.js';
+import type { Micros } from '../core/time.js';
+import { parseAccText, parseFlowText } from '../openflow/flow-spec.js';
+import type { ControllerRole, RouterStatus, Telemetry } from '../router/view.js';
+import { ControllerService } from './controller-service.js';
+
+/** The subscribers of a router's telemetry; one that throws is logged and the others still hear. */
+export class TelemetryHub {
+  private readonly subscribers = new Set<(e: Telemetry) => void>();
+
+  constructor(private readonly log: Logger) {}
+
+  subscribe(fn: (e: Telemetry) => void): () => void {
+    this.subscribers.add(fn);
+    return () => this.subscribers.delete(fn);
+  }
+
+  emit(t: Telemetry): void {
+    for (const fn of this.subscribers) {
+      try {
+        fn(t);
+      } catch (e) {
+        this.log.error({ event: 'telemetry-error', err: e }, `a telemetry subscriber failed: ${(e as Error).message}`);
+      }
+    }
+  }
+
+  clear(): void {
+    this.subscribers.clear();
+  }
+}
+
+/**
+ * What every router daemon's view shares: the running configuration and its
+ * version, the live reconfiguration (checked whole, then handed to the
+ * router by `applyLive`), and the telemetry subscribers.
+ */
+export abstract class LiveConfigView {
+  protected cfg: NodeConfig;
+  protected version: string;
+  protected readonly hub: TelemetryHub;
+
+  constructor(
+    cfg: NodeConfig,
+    protected readonly log: Logger,
+  ) {
+    this.cfg = cfg;
+    this.version = configVersion(cfg);
+    this.hub = new TelemetryHub(log);
+  }
+
+  /** The controller role's service, when `controller.listen` is set. */
+  protected controllerService: ControllerService | undefined;
+
+  abstract now(): Micros;
+  abstract readonly id: number;
+  abstract readonly name: string;
+  /** When the router started (its clock). */
+  protected abstract readonly startedUs: Micros;
+
+  /** What every status begins with: who, when, since when, which configuration. */
+  protected statusHead(now: Micros): Pick<RouterStatus, 'node' | 'atUs' | 'uptimeS' | 'configVersion'> & { pid: number } {
+    return {
+      node: { id: this.id, name: this.name },
+      pid: process.pid,
+      atUs: now,
+      uptimeS: Math.round((now - this.startedUs) / 1000) / 1000,
+      configVersion: this.version,
+    };
+  }
+
+  /** Hands a checked configuration to the running cores, in one step. */
+  protected abstract applyLive(next: NodeConfig, changed: string[]): void;
+
+  config(): NodeConfig {
+    return structuredClone(this.cfg);
+  }
+
+  controller(): ControllerRole | undefined {
+    return this.controllerService;
+  }
+
+  /**
+   * Takes the controller role when `controller.listen` is set: the CETT
+   * controller on that address with the configured flows, before the
+   * router's own agent connects to it. A ConfigError names what is wrong.
+   */
+  protected async startController(): Promise<void> {
+    const c = this.cfg.controller;
+    if (c.listen === '') return;
+    const acc = c.acc === 'none' ? undefined : parseAccText(c.acc, c.accMode);
+    if (acc && !acc.ok) throw new ConfigError([{ path: '/controller/acc', value: c.acc, expected: acc.error }]);
+    const service = new ControllerService({ hysteresis: c.hysteresis, log: this.log, now: () => this.now() });
+    for (const [i, text] of c.flows.entries()) {
+      const spec = parseFlowText(text, i + 1, acc?.value);
+      const r = spec.ok ? service.addFlow(spec.value) : spec;
+      if (!r.ok) throw new ConfigError([{ path: `/controller/flows/${i}`, value: text, expected: r.error }]);
+    }
+    await service.start(c.listen);
+    this.controllerService = service;
+    const of = this.cfg.openflow;
+    if (of.mode !== 'active' || of.controller !== c.listen) {
+      // Legitimate (a router that only controls), but then it is no link of any path.
+      this.log.warn(
+        { event: 'controller-self', openflow: of.mode, controller: of.controller, listen: c.listen },
+        `this router runs the controller on ${c.listen} but its own agent does not connect to it (openflow.mode ${of.mode}${of.mode === 'active' ? `, openflow.controller ${of.controller}` : ''}): paths through this router cannot be placed`,
+      );
+    }
+  }
+
+  protected async stopController(): Promise<void> {
+    await this.controllerService?.stop();
+    this.controllerService = undefined;
+  }
+
+  configVersion(): string {
+    return this.version;
+  }
+
+  reconfigure(change: LiveChange): string {
+    if (change.from !== this.version) {
+      throw new ConfigError(
+        [{ path: '/', value: change.from, expected: `a change checked against the running configuration, version ${this.version}` }],
+        'set',
+      );
+    }
+    if (change.restartOnly.length > 0) throw new ConfigError(change.restartOnly, 'set');
+    const { checked, changed } = change;
+    if (changed.length === 0) return this.version;
+    this.applyLive(checked, changed);
+    this.cfg = checked;
+    this.version = configVersion(checked);
+    this.log.level = checked.log.level;
+    this.log.info({ event: 'reconfigured', changed, version: this.version }, `configuration ${this.version}: ${changed.join(', ')} changed`);
+    this.hub.emit({ kind: 'config', atUs: this.now(), version: this.version, changed });
+    return this.version;
+  }
+
+  subscribe(fn: (e: Telemetry) => void): () => void {
+    return this.hub.subscribe(fn);
+  }
+}

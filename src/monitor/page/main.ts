@@ -1,0 +1,317 @@
+import { parseFrame } from '../frames.js';
+import { MONITOR_PROTOCOL, type EventMessage, type HelloMessage, type MonitorMessage, type OnWire, type StateMessage } from '../protocol.js';
+import { buildBars, drawWaterfall, hover, INFERNO, legend, POWER_LUT, POWER_MAX, POWER_MIN, updateBars, VIRIDIS, W_LUT } from './draw.js';
+import { dash, esc, fmtAge, fmtBytes, fmtClock, fmtCost, fmtFlow, fmtUptime } from './format.js';
+import { $, emptyState } from './state.js';
+
+/**
+ * The monitor page's script (bundled by esbuild into the page the monitor
+ * serves): it opens `/stream` with the page's own `?token=`, parses the
+ * binary frames with the server's own parser (frames.ts) and draws the
+ * router: power and w waterfalls, RC of the latest round, R1/R2/R3, queues,
+ * neighbours, routes, VNFs, flows and events. It reconnects with backoff.
+ */
+
+const MAX_ROWS = 600;
+const MAX_EVENTS = 200;
+
+const S = emptyState();
+const token = new URLSearchParams(location.search).get('token');
+
+function chBadge(ch: number | null | undefined): string {
+  if (ch === null || ch === undefined) return '<span class="muted">&ndash;</span>';
+  return `<span class="ch-badge${ch === S.r1 ? ' r1' : ''}">${esc(ch)}</span>`;
+}
+
+/** A table's rows, and its "empty" note when there are none. */
+function setRows(id: string, html: string[]): void {
+  $<HTMLTableElement>(id).tBodies[0]!.innerHTML = html.join('');
+  $(`${id}-empty`).hidden = html.length > 0;
+}
+
+// ---- connection ------------------------------------------------------------
+
+let ws: WebSocket | null = null;
+let backoffMs = 500;
+
+function setStatus(s: 'connecting' | 'connected' | 'disconnected', retry = ''): void {
+  $('conn').dataset.state = s;
+  $('status').textContent = s;
+  $('retry').textContent = retry;
+  document.body.classList.toggle('offline', s !== 'connected');
+}
+
+function connect(): void {
+  setStatus('connecting');
+  const u = new URL('stream', location.href);
+  u.protocol = location.protocol === 'https:' ? 'wss:' : 'ws:';
+  u.search = token !== null ? `?token=${encodeURIComponent(token)}` : '';
+  u.hash = '';
+  let sock: WebSocket;
+  try {
+    sock = new WebSocket(u.href);
+  } catch {
+    scheduleReconnect();
+    return;
+  }
+  ws = sock;
+  sock.binaryType = 'arraybuffer';
+  sock.onmessage = (e: MessageEvent<string | ArrayBuffer>) => {
+    if (typeof e.data !== 'string') {
+      onFrame(e.data);
+      return;
+    }
+    let m: OnWire<MonitorMessage>;
+    try {
+      m = JSON.parse(e.data) as OnWire<MonitorMessage>;
+    } catch {
+      return;
+    }
+    onMessage(m);
+  };
+  sock.onclose = () => {
+    if (ws !== sock) return;
+    ws = null;
+    scheduleReconnect();
+  };
+}
+
+function scheduleReconnect(): void {
+  // In the viewer's browser, not a router core: the jitter only keeps many open pages from
+  // reconnecting in step after a router restarts, so nothing here needs to be reproducible.
+  // eslint-disable-next-line no-restricted-properties -- the viewer's browser, not a core (see above)
+  const delay = backoffMs * (1 + Math.random() * 0.2);
+  backoffMs = Math.min(backoffMs * 2, 10000);
+  setStatus('disconnected', ` · retrying in ${(delay / 1000).toFixed(1)} s`);
+  setTimeout(connect, delay);
+}
+
+function onMessage(m: OnWire<MonitorMessage>): void {
+  if (m.type === 'hello') onHello(m);
+  else if (m.type === 'state') onState(m);
+  else if (m.type === 'event') onEvent(m);
+}
+
+function onHello(m: OnWire<HelloMessage>): void {
+  backoffMs = 500;
+  S.hello = m;
+  S.channels = m.channels.slice();
+  S.rows = [];
+  S.latest = null;
+  S.r1 = null;
+  S.configVersion = m.configVersion;
+  $('node').innerHTML = `<b>${esc(m.node.name)}</b> &middot; node ${esc(m.node.id)}`;
+  document.title = `${m.node.name} · cogmesh monitor`;
+  $('proto').textContent = `protocol ${m.protocol}${m.protocol !== MONITOR_PROTOCOL ? ` (this page speaks ${MONITOR_PROTOCOL})` : ''}`;
+  $('config-version').textContent = String(m.configVersion).slice(0, 12);
+  buildBars(S);
+  setStatus('connected');
+  scheduleDraw();
+}
+
+function onFrame(buf: ArrayBuffer): void {
+  const r = parseFrame(new Uint8Array(buf));
+  if (!r.ok) {
+    S.badFrames++;
+    $('bad-frames').textContent = `${S.badFrames} bad frames (last: ${r.error.code})`;
+    return;
+  }
+  const f = r.value;
+  if (S.channels.length === 0) {
+    S.channels = f.channels.map((c) => c.channel);
+    buildBars(S);
+  }
+  S.rows.push({ round: f.round, startUs: f.startUs, endUs: f.endUs, cells: new Map(f.channels.map((c) => [c.channel, c])), r1: S.state ? S.r1 : null });
+  if (S.rows.length > MAX_ROWS) S.rows.splice(0, S.rows.length - MAX_ROWS);
+  S.latest = f;
+  S.frames++;
+  scheduleDraw();
+}
+
+function onEvent(m: OnWire<EventMessage>): void {
+  let text: string | null = null;
+  switch (m.kind) {
+    case 'r1': {
+      S.r1 = m.channel;
+      S.r1Reason = m.reason;
+      const last = S.rows[S.rows.length - 1];
+      if (last && S.state) last.r1 = m.channel;
+      if (m.changed) text = `R1 moved to channel <b>${dash(m.channel)}</b> (${esc(m.reason)})`;
+      renderTiles();
+      scheduleDraw();
+      break;
+    }
+    case 'r2':
+      S.r2 = m.channel;
+      $('r2').innerHTML = dash(m.channel);
+      break;
+    case 'config':
+      S.configVersion = m.version;
+      $('config-version').textContent = String(m.version).slice(0, 12);
+      text = `configuration ${esc(String(m.version).slice(0, 12))}: ${esc(m.changed.join(', ') || 'no change')}`;
+      break;
+    case 'vnf': {
+      const v = m.event;
+      const why = v.kind === 'stopped' && v.reason ? `: ${esc(v.reason)}` : v.kind === 'failed' && v.error ? `: ${esc(v.error)}` : '';
+      text = `VNF ${esc(v.id)} (${esc(v.type)}) ${esc(v.kind)}${why}`;
+      break;
+    }
+    case 'neighbour':
+      text = `neighbour ${esc(m.addr)} <span class="pill ${m.up ? 'up">up' : 'down">down'}</span>`;
+      break;
+  }
+  if (text === null) return;
+  S.events.unshift(`<li><span class="t">${esc(fmtClock(m.atUs))}</span><span class="k ${esc(m.kind)}">${esc(m.kind)}</span><span>${text}</span></li>`);
+  if (S.events.length > MAX_EVENTS) S.events.length = MAX_EVENTS;
+  $('events').innerHTML = S.events.join('');
+  $('events-empty').hidden = true;
+  $('event-count').textContent = String(S.events.length);
+}
+
+// ---- state -----------------------------------------------------------------
+
+function onState(m: OnWire<StateMessage>): void {
+  S.state = m;
+  S.r1 = m.status.r1.channel;
+  S.r1Reason = m.status.r1.reason;
+  S.r2 = m.status.r2.channel;
+  S.r3 = m.status.r3.channel;
+  if (m.status.configVersion) {
+    S.configVersion = m.status.configVersion;
+    $('config-version').textContent = String(S.configVersion).slice(0, 12);
+  }
+  renderTiles();
+  renderTables(m);
+  scheduleDraw();
+}
+
+function renderTiles(): void {
+  const st = S.state?.status;
+  $('r1').innerHTML = dash(S.r1);
+  $('r3').innerHTML = dash(S.r3);
+  if (!st) return;
+  const since = st.r1.since !== null ? fmtAge(st.atUs - st.r1.since) : '&ndash;';
+  $('r1-info').innerHTML = `for ${since} &middot; ${dash(S.r1Reason)}`;
+  $('r2').innerHTML = dash(S.r2);
+  $('r2-dwell').innerHTML = st.r2.dwellEndUs !== null && st.r2.dwellEndUs > st.atUs ? `${fmtAge(st.r2.dwellEndUs - st.atUs)} left` : '&ndash;';
+  $('r2-switches').textContent = String(st.r2.switches);
+  const sn = st.sensing;
+  $('sensing-info').innerHTML =
+    `${esc(sn.durationMs)} / ${esc(sn.periodMs)} ms &middot; CCA ${esc(sn.ccaThresholdDbm)} dBm${sn.transmitPaused ? ' &middot; <b>TX paused</b>' : ''}`;
+  $('uptime').textContent = fmtUptime(st.uptimeS);
+  $('r3-info').textContent = st.mesh ? 'common control channel' : 'no air medium: sensing only';
+}
+
+function renderTables(m: OnWire<StateMessage>): void {
+  const now = m.atUs;
+  $('nbr-count').textContent = String(m.neighbours.length);
+  $('route-count').textContent = String(m.routes.length);
+  $('flow-count').textContent = String(m.flows.length);
+  $('vnf-count').textContent = String(m.vnfs.length);
+
+  setRows(
+    'neighbours',
+    m.neighbours
+      .slice()
+      .sort((a, b) => a.addr - b.addr)
+      .map(
+        (n) =>
+          `<tr data-addr="${esc(n.addr)}"><td class="mono">${esc(n.addr)}</td><td>${chBadge(n.r1Channel)}</td><td class="num">${fmtAge(now - n.lastHeardUs)} ago</td><td class="num">${fmtAge(n.lostAtUs - now)}</td></tr>`,
+      ),
+  );
+
+  setRows(
+    'routes',
+    m.routes
+      .slice()
+      .sort((a, b) => a.dst - b.dst)
+      .map((r) => {
+        const paths = r.paths
+          .map(
+            (p) =>
+              `<span class="path${p.chosen ? ' chosen' : ''}" title="last hop ${esc(p.lastHop)}">via <b>${esc(p.nextHop)}</b> &middot; ${esc(p.hopCount)} hop${p.hopCount === 1 ? '' : 's'} &middot; ${fmtCost(p.pathCost)}</span>`,
+          )
+          .join('');
+        return `<tr data-dst="${esc(r.dst)}"><td class="mono">${esc(r.dst)}</td><td><span class="pill ${esc(r.state)}">${esc(r.state)}</span></td><td class="mono">${dash(r.chosen)}</td><td class="num">${dash(r.seq)}</td><td><div class="paths">${paths || '<span class="muted">no valid path</span>'}</div></td></tr>`;
+      }),
+  );
+
+  setRows(
+    'flows',
+    m.flows
+      .slice()
+      .sort((a, b) => a.flow - b.flow)
+      .map(
+        (f) =>
+          `<tr><td>${esc(f.proto)}</td><td class="mono">${esc(f.src)} &rarr; ${esc(f.dst)}</td><td class="num">${esc(f.flow)}</td><td>${esc(f.role)}</td><td class="num">${esc(f.packets)}</td><td class="num">${fmtBytes(f.bytes)}</td><td class="mono">${dash(f.nextHop)}</td><td class="num">${fmtAge(now - f.lastUs)} ago</td></tr>`,
+      ),
+  );
+
+  setRows(
+    'vnfs',
+    m.vnfs
+      .slice()
+      .sort((a, b) => a.id - b.id)
+      .map((v) => {
+        const counters = Object.keys(v.counters)
+          .map((k) => `${esc(k)} ${esc(v.counters[k])}`)
+          .join(' &middot; ');
+        return `<tr data-id="${esc(v.id)}"><td class="num">${esc(v.id)}</td><td>${esc(v.type)}</td><td class="mono">${esc(fmtFlow(v.flow))}${counters ? `<div class="muted">${counters}</div>` : ''}</td><td><span class="pill ${esc(v.state)}" title="${esc(v.reason ?? '')}">${esc(v.state)}</span></td><td class="num">${esc(v.packetsTaken)} / ${esc(v.packetsForwarded)} / ${esc(v.packetsSent)}</td></tr>`;
+      }),
+  );
+
+  const cap = S.hello?.queuePackets || 1;
+  let total = 0;
+  setRows(
+    'queues',
+    m.queues
+      .slice()
+      .sort((a, b) => a.channel - b.channel)
+      .map((q) => {
+        total += q.packets;
+        const pct = Math.min(100, (q.packets / cap) * 100);
+        return `<tr data-channel="${esc(q.channel)}"${q.channel === S.r2 ? ' class="serving" title="R2 serves this queue"' : ''}><td>${chBadge(q.channel)}</td><td class="num">${esc(q.packets)}</td><td class="num">${fmtBytes(q.bytes)}</td><td><div class="qbar"><i style="width:${pct.toFixed(1)}%"></i></div></td></tr>`;
+      }),
+  );
+  $('queue-total').textContent = `${total} packets queued`;
+
+  const st = m.status;
+  const kv: string[] = [];
+  for (const k of Object.keys(st.counters).sort()) kv.push(`<div><span title="${esc(k)}">${esc(k)}</span><span>${esc(st.counters[k])}</span></div>`);
+  for (const k of Object.keys(st.drops).sort()) {
+    const n = st.drops[k] ?? 0;
+    kv.push(`<div class="${n > 0 ? 'drop' : ''}"><span title="drops: ${esc(k)}">drop: ${esc(k)}</span><span>${esc(n)}</span></div>`);
+  }
+  $('counters').innerHTML = kv.join('') || '<span class="empty">no counters</span>';
+}
+
+// ---- drawing ---------------------------------------------------------------
+
+let drawPending = false;
+
+function scheduleDraw(): void {
+  if (drawPending) return;
+  drawPending = true;
+  requestAnimationFrame(() => {
+    drawPending = false;
+    draw();
+  });
+}
+
+function draw(): void {
+  drawWaterfall(S, $<HTMLCanvasElement>('power'), (c) => c.powerDbm, POWER_LUT, POWER_MIN, POWER_MAX, false);
+  drawWaterfall(S, $<HTMLCanvasElement>('wfall'), (c) => c.w, W_LUT, 0, 1, true);
+  updateBars(S);
+  const f = S.latest;
+  $('round').innerHTML = f ? `#${esc(f.round)}<small>${esc(Math.round((f.endUs - f.startUs) / 1000))} ms sensed</small>` : '&ndash;';
+  $('frames').textContent = `${S.frames} frames`;
+}
+
+for (const id of ['power', 'wfall']) {
+  const cv = $<HTMLCanvasElement>(id);
+  cv.addEventListener('mousemove', (e) => hover(S, cv, e));
+}
+legend($('power-legend'), VIRIDIS, [-100, -90, -80, -70, -60, -50, -40], POWER_MIN, POWER_MAX, 'dBm');
+legend($('w-legend'), INFERNO, [0, 0.25, 0.5, 0.75, 1], 0, 1, 'w');
+new ResizeObserver(() => scheduleDraw()).observe($('power'));
+connect();

@@ -1,0 +1,55 @@
+import type { SpectrumChannel, SpectrumView } from '../../router/view.js';
+import type { HelloMessage, OnWire, StateMessage } from '../protocol.js';
+
+/** One sensing round as a waterfall row: its cells by channel, and where R1 was. */
+export interface Row {
+  round: number;
+  startUs: number;
+  endUs: number;
+  cells: Map<number, SpectrumChannel>;
+  r1: number | null;
+}
+
+/** Everything the page knows of the router, from the stream. */
+export interface PageState {
+  hello: OnWire<HelloMessage> | null;
+  /** The waterfalls' columns. */
+  channels: number[];
+  rows: Row[];
+  latest: SpectrumView | null;
+  state: OnWire<StateMessage> | null;
+  r1: number | null;
+  r2: number | null;
+  r3: number | null;
+  r1Reason: string | null;
+  /** The events list, newest first, as HTML. */
+  events: string[];
+  frames: number;
+  badFrames: number;
+  configVersion: string | null;
+}
+
+export function emptyState(): PageState {
+  return {
+    hello: null,
+    channels: [],
+    rows: [],
+    latest: null,
+    state: null,
+    r1: null,
+    r2: null,
+    r3: null,
+    r1Reason: null,
+    events: [],
+    frames: 0,
+    badFrames: 0,
+    configVersion: null,
+  };
+}
+
+/** The element with this id (the page's markup has every id the script uses). */
+export function $<T extends HTMLElement = HTMLElement>(id: string): T {
+  const el = document.getElementById(id);
+  if (!el) throw new Error(`the monitor page has no #${id}`);
+  return el as T;
+}

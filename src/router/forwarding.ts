@@ -1,0 +1,433 @@
+import type { SendOutcome } from '../../radio/medium/types.js';
+import type { NodeConfig } from '../config/types.js';
+import type { Rng } from '../core/rng.js';
+import type { Micros } from '../core/time.js';
+import type { Forwarder } from '../openflow/forwarder.js';
+import type { AodvAction, MultipathAodv } from '../routing/aodv.js';
+import type { ChannelScheduler } from '../sched/channel-scheduler.js';
+import { BEST_EFFORT_QUEUE } from '../sched/classes.js';
+import type { DropReason, QueuedPacket, SchedAction } from '../sched/types.js';
+import { encodeData, parseData } from '../wire/codec.js';
+import type { DataHeader, DataProto, NodeAddr } from '../wire/mesh.js';
+
+/**
+ * The router's data plane: what happens to a data packet between an
+ * application (or the radio) and R2's channel queues. A packet is parsed
+ * once, where it arrives, and carries its header from then on: the flow
+ * table, AODV, the queues and every drop report read it, never the bytes.
+ */
+
+/** A data packet on its way out: its header, and the bytes that go on the air. */
+export interface DataPacket {
+  header: DataHeader;
+  bytes: Uint8Array;
+}
+
+export type RouterDrop = DropReason | 'buffer-full' | 'discovery-failed' | 'router-down' | 'impaired' | 'flow-table';
+
+/** One line of the router's flow table: traffic seen per (protocol, source, destination, flow id). */
+export interface FlowEntry {
+  proto: DataProto;
+  src: NodeAddr;
+  dst: NodeAddr;
+  flow: number;
+  role: 'source' | 'relay' | 'sink';
+  packets: number;
+  bytes: number;
+  nextHop: NodeAddr | undefined;
+  lastUs: Micros;
+  /** The flow label of its last packet (0: none); a VNF answering for the flow sends with it. */
+  label: number;
+}
+
+/** Data traffic on one neighbour link, and per QoS queue (the OpenFlow agent's port and queue counters). */
+export interface LinkCounters {
+  rxPackets: number;
+  rxBytes: number;
+  txPackets: number;
+  txBytes: number;
+  txDropped: number;
+  /** Per queue id: packets and bytes sent, and packets lost (queue overrun or the MAC giving up). */
+  queues: Map<number, { txPackets: number; txBytes: number; txErrors: number }>;
+}
+
+/** Loss and reordering added to the data packets a router receives from one neighbour (an experiment's knob, not a radio effect). */
+export interface LinkImpairment {
+  from: NodeAddr;
+  lossProbability: number;
+  reorderProbability: number;
+  reorderDelayUs: Micros;
+}
+
+/** The data plane's share of the router's counters. */
+export interface ForwardingCounters {
+  byFlowTable: number;
+  vnfTaken: number;
+  originated: number;
+  delivered: number;
+  forwarded: number;
+  malformedData: number;
+  rerouted: number;
+  followedMove: number;
+}
+
+/** What the data plane needs of the router around it. */
+export interface ForwardingParts {
+  readonly addr: NodeAddr;
+  /** The configuration in force (routing.netDiameter and bufferPackets). */
+  config(): NodeConfig;
+  now(): Micros;
+  at(at: Micros, fn: (now: Micros) => void): void;
+  /** Draws of the link impairments. */
+  rng: Rng;
+  aodv: MultipathAodv;
+  sched: ChannelScheduler<DataPacket>;
+  /** Each neighbour's R1 channel, from its HELLOs. */
+  neighbourR1: ReadonlyMap<NodeAddr, number>;
+  counters: ForwardingCounters;
+  drops: Record<RouterDrop, number>;
+  /** A data packet addressed to this router arrived. */
+  deliver(header: DataHeader, payload: Uint8Array, now: Micros): void;
+  /** A data packet was lost here (for per-flow loss accounting). */
+  onDrop?: (header: DataHeader, reason: RouterDrop) => void;
+  impairments?: readonly LinkImpairment[];
+  /** The flow table that decides ahead of AODV, when there is one. */
+  forwarder(): Forwarder | undefined;
+  /** A VNF takes a TCP packet this router relays (true); a sandboxed one calls `decline` if it lets the packet go on after all. */
+  intercept?(header: DataHeader, payload: Uint8Array, now: Micros, decline: () => void): boolean;
+  runAodv(actions: AodvAction[], now: Micros): void;
+  runSched(actions: SchedAction<DataPacket>[], now: Micros): void;
+  isDown(): boolean;
+}
+
+const flowKey = (h: DataHeader): string => `${h.proto} ${h.src} ${h.dst} ${h.flow}`;
+
+/** Originates, receives, forwards and reroutes data packets (see the file's comment). */
+export class Forwarding {
+  /** Packets this router originated while their route is being discovered. */
+  private readonly pending = new Map<NodeAddr, Array<{ packet: DataPacket; entry: FlowEntry | undefined; queue: number }>>();
+  /** Traffic per flow, as the control API and the monitor show it. */
+  private readonly flowTable = new Map<string, FlowEntry>();
+  /** Data traffic per neighbour link (the OpenFlow agent's port and queue counters). */
+  readonly links = new Map<NodeAddr, LinkCounters>();
+  /** Flow label to QoS queue, from `qos.classes`. */
+  private labelQueue = new Map<number, number>();
+  private impairRng: Rng | undefined;
+
+  constructor(private readonly p: ForwardingParts) {
+    this.learnLabels(p.config());
+  }
+
+  learnLabels(cfg: NodeConfig): void {
+    this.labelQueue = new Map(cfg.qos.classes.map((c) => [c.label, c.queue]));
+  }
+
+  /**
+   * An application on this router sends `payload` to `dst`; a VNF speaking
+   * for another end gives that end's address as `from` (the header's source).
+   * `label`: the IPv6 flow label it marks the packets with (its QoS class).
+   */
+  originate(
+    dst: NodeAddr,
+    proto: DataProto,
+    flow: number,
+    seq: number,
+    payload: Uint8Array,
+    now: Micros,
+    opts: { from?: NodeAddr; label?: number } = {},
+  ): void {
+    const p = this.p;
+    p.counters.originated++;
+    const from = opts.from ?? p.addr;
+    const header: DataHeader = { src: from, dst, ttl: p.config().routing.netDiameter, proto, flow, seq };
+    if (opts.label) header.label = opts.label;
+    const entry = this.note(header, from === p.addr ? 'source' : 'relay', payload.length, now);
+    if (p.isDown()) {
+      this.drop('router-down', header);
+      return;
+    }
+    const packet: DataPacket = { header, bytes: encodeData(header, payload) };
+    if (dst === p.addr) {
+      p.counters.delivered++;
+      p.deliver(header, payload, now);
+      return;
+    }
+    if (this.byFlowTable(packet, payload, undefined, now, entry)) return;
+    this.route(packet, undefined, now, this.queueOf(header), entry);
+  }
+
+  /** A data frame from neighbour `from` (`isData`: its type byte says data): parsed once, then impaired, delivered or forwarded. */
+  receive(from: NodeAddr, bytes: Uint8Array, isData: boolean, now: Micros): void {
+    const d = isData ? parseData(bytes) : undefined;
+    if (!d || !d.ok) {
+      this.p.counters.malformedData++;
+      this.drop('malformed');
+      return;
+    }
+    const { header, payload } = d.value;
+    const imp = this.p.impairments?.find((i) => i.from === from);
+    if (imp) {
+      const rng = (this.impairRng ??= this.p.rng.fork('impairments'));
+      if (rng.next() < imp.lossProbability) {
+        this.drop('impaired', header);
+        return;
+      }
+      if (rng.next() < imp.reorderProbability) {
+        // Held back: the packets behind it overtake it.
+        this.p.at(now + imp.reorderDelayUs, (t) => this.arrived(from, header, payload, bytes.length, t));
+        return;
+      }
+    }
+    this.arrived(from, header, payload, bytes.length, now);
+  }
+
+  private arrived(from: NodeAddr, header: DataHeader, payload: Uint8Array, size: number, now: Micros): void {
+    const p = this.p;
+    if (p.isDown()) return;
+    const lk = this.link(from);
+    lk.rxPackets++;
+    lk.rxBytes += size;
+    const entry = this.note(header, header.dst === p.addr ? 'sink' : 'relay', payload.length, now);
+    if (header.dst === p.addr) {
+      p.counters.delivered++;
+      p.deliver(header, payload, now);
+      return;
+    }
+    // A sandboxed VNF answers later: if it lets the packet go, it is forwarded then.
+    if (header.proto === 'tcp' && p.intercept?.(header, payload, now, () => this.forward(header, payload, from, p.now(), entry))) return;
+    this.forward(header, payload, from, now, entry);
+  }
+
+  private forward(header: DataHeader, payload: Uint8Array, prevHop: NodeAddr, now: Micros, entry: FlowEntry): void {
+    if (this.p.isDown()) {
+      this.drop('router-down', header);
+      return;
+    }
+    if (header.ttl <= 1) {
+      this.drop('ttl-expired', header);
+      return;
+    }
+    this.p.counters.forwarded++;
+    const out = { ...header, ttl: header.ttl - 1 };
+    const packet: DataPacket = { header: out, bytes: encodeData(out, payload) };
+    if (this.byFlowTable(packet, payload, prevHop, now, entry)) return;
+    this.route(packet, prevHop, now, this.queueOf(header), entry);
+  }
+
+  /** The flow table's decision, carried out; false when it has none (AODV routes the packet). */
+  private byFlowTable(packet: DataPacket, payload: Uint8Array, inFrom: NodeAddr | undefined, now: Micros, entry: FlowEntry): boolean {
+    const { header } = packet;
+    const d = this.p.forwarder()?.decide(header, payload, inFrom, now);
+    if (d === undefined) return false;
+    this.p.counters.byFlowTable++;
+    switch (d.kind) {
+      case 'drop':
+        this.drop('flow-table', header);
+        return true;
+      case 'deliver':
+        this.p.counters.delivered++;
+        this.p.deliver(header, payload, now);
+        return true;
+      case 'next-hop': {
+        const channel = this.p.neighbourR1.get(d.nextHop);
+        if (channel === undefined) {
+          this.drop('no-channel', header);
+          return true;
+        }
+        entry.nextHop = d.nextHop;
+        this.enqueue(channel, d.nextHop, packet, this.queueOf(header, d.queue), now);
+        return true;
+      }
+    }
+  }
+
+  /** Sends a packet on toward its destination in QoS queue `queue`; `entry` is its line of the flow table, which learns the next hop taken. */
+  private route(packet: DataPacket, prevHop: NodeAddr | undefined, now: Micros, queue: number, entry?: FlowEntry): void {
+    const p = this.p;
+    const dst = packet.header.dst;
+    const hop = p.aodv.lookup(dst, now);
+    if (!hop) {
+      if (prevHop === undefined) this.hold(packet, now, queue, entry);
+      else {
+        this.drop('no-route', packet.header);
+        p.runAodv(p.aodv.noRoute(dst, prevHop, now), now);
+      }
+      return;
+    }
+    const channel = p.neighbourR1.get(hop.nextHop);
+    if (channel === undefined) {
+      this.drop('no-channel', packet.header);
+      return;
+    }
+    p.aodv.forwarding(dst, prevHop, hop.nextHop, now);
+    if (entry) entry.nextHop = hop.nextHop;
+    this.enqueue(channel, hop.nextHop, packet, queue, now);
+  }
+
+  private hold(packet: DataPacket, now: Micros, queue: number, entry: FlowEntry | undefined): void {
+    const dst = packet.header.dst;
+    let q = this.pending.get(dst);
+    if (!q) this.pending.set(dst, (q = []));
+    if (q.length >= this.p.config().routing.bufferPackets) this.drop('buffer-full', packet.header);
+    else q.push({ packet, entry, queue });
+    // Discovery starts whether or not the packet could be held (a buffer of 0 holds none).
+    this.p.runAodv(this.p.aodv.discover(dst, now), now);
+  }
+
+  /** AODV found a route to `dst`: the packets held for it go. */
+  release(dst: NodeAddr, now: Micros): void {
+    const q = this.pending.get(dst);
+    this.pending.delete(dst);
+    for (const held of q ?? []) this.route(held.packet, undefined, now, held.queue, held.entry);
+  }
+
+  /** Discovery of a route to `dst` failed: the packets held for it are lost. */
+  discard(dst: NodeAddr): void {
+    const q = this.pending.get(dst);
+    this.pending.delete(dst);
+    for (const held of q ?? []) this.drop('discovery-failed', held.packet.header);
+  }
+
+  /** Hands a packet to R2's queue of `channel`, in QoS queue `queue`; a refusal or a push-out is counted on its link's queue. */
+  private enqueue(channel: number, nextHop: NodeAddr, packet: DataPacket, queue: number, now: Micros): void {
+    const queued: QueuedPacket<DataPacket> = { nextHop, bytes: packet.bytes.length, enqueuedUs: now, item: packet, queue };
+    const r = this.p.sched.enqueue(channel, queued, now);
+    if (r.ok) this.p.runSched(this.p.sched.tick(now), now);
+    // The channel queue set its queue to the class it took (best effort for one that is no class, e.g. gone in a live change).
+    else this.refused(r.reason, nextHop, queued.queue, packet.header);
+  }
+
+  /** R2's queue refused a packet (counted there): the flow hears of it, and a full queue counts on its link's queue. */
+  private refused(reason: 'queue-full' | 'no-channel', nextHop: NodeAddr, queue: number | undefined, header: DataHeader): void {
+    if (reason === 'queue-full') this.linkQueue(nextHop, queue).txErrors++;
+    this.tellDrop(reason, header);
+  }
+
+  /** The scheduler dropped a packet it held (counted there). */
+  dropped(packet: QueuedPacket<DataPacket>, reason: DropReason): void {
+    if (reason === 'queue-full') this.linkQueue(packet.nextHop, packet.queue).txErrors++;
+    this.tellDrop(reason, packet.item.header);
+  }
+
+  /**
+   * R2's MAC is done with a data frame it tried on `channel`. False when the
+   * next hop moved its R1 meanwhile and the packet followed it to the new
+   * channel's queue (not a broken link); otherwise the link's counters
+   * take the outcome, and a frame the MAC gave up on fails over.
+   */
+  sent(packet: QueuedPacket<DataPacket>, channel: number, outcome: SendOutcome, now: Micros): boolean {
+    const p = this.p;
+    const moved = p.neighbourR1.get(packet.nextHop);
+    if (!outcome.ok && moved !== undefined && moved !== channel) {
+      p.sched.requeueFront(moved, packet);
+      p.counters.followedMove++;
+      return false;
+    }
+    const lk = this.link(packet.nextHop);
+    const lq = this.linkQueue(packet.nextHop, packet.queue);
+    if (outcome.ok) {
+      lk.txPackets++;
+      lk.txBytes += packet.bytes;
+      lq.txPackets++;
+      lq.txBytes += packet.bytes;
+    } else {
+      lk.txDropped++;
+      lq.txErrors++;
+    }
+    if (!outcome.ok) {
+      // The MAC gave up on the next hop: AODV fails over to an alternate path
+      // or reports the break; what was queued for that neighbour is rerouted.
+      const lost = packet.nextHop;
+      p.runAodv(p.aodv.linkFailed(lost, now), now);
+      this.reroute([packet], 'retry-limit', now);
+      this.reroute(p.sched.removeNextHop(lost, now), 'route-broken', now);
+    }
+    return true;
+  }
+
+  /** Packets whose next hop went away: through another path if AODV has one, else dropped. */
+  reroute(packets: ReadonlyArray<QueuedPacket<DataPacket>>, reason: DropReason, now: Micros): void {
+    const p = this.p;
+    for (const pkt of packets) {
+      const h = pkt.item.header;
+      const hop = p.aodv.lookup(h.dst, now);
+      const channel = hop ? p.neighbourR1.get(hop.nextHop) : undefined;
+      if (!hop || channel === undefined || hop.nextHop === pkt.nextHop) {
+        this.drop(reason, h);
+        continue;
+      }
+      p.counters.rerouted++;
+      const entry = this.flowTable.get(flowKey(h));
+      if (entry) entry.nextHop = hop.nextHop;
+      p.aodv.forwarding(h.dst, undefined, hop.nextHop, now);
+      const r = p.sched.enqueue(channel, { ...pkt, nextHop: hop.nextHop }, now);
+      if (!r.ok) this.refused(r.reason, hop.nextHop, pkt.queue, h);
+    }
+  }
+
+  /** The router went down: everything it held is lost. */
+  failAll(now: Micros): void {
+    for (const q of this.pending.values()) for (const held of q) this.drop('router-down', held.packet.header);
+    this.pending.clear();
+    for (const p of this.p.sched.removeAll(now)) this.drop('router-down', p.item.header);
+  }
+
+  /** The flow table, most recently active first. */
+  flows(): FlowEntry[] {
+    return [...this.flowTable.values()].sort((a, b) => b.lastUs - a.lastUs).map((e) => ({ ...e }));
+  }
+
+  /** The label a flow's last packet carried, in either direction (undefined: none). */
+  flowLabel(proto: DataProto, src: NodeAddr, dst: NodeAddr, flow: number): number | undefined {
+    return this.flowTable.get(`${proto} ${src} ${dst} ${flow}`)?.label || this.flowTable.get(`${proto} ${dst} ${src} ${flow}`)?.label;
+  }
+
+  /** The flow-table entry of a packet seen here, counted; `route` notes the next hop it takes. */
+  private note(h: DataHeader, role: FlowEntry['role'], bytes: number, now: Micros): FlowEntry {
+    const key = flowKey(h);
+    let e = this.flowTable.get(key);
+    if (!e)
+      this.flowTable.set(
+        key,
+        (e = { proto: h.proto, src: h.src, dst: h.dst, flow: h.flow, role, packets: 0, bytes: 0, nextHop: undefined, lastUs: now, label: 0 }),
+      );
+    e.label = h.label ?? 0;
+    e.packets++;
+    e.bytes += bytes;
+    e.lastUs = now;
+    return e;
+  }
+
+  /**
+   * The QoS queue asked for a packet at R2: the one an OpenFlow set_queue
+   * named, else its flow label's class (R2's queue makes a queue that is no
+   * class best effort).
+   */
+  private queueOf(h: DataHeader, setQueue?: number): number {
+    return setQueue ?? this.labelQueue.get(h.label ?? 0) ?? BEST_EFFORT_QUEUE;
+  }
+
+  private link(addr: NodeAddr): LinkCounters {
+    let l = this.links.get(addr);
+    if (!l) this.links.set(addr, (l = { rxPackets: 0, rxBytes: 0, txPackets: 0, txBytes: 0, txDropped: 0, queues: new Map() }));
+    return l;
+  }
+
+  /** A link's counters of one queue. */
+  private linkQueue(addr: NodeAddr, queue: number | undefined): { txPackets: number; txBytes: number; txErrors: number } {
+    const qs = this.link(addr).queues;
+    const id = queue ?? BEST_EFFORT_QUEUE;
+    let c = qs.get(id);
+    if (!c) qs.set(id, (c = { txPackets: 0, txBytes: 0, txErrors: 0 }));
+    return c;
+  }
+
+  private drop(reason: RouterDrop, header?: DataHeader): void {
+    this.p.drops[reason]++;
+    this.tellDrop(reason, header);
+  }
+
+  private tellDrop(reason: RouterDrop, header: DataHeader | undefined): void {
+    if (header !== undefined) this.p.onDrop?.(header, reason);
+  }
+}

@@ -1,0 +1,577 @@
+import type { ChannelPlan } from '../../radio/channels.js';
+import type { Station, StationHost } from '../../radio/medium/index.js';
+import type { MacFrame, Position, SendOutcome } from '../../radio/medium/types.js';
+import type { EmulatedBand } from '../../radio/sim/band.js';
+import type { NodeConfig } from '../config/types.js';
+import { Alarm } from '../core/alarm.js';
+import type { EventEngine } from '../core/engine.js';
+import type { Rng } from '../core/rng.js';
+import type { Micros } from '../core/time.js';
+import type { Forwarder } from '../openflow/forwarder.js';
+import { MultipathAodv, type AodvAction } from '../routing/aodv.js';
+import { ChannelScheduler, noDrops } from '../sched/channel-scheduler.js';
+import type { QueuedPacket, SchedAction } from '../sched/types.js';
+import type { EnergyDetector } from '../sensing/detector.js';
+import type { Visit } from '../sensing/schedule.js';
+import type { ChannelObservation } from '../sensing/workload.js';
+import type { VnfHost } from '../vnf/pool.js';
+import type { VnfEvent, VnfInfo } from '../vnf/types.js';
+import { encodeControl, packetKind, parseControl } from '../wire/codec.js';
+import type { DataHeader, HelloNeighbour, HelloWorkload, NodeAddr } from '../wire/mesh.js';
+import { Forwarding, type DataPacket, type FlowEntry, type LinkCounters, type LinkImpairment, type RouterDrop } from './forwarding.js';
+import { NodeCore, type NodeEvent } from './node-core.js';
+import { aodvParams, qosQueues, schedulerParams } from './params.js';
+import { senseBand, SensingDriver, type SensingRadios } from './sensing.js';
+import { VnfSide } from './vnfs.js';
+
+/** What a router needs from the host around it (the simulator, or the daemon on the medium process). */
+export interface RouterParts {
+  engine: EventEngine;
+  medium: StationHost;
+  /** The band its energy detector senses (PN traffic). */
+  band: EmulatedBand;
+  plan: ChannelPlan;
+  detector: EnergyDetector;
+  rng: Rng;
+  position: Position;
+  /** Whether PN bursts hit R3's channel (false: a dedicated control channel). */
+  controlChannelPn: boolean;
+  /** When its first sensing round starts (routers do not boot in step). */
+  startUs: Micros;
+  /** A data packet addressed to this router arrived. */
+  deliver: (header: DataHeader, payload: Uint8Array, now: Micros) => void;
+  /** A data packet was lost here (for per-flow loss accounting). */
+  onDrop?: (header: DataHeader, reason: RouterDrop) => void;
+  /** The router's VNF manager, if it runs VNFs: TCP packets it forwards go through it first. */
+  vnf?: VnfHost;
+  /** Every event of the router's cores and radios (the daemon's log, telemetry and monitor). */
+  onEvent?: (e: RouterEvent) => void;
+  /** A flow table that decides ahead of AODV (the OpenFlow agent's): undefined lets AODV route the packet. */
+  forwarder?: Forwarder;
+  /** Impairments of the links into this router. */
+  impairments?: readonly LinkImpairment[];
+}
+
+/** A packet on its way through R2: the packet and the channel queue it was in. */
+interface InFlight {
+  packet: QueuedPacket<DataPacket>;
+  channel: number;
+}
+
+/** A move of R1, as the report lists them. */
+export interface R1Change {
+  atUs: Micros;
+  channel: number;
+}
+
+/** What a router reports as it runs, beyond its counters. */
+export type RouterEvent =
+  | NodeEvent
+  | { kind: 'r1-tuned'; channel: number; atUs: Micros }
+  | { kind: 'r2-tuned'; channel: number | undefined; atUs: Micros }
+  | { kind: 'reconfigured'; changed: string[]; atUs: Micros }
+  | { kind: 'neighbour'; addr: NodeAddr; up: boolean; atUs: Micros }
+  | { kind: 'vnf'; event: VnfEvent };
+
+type AlarmName = 'core' | 'aodv' | 'sched' | 'preempt' | 'vnf';
+
+/**
+ * One Urban-X mesh router: the node core (sensing and the R1 channel
+ * decision) under its sensing driver, multipath AODV on R3, the channel
+ * scheduler of R2, the data plane (forwarding.ts), the VNFs (vnfs.ts) and
+ * three MAC stations on the air medium. This class is the control plane
+ * and the glue: it runs each core's actions and keeps one engine event per
+ * core at that core's next deadline. The simulator runs it in virtual time,
+ * the daemon in real time on a paced engine.
+ */
+export class MeshRouter {
+  readonly addr: NodeAddr;
+  readonly core: NodeCore;
+  readonly aodv: MultipathAodv;
+  readonly sched: ChannelScheduler<DataPacket>;
+  readonly sensing: SensingDriver;
+  readonly r1: Station;
+  readonly r2: Station;
+  readonly r3: Station;
+
+  /** Each neighbour's R1 channel, from its HELLOs. */
+  private readonly neighbourR1 = new Map<NodeAddr, number>();
+  private readonly alarms: Record<AlarmName, Alarm>;
+  private readonly iq: Float32Array;
+  private readonly noise: Rng;
+  private retuneUs: Micros;
+  private readonly sensingOnR1: boolean;
+  /** Between pause-tx and resume-tx: the sensing radio is away. */
+  private sensingRound = false;
+  private failed = false;
+  /** R2 leaves for sensing once the exchange in progress is over. */
+  private leaveAfterExchange = false;
+  /** The dwell end whose preemption check has run (once per dwell). */
+  private preemptCheckedFor: Micros | undefined;
+
+  readonly drops: Record<RouterDrop, number> = {
+    ...noDrops(),
+    'buffer-full': 0,
+    'discovery-failed': 0,
+    'router-down': 0,
+    impaired: 0,
+    'flow-table': 0,
+  };
+  readonly counters = {
+    byFlowTable: 0,
+    vnfTaken: 0,
+    originated: 0,
+    delivered: 0,
+    forwarded: 0,
+    controlReceived: 0,
+    malformedControl: 0,
+    malformedData: 0,
+    rerouted: 0,
+    followedMove: 0,
+    preempted: 0,
+    sensingRounds: 0,
+  };
+  readonly r1History: R1Change[] = [];
+  private readonly queueSum = new Map<number, number>();
+  private readonly queueMax = new Map<number, number>();
+  private queueSamples = 0;
+
+  /** A flow table set after construction (the daemon's OpenFlow agent starts once the router runs). */
+  forwarder: Forwarder | undefined;
+  private readonly data: Forwarding;
+  private readonly vnfs: VnfSide | undefined;
+
+  constructor(
+    private cfg: NodeConfig,
+    private readonly p: RouterParts,
+  ) {
+    this.addr = cfg.node.id;
+    const alarm = (): Alarm => new Alarm(p.engine);
+    this.alarms = { vnf: alarm(), core: alarm(), aodv: alarm(), sched: alarm(), preempt: alarm() };
+    this.retuneUs = cfg.switching.overheadUs;
+    this.sensingOnR1 = cfg.sensing.radio === 'R1';
+    this.core = new NodeCore(cfg, p.plan, this.retuneUs, p.startUs);
+    this.sensing = new SensingDriver(this.core, this.sensingRadios());
+    this.aodv = new MultipathAodv(
+      {
+        self: this.addr,
+        rng: p.rng.fork('aodv'),
+        startUs: p.engine.now(),
+        hello: () => this.helloContent(),
+        linkCost: (j) => this.linkCost(j),
+      },
+      aodvParams(cfg),
+    );
+    this.sched = new ChannelScheduler<DataPacket>(schedulerParams(cfg, p.plan.numbers), p.engine.now());
+    this.data = new Forwarding({
+      addr: this.addr,
+      config: () => this.cfg,
+      now: () => p.engine.now(),
+      at: (at, fn) => p.engine.at(at, fn),
+      rng: p.rng,
+      aodv: this.aodv,
+      sched: this.sched,
+      neighbourR1: this.neighbourR1,
+      counters: this.counters,
+      drops: this.drops,
+      deliver: p.deliver,
+      ...(p.onDrop ? { onDrop: p.onDrop } : {}),
+      ...(p.impairments ? { impairments: p.impairments } : {}),
+      forwarder: () => this.forwarder ?? p.forwarder,
+      ...(p.vnf ? { intercept: (h: DataHeader, payload: Uint8Array, now: Micros, decline: () => void) => this.vnfs!.intercept(h, payload, now, decline) } : {}),
+      runAodv: (actions, now) => this.runAodv(actions, now),
+      runSched: (actions, now) => this.runSched(actions, now),
+      isDown: () => this.failed,
+    });
+    if (p.vnf) {
+      const onEvent = p.onEvent;
+      this.vnfs = new VnfSide({
+        host: p.vnf,
+        netDiameter: () => this.cfg.routing.netDiameter,
+        originate: (...a) => this.data.originate(...a),
+        flowLabel: (...a) => this.data.flowLabel(...a),
+        counters: this.counters,
+        ...(onEvent ? { onEvent: (event: VnfEvent) => onEvent({ kind: 'vnf', event }) } : {}),
+        rearm: () => this.rearm(),
+      });
+    }
+    const at = p.position;
+    const id = cfg.node.name;
+    this.r1 = p.medium.addStation(
+      { id: `${id}/R1`, node: this.addr, position: at, acceptsUnicast: true, acceptsBroadcast: false },
+      { onReceive: (f, now) => this.receive(f, now), onSent: () => undefined },
+    );
+    this.r2 = p.medium.addStation(
+      { id: `${id}/R2`, node: this.addr, position: at, acceptsUnicast: false, acceptsBroadcast: false, queueLimit: 1 },
+      { onReceive: () => undefined, onSent: (f, o) => this.r2Sent(f, o) },
+    );
+    this.r3 = p.medium.addStation(
+      {
+        id: `${id}/R3`,
+        node: this.addr,
+        position: at,
+        acceptsUnicast: true,
+        acceptsBroadcast: true,
+        channel: cfg.radios.R3.channel,
+        pnAffected: p.controlChannelPn,
+        queueLimit: 256,
+      },
+      { onReceive: (f, now) => this.receive(f, now), onSent: () => undefined },
+    );
+    this.noise = p.rng.fork('sensing-noise');
+    this.iq = new Float32Array(2 * 65536);
+    this.sensing.start(p.startUs);
+    this.rearm();
+  }
+
+  // -------------------------------------------------------------------------
+  // Data plane (forwarding.ts)
+
+  /**
+   * An application on this router sends `payload` to `dst`; a VNF speaking
+   * for another end gives that end's address as `from` (the header's source).
+   * `label`: the IPv6 flow label it marks the packets with (its QoS class).
+   */
+  originate(...packet: Parameters<Forwarding['originate']>): void {
+    this.data.originate(...packet);
+  }
+
+  /** The flow table, most recently active first. */
+  flows(): FlowEntry[] {
+    return this.data.flows();
+  }
+
+  /** Data traffic per neighbour link (the OpenFlow agent's port and queue counters). */
+  get links(): ReadonlyMap<NodeAddr, LinkCounters> {
+    return this.data.links;
+  }
+
+  /** The VNFs of this router, running and ended, with their counters. */
+  get vnfList(): VnfInfo[] | undefined {
+    return this.vnfs?.list();
+  }
+
+  /** Sends what the VNFs emitted, each packet with the source address it speaks for (a sandbox's answer calls this). */
+  vnfOutput(now: Micros): void {
+    this.vnfs?.output(now);
+  }
+
+  private receive(frame: MacFrame, now: Micros): void {
+    if (this.failed) return;
+    const kind = packetKind(frame.payload);
+    if (kind !== 'control') {
+      this.data.receive(frame.src, frame.payload, kind === 'data', now);
+      return;
+    }
+    const m = parseControl(frame.payload);
+    if (!m.ok) {
+      this.counters.malformedControl++;
+      return;
+    }
+    this.counters.controlReceived++;
+    this.runAodv(this.aodv.handle(m.value, frame.src, now), now);
+  }
+
+  private r2Sent(frame: MacFrame, outcome: SendOutcome): void {
+    const now = this.p.engine.now();
+    const f = frame.tag as InFlight;
+    if (!outcome.ok && outcome.reason === 'aborted') {
+      // Aborted (a retune cut it): if a sensing round waited for this exchange to end, R2 leaves now.
+      if (this.leaveAfterExchange) {
+        this.leaveAfterExchange = false;
+        this.r2.retune(undefined, 0);
+      }
+      this.sched.requeueFront(f.channel, f.packet);
+      this.rearm();
+      return;
+    }
+    if (this.data.sent(f.packet, f.channel, outcome, now)) this.runSched(this.sched.txDone(now), now);
+    this.exchangeOver();
+  }
+
+  /** R2's exchange ended: if a sensing round waits for it, R2 leaves now. */
+  private exchangeOver(): void {
+    if (this.leaveAfterExchange) {
+      this.leaveAfterExchange = false;
+      this.r2.retune(undefined, 0);
+    }
+    this.rearm();
+  }
+
+  // -------------------------------------------------------------------------
+  // Cores' actions
+
+  private runAodv(actions: AodvAction[], now: Micros): void {
+    for (const a of actions) {
+      switch (a.kind) {
+        case 'send':
+          this.r3.send({ src: this.addr, dst: a.to, payload: encodeControl(a.msg) });
+          break;
+        case 'route-found':
+          this.data.release(a.dst, now);
+          break;
+        case 'route-failed':
+          this.data.discard(a.dst);
+          break;
+        case 'hello-heard': {
+          const ch = a.hello.r1Channel;
+          const before = this.neighbourR1.get(a.from);
+          if (ch > 0 && this.p.plan.has(ch)) {
+            this.neighbourR1.set(a.from, ch);
+            this.core.neighbourChannel(String(a.from), ch);
+            if (before !== ch) this.runSched(this.sched.rechannel(a.from, ch, now), now);
+          } else if (before !== undefined) {
+            this.neighbourR1.delete(a.from);
+            this.core.neighbourChannel(String(a.from), undefined);
+          }
+          this.core.neighbourWorkload(String(a.from), a.hello.workload, now);
+          this.core.neighbourNeighbours(String(a.from), a.hello.neighbours);
+          break;
+        }
+        case 'neighbour-lost':
+          this.p.onEvent?.({ kind: 'neighbour', addr: a.addr, up: false, atUs: now });
+          // The channel decision stops counting it; its last known R1 stays, so
+          // that a route through it that comes back before its next HELLO works.
+          this.core.neighbourChannel(String(a.addr), undefined);
+          this.data.reroute(this.sched.removeNextHop(a.addr, now), 'route-broken', now);
+          break;
+        case 'neighbour-up':
+          this.p.onEvent?.({ kind: 'neighbour', addr: a.addr, up: true, atUs: now });
+          break;
+        case 'route-lost':
+          break;
+      }
+    }
+    this.rearm();
+  }
+
+  private runSched(actions: SchedAction<DataPacket>[], _now: Micros): void {
+    for (const a of actions) {
+      switch (a.kind) {
+        case 'tune':
+          this.r2.retune(a.channel, this.retuneUs);
+          this.p.onEvent?.({ kind: 'r2-tuned', channel: a.channel, atUs: this.p.engine.now() });
+          break;
+        case 'transmit': {
+          const tag: InFlight = { packet: a.packet, channel: a.channel };
+          this.r2.send({ src: this.addr, dst: a.packet.nextHop, payload: a.packet.item.bytes, tag });
+          break;
+        }
+        case 'drop':
+          // Counted by the scheduler itself; the link's queue and the flow hear of it.
+          this.data.dropped(a.packet, a.reason);
+          break;
+      }
+    }
+    this.rearm();
+  }
+
+  /** The node core's radios on the air medium: R2 (or R1) leaves its channel for a round, and senses the band at once. */
+  private sensingRadios(): SensingRadios {
+    return {
+      now: () => this.p.engine.now(),
+      at: (at, fn) => {
+        this.p.engine.at(at, (now) => {
+          fn(now);
+          this.rearm();
+        });
+      },
+      pauseTx: (_round, now) => {
+        // The sensing radio leaves its data channel for the round. Sensing on
+        // R2 (the seeds' way) stops data transmission; sensing on R1 stops reception.
+        this.sensingRound = true;
+        if (this.sensingOnR1) this.r1.retune(undefined, 0);
+        else {
+          this.runSched(this.sched.pause(now), now);
+          // A frame already on the air (or awaiting its ACK) finishes its
+          // exchange first: cutting it would send it again later under a new
+          // MAC sequence number, and the receiver would take it twice.
+          if ((this.r2.serviceAttempts ?? 0) > 0) this.leaveAfterExchange = true;
+          else this.r2.retune(undefined, 0);
+        }
+      },
+      resumeTx: (_round, now) => {
+        this.sensingRound = false;
+        this.leaveAfterExchange = false;
+        if (this.sensingOnR1) {
+          if (this.core.r1 !== undefined) this.r1.retune(this.core.r1, this.retuneUs);
+        } else this.runSched(this.sched.resume(now), now);
+      },
+      capture: (v) => this.sense(v),
+      tuneR1: (channel, now) => this.tuneR1(channel, now),
+      event: (e) => {
+        if (e.kind === 'sensing-round') this.counters.sensingRounds++;
+        this.p.onEvent?.(e);
+      },
+    };
+  }
+
+  get config(): NodeConfig {
+    return this.cfg;
+  }
+
+  /**
+   * Takes a new configuration live: the sensing schedule, the channel
+   * decision, AODV's timers, R2's switching and the detector's threshold.
+   * The caller has validated it (schema, and only fields a running router
+   * takes: the schema's x-live fields).
+   */
+  reconfigure(cfg: NodeConfig, changed: string[], now: Micros): void {
+    this.core.reconfigure(cfg, now);
+    this.aodv.setParams(aodvParams(cfg), now);
+    this.p.detector.setThreshold(cfg.sensing.ccaThresholdDbm);
+    this.retuneUs = cfg.switching.overheadUs;
+    this.cfg = cfg;
+    this.runSched(this.sched.setParams(schedulerParams(cfg, this.p.plan.numbers), now), now);
+    this.data.learnLabels(cfg);
+    this.p.onEvent?.({ kind: 'reconfigured', changed, atUs: now });
+    this.rearm();
+  }
+
+  private tuneR1(channel: number, now: Micros): void {
+    this.r1History.push({ atUs: now, channel });
+    this.p.onEvent?.({ kind: 'r1-tuned', channel, atUs: now });
+    // Sensing on R1 keeps it off its channel until the round ends.
+    if (!(this.sensingOnR1 && this.sensingRound)) this.r1.retune(channel, this.retuneUs);
+    // Neighbours must learn the new channel before they send to it.
+    this.runAodv(this.aodv.announce(now), now);
+  }
+
+  /** A visit of the energy detector, taken at once: the band's IQ over the capture, after the retune. */
+  private sense(v: Visit): ChannelObservation {
+    const radio = this.sensingOnR1 ? this.cfg.radios.R1 : this.cfg.radios.R2;
+    const centerHz = this.p.plan.get(v.channel).centerHz;
+    return senseBand(this.p.band, this.p.detector, radio, centerHz, v.startUs + this.retuneUs, v.captureUs, this.iq, this.noise).observation(
+      v.channel,
+      v.endUs,
+    );
+  }
+
+  // -------------------------------------------------------------------------
+  // What the cores ask of the router
+
+  private helloContent(): { r1Channel: number; workload: HelloWorkload[]; neighbours: HelloNeighbour[] } {
+    return {
+      r1Channel: this.core.r1 ?? 0,
+      neighbours: this.neighbourChannels()
+        .slice(0, 255)
+        .map((n) => ({ addr: n.addr, r1Channel: n.r1Channel })),
+      workload: this.core.sharedWorkload().map((e) => ({
+        channel: e.channel,
+        w: Math.min(1, Math.max(0, e.w)),
+        windows: Math.min(0xffffffff, Math.round(e.windows)),
+      })),
+    };
+  }
+
+  /**
+   * The path decision's link cost to neighbour j: 1 / (1 - w) of j's R1
+   * channel as this router estimates it (the expected transmissions when a
+   * fraction w of the air is taken by PNs), w capped at 0.95.
+   */
+  private linkCost(j: NodeAddr): number {
+    const ch = this.neighbourR1.get(j);
+    if (ch === undefined) return 1;
+    const w = this.core.latestRound?.channels.find((c) => c.channel === ch)?.w ?? 0;
+    return 1 / (1 - Math.min(0.95, Math.max(0, w)));
+  }
+
+  // -------------------------------------------------------------------------
+  // Timers
+
+  /** Keeps one engine event per core at that core's next deadline. */
+  rearm(): void {
+    if (this.failed) return;
+    const vnfs = this.vnfs;
+    if (vnfs) this.arm('vnf', vnfs.nextDeadline(), (t) => vnfs.tick(t));
+    this.arm('core', this.sensing.nextDeadline(), (t) => void this.sensing.tick(t));
+    this.arm('aodv', this.aodv.nextDeadline(), (t) => this.runAodv(this.aodv.tick(t), t));
+    this.arm('sched', this.sched.nextDeadline(), (t) => this.runSched(this.sched.tick(t), t));
+    const s = this.sched;
+    const end = s.dwellEndUs;
+    const check = s.handedOut && end !== undefined && end !== this.preemptCheckedFor && s.othersWaiting();
+    this.arm('preempt', check ? end : undefined, () => {
+      this.preemptCheckedFor = end;
+      this.preempt();
+    });
+  }
+
+  /**
+   * The dwell is over, other channels wait, and R2's MAC has not yet started
+   * the packet it holds: its channel is held busy (a PN burst that the MAC's
+   * carrier sense defers to). The packet goes back to its queue so that R2 can
+   * serve the others instead of waiting out the burst.
+   */
+  private preempt(): void {
+    const s = this.sched;
+    if (!s.handedOut || !s.othersWaiting() || this.r2.serviceAttempts !== 0) return;
+    this.counters.preempted++;
+    this.r2.retune(this.r2.channel, 0);
+  }
+
+  private arm(which: AlarmName, due: Micros | undefined, run: (t: Micros) => void): void {
+    this.alarms[which].set(due, (t) => {
+      run(t);
+      this.rearm();
+    });
+  }
+
+  /**
+   * The router fails for the rest of the run: its radios go deaf and silent,
+   * its cores stop, and what it held is counted as lost (`router-down`).
+   * Neighbours find out the way they would in the field: HELLOs stop and
+   * frames to it go unacknowledged.
+   */
+  fail(now: Micros): void {
+    if (this.failed) return;
+    this.failed = true;
+    void this.sensing.stop();
+    for (const a of Object.values(this.alarms)) a.cancel();
+    for (const st of [this.r1, this.r2, this.r3]) st.retune(undefined, 0);
+    this.data.failAll(now);
+  }
+
+  /** A sensing round holds data transmission. */
+  get transmitPaused(): boolean {
+    return this.sensingRound;
+  }
+
+  get isDown(): boolean {
+    return this.failed;
+  }
+
+  // -------------------------------------------------------------------------
+  // Observation
+
+  /** Adds the current queue lengths to the time averages (called on a fixed period). */
+  sampleQueues(): void {
+    this.queueSamples++;
+    for (const q of this.sched.queues()) {
+      this.queueSum.set(q.channel, (this.queueSum.get(q.channel) ?? 0) + q.packets);
+      this.queueMax.set(q.channel, Math.max(this.queueMax.get(q.channel) ?? 0, q.packets));
+    }
+  }
+
+  queueStats(): Array<{ channel: number; meanPackets: number; maxPackets: number }> {
+    const out: Array<{ channel: number; meanPackets: number; maxPackets: number }> = [];
+    for (const [channel, max] of [...this.queueMax].sort((a, b) => a[0] - b[0])) {
+      if (max === 0) continue;
+      out.push({ channel, meanPackets: (this.queueSum.get(channel) ?? 0) / Math.max(1, this.queueSamples), maxPackets: max });
+    }
+    return out;
+  }
+
+  /** The QoS queues of every link, highest priority first (best effort, queue 0, last), with their guaranteed rates. */
+  qosQueues(): Array<{ queue: number; minKbps: number }> {
+    return qosQueues(this.cfg);
+  }
+
+  /** Live neighbours (heard within the HELLO loss time) and the R1 channel each announced last. */
+  neighbourChannels(): Array<{ addr: NodeAddr; r1Channel: number }> {
+    const live = new Set(this.aodv.neighbours(this.p.engine.now()).map((n) => n.addr));
+    return [...this.neighbourR1]
+      .filter(([addr]) => live.has(addr))
+      .sort((a, b) => a[0] - b[0])
+      .map(([addr, r1Channel]) => ({ addr, r1Channel }));
+  }
+}

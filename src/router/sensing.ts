@@ -1,0 +1,303 @@
+import type { ChannelPlan } from '../../radio/channels.js';
+import type { Frontend, IqBlock } from '../../radio/frontend.js';
+import type { EmulatedBand } from '../../radio/sim/band.js';
+import { Alarm } from '../core/alarm.js';
+import type { Rng } from '../core/rng.js';
+import type { Scheduler } from '../core/scheduler.js';
+import type { Micros } from '../core/time.js';
+import type { Visit } from '../sensing/schedule.js';
+import { VisitTally, type ChannelObservation } from '../sensing/workload.js';
+import type { NodeAction, NodeCore, NodeEvent } from './node-core.js';
+
+/**
+ * The one driver of the node core (sensing and the R1 decision). Radios
+ * differ: a mesh router senses the emulated band at once and hears back at
+ * the visit's end time, all synchronously on its event engine; a node on
+ * front-ends awaits their tunes and reads. The driver serves both: an
+ * operation of the radios may return a promise, and only then does the
+ * driver wait (later ticks queue behind it); otherwise it runs to the end
+ * before it returns, so a simulation stays one synchronous run.
+ */
+export interface SensingRadios {
+  now(): Micros;
+  /** Runs `fn` at `at` (the end of a visit whose observation was taken at once). */
+  at(at: Micros, fn: (now: Micros) => void): void;
+  /** A sensing round starts: transmission on the sensing radio stops. */
+  pauseTx(round: number, now: Micros): void;
+  /** The round is over: transmission resumes. */
+  resumeTx(round: number, now: Micros): void;
+  /** What the energy detector saw on the visit: at once, or once the front-end has read its samples. */
+  capture(visit: Visit, now: Micros): ChannelObservation | Promise<ChannelObservation>;
+  tuneR1(channel: number, now: Micros): void | Promise<void>;
+  /** After a round in which R1 did not move: R1 back on its channel, when R1 itself sensed (front-ends). */
+  afterRound?(r1Channel: number): void | Promise<void>;
+  event(e: NodeEvent): void;
+  /** A visit failed; the round goes on as if the visit saw nothing. */
+  fault?(where: string, error: unknown, now: Micros): void;
+}
+
+/** Drives a NodeCore over its radios; see SensingRadios. */
+export class SensingDriver {
+  private visitOut = false;
+  private stopped = false;
+  /** Asynchronous work in progress (front-ends): a tick waits for it. */
+  private busy: Promise<void> | undefined;
+  /** The driver's own timer, when it keeps one. */
+  private timer: Alarm | undefined;
+
+  constructor(
+    readonly core: NodeCore,
+    private readonly radios: SensingRadios,
+  ) {}
+
+  /**
+   * R1 goes to the channel the core starts on. With a scheduler, the driver
+   * keeps a timer of its own at the core's deadline (a node whose only core
+   * this is); without, the host asks `nextDeadline` and calls `tick`.
+   */
+  start(now: Micros, scheduler?: Scheduler): void {
+    const r1 = this.core.r1;
+    if (r1 !== undefined) this.chain(this.radios.tuneR1(r1, now));
+    this.timer = scheduler ? new Alarm(scheduler) : undefined;
+    this.rearm();
+  }
+
+  /** When the core next has something to do; undefined while a visit is out or once stopped. */
+  nextDeadline(): Micros | undefined {
+    return this.stopped || this.visitOut ? undefined : this.core.nextDeadline();
+  }
+
+  /** Runs what the core has due at `now`; a promise when front-ends are still at work. */
+  tick(now: Micros): void | Promise<void> {
+    const run = (): void | Promise<void> => this.run(this.core.tick(now));
+    return this.chain(this.busy ? this.busy.then(run) : run());
+  }
+
+  /** Re-reads the core's deadline (its own timer only; after a reconfiguration). */
+  rearm(): void {
+    this.timer?.set(this.nextDeadline(), (now) => this.thenRearm(this.tick(now)));
+  }
+
+  /** Stops; resolves when the work in progress has finished. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.timer?.cancel();
+    await this.busy;
+  }
+
+  /** Re-arms the driver's own timer once `r` is done. */
+  private thenRearm(r: void | Promise<void>): void {
+    if (r) void r.then(() => this.rearm());
+    else this.rearm();
+  }
+
+  private chain(r: void | Promise<void>): void | Promise<void> {
+    if (!r) return;
+    const p: Promise<void> = r.finally(() => {
+      if (this.busy === p) this.busy = undefined;
+    });
+    this.busy = p;
+    return p;
+  }
+
+  /** Carries out `actions` from `from` on, in order, waiting where a radio makes it wait. */
+  private run(actions: readonly NodeAction[], from = 0): void | Promise<void> {
+    for (let i = from; i < actions.length; i++) {
+      if (this.stopped) return;
+      const r = this.step(actions[i]!);
+      if (r) return r.then(() => this.run(actions, i + 1));
+    }
+    const r1 = this.core.r1;
+    if (this.stopped || !this.radios.afterRound || r1 === undefined) return;
+    if (actions.some((a) => a.kind === 'resume-tx') && !actions.some((a) => a.kind === 'tune-r1')) return this.radios.afterRound(r1);
+  }
+
+  private step(a: NodeAction): void | Promise<void> {
+    const now = this.radios.now();
+    switch (a.kind) {
+      case 'pause-tx':
+        return this.radios.pauseTx(a.round, now);
+      case 'resume-tx':
+        return this.radios.resumeTx(a.round, now);
+      case 'event':
+        return this.radios.event(a.event);
+      case 'tune-r1':
+        return this.radios.tuneR1(a.channel, now);
+      case 'visit': {
+        const v = a.visit;
+        let seen: ChannelObservation | Promise<ChannelObservation>;
+        try {
+          seen = this.radios.capture(v, now);
+        } catch (error) {
+          seen = Promise.reject(error);
+        }
+        this.visitOut = true;
+        if (!(seen instanceof Promise)) {
+          const obs = seen;
+          this.radios.at(Math.max(v.endUs, now), (t) => this.thenRearm(this.chain(this.visited(obs, t))));
+          return;
+        }
+        return seen.then(
+          (obs) => this.visited(obs, this.radios.now()),
+          (error: unknown) => {
+            // Stopping closes the radio under the visit: nothing to report then.
+            if (this.stopped) return;
+            const at = this.radios.now();
+            this.radios.fault?.(`sensing channel ${v.channel}`, error, at);
+            return this.visited({ channel: v.channel, windows: 0, busyWindows: 0, meanPowerDbm: -Infinity, busyMeanPowerDbm: undefined, atUs: at }, at);
+          },
+        );
+      }
+    }
+  }
+
+  private visited(obs: ChannelObservation, now: Micros): void | Promise<void> {
+    if (this.stopped) return;
+    this.visitOut = false;
+    return this.run(this.core.visitDone(obs, now));
+  }
+}
+
+/** What the driver needs of the energy detector. */
+export interface Detector {
+  detect(block: IqBlock): { windows: number; busyWindows: number; meanPowerDbm: number; busyMeanPowerDbm: number | undefined };
+  /** A buffer the detector reads in place (its backend's memory), or undefined. */
+  allocateBlock?(count: number): Float32Array | undefined;
+}
+
+/** What a node on front-ends reports beyond its core's events. */
+export type DriverEvent =
+  | NodeEvent
+  | { kind: 'r1-tuned'; channel: number; retuneUs: Micros; atUs: Micros }
+  | { kind: 'tx-paused' | 'tx-resumed'; round: number; atUs: Micros }
+  | { kind: 'driver-error'; where: string; error: unknown; atUs: Micros };
+
+export interface FrontendSensingParts {
+  plan: ChannelPlan;
+  scheduler: Scheduler;
+  /** The radio that senses. */
+  sensing: Frontend;
+  /** The receive radio, tuned to the decided channel (may be the sensing radio itself). */
+  r1: Frontend;
+  detector: Detector;
+  onEvent: (e: DriverEvent) => void;
+  /** Largest block read from a front-end at once, in complex samples. */
+  maxBlockSamples?: number;
+}
+
+/**
+ * Sensing radios that are front-ends (hardware, recordings, the sim
+ * front-end on an emulated band): tunes and reads are awaited, in real
+ * time or in virtual time (the engine pumped by `runVirtual`).
+ */
+export class FrontendSensing implements SensingRadios {
+  private txPaused = false;
+  private readonly maxBlock: number;
+  /** Where sensing blocks are read into: the detector's own memory when it has some, so no block is copied. */
+  private readonly blockBuffer: Float32Array | undefined;
+
+  constructor(private readonly p: FrontendSensingParts) {
+    this.maxBlock = p.maxBlockSamples ?? 1 << 16;
+    this.blockBuffer = p.detector.allocateBlock?.(this.maxBlock);
+  }
+
+  get transmitPaused(): boolean {
+    return this.txPaused;
+  }
+
+  now(): Micros {
+    return this.p.scheduler.now();
+  }
+
+  at(at: Micros, fn: (now: Micros) => void): void {
+    this.p.scheduler.at(at, fn);
+  }
+
+  pauseTx(round: number, now: Micros): void {
+    this.txPaused = true;
+    this.p.onEvent({ kind: 'tx-paused', round, atUs: now });
+  }
+
+  resumeTx(round: number, now: Micros): void {
+    this.txPaused = false;
+    this.p.onEvent({ kind: 'tx-resumed', round, atUs: now });
+  }
+
+  event(e: NodeEvent): void {
+    this.p.onEvent(e);
+  }
+
+  fault(where: string, error: unknown, now: Micros): void {
+    this.p.onEvent({ kind: 'driver-error', where, error, atUs: now });
+  }
+
+  async capture(v: Visit): Promise<ChannelObservation> {
+    const fe = this.p.sensing;
+    await fe.tune(this.p.plan.get(v.channel).centerHz);
+    // Timer lateness (real time) would otherwise add up over a round's visits and stretch T_s.
+    const captureUs = Math.max(0, Math.min(v.captureUs, v.endUs - this.now()));
+    let remaining = Math.round((captureUs * fe.capabilities.sampleRateHz) / 1e6);
+    const tally = new VisitTally();
+    while (remaining > 0) {
+      const n = Math.min(remaining, this.maxBlock);
+      tally.add(this.p.detector.detect(await fe.readIq(n, this.blockBuffer)));
+      remaining -= n;
+    }
+    return tally.observation(v.channel, this.now());
+  }
+
+  async tuneR1(channel: number): Promise<void> {
+    try {
+      const r = await this.p.r1.tune(this.p.plan.get(channel).centerHz);
+      this.p.onEvent({ kind: 'r1-tuned', channel, retuneUs: r.retuneUs, atUs: this.now() });
+    } catch (error) {
+      this.p.onEvent({ kind: 'driver-error', where: `tuning R1 to channel ${channel}`, error, atUs: this.now() });
+    }
+  }
+
+  afterRound(r1Channel: number): void | Promise<void> {
+    if (this.p.sensing === this.p.r1) return this.tuneR1(r1Channel);
+  }
+}
+
+/**
+ * A visit to the emulated band, at once: the band's IQ over the visit's
+ * capture, synthesised and detected block by block into `iq`.
+ */
+export function senseBand(
+  band: EmulatedBand,
+  detector: Detector,
+  radio: { sampleRateHz: number; calibrationDb: number; gainDb: number },
+  centerHz: number,
+  fromUs: Micros,
+  captureUs: Micros,
+  iq: Float32Array,
+  noise: Rng,
+): VisitTally {
+  const rate = radio.sampleRateHz;
+  const cal = radio.calibrationDb - radio.gainDb;
+  let remaining = Math.round((captureUs * rate) / 1e6);
+  let t = fromUs;
+  const tally = new VisitTally();
+  const max = iq.length / 2;
+  while (remaining > 0) {
+    const n = Math.min(remaining, max);
+    band.synthesize(centerHz, t, n, rate, cal, iq, noise);
+    tally.add(detector.detect({ data: iq, count: n, startUs: t, sampleRateHz: rate, centerHz, calibrationDb: cal, droppedSamples: 0 }));
+    remaining -= n;
+    t += (n * 1e6) / rate;
+  }
+  return tally;
+}
+
+/**
+ * A node core driven over front-ends, with the driver's own timer on the
+ * parts' scheduler: R1 tunes to the core's first channel and the rounds
+ * begin. `radios` tells whether a round holds transmission.
+ */
+export function startFrontendSensing(core: NodeCore, parts: FrontendSensingParts): { driver: SensingDriver; radios: FrontendSensing } {
+  const radios = new FrontendSensing(parts);
+  const driver = new SensingDriver(core, radios);
+  driver.start(parts.scheduler.now(), parts.scheduler);
+  return { driver, radios };
+}

@@ -1,0 +1,149 @@
+import type { ChannelPlan } from '../../radio/channels.js';
+import type { LiveChange } from '../config/live.js';
+import type { NodeConfig } from '../config/types.js';
+import type { Micros } from '../core/time.js';
+import type { Result } from '../core/result.js';
+import type { PathInfo } from '../openflow/controller.js';
+import type { FlowSpec } from '../openflow/flow-spec.js';
+import type { NeighbourView, RouteView } from '../routing/aodv.js';
+import type { FlowPattern, VnfEvent, VnfInfo } from '../vnf/types.js';
+import type { NodeEvent } from './node-core.js';
+
+/**
+ * What a running router shows to its control plane (the ZeroMQ API, the
+ * WebSocket monitor): reads through the same cores the router runs on, a
+ * live and atomic reconfiguration, the VNF lifecycle and a stream of
+ * telemetry. The daemon implements it; the control plane never reaches
+ * around it.
+ */
+export interface RouterView {
+  readonly id: number;
+  readonly name: string;
+  /** The router's clock (epoch microseconds in real time). */
+  now(): Micros;
+  status(): RouterStatus;
+  /** The running configuration (a copy). */
+  config(): NodeConfig;
+  /** A stable hash of the running configuration (configVersion). */
+  configVersion(): string;
+  /**
+   * Applies a change checked against the running configuration (`liveChange`),
+   * live and atomically: every core takes its part. A change checked against
+   * another version, or one with fields a running router takes only at
+   * restart, is refused whole (ConfigError) and nothing changes. Returns the
+   * new version.
+   */
+  reconfigure(change: LiveChange): string;
+  neighbours(): NeighbourView[];
+  routes(): RouteView[];
+  queues(): QueueView[];
+  /** Traffic through this router, per flow (source, destination, protocol, flow id). */
+  flows(): FlowView[];
+  /** The latest sensing round, undefined before the first. */
+  spectrum(): SpectrumView | undefined;
+  vnfs(): VnfInfo[];
+  /** Starts a VNF of a registered type on the flows matching `flow`; refuses bad parameters (ConfigError). */
+  startVnf(type: string, flow: FlowPattern, params: unknown): Promise<VnfInfo>;
+  stopVnf(id: number): Promise<VnfInfo>;
+  /** The CETT controller this router runs (the controller role), undefined when it runs none. */
+  controller(): ControllerRole | undefined;
+  /** Every telemetry event as it happens; returns the unsubscribe. */
+  subscribe(fn: (e: Telemetry) => void): () => void;
+}
+
+/** What the control API reaches of a router's controller role (ControllerService). */
+export interface ControllerRole {
+  flows(): PathInfo[];
+  addFlow(spec: FlowSpec): Result<PathInfo, string>;
+  removeFlow(id: number): Result<{ id: number }, string>;
+  readonly sessions: number;
+}
+
+export interface RouterStatus {
+  node: { id: number; name: string };
+  atUs: Micros;
+  uptimeS: number;
+  configVersion: string;
+  /** Whether the router is on an air medium (routing and data) or senses only. */
+  mesh: boolean;
+  r1: { channel: number | undefined; since: Micros | undefined; reason: string | undefined };
+  r2: { channel: number | undefined; dwellEndUs: Micros | undefined; switches: number };
+  r3: { channel: number };
+  sensing: { rounds: number; durationMs: number; periodMs: number; ccaThresholdDbm: number; transmitPaused: boolean };
+  counters: Record<string, number>;
+  drops: Record<string, number>;
+}
+
+export interface QueueView {
+  channel: number;
+  packets: number;
+  bytes: number;
+  /** The QoS classes' queues inside it, highest priority first (best effort, queue 0, last). */
+  classes: Array<{ queue: number; name: string; packets: number; bytes: number }>;
+}
+
+/** A QoS queue's name: its class's, or best-effort for queue 0. */
+export function queueName(cfg: NodeConfig, queue: number): string {
+  return cfg.qos.classes.find((c) => c.queue === queue)?.name ?? (queue === 0 ? 'best-effort' : `queue-${queue}`);
+}
+
+export interface FlowView {
+  proto: string;
+  src: number;
+  dst: number;
+  flow: number;
+  /** What this router does with it: originates, forwards, delivers. */
+  role: 'source' | 'relay' | 'sink';
+  packets: number;
+  bytes: number;
+  /** The next hop its last packet took (relay and source). */
+  nextHop: number | undefined;
+  lastUs: Micros;
+  /** The IPv6 flow label (QoS tag) of its last packet; 0: none. */
+  label: number;
+}
+
+export interface SpectrumChannel {
+  channel: number;
+  centerMHz: number;
+  /** Merged workload w (own and neighbours'). */
+  w: number;
+  /** This router's own w, undefined when it did not sense the channel. */
+  ownW: number | undefined;
+  /** RC = (1 - w) * C, bits per second. */
+  rcBps: number;
+  /** Mean power the energy detector measured, dBm; undefined when not visited. */
+  powerDbm: number | undefined;
+}
+
+export interface SpectrumView {
+  round: number;
+  startUs: Micros;
+  endUs: Micros;
+  channels: SpectrumChannel[];
+}
+
+export type Telemetry =
+  | { kind: 'spectrum'; atUs: Micros; spectrum: SpectrumView }
+  | { kind: 'r1'; atUs: Micros; channel: number | undefined; changed: boolean; reason: string }
+  | { kind: 'r2'; atUs: Micros; channel: number | undefined }
+  | { kind: 'config'; atUs: Micros; version: string; changed: string[] }
+  | { kind: 'vnf'; atUs: Micros; event: VnfEvent }
+  | { kind: 'neighbour'; atUs: Micros; addr: number; up: boolean };
+
+/** A sensing round as the control plane shows it. */
+export function spectrumView(plan: ChannelPlan, e: Extract<NodeEvent, { kind: 'sensing-round' }>): SpectrumView {
+  return {
+    round: e.round,
+    startUs: e.startUs,
+    endUs: e.endUs,
+    channels: e.channels.map((c) => ({
+      channel: c.channel,
+      centerMHz: plan.get(c.channel).centerHz / 1e6,
+      w: c.w,
+      ownW: c.ownW,
+      rcBps: c.rc,
+      powerDbm: c.meanPowerDbm !== undefined && Number.isFinite(c.meanPowerDbm) ? c.meanPowerDbm : undefined,
+    })),
+  };
+}

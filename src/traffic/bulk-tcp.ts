@@ -1,0 +1,368 @@
+import { Alarm } from '../core/alarm.js';
+import type { EventEngine } from '../core/engine.js';
+import type { Rng } from '../core/rng.js';
+import { US_PER_MS, type Micros } from '../core/time.js';
+import type { TcpConfig, TcpConnection } from '../tcp/connection.js';
+import { TcpStack, type TcpStackEvent } from '../tcp/stack.js';
+import type { DataHeader, NodeAddr } from '../wire/mesh.js';
+import { meshAddr, meshIp } from '../wire/addresses.js';
+import type { TcpFlowSpec } from '../config/scenario.js';
+
+/**
+ * Content of the bulk stream: byte i is STREAM[i mod P], P a prime (so the
+ * pattern never lines up with segment boundaries) and the table filled from
+ * a fixed generator. The sink checks every byte it reads against it: a
+ * segment delivered twice, out of place or corrupted shows.
+ */
+const STREAM_PERIOD = 65521;
+const STREAM = ((): Uint8Array => {
+  const b = new Uint8Array(2 * STREAM_PERIOD);
+  let x = 0x9e3779b9;
+  for (let i = 0; i < STREAM_PERIOD; i++) {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    b[i] = x & 0xff;
+  }
+  b.copyWithin(STREAM_PERIOD, 0, STREAM_PERIOD);
+  return b;
+})();
+
+export function streamByte(i: number): number {
+  return STREAM[i % STREAM_PERIOD]!;
+}
+
+/** Bytes [from, from + n) of the stream. */
+export function streamBytes(from: number, n: number): Uint8Array {
+  const out = new Uint8Array(n);
+  for (let done = 0; done < n;) {
+    const at = (from + done) % STREAM_PERIOD;
+    const run = Math.min(n - done, STREAM_PERIOD);
+    out.set(STREAM.subarray(at, at + run), done);
+    done += run;
+  }
+  return out;
+}
+
+/** How many bytes of `data`, read at stream offset `from`, differ from the stream. */
+export function streamMismatches(data: Uint8Array, from: number): number {
+  let bad = 0;
+  for (let done = 0; done < data.length;) {
+    const at = (from + done) % STREAM_PERIOD;
+    const run = Math.min(data.length - done, STREAM_PERIOD);
+    const got = data.subarray(done, done + run);
+    if (Buffer.compare(got, STREAM.subarray(at, at + run)) !== 0) {
+      for (let k = 0; k < run; k++) if (got[k] !== STREAM[at + k]) bad++;
+    }
+    done += run;
+  }
+  return bad;
+}
+
+/** What one TCP flow measured. */
+export interface TcpFlowRecord {
+  flow: number;
+  src: number;
+  dst: number;
+  variant: string;
+  startUs: Micros;
+  endUs: Micros;
+  /** In-order bytes the sink application read before the end of the flow. */
+  goodputBytes: number;
+  /** All bytes it read (also after the end). */
+  readBytes: number;
+  /** Payload bytes that reached the sink's TCP, duplicates included. */
+  arrivedBytes: number;
+  /** Bytes read whose content was not what the source wrote (must stay 0). */
+  corruptBytes: number;
+  /** Packets of the flow the source (data) and the sink (ACKs) handed to the mesh. */
+  dataPackets: number;
+  ackPackets: number;
+  /** Those lost in the mesh (queue overflow, retry limit, no route...). */
+  dataDrops: number;
+  ackDrops: number;
+  dropReasons: Record<string, number>;
+  connectedAtUs: Micros | null;
+  /** When the source reset a connection still open at the flow's end. */
+  stoppedAtUs: Micros | null;
+  closedAtUs: Micros | null;
+  /** Why the connection ended early, if it did ('reset', 'timeout', ...). */
+  failure: string | null;
+  cwndSamples: number;
+  cwndSumSegments: number;
+  cwndMaxSegments: number;
+  /** The source's connection, for its counters and RTT estimator at the end. */
+  sender: TcpConnection | undefined;
+  receiver: TcpConnection | undefined;
+}
+
+interface Host {
+  stack: TcpStack;
+  /** The stack's next deadline on the engine. */
+  alarm: Alarm;
+  seq: number;
+}
+
+export interface BulkTcpParts {
+  engine: EventEngine;
+  rng: Rng;
+  /** Hands a segment to router `from`'s mesh layer for router `to`. */
+  originate: (from: NodeAddr, to: NodeAddr, flow: number, seq: number, bytes: Uint8Array, now: Micros) => void;
+  /** The routers whose ends run here (a router daemon runs only its own); default all. */
+  local?: (addr: NodeAddr) => boolean;
+}
+
+/**
+ * Bulk TCP flows over the mesh: one TcpStack per router that has a TCP
+ * endpoint, their timers on the event engine, and the bulk source and sink
+ * of each tcp-bulk flow. Packets between stacks cross the mesh through the
+ * routers; nothing here shortcuts the air. The simulator runs every end;
+ * a router daemon runs its own (`local`).
+ */
+export class BulkTcp {
+  private readonly hosts = new Map<NodeAddr, Host>();
+  /** Flow of a connection, by "router:port>router:port" in either direction. */
+  private readonly flowByPorts = new Map<string, number>();
+  private readonly flows = new Map<number, TcpFlowRecord>();
+  private readonly specs = new Map<number, TcpFlowSpec>();
+  private readonly written = new Map<number, number>();
+
+  constructor(private readonly p: BulkTcpParts) {}
+
+  private host(addr: NodeAddr): Host {
+    let h = this.hosts.get(addr);
+    if (!h) {
+      h = { stack: new TcpStack(meshIp(addr), this.p.rng.fork(`tcp/${addr}`)), alarm: new Alarm(this.p.engine), seq: 0 };
+      this.hosts.set(addr, h);
+    }
+    return h;
+  }
+
+  /** Sets up flow `flow`: the sink listens now, the source connects at its start time. */
+  addFlow(flow: number, spec: TcpFlowSpec, src: NodeAddr, dst: NodeAddr, startUs: Micros, endUs: Micros): TcpFlowRecord {
+    const rec: TcpFlowRecord = {
+      flow,
+      src,
+      dst,
+      variant: spec.variant,
+      startUs,
+      endUs,
+      goodputBytes: 0,
+      readBytes: 0,
+      arrivedBytes: 0,
+      corruptBytes: 0,
+      dataPackets: 0,
+      ackPackets: 0,
+      dataDrops: 0,
+      ackDrops: 0,
+      dropReasons: {},
+      connectedAtUs: null,
+      stoppedAtUs: null,
+      closedAtUs: null,
+      failure: null,
+      cwndSamples: 0,
+      cwndSumSegments: 0,
+      cwndMaxSegments: 0,
+      sender: undefined,
+      receiver: undefined,
+    };
+    this.flows.set(flow, rec);
+    this.specs.set(flow, spec);
+    this.written.set(flow, 0);
+    const t = spec.tcp;
+    const common: Partial<TcpConfig> = {
+      mss: t.mss,
+      timestamps: t.timestamps,
+      windowScale: t.windowScale,
+      initialRtoMs: t.initialRtoMs,
+      minRtoMs: t.minRtoMs,
+      maxRtoMs: t.maxRtoMs,
+      maxRetransmits: t.maxRetransmits,
+      initialWindowSegments: t.initialWindowSegments,
+    };
+    const localPort = 10000 + flow;
+    this.flowByPorts.set(`${src}:${localPort}>${dst}:${spec.port}`, flow);
+    this.flowByPorts.set(`${dst}:${spec.port}>${src}:${localPort}`, flow);
+    const local = this.p.local ?? (() => true);
+    if (local(dst)) this.listenFor(dst, spec, common);
+    if (!local(src)) return rec;
+    // A daemon sets its flows up in real time, possibly just past their start.
+    this.p.engine.at(Math.max(startUs, this.p.engine.now()), (now) => {
+      const h = this.host(src);
+      const cfg: Partial<TcpConfig> = {
+        ...common,
+        congestion: spec.variant,
+        sack: spec.variant === 'sack',
+        sendBufferBytes: t.sendBufferBytes,
+        receiveBufferBytes: 65535,
+        delayedAckMs: t.delayedAckMs,
+      };
+      rec.sender = h.stack.connect(meshIp(dst), spec.port, now, cfg, localPort);
+      this.pump(src, now);
+    });
+    // The flow stops at its end: like an FTP killed mid-transfer, the source
+    // resets the connection, whatever its buffer still held.
+    this.p.engine.at(Math.max(endUs, this.p.engine.now()), (now) => {
+      const c = rec.sender;
+      if (!c || c.state === 'CLOSED') return;
+      c.abort(now);
+      rec.stoppedAtUs = now;
+      this.pump(src, now);
+    });
+    return rec;
+  }
+
+  private listenFor(dst: NodeAddr, spec: TcpFlowSpec, common: Partial<TcpConfig>): void {
+    const t = spec.tcp;
+    const sinkCfg: Partial<TcpConfig> = {
+      ...common,
+      sack: true,
+      receiveBufferBytes: t.receiveBufferBytes,
+      sendBufferBytes: 4096,
+      delayedAckMs: t.delayedAckMs,
+    };
+    if (this.listening.has(`${dst}:${spec.port}`)) return;
+    this.listening.add(`${dst}:${spec.port}`);
+    this.host(dst).stack.listen(spec.port, (conn) => this.accepted(dst, conn), sinkCfg);
+  }
+
+  /** Sinks listening, by "router:port" (flows to one sink port share the first flow's sink settings). */
+  private readonly listening = new Set<string>();
+
+  private accepted(at: NodeAddr, conn: TcpConnection): void {
+    for (const [flow, rec] of this.flows) {
+      const spec = this.specs.get(flow)!;
+      if (rec.dst === at && spec.port === conn.localPort && 10000 + flow === conn.remotePort) rec.receiver = conn;
+    }
+  }
+
+  /** A tcp data packet arrived at router `at`. */
+  deliver(at: NodeAddr, header: DataHeader, payload: Uint8Array, now: Micros): void {
+    const h = this.hosts.get(at);
+    if (!h) return;
+    const rec = this.flows.get(header.flow);
+    if (rec && header.src === rec.src && payload.length >= 20 && now <= rec.endUs)
+      rec.arrivedBytes += Math.max(0, payload.length - ((payload[12] ?? 0x50) >> 4) * 4);
+    h.stack.input(meshIp(header.src), payload, now);
+    this.pump(at, now);
+  }
+
+  /** A packet of a TCP flow was lost in the mesh. */
+  dropped(header: DataHeader, reason: string): void {
+    const rec = this.flows.get(header.flow);
+    if (!rec) return;
+    if (header.src === rec.src) rec.dataDrops++;
+    else rec.ackDrops++;
+    rec.dropReasons[reason] = (rec.dropReasons[reason] ?? 0) + 1;
+  }
+
+  /** Samples every sender's congestion window (called on a fixed period). */
+  sampleCwnd(now: Micros): void {
+    for (const rec of this.flows.values()) {
+      const c = rec.sender;
+      if (!c || c.state === 'CLOSED' || c.state === 'SYN-SENT' || now > rec.endUs) continue;
+      const seg = c.cwnd / Math.max(1, c.negotiated.mss);
+      rec.cwndSamples++;
+      rec.cwndSumSegments += seg;
+      rec.cwndMaxSegments = Math.max(rec.cwndMaxSegments, seg);
+    }
+  }
+
+  /** Moves what a stack produced onto the mesh and to its applications, and re-arms its timer. */
+  private pump(addr: NodeAddr, now: Micros): void {
+    const h = this.hosts.get(addr);
+    if (!h) return;
+    for (let round = 0; round < 64; round++) {
+      const { packets, events } = h.stack.poll();
+      if (packets.length === 0 && events.length === 0) break;
+      for (const pkt of packets) {
+        const to = meshAddr(pkt.dst);
+        const srcPort = ((pkt.bytes[0] ?? 0) << 8) | (pkt.bytes[1] ?? 0);
+        const dstPort = ((pkt.bytes[2] ?? 0) << 8) | (pkt.bytes[3] ?? 0);
+        const flow = this.flowByPorts.get(`${addr}:${srcPort}>${to}:${dstPort}`) ?? 0xffff;
+        const rec = this.flows.get(flow);
+        if (rec) {
+          if (addr === rec.src) rec.dataPackets++;
+          else rec.ackPackets++;
+        }
+        this.p.originate(addr, to, flow, h.seq++ >>> 0, pkt.bytes, now);
+      }
+      for (const e of events) this.onEvent(e, now);
+    }
+    this.arm(addr, h);
+  }
+
+  private onEvent(e: TcpStackEvent, now: Micros): void {
+    const rec = this.flowOfConn(e.conn);
+    if (!rec) return;
+    const spec = this.specs.get(rec.flow)!;
+    if (e.conn === rec.sender) {
+      switch (e.event) {
+        case 'connected':
+          rec.connectedAtUs ??= now;
+          this.fill(rec, spec, e.conn, now);
+          break;
+        case 'writable':
+          this.fill(rec, spec, e.conn, now);
+          break;
+        case 'eof':
+          break;
+        case 'closed':
+          rec.closedAtUs ??= now;
+          break;
+        default:
+          rec.failure ??= e.event;
+          rec.closedAtUs ??= now;
+      }
+    } else {
+      switch (e.event) {
+        case 'readable': {
+          const data = e.conn.read(Infinity, now);
+          rec.corruptBytes += streamMismatches(data, rec.readBytes);
+          rec.readBytes += data.length;
+          if (now <= rec.endUs) rec.goodputBytes += data.length;
+          break;
+        }
+        case 'eof':
+          e.conn.close(now);
+          break;
+        default:
+          break;
+      }
+    }
+  }
+
+  /** The bulk source keeps its send buffer full until its byte count is written, then closes. */
+  private fill(rec: TcpFlowRecord, spec: TcpFlowSpec, conn: TcpConnection, now: Micros): void {
+    let written = this.written.get(rec.flow) ?? 0;
+    const limit = spec.bytes > 0 ? spec.bytes : Number.MAX_SAFE_INTEGER;
+    if (now >= rec.endUs) return;
+    while (written < limit && conn.writable > 0 && (conn.state === 'ESTABLISHED' || conn.state === 'CLOSE-WAIT')) {
+      const n = Math.min(conn.writable, limit - written, 64 * 1024);
+      const took = conn.write(streamBytes(written, n), now);
+      written += took;
+      if (took === 0) break;
+    }
+    this.written.set(rec.flow, written);
+    if (written >= limit && (conn.state === 'ESTABLISHED' || conn.state === 'CLOSE-WAIT')) conn.close(now);
+  }
+
+  private arm(addr: NodeAddr, h: Host): void {
+    h.alarm.set(h.stack.nextDeadline(), (t) => {
+      h.stack.tick(t);
+      this.pump(addr, t);
+    });
+  }
+
+  private flowOfConn(conn: TcpConnection): TcpFlowRecord | undefined {
+    for (const r of this.flows.values()) if (r.sender === conn || r.receiver === conn) return r;
+    return undefined;
+  }
+
+  /** Every flow's record. */
+  records(): TcpFlowRecord[] {
+    return [...this.flows.values()];
+  }
+}
+
+export const CWND_SAMPLE_US = 10 * US_PER_MS;

@@ -1,0 +1,32 @@
+import type { NodeAddr } from './mesh.js';
+
+/**
+ * The mesh carries transport segments without an IP header; where an IP
+ * address is needed (TCP's pseudo-header, a VNF's flow pattern) a router's
+ * mesh address maps to 10.hi.lo.1, and back.
+ */
+export function meshIp(addr: NodeAddr): Uint8Array {
+  return Uint8Array.of(10, (addr >> 8) & 0xff, addr & 0xff, 1);
+}
+
+/** The same address as an IPv4 number (10.hi.lo.1), as OpenFlow matches carry it. */
+export function meshIpv4(addr: NodeAddr): number {
+  const ip = meshIp(addr);
+  return ((ip[0]! << 24) | (ip[1]! << 16) | (ip[2]! << 8) | ip[3]!) >>> 0;
+}
+
+/**
+ * The same address as IPv6 (a labelled packet is IPv6 to the flow table and
+ * in a PACKET_IN): fd00::10.hi.lo.1, the IPv4 address in the low 32 bits of
+ * the unique-local prefix fd00::/64 (router 4 is fd00::a00:401).
+ */
+export function meshIp6(addr: NodeAddr): Uint8Array {
+  const ip = new Uint8Array(16);
+  ip[0] = 0xfd;
+  ip.set(meshIp(addr), 12);
+  return ip;
+}
+
+export function meshAddr(ip: Uint8Array): NodeAddr {
+  return ((ip[1] ?? 0) << 8) | (ip[2] ?? 0);
+}
