@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,7 +8,7 @@ import { parseNodeConfig } from '../../src/config/load.js';
 import { isCurveKey } from '../../src/control/curve.js';
 import { ControlServer } from '../../src/control/server.js';
 import type { RouterStatus } from '../../src/router/view.js';
-import { root } from '../support/cli.js';
+import { spawnCogmesh } from '../support/cli.js';
 import { memoryLogger, TestRouterView } from '../support/control-view.js';
 
 /**
@@ -19,11 +18,11 @@ import { memoryLogger, TestRouterView } from '../support/control-view.js';
  */
 function cogmeshAsync(...args: string[]): Promise<{ code: number | null; out: string; err: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'src/cli/main.ts'), ...args], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawnCogmesh([...args], ['ignore', 'pipe', 'pipe']);
     let out = '';
     let err = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString('utf8')));
-    child.stderr.on('data', (d: Buffer) => (err += d.toString('utf8')));
+    child.stdout!.on('data', (d: Buffer) => (out += d.toString('utf8')));
+    child.stderr!.on('data', (d: Buffer) => (err += d.toString('utf8')));
     const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
     child.on('error', reject);
     child.on('close', (code) => {

@@ -1,21 +1,11 @@
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync } from 'node:fs';
 import { after, test } from 'node:test';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { CHROMIUM, launchChromium } from '../support/browser.js';
 import { MonitorServer } from '../../src/monitor/server.js';
 import { startMonitor, testLogger } from './stream-client.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 const SCREENSHOT = 'test-artifacts/monitor.png';
 const TOKEN = 'tok-3f9a';
 
@@ -52,7 +42,7 @@ test(
     cleanup.push(() => server.stop());
     for (let i = 0; i < 100; i++) view.pushRound();
 
-    const browser: Browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
+    const browser: Browser = await launchChromium();
     cleanup.push(() => browser.close());
     const page = await browser.newPage({ viewport: { width: 1440, height: 1000 }, deviceScaleFactor: 1 });
     const problems: string[] = [];

@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { join } from 'node:path';
+import type { ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { after, before, describe, test } from 'node:test';
 import { ControlClient } from '../../src/control/client.js';
-import { root, stopAll } from '../support/cli.js';
+import { spawnCogmesh, stopAll } from '../support/cli.js';
 import { until } from '../support/until.js';
 
 /**
@@ -22,7 +21,7 @@ const procs: ChildProcess[] = [];
 const lines: Array<Record<string, unknown>> = [];
 
 function run(args: string[]): ChildProcess {
-  const p = spawn(process.execPath, ['--import', 'tsx', join(root, 'src/cli/main.ts'), ...args], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
+  const p = spawnCogmesh([...args], ['ignore', 'pipe', 'inherit']);
   createInterface({ input: p.stdout! }).on('line', (l) => {
     try {
       lines.push(JSON.parse(l) as Record<string, unknown>);
@@ -117,12 +116,8 @@ describe('the controller as a role of router 0: flows added and removed at run t
   const role: ChildProcess[] = [];
 
   before(() => {
-    const p = spawn(
-      process.execPath,
+    const p = spawnCogmesh(
       [
-        '--import',
-        'tsx',
-        join(root, 'src/cli/main.ts'),
         'testbed',
         'config/scenarios/urbanx-chain.json',
         '--hops',
@@ -148,7 +143,7 @@ describe('the controller as a role of router 0: flows added and removed at run t
         '--for',
         '140',
       ],
-      { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] },
+      ['ignore', 'ignore', 'inherit'],
     );
     role.push(p);
   });

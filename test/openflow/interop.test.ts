@@ -4,7 +4,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { root, stopAll } from '../support/cli.js';
+import { spawnCogmesh, stopAll } from '../support/cli.js';
 
 /**
  * The OpenFlow agent of a real `cogmesh node` process against Open vSwitch's
@@ -23,25 +23,9 @@ const pcap = join(dir, 'of.pcap');
 const procs: ChildProcess[] = [];
 
 function node(...set: string[]): ChildProcess {
-  const p = spawn(
-    process.execPath,
-    [
-      '--import',
-      'tsx',
-      join(root, 'src/cli/main.ts'),
-      'node',
-      '--config',
-      'config/examples/openflow-passive.json',
-      '--log-format',
-      'json',
-      '--for',
-      '120',
-      ...set.flatMap((s) => ['--set', s]),
-    ],
-    {
-      cwd: root,
-      stdio: ['ignore', 'pipe', 'inherit'],
-    },
+  const p = spawnCogmesh(
+    ['node', '--config', 'config/examples/openflow-passive.json', '--log-format', 'json', '--for', '120', ...set.flatMap((s) => ['--set', s])],
+    ['ignore', 'pipe', 'inherit'],
   );
   procs.push(p);
   return p;

@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { join } from 'node:path';
+import { spawnSync, type ChildProcess } from 'node:child_process';
 import { after, before, describe, test } from 'node:test';
 import { ControlClient } from '../../src/control/client.js';
-import { root, stopAll } from '../support/cli.js';
+import { spawnCogmesh, stopAll } from '../support/cli.js';
 import { until } from '../support/until.js';
 
 /**
@@ -52,12 +51,8 @@ describe('QoS classes on a testbed, read and steered with ovs-ofctl', { skip, ti
   };
 
   before(() => {
-    const p = spawn(
-      process.execPath,
+    const p = spawnCogmesh(
       [
-        '--import',
-        'tsx',
-        join(root, 'src/cli/main.ts'),
         'testbed',
         'config/scenarios/qos-relay.json',
         '--set',
@@ -75,7 +70,7 @@ describe('QoS classes on a testbed, read and steered with ovs-ofctl', { skip, ti
         '--for',
         '160',
       ],
-      { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] },
+      ['ignore', 'ignore', 'inherit'],
     );
     procs.push(p);
   });

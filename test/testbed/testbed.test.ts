@@ -1,13 +1,12 @@
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { join } from 'node:path';
+import type { ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { existsSync, mkdirSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
-import { chromium } from 'playwright-core';
+import { launchChromium } from '../support/browser.js';
 import { ControlClient, TelemetryClient } from '../../src/control/client.js';
 import type { ControlReply } from '../../src/control/protocol.js';
-import { cogmesh, root } from '../support/cli.js';
+import { cogmesh, spawnCogmesh } from '../support/cli.js';
 import { until } from '../support/until.js';
 
 /**
@@ -65,12 +64,8 @@ describe('the real-time testbed: a diamond of router processes on the medium pro
   };
 
   before(async () => {
-    testbed = spawn(
-      process.execPath,
+    testbed = spawnCogmesh(
       [
-        '--import',
-        'tsx',
-        join(root, 'src/cli/main.ts'),
         'testbed',
         'config/scenarios/testbed-diamond.json',
         '--medium',
@@ -84,7 +79,7 @@ describe('the real-time testbed: a diamond of router processes on the medium pro
         '--for',
         '170',
       ],
-      { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] },
+      ['ignore', 'pipe', 'inherit'],
     );
     createInterface({ input: testbed.stdout! }).on('line', (l) => {
       try {
@@ -142,19 +137,7 @@ describe('the real-time testbed: a diamond of router processes on the medium pro
   });
 
   test("router 0's monitor in headless Chromium shows its live spectrum and its routes", async () => {
-    const browser = await chromium.launch({
-      executablePath: '/usr/bin/chromium',
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    const browser = await launchChromium();
     try {
       const page = await browser.newPage({ viewport: { width: 1440, height: 1000 } });
       await page.goto(`http://127.0.0.1:${MONITOR_BASE}/`);
@@ -234,12 +217,8 @@ describe('TCP-ACC in the router daemons: each VNF in its sandbox, on the data pa
   };
 
   before(() => {
-    testbed = spawn(
-      process.execPath,
+    testbed = spawnCogmesh(
       [
-        '--import',
-        'tsx',
-        join(root, 'src/cli/main.ts'),
         'testbed',
         'config/scenarios/urbanx-chain.json',
         '--hops',
@@ -261,7 +240,7 @@ describe('TCP-ACC in the router daemons: each VNF in its sandbox, on the data pa
         '--for',
         '110',
       ],
-      { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] },
+      ['ignore', 'ignore', 'inherit'],
     );
   });
 
