@@ -2,7 +2,14 @@ import { Command, Option } from 'commander';
 import { UsageError } from '../core/errors.js';
 import { createLogger } from '../core/log.js';
 import { loadScenario } from '../config/scenario.js';
-import { DEFAULT_TESTBED_PORTS, planTestbed } from '../testbed/plan.js';
+import { mkdir, readdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Logger } from '../core/log.js';
+import { nodeCount } from '../config/scenario.js';
+import { hasNetAdmin } from '../daemon/tun.js';
+import { createNetns, DEFAULT_RUN_DIR, destroyNetns, netnsAvailable, netnsLayout, newTag, sweepStale, type NetnsLayout } from '../testbed/netns.js';
+import { DEFAULT_TESTBED_PORTS, planTestbed, type NetnsPlan, type TestbedPlan } from '../testbed/plan.js';
+import { testbedExecCommand } from './testbed-exec.js';
 import { Supervisor } from '../testbed/supervisor.js';
 import { MAX_FOR_S } from './node.js';
 
@@ -19,6 +26,7 @@ interface TestbedOpts {
   monitorBase: string;
   openflowBase: string;
   verbose?: boolean;
+  netns?: boolean;
   logFormat: 'pretty' | 'json';
 }
 
@@ -33,6 +41,7 @@ function port(flag: string, v: string): number {
 /** `cogmesh testbed`: a scenario as real processes on this machine, in real time. */
 export function testbedCommand(): Command {
   return new Command('testbed')
+    .addCommand(testbedExecCommand())
     .description(
       'run a scenario in real time: the air medium and one `cogmesh node` process per router, each with its control API and monitor; Ctrl-C stops them all',
     )
@@ -52,6 +61,10 @@ export function testbedCommand(): Command {
       "router 0's passive OpenFlow agent port, when node.openflow.mode is passive (+1 per router)",
       String(DEFAULT_TESTBED_PORTS.openflowBase),
     )
+    .option(
+      '--netns',
+      "real IP: each router in a network namespace of its own with its TUN, and a client host namespace behind it (needs root; see docs/ip.md); `cogmesh testbed exec r0 -- CMD` runs CMD in router 0's client host",
+    )
     .option('--verbose', 'relay every line the routers log (each sensing round, too)')
     .addOption(new Option('--log-format <format>', 'log lines for people or one JSON object a line').choices(['pretty', 'json']).default('pretty'))
     .action(async (file: string, o: TestbedOpts) => {
@@ -64,30 +77,47 @@ export function testbedCommand(): Command {
         ...(o.tcp ? { tcp: o.tcp } : {}),
         ...(o.acc !== undefined ? { acc: o.acc } : {}),
         ...(o.accMode ? { accMode: o.accMode } : {}),
+        ...(o.netns ? { hostsTcp: true } : {}),
       });
       const seed = o.seed === undefined ? sc.seed : Number(o.seed);
       if (!Number.isSafeInteger(seed) || seed < 0) throw new UsageError(`--seed: "${o.seed}" is not a seed (an integer >= 0)`);
       const host = '127.0.0.1';
-      const plan = planTestbed(sc, seed, {
+      const ports = {
         ...DEFAULT_TESTBED_PORTS,
         medium: o.medium,
         host,
         controlBase: port('--control-base', o.controlBase),
         monitorBase: port('--monitor-base', o.monitorBase),
         openflowBase: port('--openflow-base', o.openflowBase),
-      });
+      };
       const log = createLogger({ level: 'info', format: o.logFormat });
-      const sup = new Supervisor(plan, { log, mediumEndpoint: o.medium, verbose: o.verbose === true });
+      const ns = o.netns ? await netnsUp(nodeCount(sc.topology), log) : undefined;
+      let plan: TestbedPlan;
+      try {
+        plan = planTestbed(sc, seed, ports, ns?.plan);
+      } catch (e) {
+        await ns?.down();
+        throw e;
+      }
+      const sup = new Supervisor(plan, { log, verbose: o.verbose === true });
       log.info(
         {
           event: 'testbed-start',
           scenario: sc.name,
           seed,
-          routers: plan.routers.map((r) => ({ name: r.name, control: r.control, telemetry: r.telemetry, monitor: r.monitor })),
+          ...(ns ? { tag: ns.layout.tag } : {}),
+          routers: plan.routers.map((r) => ({ name: r.name, control: r.control, telemetry: r.telemetry, monitor: r.monitor, netns: r.netns })),
         },
         [
-          `testbed ${sc.name} (seed ${seed}): the medium at ${o.medium} and ${plan.routers.length} routers`,
-          ...plan.routers.map((r) => `  ${r.name}: monitor ${r.monitor}  control ${r.control}  telemetry ${r.telemetry}`),
+          `testbed ${sc.name} (seed ${seed}): the medium at ${plan.mediumEndpoint} and ${plan.routers.length} routers`,
+          ...plan.routers.map((r) => `  ${r.name}: ${r.monitor ? `monitor ${r.monitor}  ` : ''}control ${r.control}  telemetry ${r.telemetry}`),
+          ...(ns
+            ? [
+                `  network namespaces (tag ${ns.layout.tag}): router ri in ${ns.layout.routers[0]?.routerNs.replace(/0$/, 'i')}, its client host in ${ns.layout.routers[0]?.hostNs.replace(/0$/, 'i')}`,
+                ...ns.layout.routers.map((r) => `  host behind ${r.name}: ${r.host4} and ${r.host6} (gateway ${r.gw4}, ${r.gw6})`),
+                `  try: cogmesh testbed exec r0 -- ping ${ns.layout.routers.at(-1)?.host4}`,
+              ]
+            : []),
           `  try: cogmesh ctl --node ${plan.routers[0]?.control} status`,
         ].join('\n'),
       );
@@ -95,7 +125,13 @@ export function testbedCommand(): Command {
       sup.onExit = (name) => {
         if (name === 'medium') mediumGone();
       };
-      await sup.start();
+      try {
+        await sup.start();
+      } catch (e) {
+        await sup.stop();
+        if (ns) await ns.down();
+        throw e;
+      }
       const why = await new Promise<string>((resolve) => {
         process.once('SIGINT', () => resolve('SIGINT'));
         process.once('SIGTERM', () => resolve('SIGTERM'));
@@ -105,6 +141,39 @@ export function testbedCommand(): Command {
       });
       log.info({ event: 'testbed-stop', why }, `stopping every process (${why})`);
       await sup.stop();
+      if (ns) await ns.down();
       process.exit(why === 'the medium exited' ? 1 : 0);
     });
+}
+
+/**
+ * The namespaces of a `--netns` testbed: first what a testbed killed
+ * earlier left behind, then a new layout, and a directory for its ipc://
+ * endpoints. `down` removes all of it.
+ */
+async function netnsUp(routers: number, log: Logger): Promise<{ layout: NetnsLayout; plan: NetnsPlan; down: () => Promise<void> }> {
+  if (!hasNetAdmin()) throw new UsageError('--netns needs CAP_NET_ADMIN (network namespaces, veth pairs and TUN devices): run it as root');
+  const can = await netnsAvailable();
+  if (!can.ok) throw new UsageError(`--netns: ${can.why}`);
+  const swept = await sweepStale(DEFAULT_RUN_DIR, { orphans: true });
+  // The ipc:// endpoints' directory of a testbed is named by its tag: what no live testbed claims goes too.
+  const live = new Set((await readdir(DEFAULT_RUN_DIR)).filter((f) => f.endsWith('.json')).map((f) => f.slice(0, -5)));
+  for (const d of await readdir(DEFAULT_RUN_DIR)) {
+    const m = /^([0-9a-f]{4})\.ipc$/.exec(d);
+    if (m && !live.has(m[1]!)) await rm(join(DEFAULT_RUN_DIR, d), { recursive: true, force: true });
+  }
+  if (swept.length > 0) log.warn({ event: 'netns-swept', tags: swept }, `removed what killed testbeds left: ${swept.join(', ')}`);
+  const layout = netnsLayout(newTag(), routers);
+  await createNetns(layout);
+  const ipcDir = join(DEFAULT_RUN_DIR, `${layout.tag}.ipc`);
+  await mkdir(ipcDir, { recursive: true, mode: 0o700 });
+  const byIndex = new Map(layout.routers.map((r) => [r.index, r.routerNs]));
+  return {
+    layout,
+    plan: { ipcDir, routerNs: (i) => byIndex.get(i)! },
+    down: async () => {
+      await destroyNetns(layout);
+      await rm(ipcDir, { recursive: true, force: true });
+    },
+  };
 }

@@ -1,3 +1,4 @@
+import { formatPrefix, parseIpAddress, parsePrefix } from '../wire/ip.js';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -110,6 +111,7 @@ function semanticIssues(cfg: unknown): ConfigIssue[] {
   issues.push(...controlPlaneIssues(cfg));
   issues.push(...qosIssues(cfg));
   issues.push(...controllerIssues(cfg));
+  issues.push(...ipIssues(cfg));
 
   const count = get(cfg, 'channelPlan', 'channels');
   if (count !== 11 && count !== 13) return issues; // the schema has reported it; no plan to check channels against
@@ -214,6 +216,36 @@ function controllerIssues(cfg: unknown): ConfigIssue[] {
 }
 
 /** QoS classes: each name, label and queue belongs to one class. */
+/** The ip section: addresses of the right family, prefixes without host bits, none listed twice. */
+function ipIssues(cfg: unknown): ConfigIssue[] {
+  const issues: ConfigIssue[] = [];
+  for (const [k, version] of [
+    ['ipv4', 4],
+    ['ipv6', 6],
+  ] as const) {
+    const v = get(cfg, 'ip', k);
+    if (typeof v !== 'string' || v === '') continue;
+    const a = parseIpAddress(v);
+    if (!a || a.length !== (version === 4 ? 4 : 16))
+      issues.push({ path: `/ip/${k}`, value: v, expected: `an IPv${version} address, or empty (the address plan's)` });
+  }
+  for (const k of ['prefixes', 'meshRoutes'] as const) {
+    const list = get(cfg, 'ip', k);
+    if (!Array.isArray(list)) continue;
+    const seen = new Map<string, number>();
+    list.forEach((v: unknown, i) => {
+      if (typeof v !== 'string') return;
+      const p = parsePrefix(v);
+      if (!p.ok) return void issues.push({ path: `/ip/${k}/${i}`, value: v, expected: `a prefix in CIDR notation: ${p.error}` });
+      const key = formatPrefix(p.value);
+      const first = seen.get(key);
+      if (first !== undefined) issues.push({ path: `/ip/${k}/${i}`, value: v, expected: `a prefix not listed already (it is at /ip/${k}/${first})` });
+      else seen.set(key, i);
+    });
+  }
+  return issues;
+}
+
 function qosIssues(cfg: unknown): ConfigIssue[] {
   const issues: ConfigIssue[] = [];
   const classes = get(cfg, 'qos', 'classes');

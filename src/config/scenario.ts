@@ -144,6 +144,8 @@ export interface ScenarioOverrides {
   /** true: the CETT controller places the flows and their TCP-ACCs. */
   controller?: boolean;
   accMode?: 'split' | 'e2e';
+  /** true: the hosts' own TCP crosses the routers (a testbed with real IP), so TCP-ACC has flows without a tcp-bulk one. */
+  hostsTcp?: boolean;
 }
 
 /** R1's fixed channel with `cognitive: false` when the scenario names none: 6, or 11 if the control channel is 6. */
@@ -220,7 +222,7 @@ export function parseScenario(input: unknown, source = 'scenario', o: ScenarioOv
   }
   if (issues.length > 0) throw new ConfigError(issues, source);
   issues.push(...check(doc));
-  if (issues.length === 0) issues.push(...semanticIssues(doc as Scenario));
+  if (issues.length === 0) issues.push(...semanticIssues(doc as Scenario, o.hostsTcp === true));
   if (issues.length > 0) throw new ConfigError(issues, source);
   return doc as Scenario;
 }
@@ -389,7 +391,7 @@ function deepMerge(base: Record<string, unknown>, over: Record<string, unknown>)
   return out;
 }
 
-function semanticIssues(sc: Scenario): ConfigIssue[] {
+function semanticIssues(sc: Scenario, hostsTcp: boolean): ConfigIssue[] {
   const issues: ConfigIssue[] = [];
   const n = nodeCount(sc.topology);
   if (sc.medium.csRangeM < sc.medium.txRangeM) {
@@ -423,8 +425,12 @@ function semanticIssues(sc: Scenario): ConfigIssue[] {
   sc.acc.nodes.forEach((v, i) => {
     if (v >= n) issues.push({ path: `/acc/nodes/${i}`, value: v, expected: `a router of the topology (0..${n - 1})` });
   });
-  if (sc.acc.placement !== 'none' && !sc.flows.some((f) => f.kind === 'tcp-bulk')) {
-    issues.push({ path: '/acc/placement', value: sc.acc.placement, expected: '"none": TCP-ACC needs a TCP flow (tcp-bulk, or --tcp)' });
+  if (sc.acc.placement !== 'none' && !hostsTcp && !sc.flows.some((f) => f.kind === 'tcp-bulk')) {
+    issues.push({
+      path: '/acc/placement',
+      value: sc.acc.placement,
+      expected: '"none": TCP-ACC needs a TCP flow (tcp-bulk, --tcp, or the hosts\' own with testbed --netns)',
+    });
   }
   sc.impairments.forEach((m, i) => {
     if (m.from >= n) issues.push({ path: `/impairments/${i}/from`, value: m.from, expected: `a router of the topology (0..${n - 1})` });

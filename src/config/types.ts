@@ -75,6 +75,8 @@ export interface NodeConfig {
   };
   /** The CETT controller as a role of this router (listen empty: not). */
   controller: { listen: string; flows: string[]; acc: string; accMode: 'split' | 'e2e'; hysteresis: number };
+  /** Real IP over the mesh (docs/ip.md): a TUN device, the router's own addresses and the LAN prefixes it serves. */
+  ip: IpConfig;
   /** Test traffic over the mesh. */
   traffic: { flows: TrafficFlowConfig[] };
   /** The daemon's VNF manager: sandbox limits and the instances started with the router. */
@@ -185,4 +187,22 @@ export interface ChannelDecisionConfig {
   controlGuard: number;
   /** Chance of leaving a channel shared with another router for a better one, per decision. */
   contendedMoveProbability: number;
+}
+
+/** The router's IP side (docs/ip.md). */
+export interface IpConfig {
+  enabled: boolean;
+  tun: string;
+  /** The mesh MTU, bytes. */
+  mtu: number;
+  /** Its own addresses; empty: the address plan's. */
+  ipv4: string;
+  ipv6: string;
+  /** LAN prefixes it serves, CIDR. */
+  prefixes: string[];
+  /** Prefixes routed into the mesh through the TUN. */
+  meshRoutes: string[];
+  announceIntervalMs: number;
+  icmpRatePerS: number;
+  icmpBurst: number;
 }

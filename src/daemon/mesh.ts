@@ -24,6 +24,7 @@ import { MeshRouter, type RouterEvent } from '../router/router.js';
 import { queueName, spectrumView, type FlowView, type QueueView, type RouterStatus, type RouterView, type SpectrumView } from '../router/view.js';
 import { meshSwitchState } from '../router/openflow.js';
 import { LiveConfigView } from './live-view.js';
+import { IpSide } from './ip-side.js';
 
 /** What a router's test traffic did, as its status shows it. */
 export interface TrafficView {
@@ -91,6 +92,8 @@ export class MeshNode extends LiveConfigView implements RouterView {
   /** Joins the medium at `cfg.sim.medium.endpoint` and starts the router. */
   static async start(cfg: NodeConfig, log: Logger): Promise<MeshNode> {
     // The backend probe keeps the CPU busy for a while: done before joining, so that the medium never waits on it.
+    // Without the capability a TUN needs, refuse before anything starts.
+    IpSide.check(cfg);
     const choice = await chooseBackend(cfg.sensing.backend);
     log.info({ event: 'sensing-backend', backend: choice.backend.name, probe: choice.probe }, `energy detector: ${choice.reason}`);
     const paced = new PacedEngine();
@@ -155,6 +158,14 @@ export class MeshNode extends LiveConfigView implements RouterView {
       await node.stop();
       throw e;
     }
+    if (cfg.ip.enabled) {
+      try {
+        node.ipSide = await IpSide.open(cfg, router, paced, log);
+      } catch (e) {
+        await node.stop();
+        throw e;
+      }
+    }
     try {
       // The controller role first: this router's own agent may be one of the routers connecting to it.
       await node.startController();
@@ -177,6 +188,8 @@ export class MeshNode extends LiveConfigView implements RouterView {
 
   /** The router's OpenFlow side, when openflow.mode is not off. */
   openflow: OpenFlowSide | undefined;
+  /** The TUN to the router PC's kernel, when ip.enabled. */
+  ipSide: IpSide | undefined;
 
   /**
    * The VNFs a controller places through the OpenFlow agent: one instance
@@ -211,6 +224,7 @@ export class MeshNode extends LiveConfigView implements RouterView {
     if (this.stopped) return;
     this.stopped = true;
     clearInterval(this.refresher);
+    await this.ipSide?.close();
     await this.openflow?.stop();
     await this.stopController();
     await this.pool.close(this.paced.now());
@@ -371,7 +385,7 @@ export class MeshNode extends LiveConfigView implements RouterView {
     return this.paced.now();
   }
 
-  status(): RouterStatus & { pid: number; traffic: TrafficView[]; medium: Record<string, number>; lagMaxMs: number } {
+  status(): RouterStatus & { pid: number; traffic: TrafficView[]; medium: Record<string, number>; lagMaxMs: number; ip: Record<string, unknown> } {
     const r = this.router;
     const now = this.paced.now();
     const latest = r.core.latestDecision;
@@ -390,6 +404,11 @@ export class MeshNode extends LiveConfigView implements RouterView {
       },
       counters: { ...r.counters },
       drops: { ...r.drops },
+      ip: {
+        tun: this.ipSide ? { name: this.ipSide.name, ...this.ipSide.counters } : undefined,
+        ...r.ip.counters,
+        prefixes: r.prefixes.entries().map((e) => ({ ...e, expiresUs: e.router === this.id ? undefined : e.expiresUs })),
+      },
       traffic: this.traffic(),
       medium: { ...this.medium.counters },
       lagMaxMs: this.paced.lag.maxUs / 1000,

@@ -1,6 +1,8 @@
 import type { Micros } from '../core/time.js';
 import { meshIp, meshIp6, meshIpv4 } from '../wire/addresses.js';
 import { internetChecksum, tcpChecksum } from '../wire/tcp.js';
+import { get32 } from '../wire/bytes.js';
+import { parseIp } from '../wire/ip.js';
 import type { DataHeader, NodeAddr } from '../wire/mesh.js';
 import { OFPP, type OfAction, type OfInstruction } from '../wire/openflow/actions.js';
 import type { FlowEntry } from './flow-table.js';
@@ -42,6 +44,7 @@ export interface PacketToController {
  * the TCP one computed again over the IPv6 pseudo-header).
  */
 export function meshFrame(h: DataHeader, payload: Uint8Array): Uint8Array {
+  if (h.proto === 'ip4' || h.proto === 'ip6') return ipFrame(h, payload);
   const udp = h.proto === 'udp';
   const v6 = (h.label ?? 0) !== 0;
   const l4 = udp ? 8 + payload.length : payload.length;
@@ -94,6 +97,44 @@ export function meshFrame(h: DataHeader, payload: Uint8Array): Uint8Array {
   return frame;
 }
 
+/** A hosts' IP packet (DATA proto ip4 or ip6) as an Ethernet frame: the routers' addresses, then the packet as it is. */
+function ipFrame(h: DataHeader, payload: Uint8Array): Uint8Array {
+  const frame = new Uint8Array(14 + payload.length);
+  frame.set([0x02, 0, 0, 0, (h.dst >> 8) & 0xff, h.dst & 0xff, 0x02, 0, 0, 0, (h.src >> 8) & 0xff, h.src & 0xff], 0);
+  frame.set(h.proto === 'ip6' ? [0x86, 0xdd] : [0x08, 0x00], 12);
+  frame.set(payload, 14);
+  return frame;
+}
+
+/** The fields of a hosts' IP packet: its own addresses, protocol, DSCP, flow label and ports (undefined: not IP after all). */
+function ipFields(payload: Uint8Array, inPort: number): PacketFields | undefined {
+  const r = parseIp(payload);
+  if (!r.ok) return undefined;
+  const ip = r.value;
+  const f: PacketFields =
+    ip.version === 6
+      ? {
+          inPort,
+          ethType: 0x86dd,
+          ipProto: ip.proto,
+          ipv6Src: ip.src,
+          ipv6Dst: ip.dst,
+          ipv6Flabel: ip.flowLabel,
+          ipDscp: ((payload[0]! & 0x0f) << 2) | (payload[1]! >> 6),
+        }
+      : { inPort, ethType: 0x0800, ipProto: ip.proto, ipv4Src: get32(ip.src, 0), ipv4Dst: get32(ip.dst, 0), ipDscp: payload[1]! >> 2 };
+  if (ip.srcPort !== undefined && ip.dstPort !== undefined) {
+    if (ip.proto === 6) {
+      f.tcpSrc = ip.srcPort;
+      f.tcpDst = ip.dstPort;
+    } else if (ip.proto === 17) {
+      f.udpSrc = ip.srcPort;
+      f.udpDst = ip.dstPort;
+    }
+  }
+  return f;
+}
+
 /**
  * The fields of a mesh data packet as the flow table sees them: it came in
  * on the port of the neighbour it came from (LOCAL when originated here);
@@ -101,10 +142,12 @@ export function meshFrame(h: DataHeader, payload: Uint8Array): Uint8Array {
  * ports are read from its header. An unlabelled packet is IPv4 (10.hi.lo.1);
  * a labelled one is IPv6 (fd00::10.hi.lo.1) with its flow label, the QoS
  * tag a controller matches with ipv6_flabel. Mesh packets carry no
- * Ethernet addresses or VLAN.
+ * Ethernet addresses or VLAN. A hosts' IP packet (proto ip4 or ip6) offers
+ * its own header's fields.
  */
 export function packetFields(h: DataHeader, payload: Uint8Array, inFrom: number | undefined): PacketFields {
   const inPort = inFrom === undefined ? OFPP.LOCAL : portOfNeighbour(inFrom);
+  if (h.proto === 'ip4' || h.proto === 'ip6') return ipFields(payload, inPort) ?? { inPort };
   const ipProto = h.proto === 'tcp' ? 6 : 17;
   const f: PacketFields = h.label
     ? { inPort, ethType: 0x86dd, ipProto, ipv6Src: meshIp6(h.src), ipv6Dst: meshIp6(h.dst), ipv6Flabel: h.label }

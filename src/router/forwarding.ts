@@ -7,7 +7,7 @@ import type { AodvAction, MultipathAodv } from '../routing/aodv.js';
 import type { ChannelScheduler } from '../sched/channel-scheduler.js';
 import { BEST_EFFORT_QUEUE } from '../sched/classes.js';
 import type { DropReason, QueuedPacket, SchedAction } from '../sched/types.js';
-import { encodeData, parseData } from '../wire/codec.js';
+import { dataHeaderBytes, encodeData, parseData } from '../wire/codec.js';
 import type { DataHeader, DataProto, NodeAddr } from '../wire/mesh.js';
 
 /**
@@ -95,10 +95,21 @@ export interface ForwardingParts {
   forwarder(): Forwarder | undefined;
   /** A VNF takes a TCP packet this router relays (true); a sandboxed one calls `decline` if it lets the packet go on after all. */
   intercept?(header: DataHeader, payload: Uint8Array, now: Micros, decline: () => void): boolean;
+  /**
+   * The IP plane, for hosts' packets (proto ip4 and ip6): a relay's TTL or
+   * hop limit and the mesh MTU (undefined: the packet goes on), and
+   * Destination Unreachable for one the mesh cannot deliver.
+   */
+  ip?: {
+    relay(header: DataHeader, payload: Uint8Array, now: Micros): 'malformed' | 'ttl-expired' | 'handled' | undefined;
+    unreachable(header: DataHeader, payload: Uint8Array, now: Micros): void;
+  };
   runAodv(actions: AodvAction[], now: Micros): void;
   runSched(actions: SchedAction<DataPacket>[], now: Micros): void;
   isDown(): boolean;
 }
+
+const isIp = (proto: DataProto): boolean => proto === 'ip4' || proto === 'ip6';
 
 const flowKey = (h: DataHeader): string => `${h.proto} ${h.src} ${h.dst} ${h.flow}`;
 
@@ -147,12 +158,14 @@ export class Forwarding {
       return;
     }
     const packet: DataPacket = { header, bytes: encodeData(header, payload) };
+    // From here on the packet's own copy: the caller may reuse its buffer (a TUN batch).
+    const own = packet.bytes.subarray(dataHeaderBytes(header));
     if (dst === p.addr) {
       p.counters.delivered++;
-      p.deliver(header, payload, now);
+      p.deliver(header, own, now);
       return;
     }
-    if (this.byFlowTable(packet, payload, undefined, now, entry)) return;
+    if (this.byFlowTable(packet, own, undefined, now, entry)) return;
     this.route(packet, undefined, now, this.queueOf(header), entry);
   }
 
@@ -194,7 +207,8 @@ export class Forwarding {
       return;
     }
     // A sandboxed VNF answers later: if it lets the packet go, it is forwarded then.
-    if (header.proto === 'tcp' && p.intercept?.(header, payload, now, () => this.forward(header, payload, from, p.now(), entry))) return;
+    if ((header.proto === 'tcp' || isIp(header.proto)) && p.intercept?.(header, payload, now, () => this.forward(header, payload, from, p.now(), entry)))
+      return;
     this.forward(header, payload, from, now, entry);
   }
 
@@ -207,9 +221,17 @@ export class Forwarding {
       this.drop('ttl-expired', header);
       return;
     }
-    this.p.counters.forwarded++;
     const out = { ...header, ttl: header.ttl - 1 };
     const packet: DataPacket = { header: out, bytes: encodeData(out, payload) };
+    if (isIp(header.proto) && this.p.ip) {
+      // The hosts' packet is decremented in this router's copy of it.
+      const why = this.p.ip.relay(out, packet.bytes.subarray(dataHeaderBytes(out)), now);
+      if (why !== undefined) {
+        if (why !== 'handled') this.drop(why, header);
+        return;
+      }
+    }
+    this.p.counters.forwarded++;
     if (this.byFlowTable(packet, payload, prevHop, now, entry)) return;
     this.route(packet, prevHop, now, this.queueOf(header), entry);
   }
@@ -250,6 +272,7 @@ export class Forwarding {
       if (prevHop === undefined) this.hold(packet, now, queue, entry);
       else {
         this.drop('no-route', packet.header);
+        this.unreachable(packet);
         p.runAodv(p.aodv.noRoute(dst, prevHop, now), now);
       }
       return;
@@ -285,7 +308,16 @@ export class Forwarding {
   discard(dst: NodeAddr): void {
     const q = this.pending.get(dst);
     this.pending.delete(dst);
-    for (const held of q ?? []) this.drop('discovery-failed', held.packet.header);
+    for (const held of q ?? []) {
+      this.drop('discovery-failed', held.packet.header);
+      this.unreachable(held.packet);
+    }
+  }
+
+  /** A hosts' IP packet the mesh cannot deliver: its source hears Destination Unreachable. */
+  private unreachable(packet: DataPacket): void {
+    const h = packet.header;
+    if (isIp(h.proto)) this.p.ip?.unreachable(h, packet.bytes.subarray(dataHeaderBytes(h)), this.p.now());
   }
 
   /** Hands a packet to R2's queue of `channel`, in QoS queue `queue`; a refusal or a push-out is counted on its link's queue. */

@@ -1,3 +1,4 @@
+import type { PrefixParams } from '../routing/prefixes.js';
 import type { ChannelPlan } from '../../radio/channels.js';
 import type { DecisionParams } from '../channel/decision.js';
 import type { NodeConfig } from '../config/types.js';
@@ -72,6 +73,12 @@ export function aodvParams(cfg: NodeConfig): Partial<AodvParams> {
     pathHysteresis: r.pathHysteresis,
     destinationOnly: r.destinationOnly,
   };
+}
+
+/** The prefix announcements' parameters (the ip section; relaying waits the AODV broadcast jitter). */
+export function prefixParams(cfg: NodeConfig): PrefixParams {
+  const intervalUs = cfg.ip.announceIntervalMs * US_PER_MS;
+  return { announceIntervalUs: intervalUs, lifetimeUs: 3 * intervalUs, netDiameter: cfg.routing.netDiameter, jitterUs: 10 * US_PER_MS };
 }
 
 /** The R2 channel scheduler's parameters from the node configuration, in core units. */

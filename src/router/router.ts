@@ -6,9 +6,10 @@ import type { NodeConfig } from '../config/types.js';
 import { Alarm } from '../core/alarm.js';
 import type { EventEngine } from '../core/engine.js';
 import type { Rng } from '../core/rng.js';
-import type { Micros } from '../core/time.js';
+import { US_PER_S, type Micros } from '../core/time.js';
 import type { Forwarder } from '../openflow/forwarder.js';
 import { MultipathAodv, type AodvAction } from '../routing/aodv.js';
+import { PrefixRoutes, type PrefixAction } from '../routing/prefixes.js';
 import { ChannelScheduler, noDrops } from '../sched/channel-scheduler.js';
 import type { QueuedPacket, SchedAction } from '../sched/types.js';
 import type { EnergyDetector } from '../sensing/detector.js';
@@ -20,7 +21,8 @@ import { encodeControl, packetKind, parseControl } from '../wire/codec.js';
 import type { DataHeader, HelloNeighbour, HelloWorkload, NodeAddr } from '../wire/mesh.js';
 import { Forwarding, type DataPacket, type FlowEntry, type LinkCounters, type LinkImpairment, type RouterDrop } from './forwarding.js';
 import { NodeCore, type NodeEvent } from './node-core.js';
-import { aodvParams, qosQueues, schedulerParams } from './params.js';
+import { aodvParams, prefixParams, qosQueues, schedulerParams } from './params.js';
+import { IpPlane } from './ip.js';
 import { senseBand, SensingDriver, type SensingRadios } from './sensing.js';
 import { VnfSide } from './vnfs.js';
 
@@ -50,6 +52,8 @@ export interface RouterParts {
   forwarder?: Forwarder;
   /** Impairments of the links into this router. */
   impairments?: readonly LinkImpairment[];
+  /** The host side of the IP plane (the daemon's TUN): IP packets for the hosts this router serves. Settable later with `setHostSide`. */
+  toHost?: (packet: Uint8Array, now: Micros) => void;
 }
 
 /** A packet on its way through R2: the packet and the channel queue it was in. */
@@ -73,7 +77,7 @@ export type RouterEvent =
   | { kind: 'neighbour'; addr: NodeAddr; up: boolean; atUs: Micros }
   | { kind: 'vnf'; event: VnfEvent };
 
-type AlarmName = 'core' | 'aodv' | 'sched' | 'preempt' | 'vnf';
+type AlarmName = 'core' | 'aodv' | 'prefix' | 'sched' | 'preempt' | 'vnf';
 
 /**
  * One Urban-X mesh router: the node core (sensing and the R1 channel
@@ -88,6 +92,10 @@ export class MeshRouter {
   readonly addr: NodeAddr;
   readonly core: NodeCore;
   readonly aodv: MultipathAodv;
+  /** Which router serves which IP prefix (PREFIX announcements on R3). */
+  readonly prefixes: PrefixRoutes;
+  /** Hosts' IPv4 and IPv6 packets over the mesh. */
+  readonly ip: IpPlane;
   readonly sched: ChannelScheduler<DataPacket>;
   readonly sensing: SensingDriver;
   readonly r1: Station;
@@ -147,7 +155,7 @@ export class MeshRouter {
   ) {
     this.addr = cfg.node.id;
     const alarm = (): Alarm => new Alarm(p.engine);
-    this.alarms = { vnf: alarm(), core: alarm(), aodv: alarm(), sched: alarm(), preempt: alarm() };
+    this.alarms = { vnf: alarm(), core: alarm(), aodv: alarm(), prefix: alarm(), sched: alarm(), preempt: alarm() };
     this.retuneUs = cfg.switching.overheadUs;
     this.sensingOnR1 = cfg.sensing.radio === 'R1';
     this.core = new NodeCore(cfg, p.plan, this.retuneUs, p.startUs);
@@ -162,7 +170,25 @@ export class MeshRouter {
       },
       aodvParams(cfg),
     );
+    // A daemon's first sequence number is its clock's seconds: a router that restarts announces newer than before.
+    this.prefixes = new PrefixRoutes(this.addr, p.rng.fork('prefixes'), prefixParams(cfg), Math.floor(p.engine.now() / US_PER_S));
     this.sched = new ChannelScheduler<DataPacket>(schedulerParams(cfg, p.plan.numbers), p.engine.now());
+    let toHost = p.toHost;
+    this.setHostSide = (fn) => {
+      toHost = fn;
+    };
+    this.ip = new IpPlane(
+      {
+        addr: this.addr,
+        config: () => this.cfg,
+        prefixes: this.prefixes,
+        originate: (...a) => this.data.originate(...a),
+        get toHost() {
+          return toHost;
+        },
+      },
+      p.engine.now(),
+    );
     this.data = new Forwarding({
       addr: this.addr,
       config: () => this.cfg,
@@ -174,7 +200,8 @@ export class MeshRouter {
       neighbourR1: this.neighbourR1,
       counters: this.counters,
       drops: this.drops,
-      deliver: p.deliver,
+      deliver: (h, payload, now) => (h.proto === 'ip4' || h.proto === 'ip6' ? this.ip.deliver(h, payload, now) : p.deliver(h, payload, now)),
+      ip: this.ip,
       ...(p.onDrop ? { onDrop: p.onDrop } : {}),
       ...(p.impairments ? { impairments: p.impairments } : {}),
       forwarder: () => this.forwarder ?? p.forwarder,
@@ -186,7 +213,13 @@ export class MeshRouter {
     if (p.vnf) {
       const onEvent = p.onEvent;
       this.vnfs = new VnfSide({
+        addr: this.addr,
         host: p.vnf,
+        ip: {
+          routerOf: (a) => this.prefixes.lookup(a),
+          mtu: () => this.cfg.ip.mtu,
+          toHost: (packet, now) => (toHost ? toHost(packet, now) : undefined),
+        },
         netDiameter: () => this.cfg.routing.netDiameter,
         originate: (...a) => this.data.originate(...a),
         flowLabel: (...a) => this.data.flowLabel(...a),
@@ -236,6 +269,16 @@ export class MeshRouter {
     this.data.originate(...packet);
   }
 
+  /** Sets (or clears) the host side of the IP plane: the daemon's TUN, once it is open. */
+  readonly setHostSide: (toHost: ((packet: Uint8Array, now: Micros) => void) | undefined) => void;
+
+  /** An IP packet from the hosts this router serves (the TUN): into the mesh. `packet` may be a reused view; it is copied. */
+  fromHost(packet: Uint8Array, now: Micros): void {
+    if (this.failed) return;
+    this.ip.fromHost(packet, now);
+    this.rearm();
+  }
+
   /** The flow table, most recently active first. */
   flows(): FlowEntry[] {
     return this.data.flows();
@@ -269,7 +312,14 @@ export class MeshRouter {
       return;
     }
     this.counters.controlReceived++;
+    // Any message from a neighbour tells AODV it is alive; a PREFIX is for the prefix routes.
     this.runAodv(this.aodv.handle(m.value, frame.src, now), now);
+    if (m.value.type === 'prefix') this.runPrefixes(this.prefixes.handle(m.value, frame.src, now));
+  }
+
+  private runPrefixes(actions: PrefixAction[]): void {
+    for (const a of actions) this.r3.send({ src: this.addr, dst: a.to, payload: encodeControl(a.msg) });
+    this.rearm();
   }
 
   private r2Sent(frame: MacFrame, outcome: SendOutcome): void {
@@ -419,6 +469,7 @@ export class MeshRouter {
   reconfigure(cfg: NodeConfig, changed: string[], now: Micros): void {
     this.core.reconfigure(cfg, now);
     this.aodv.setParams(aodvParams(cfg), now);
+    this.prefixes.setParams(prefixParams(cfg), now);
     this.p.detector.setThreshold(cfg.sensing.ccaThresholdDbm);
     this.retuneUs = cfg.switching.overheadUs;
     this.cfg = cfg;
@@ -486,6 +537,7 @@ export class MeshRouter {
     if (vnfs) this.arm('vnf', vnfs.nextDeadline(), (t) => vnfs.tick(t));
     this.arm('core', this.sensing.nextDeadline(), (t) => void this.sensing.tick(t));
     this.arm('aodv', this.aodv.nextDeadline(), (t) => this.runAodv(this.aodv.tick(t), t));
+    this.arm('prefix', this.prefixes.nextDeadline(), (t) => this.runPrefixes(this.prefixes.tick(t)));
     this.arm('sched', this.sched.nextDeadline(), (t) => this.runSched(this.sched.tick(t), t));
     const s = this.sched;
     const end = s.dwellEndUs;

@@ -1,9 +1,10 @@
 import type { MediumSetup } from '../../radio/medium/server.js';
 import { parseNodeConfig } from '../config/load.js';
 import type { NodeConfig, TrafficFlowConfig } from '../config/types.js';
-import { accFlow, accParams } from '../config/scenario.js';
+import { accFlow, accParams, tcpFlowSpec } from '../config/scenario.js';
 import { airOf, bandConfig, flowDst, nodeCount, placeNodes, routerConfig, type Scenario } from '../config/scenario.js';
 import { formatFlow } from '../vnf/flow.js';
+import { lanPrefix4, lanPrefix6 } from '../wire/addresses.js';
 
 /** Where a testbed's processes listen: the medium, and per router its control API and monitor. */
 export interface TestbedPorts {
@@ -26,9 +27,47 @@ export const DEFAULT_TESTBED_PORTS: Readonly<TestbedPorts> = Object.freeze({
   openflowBase: 6634,
 });
 
+/**
+ * A testbed with real IP (`--netns`): each router daemon in a network
+ * namespace of its own with its TUN, a client host behind each; every
+ * endpoint is an ipc:// socket in `ipcDir`, since Unix sockets cross
+ * network namespaces and loopback does not.
+ */
+export interface NetnsPlan {
+  ipcDir: string;
+  /** Router i's namespace. */
+  routerNs: (index: number) => string;
+}
+
 export interface TestbedPlan {
   medium: MediumSetup;
-  routers: Array<{ index: number; name: string; config: NodeConfig; control: string; telemetry: string; monitor: string }>;
+  /** The medium's endpoint (the routers point at it). */
+  mediumEndpoint: string;
+  routers: Array<{
+    index: number;
+    name: string;
+    config: NodeConfig;
+    control: string;
+    telemetry: string;
+    monitor: string;
+    /** The network namespace it runs in (`--netns`). */
+    netns?: string;
+  }>;
+}
+
+/**
+ * With real IP, TCP-ACC splits every TCP connection of the hosts that
+ * crosses the router (any addresses and ports): its legs use SACK, window
+ * scaling and timestamps, and segments that fit the mesh MTU over IPv6 too.
+ */
+function hostsAcc(sc: Scenario): { type: string; flow: string; params: Record<string, unknown> } {
+  const base = accParams(sc, tcpFlowSpec('sack', 5001));
+  const mtu = routerConfig(sc, 0, sc.seed).ip.mtu;
+  return {
+    type: 'tcp-acc',
+    flow: formatFlow({ proto: 'tcp' }),
+    params: { ...base, tcp: { ...(base.tcp as Record<string, unknown>), mss: mtu - 60, timestamps: true, windowScale: true } },
+  };
 }
 
 /** The medium process of a scenario: its band, channels, MAC and PHY, from the scenario and seed. */
@@ -52,7 +91,7 @@ export function mediumSetup(sc: Scenario, seed: number): MediumSetup {
  * scenario's flows as its test traffic. Nodes are numbered as in the
  * simulator (router i has mesh address i).
  */
-export function planTestbed(sc: Scenario, seed: number, ports: TestbedPorts = DEFAULT_TESTBED_PORTS): TestbedPlan {
+export function planTestbed(sc: Scenario, seed: number, ports: TestbedPorts = DEFAULT_TESTBED_PORTS, netns?: NetnsPlan): TestbedPlan {
   const n = nodeCount(sc.topology);
   const positions = placeNodes(sc.topology, sc.medium.txRangeM, seed);
   const flows: TrafficFlowConfig[] = sc.flows.map((f, id) => {
@@ -67,25 +106,38 @@ export function planTestbed(sc: Scenario, seed: number, ports: TestbedPorts = DE
   const accInstances = sc.flows.flatMap((f) =>
     f.kind === 'tcp-bulk' ? [{ type: 'tcp-acc', flow: formatFlow(accFlow(f, flowDst(f, n))), params: accParams(sc, f) }] : [],
   );
+  if (netns) accInstances.push(hostsAcc(sc));
   const routers = Array.from({ length: n }, (_, i) => {
     const base = routerConfig(sc, i, seed);
-    const control = `tcp://${ports.host}:${ports.controlBase + 10 * i}`;
-    const telemetry = `tcp://${ports.host}:${ports.controlBase + 10 * i + 1}`;
-    const monitor = `${ports.host}:${ports.monitorBase + i}`;
+    const control = netns ? `ipc://${netns.ipcDir}/${base.node.name}.ctl` : `tcp://${ports.host}:${ports.controlBase + 10 * i}`;
+    const telemetry = netns ? `ipc://${netns.ipcDir}/${base.node.name}.tlm` : `tcp://${ports.host}:${ports.controlBase + 10 * i + 1}`;
+    const monitor = netns ? '' : `${ports.host}:${ports.monitorBase + i}`;
+    const medium = netns ? `ipc://${netns.ipcDir}/medium` : ports.medium;
     const config = parseNodeConfig(
       {
         ...base,
-        sim: { ...base.sim, medium: { endpoint: ports.medium, xM: positions[i]!.xM, yM: positions[i]!.yM } },
+        sim: { ...base.sim, medium: { endpoint: medium, xM: positions[i]!.xM, yM: positions[i]!.yM } },
         control: { ...base.control, endpoint: control, telemetry },
         monitor: { ...base.monitor, listen: monitor },
         openflow: base.openflow.mode === 'passive' ? { ...base.openflow, listen: `${ports.host}:${ports.openflowBase + i}` } : base.openflow,
         traffic: { flows: flows.filter((f) => f.src === i || f.dst === i) },
         vnf: { ...base.vnf, instances: accOn.has(i) ? accInstances : [] },
         log: { ...base.log, format: 'json' },
+        // With --netns the router carries its client host's IP traffic: its TUN, its own addresses from the plan, its LAN.
+        ...(netns ? { ip: { ...base.ip, enabled: true, prefixes: [lanPrefix4(i), lanPrefix6(i)] } } : {}),
       },
       `testbed router ${i}`,
     );
-    return { index: i, name: base.node.name, config, control, telemetry, monitor: `http://${monitor}` };
+    const netnsName = netns?.routerNs(i);
+    return {
+      index: i,
+      name: base.node.name,
+      config,
+      control,
+      telemetry,
+      monitor: monitor === '' ? '' : `http://${monitor}`,
+      ...(netnsName ? { netns: netnsName } : {}),
+    };
   });
-  return { medium: mediumSetup(sc, seed), routers };
+  return { medium: mediumSetup(sc, seed), mediumEndpoint: netns ? `ipc://${netns.ipcDir}/medium` : ports.medium, routers };
 }

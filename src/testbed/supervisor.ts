@@ -6,11 +6,10 @@ import { createInterface } from 'node:readline';
 import { mediumSetupJson } from '../../radio/medium/server.js';
 import type { Logger } from '../core/log.js';
 import type { TestbedPlan } from './plan.js';
+import { inNetns } from './netns.js';
 
 export interface SupervisorOptions {
   log: Logger;
-  /** The medium's endpoint (the plan's routers point at it). */
-  mediumEndpoint: string;
   /** Relay every line the routers log (sensing rounds and all); default: the notable ones. */
   verbose?: boolean;
   /** How to start `cogmesh`: node's own flags and the CLI entry (default: this process's). */
@@ -98,11 +97,11 @@ export class Supervisor {
     this.dir = await mkdtemp(join(tmpdir(), 'cogmesh-testbed-'));
     const mediumFile = join(this.dir, 'medium.json');
     await writeFile(mediumFile, mediumSetupJson(this.plan.medium));
-    this.spawn('medium', ['medium', '--setup', mediumFile, '--bind', this.o.mediumEndpoint, '--log-format', 'json']);
+    this.spawn('medium', ['medium', '--setup', mediumFile, '--bind', this.plan.mediumEndpoint, '--log-format', 'json']);
     for (const r of this.plan.routers) {
       const file = join(this.dir, `${r.name}.json`);
       await writeFile(file, JSON.stringify(r.config, null, 2));
-      this.spawn(r.name, ['node', '--config', file]);
+      this.spawn(r.name, ['node', '--config', file], r.netns);
     }
   }
 
@@ -133,8 +132,10 @@ export class Supervisor {
     clearTimeout(timer);
   }
 
-  private spawn(name: string, args: string[]): void {
-    const cmd = this.o.command ?? { execPath: process.execPath, args: [...process.execArgv, process.argv[1]!] };
+  /** Starts one process; `netns`: in that network namespace (`ip netns exec`, which execs it: the pid is the process's own). */
+  private spawn(name: string, args: string[], netns?: string): void {
+    const own = this.o.command ?? { execPath: process.execPath, args: [...process.execArgv, process.argv[1]!] };
+    const cmd = netns ? inNetns(netns, own.execPath, own.args) : own;
     // The child's standard input is a pipe from this process: if the testbed dies, even by SIGKILL, the pipe closes and the child stops.
     // Its own process group: a terminal's Ctrl-C reaches the testbed alone, which stops the routers first, then the medium.
     const child = spawn(cmd.execPath, [...cmd.args, ...args], {

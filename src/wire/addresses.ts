@@ -30,3 +30,28 @@ export function meshIp6(addr: NodeAddr): Uint8Array {
 export function meshAddr(ip: Uint8Array): NodeAddr {
   return ((ip[1] ?? 0) << 8) | (ip[2] ?? 0);
 }
+
+/**
+ * The LAN a router serves by default (Urban-X routers are access points
+ * for client hosts): 10.hi.lo.0/24, whose .1 is the router's own address
+ * and its hosts' gateway. Router 4 serves 10.0.4.0/24.
+ */
+export function lanPrefix4(addr: NodeAddr): string {
+  return `10.${(addr >> 8) & 0xff}.${addr & 0xff}.0/24`;
+}
+
+/** The IPv6 LAN a router serves by default: fd00:1:0:N::/64, N its address in hex (router 4: fd00:1:0:4::/64; the router is ::1). */
+export function lanPrefix6(addr: NodeAddr): string {
+  return `fd00:1:0:${addr.toString(16)}::/64`;
+}
+
+/** The router's own IPv6 address in text (fd00::a00:401 for router 4). */
+export function meshIp6Text(addr: NodeAddr): string {
+  const ip = meshIp(addr);
+  return `fd00::${((ip[0]! << 8) | ip[1]!).toString(16)}:${((ip[2]! << 8) | ip[3]!).toString(16)}`;
+}
+
+/** The router's own IPv4 address in text (10.0.4.1 for router 4). */
+export function meshIpText(addr: NodeAddr): string {
+  return meshIp(addr).join('.');
+}

@@ -6,7 +6,9 @@ import {
   type ControlMsg,
   type DataHeader,
   type DataProto,
+  type AnnouncedPrefix,
   type Hello,
+  type PrefixAnnouncement,
   type HelloNeighbour,
   type HelloWorkload,
   type Rerr,
@@ -21,7 +23,7 @@ import {
  *
  * Every packet starts with the same two bytes:
  *
- *   0  type     u8   1 RREQ, 2 RREP, 3 RERR, 0x10 HELLO, 0x20 DATA
+ *   0  type     u8   1 RREQ, 2 RREP, 3 RERR, 0x10 HELLO, 0x11 PREFIX, 0x20 DATA
  *   1  version  u8   WIRE_VERSION (1); any other value is WIRE_BAD_VERSION
  *
  * RREQ (type 1), 27 bytes. RFC 3561 5.1 order, 16-bit addresses, then the
@@ -66,11 +68,21 @@ import {
  *   n  ncount     u8   0-255 (n = 10 + 7 * count)
  * n+1  ncount x { addr u16, r1Channel u8 (1-255) }
  *
+ * PREFIX (type 0x11), 13 + per prefix 2 + 4 (IPv4) or 2 + 16 (IPv6) bytes.
+ *
+ *   2  orig       u16
+ *   4  seq        u32
+ *   8  hopCount   u8
+ *   9  ttl        u8
+ *  10  lifetimeS  u16
+ *  12  count      u8   0-255
+ *  13  count x { version u8 (4 or 6), length u8 (0-32 or 0-128), address (4 or 16 bytes, host bits zero) }
+ *
  * DATA (type 0x20), DATA_HEADER_BYTES = 14, then the payload to the end of
  * the packet (so a data packet has no trailing-bytes check).
  *
  *   2  ttl    u8
- *   3  proto  u8   17 udp, 6 tcp, 0 raw; any other is WIRE_BAD_FIELD
+ *   3  proto  u8   17 udp, 6 tcp, 0 raw, 4 ip4, 41 ip6; any other is WIRE_BAD_FIELD
  *   4  src    u16
  *   6  dst    u16
  *   8  flow   u16
@@ -99,6 +111,7 @@ export const TYPE_RREQ = 1;
 export const TYPE_RREP = 2;
 export const TYPE_RERR = 3;
 export const TYPE_HELLO = 0x10;
+export const TYPE_PREFIX = 0x11;
 export const TYPE_DATA = 0x20;
 export const TYPE_DATA_LABELLED = 0x21;
 
@@ -111,6 +124,7 @@ export const HELLO_ENTRY_BYTES = 7;
 export const HELLO_NEIGHBOUR_BYTES = 3;
 /** Where a HELLO's workload entries start (the neighbour count follows them). */
 const HELLO_ENTRIES_AT = 10;
+export const PREFIX_FIXED_BYTES = 13;
 export const DATA_HEADER_BYTES = 14;
 export const DATA_LABELLED_HEADER_BYTES = 17;
 /** The largest IPv6 flow label (20 bits). */
@@ -145,6 +159,7 @@ export function packetKind(b: Uint8Array): 'control' | 'data' | undefined {
     case TYPE_RREP:
     case TYPE_RERR:
     case TYPE_HELLO:
+    case TYPE_PREFIX:
       return 'control';
     case TYPE_DATA:
     case TYPE_DATA_LABELLED:
@@ -171,6 +186,9 @@ export function controlLength(m: ControlMsg): number {
       checkCount('hello.workload.length', m.workload, 0);
       checkCount('hello.neighbours.length', m.neighbours, 0);
       return HELLO_FIXED_BYTES + HELLO_ENTRY_BYTES * m.workload.length + HELLO_NEIGHBOUR_BYTES * m.neighbours.length;
+    case 'prefix':
+      checkCount('prefix.prefixes.length', m.prefixes, 0);
+      return m.prefixes.reduce((n, p) => n + 2 + (p.version === 6 ? 16 : 4), PREFIX_FIXED_BYTES);
     default:
       return badType(m);
   }
@@ -207,6 +225,10 @@ export function emitControl(m: ControlMsg, out: Uint8Array, offset = 0): number 
     case 'hello':
       checkHello(m);
       writeHello(m, out, offset);
+      break;
+    case 'prefix':
+      checkPrefix(m);
+      writePrefix(m, out, offset);
       break;
     default:
       return badType(m);
@@ -344,6 +366,52 @@ function writeHello(m: Hello, b: Uint8Array, o: number): void {
   }
 }
 
+function checkPrefix(m: PrefixAnnouncement): void {
+  u16('prefix.orig', m.orig);
+  u32('prefix.seq', m.seq);
+  u8('prefix.hopCount', m.hopCount);
+  u8('prefix.ttl', m.ttl);
+  u16('prefix.lifetimeS', m.lifetimeS);
+  m.prefixes.forEach((p, i) => {
+    if (p === undefined || typeof p !== 'object' || (p.version !== 4 && p.version !== 6)) {
+      throw new RangeArgumentError(`prefix.prefixes[${i}]`, p, 'an object { version: 4 | 6, bytes, length }');
+    }
+    const size = p.version === 6 ? 16 : 4;
+    if (!(p.bytes instanceof Uint8Array) || p.bytes.length !== size) {
+      throw new RangeArgumentError(`prefix.prefixes[${i}].bytes`, p.bytes, `${size} bytes (IPv${p.version})`);
+    }
+    if (!isUint(p.length, size * 8)) throw new RangeArgumentError(`prefix.prefixes[${i}].length`, p.length, `an integer in [0, ${size * 8}]`);
+    if (hostBits(p)) throw new RangeArgumentError(`prefix.prefixes[${i}].bytes`, p.bytes, `an address with no bits set beyond its /${p.length}`);
+  });
+}
+
+/** Whether a prefix has bits set beyond its length. */
+function hostBits(p: AnnouncedPrefix): boolean {
+  for (let i = 0; i < p.bytes.length; i++) {
+    const keep = Math.max(0, Math.min(8, p.length - 8 * i));
+    if (p.bytes[i]! & (0xff >> keep)) return true;
+  }
+  return false;
+}
+
+function writePrefix(m: PrefixAnnouncement, b: Uint8Array, o: number): void {
+  b[o] = TYPE_PREFIX;
+  b[o + 1] = WIRE_VERSION;
+  put16(b, o + 2, m.orig);
+  put32(b, o + 4, m.seq);
+  b[o + 8] = m.hopCount;
+  b[o + 9] = m.ttl;
+  put16(b, o + 10, m.lifetimeS);
+  b[o + 12] = m.prefixes.length;
+  let p = o + PREFIX_FIXED_BYTES;
+  for (const e of m.prefixes) {
+    b[p] = e.version;
+    b[p + 1] = e.length;
+    b.set(e.bytes, p + 2);
+    p += 2 + e.bytes.length;
+  }
+}
+
 // ---------------------------------------------------------------------------
 // Control messages: parse
 
@@ -360,6 +428,8 @@ export function parseControl(b: Uint8Array): Result<ControlMsg, WireError> {
       return parseRerr(b);
     case TYPE_HELLO:
       return parseHello(b);
+    case TYPE_PREFIX:
+      return parsePrefixAnnouncement(b);
     case TYPE_DATA:
     case TYPE_DATA_LABELLED:
       return err(new WireError('WIRE_UNKNOWN_TYPE', 'DATA', `DATA (type ${hex(t)}) is not a control message`));
@@ -467,10 +537,37 @@ function parseHello(b: Uint8Array): Result<Hello, WireError> {
   return ok({ type: 'hello', src: get16(b, 2), seq: get32(b, 4), r1Channel: b[8]!, workload, neighbours });
 }
 
+function parsePrefixAnnouncement(b: Uint8Array): Result<PrefixAnnouncement, WireError> {
+  const bad = checkHead(b, 'PREFIX', PREFIX_FIXED_BYTES);
+  if (bad) return err(bad);
+  const count = b[12]!;
+  const prefixes: AnnouncedPrefix[] = new Array(count);
+  let p = PREFIX_FIXED_BYTES;
+  for (let i = 0; i < count; i++) {
+    if (b.length < p + 2) return err(truncated('PREFIX', b.length, p + 2, `${count} prefixes`));
+    const version = b[p]!;
+    if (version !== 4 && version !== 6) return err(new WireError('WIRE_BAD_FIELD', 'PREFIX', `PREFIX prefixes[${i}].version: ${version}, needs 4 or 6`));
+    const size = version === 6 ? 16 : 4;
+    const length = b[p + 1]!;
+    if (length > size * 8)
+      return err(new WireError('WIRE_BAD_FIELD', 'PREFIX', `PREFIX prefixes[${i}].length: ${length}, needs 0-${size * 8} for IPv${version}`));
+    if (b.length < p + 2 + size) return err(truncated('PREFIX', b.length, p + 2 + size, `${count} prefixes`));
+    const e: AnnouncedPrefix = { version, bytes: b.slice(p + 2, p + 2 + size), length };
+    if (hostBits(e)) return err(new WireError('WIRE_BAD_FIELD', 'PREFIX', `PREFIX prefixes[${i}]: host bits set beyond /${length}`));
+    prefixes[i] = e;
+    p += 2 + size;
+  }
+  if (b.length > p) return err(trailing('PREFIX', b.length, p));
+  return ok({ type: 'prefix', orig: get16(b, 2), seq: get32(b, 4), hopCount: b[8]!, ttl: b[9]!, lifetimeS: get16(b, 10), prefixes });
+}
+
 // ---------------------------------------------------------------------------
 // Data packets
 
-const PROTO_NUMBER: Record<DataProto, number> = { udp: 17, tcp: 6, raw: 0 };
+const PROTO_NUMBER: Record<DataProto, number> = { udp: 17, tcp: 6, raw: 0, ip4: 4, ip6: 41 };
+
+const PROTO_NAME: Array<DataProto | undefined> = [];
+for (const [name, n] of Object.entries(PROTO_NUMBER)) PROTO_NAME[n] = name as DataProto;
 
 /** The header's length on the wire: DATA_LABELLED_HEADER_BYTES with a flow label, else DATA_HEADER_BYTES. */
 export function dataHeaderBytes(h: DataHeader): number {
@@ -497,7 +594,7 @@ export function emitDataHeader(h: DataHeader, out: Uint8Array, offset = 0): numb
   u16('data.dst', h.dst);
   u8('data.ttl', h.ttl);
   const proto = Object.hasOwn(PROTO_NUMBER, h.proto) ? PROTO_NUMBER[h.proto] : undefined;
-  if (proto === undefined) throw new RangeArgumentError('data.proto', h.proto, "'udp', 'tcp' or 'raw'");
+  if (proto === undefined) throw new RangeArgumentError('data.proto', h.proto, "'udp', 'tcp', 'raw', 'ip4' or 'ip6'");
   u16('data.flow', h.flow);
   u32('data.seq', h.seq);
   const label = h.label ?? 0;
@@ -538,9 +635,9 @@ export function parseData(b: Uint8Array): Result<{ header: DataHeader; payload: 
   const bad = checkHead(b, 'DATA', n);
   if (bad) return err(bad);
   const p = b[3]!;
-  const proto: DataProto | undefined = p === 17 ? 'udp' : p === 6 ? 'tcp' : p === 0 ? 'raw' : undefined;
+  const proto = PROTO_NAME[p];
   if (proto === undefined) {
-    return err(new WireError('WIRE_BAD_FIELD', 'DATA', `DATA proto: ${p}, needs 17 (udp), 6 (tcp) or 0 (raw)`));
+    return err(new WireError('WIRE_BAD_FIELD', 'DATA', `DATA proto: ${p}, needs 17 (udp), 6 (tcp), 0 (raw), 4 (ip4) or 41 (ip6)`));
   }
   const header: DataHeader = {
     src: get16(b, 4),
@@ -600,6 +697,8 @@ function controlName(t: number): string | undefined {
       return 'RERR';
     case TYPE_HELLO:
       return 'HELLO';
+    case TYPE_PREFIX:
+      return 'PREFIX';
     default:
       return undefined;
   }

@@ -103,10 +103,46 @@ export interface Rerr {
   unreachable: Array<{ dst: NodeAddr; dstSeq: number }>;
 }
 
-export type ControlMsg = Hello | Rreq | Rrep | Rerr;
+/** One IP prefix a router serves, as a PREFIX announcement carries it. */
+export interface AnnouncedPrefix {
+  version: 4 | 6;
+  /** The network address: 4 or 16 bytes, host bits zero. */
+  bytes: Uint8Array;
+  /** Prefix length in bits (0-32 or 0-128). */
+  length: number;
+}
 
-/** What a data packet carries on top of the mesh. */
-export type DataProto = 'udp' | 'tcp' | 'raw';
+/**
+ * PREFIX (type 0x11): a router announces the IP prefixes it serves (its own
+ * addresses and its LANs), flooded on R3 to every router (like OLSR's HNA,
+ * RFC 7181 section 12 / RFC 3626 section 12), so that a router finds the
+ * mesh address behind which a destination host lives before AODV finds the
+ * route to that router.
+ */
+export interface PrefixAnnouncement {
+  type: 'prefix';
+  orig: NodeAddr;
+  /** Per originator, 32 bits; a newer one replaces what a router knew of `orig`. */
+  seq: number;
+  /** Hops from the originator to the node handling this copy. */
+  hopCount: number;
+  /** Hops this copy may still travel. */
+  ttl: number;
+  /** How long a router keeps the announcement, in seconds (16 bits). */
+  lifetimeS: number;
+  /** At most 255. */
+  prefixes: AnnouncedPrefix[];
+}
+
+export type ControlMsg = Hello | Rreq | Rrep | Rerr | PrefixAnnouncement;
+
+/**
+ * What a data packet carries on top of the mesh: a transport segment of the
+ * router's own test traffic (udp, tcp, raw), or a whole IPv4 or IPv6 packet
+ * of the hosts it serves (ip4, ip6: IP in the mesh, IP protocol numbers 4
+ * and 41).
+ */
+export type DataProto = 'udp' | 'tcp' | 'raw' | 'ip4' | 'ip6';
 
 /**
  * The mesh header in front of each data packet (R2 to R1): the mesh's own

@@ -24,7 +24,18 @@ import {
   parseData,
   type WireErrorCode,
 } from '../../src/wire/codec.js';
-import { BROADCAST, MAX_PATH_COST, type ControlMsg, type DataHeader, type Hello, type Rerr, type Rrep, type Rreq } from '../../src/wire/mesh.js';
+import {
+  BROADCAST,
+  MAX_PATH_COST,
+  type ControlMsg,
+  type DataHeader,
+  type Hello,
+  type PrefixAnnouncement,
+  type Rerr,
+  type Rrep,
+  type Rreq,
+} from '../../src/wire/mesh.js';
+import { RangeArgumentError } from '../../src/core/errors.js';
 
 const U32 = 0xffff_ffff;
 const CODES: readonly WireErrorCode[] = ['WIRE_TRUNCATED', 'WIRE_UNKNOWN_TYPE', 'WIRE_BAD_VERSION', 'WIRE_BAD_LENGTH', 'WIRE_BAD_FIELD', 'WIRE_TRAILING_BYTES'];
@@ -419,7 +430,7 @@ describe('refused bytes', () => {
   });
 
   test('unknown type codes', () => {
-    for (const t of [0x00, 0x04, 0x0f, 0x11, 0x22, 0x7f, 0xff]) {
+    for (const t of [0x00, 0x04, 0x0f, 0x12, 0x22, 0x7f, 0xff]) {
       const b = new Uint8Array(40);
       b[0] = t;
       b[1] = 1;
@@ -693,7 +704,7 @@ describe('seeded fuzz', () => {
     }
   }
 
-  const TYPES = [1, 2, 3, 0x10, 0x20, 0x21];
+  const TYPES = [1, 2, 3, 0x10, 0x11, 0x20, 0x21];
 
   test('random byte strings never make parse throw', () => {
     const rng = Rng.fromSeed(20240607);
@@ -730,3 +741,71 @@ describe('seeded fuzz', () => {
     }
   });
 });
+
+describe('PREFIX and IP data', () => {
+  const v4 = { version: 4 as const, bytes: Uint8Array.of(10, 0, 4, 0), length: 24 };
+  const v6 = { version: 6 as const, bytes: hex('fd000001000000040000000000000000'), length: 64 };
+  const prefix = (over: Partial<PrefixAnnouncement> = {}): PrefixAnnouncement => ({
+    type: 'prefix',
+    orig: 4,
+    seq: 0x01020304,
+    hopCount: 2,
+    ttl: 33,
+    lifetimeS: 15,
+    prefixes: [v4, v6],
+    ...over,
+  });
+
+  test('PREFIX: exact bytes, and back', () => {
+    const b = encodeControl(prefix());
+    assert.equal(
+      toHex(b),
+      '11' + '01' + '0004' + '01020304' + '02' + '21' + '000f' + '02' + '04' + '18' + '0a000400' + '06' + '40' + 'fd000001000000040000000000000000',
+    );
+    assert.equal(b.length, controlLength(prefix()));
+    assert.equal(packetKind(b), 'control');
+    assert.deepEqual(parsedOk(b), prefix());
+    assert.deepEqual(parsedOk(encodeControl(prefix({ prefixes: [] }))), prefix({ prefixes: [] }));
+  });
+
+  test('PREFIX: refused bytes name the field', () => {
+    const good = encodeControl(prefix());
+    const badVersion = good.slice();
+    badVersion[13] = 5;
+    assert.match(refusedControl(badVersion, 'WIRE_BAD_FIELD'), /prefixes\[0\]\.version: 5/);
+    const badLength = good.slice();
+    badLength[14] = 33;
+    assert.match(refusedControl(badLength, 'WIRE_BAD_FIELD'), /prefixes\[0\]\.length: 33/);
+    const hostBits = good.slice();
+    hostBits[18] = 1;
+    assert.match(refusedControl(hostBits, 'WIRE_BAD_FIELD'), /host bits/);
+    for (let n = 0; n < good.length; n++) refusedControl(good.subarray(0, n), 'WIRE_TRUNCATED');
+    refusedControl(Uint8Array.from([...good, 0]), 'WIRE_TRAILING_BYTES');
+  });
+
+  test('PREFIX: values that cannot be encoded are refused before a byte is written', () => {
+    assert.throws(() => encodeControl(prefix({ prefixes: [{ ...v4, length: 17, bytes: Uint8Array.of(10, 0, 0x40, 0) }] })), /bits set beyond/);
+    assert.throws(() => encodeControl(prefix({ prefixes: [{ ...v4, bytes: Uint8Array.of(10, 0, 4) }] })), /4 bytes/);
+    assert.throws(() => encodeControl(prefix({ lifetimeS: 70000 })), RangeArgumentError);
+  });
+
+  test('DATA protos ip4 (4) and ip6 (41) carry a whole IP packet', () => {
+    const h: DataHeader = { src: 0, dst: 4, ttl: 35, proto: 'ip6', flow: 0xbeef, seq: 9, label: 0x12345 };
+    const b = encodeData(h, Uint8Array.of(0x60, 1, 2));
+    assert.equal(b[3], 41);
+    assert.deepEqual(parseData(b), { ok: true, value: { header: h, payload: Uint8Array.of(0x60, 1, 2) } });
+    const b4 = encodeData({ ...h, proto: 'ip4', label: undefined }, Uint8Array.of(0x45));
+    assert.equal(b4[3], 4);
+    const bad = b4.slice();
+    bad[3] = 5;
+    const r = parseData(bad);
+    assert.ok(!r.ok && /needs 17 \(udp\), 6 \(tcp\), 0 \(raw\), 4 \(ip4\) or 41 \(ip6\)/.test(r.error.message));
+  });
+});
+
+function refusedControl(b: Uint8Array, code: WireErrorCode): string {
+  const r = parseControl(b);
+  assert.ok(!r.ok, `accepted ${toHex(b)}`);
+  assert.equal(r.error.code, code, r.error.message);
+  return r.error.message;
+}

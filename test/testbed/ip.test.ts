@@ -1,0 +1,386 @@
+import assert from 'node:assert/strict';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { after, before, describe, test } from 'node:test';
+import { ControlClient } from '../../src/control/client.js';
+import type { ControlReply } from '../../src/control/protocol.js';
+import { root, spawnCogmesh } from '../support/cli.js';
+import { until } from '../support/until.js';
+
+/**
+ * Real IP over the mesh, as a network person tries it: `cogmesh testbed
+ * --netns` puts each router daemon in a network namespace of its own with
+ * its TUN, and a client host namespace behind each; ping, traceroute,
+ * iperf3 and curl run in the client hosts over Linux's own IP and TCP, and
+ * the emulated air carries every packet.
+ */
+
+const RUN_DIR = '/run/cogmesh/testbeds';
+const TOOLS = ['ip', 'ping', 'traceroute', 'iperf3', 'curl', 'python3', 'setpriv'];
+const missing = TOOLS.filter((t) => spawnSync('sh', ['-c', `command -v ${t}`]).status !== 0);
+const skip = process.getuid?.() !== 0 ? 'network namespaces and TUN devices need root' : missing.length > 0 ? `missing tools: ${missing.join(', ')}` : false;
+
+interface Line {
+  event?: string;
+  tag?: string;
+  proc?: string;
+  [k: string]: unknown;
+}
+
+/** A `cogmesh testbed --netns` process and what it logged. */
+class IpTestbed {
+  readonly lines: Line[] = [];
+  tag = '';
+  private readonly clients: ControlClient[] = [];
+
+  private constructor(readonly proc: ChildProcess) {
+    createInterface({ input: proc.stdout! }).on('line', (l) => {
+      try {
+        this.lines.push(JSON.parse(l) as Line);
+      } catch {
+        this.lines.push({ msg: l });
+      }
+    });
+  }
+
+  static async start(scenario: string, ...extra: string[]): Promise<IpTestbed> {
+    const proc = spawnCogmesh(
+      ['testbed', scenario, '--netns', '--set', 'flows=[]', '--log-format', 'json', '--for', '600', ...extra],
+      ['ignore', 'pipe', 'inherit'],
+    );
+    const tb = new IpTestbed(proc);
+    const started = await until('the testbed-start line', async () => tb.lines.find((l) => l.event === 'testbed-start'), 60_000);
+    tb.tag = String(started.tag);
+    return tb;
+  }
+
+  ns(kind: 'r' | 'h', i: number): string {
+    return `cm-${this.tag}-${kind}${i}`;
+  }
+
+  /** Runs a command in client host i (or router i's namespace) and waits for it. */
+  run(i: number, argv: string[], timeoutMs = 60_000, kind: 'h' | 'r' = 'h'): Promise<{ code: number | null; out: string; err: string }> {
+    return run(['ip', 'netns', 'exec', this.ns(kind, i), ...argv], timeoutMs);
+  }
+
+  /** Starts a command in client host i that runs until killed. */
+  background(i: number, argv: string[]): ChildProcess {
+    return spawn('ip', ['netns', 'exec', this.ns('h', i), ...argv], { stdio: 'ignore' });
+  }
+
+  ctl(i: number): ControlClient {
+    const c = new ControlClient(`ipc://${RUN_DIR}/${this.tag}.ipc/r${i}.ctl`);
+    this.clients.push(c);
+    return c;
+  }
+
+  async status(i: number): Promise<Status> {
+    const r: ControlReply = await this.ctl(i).request('status', {}, 3000);
+    assert.ok(r.ok, JSON.stringify(r));
+    return r.result as Status;
+  }
+
+  /** Pings host `to` from host `from` until one reply comes. */
+  async reachable(from: number, to: string, ms = 120_000): Promise<void> {
+    await until(
+      `a ping reply from ${to}`,
+      async () => ((await this.run(from, ['ping', '-c', '1', '-W', '2', to], 10_000)).code === 0 ? true : undefined),
+      ms,
+      500,
+    );
+  }
+
+  async stop(signal: NodeJS.Signals = 'SIGINT'): Promise<void> {
+    for (const c of this.clients) c.close();
+    if (this.proc.exitCode === null && this.proc.signalCode === null) {
+      const exited = new Promise((r) => this.proc.once('exit', r));
+      this.proc.kill(signal);
+      await exited;
+    }
+  }
+
+  /** What of this testbed is still on the machine: namespaces, its state file, its ipc directory. */
+  leftovers(): string[] {
+    const ns = spawnSync('ip', ['netns', 'list'], { encoding: 'utf8' }).stdout;
+    const left = ns.split('\n').filter((l) => l.startsWith(`cm-${this.tag}-`));
+    if (existsSync(join(RUN_DIR, `${this.tag}.json`))) left.push(`${this.tag}.json`);
+    if (existsSync(join(RUN_DIR, `${this.tag}.ipc`))) left.push(`${this.tag}.ipc`);
+    return left;
+  }
+}
+
+interface Status {
+  counters: { forwarded: number };
+  ip: { relayed: number; toHost: number };
+}
+
+function run(argv: string[], timeoutMs: number): Promise<{ code: number | null; out: string; err: string }> {
+  return new Promise((resolve) => {
+    const p = spawn(argv[0]!, argv.slice(1), { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    p.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    p.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    const timer = setTimeout(() => p.kill('SIGKILL'), timeoutMs);
+    p.once('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, out, err });
+    });
+  });
+}
+
+/** Waits until something in host `i` listens on TCP `port`. */
+async function listening(tb: IpTestbed, i: number, port: number): Promise<void> {
+  await until(
+    `a listener on port ${port} in host ${i}`,
+    async () => ((await tb.run(i, ['ss', '-Hltn', `sport = :${port}`], 10_000)).out.trim() !== '' ? true : undefined),
+    20_000,
+    200,
+  );
+}
+
+/** An iperf3 server in host `i` for one test, once it listens. */
+async function iperfServer(tb: IpTestbed, i: number, port: number): Promise<ChildProcess> {
+  const p = tb.background(i, ['iperf3', '-s', '-1', '-p', String(port)]);
+  await listening(tb, i, port);
+  return p;
+}
+
+function kill(p: ChildProcess): void {
+  if (p.exitCode === null && p.signalCode === null) p.kill('SIGKILL');
+}
+
+/** The hops traceroute lists, in order (an unanswered hop is '*'). */
+function hops(out: string): string[] {
+  return out
+    .split('\n')
+    .slice(1)
+    .map((l) => /^\s*\d+\s+(\S+)/.exec(l)?.[1] ?? '')
+    .filter((h) => h !== '');
+}
+
+/** A file of random bytes served by `python3 -m http.server` from host `i`. */
+function webRoot(): { dir: string; sha: string } {
+  const dir = mkdtempSync(join(tmpdir(), 'cogmesh-www-'));
+  const body = new Uint8Array(randomBytes(200_000));
+  writeFileSync(join(dir, 'file.bin'), body);
+  return { dir, sha: createHash('sha256').update(body).digest('hex') };
+}
+
+async function fetchChecked(tb: IpTestbed, from: number, url: string, dir: string): Promise<string> {
+  const out = join(dir, `got-${from}.bin`);
+  const r = await tb.run(
+    from,
+    ['curl', '--silent', '--show-error', '--fail', '--max-time', '120', '--retry', '3', '--retry-all-errors', '-o', out, url],
+    150_000,
+  );
+  assert.equal(r.code, 0, `curl: ${r.err}`);
+  return createHash('sha256')
+    .update(new Uint8Array(readFileSync(out)))
+    .digest('hex');
+}
+
+describe('real IP over a chain of 5 routers (testbed --netns)', { skip, timeout: 600_000 }, () => {
+  let tb: IpTestbed;
+  before(async () => {
+    tb = await IpTestbed.start('config/scenarios/testbed-chain.json');
+    await tb.reachable(0, '10.0.4.2');
+  });
+  after(async () => {
+    await tb?.stop();
+  });
+
+  test('ping from the host behind router 0 reaches the host behind router 4, over IPv4 and IPv6, across 4 mesh hops', async () => {
+    for (const dst of ['10.0.4.2', 'fd00:1:0:4::2']) {
+      const r = await tb.run(0, ['ping', '-c', '6', '-i', '0.5', '-W', '5', dst], 60_000);
+      const replies = [...r.out.matchAll(/ttl=(\d+)/g)].map((m) => Number(m[1]));
+      assert.ok(replies.length >= 1, `no reply from ${dst}: ${r.out}${r.err}`);
+      // 64 from the host, less one at each router: 0 and 4 (their kernels) and 1, 2 and 3 (the mesh relays).
+      assert.deepEqual(new Set(replies), new Set([59]), r.out);
+    }
+  });
+
+  test('traceroute -n lists routers 1, 2 and 3 and then the destination; over IPv6 too', async () => {
+    for (const [dst, relays, v6] of [
+      ['10.0.4.2', ['10.0.1.1', '10.0.2.1', '10.0.3.1'], false],
+      ['fd00:1:0:4::2', ['fd00::a00:101', 'fd00::a00:201', 'fd00::a00:301'], true],
+    ] as const) {
+      const want = [...relays, dst];
+      const got = await until(
+        `traceroute to ${dst} showing every hop`,
+        async () => {
+          const r = await tb.run(0, ['traceroute', ...(v6 ? ['-6'] : []), '-n', '-q', '3', '-w', '5', '-m', '10', dst], 120_000);
+          const h = hops(r.out);
+          const at = want.map((w) => h.indexOf(w));
+          return at.every((x, i) => x >= 0 && (i === 0 || x > at[i - 1]!)) ? h : undefined;
+        },
+        300_000,
+        1000,
+      );
+      assert.equal(got.at(-1), dst);
+    }
+  });
+
+  test('iperf3 TCP (Linux CUBIC) runs end to end', async () => {
+    const server = await iperfServer(tb, 4, 5201);
+    try {
+      const r = await tb.run(0, ['iperf3', '-c', '10.0.4.2', '-p', '5201', '-t', '8', '-C', 'cubic', '-J'], 90_000);
+      const j = JSON.parse(r.out) as { end: { sum_received: { bytes: number }; sender_tcp_congestion: string } };
+      assert.equal(j.end.sender_tcp_congestion, 'cubic');
+      assert.ok(j.end.sum_received.bytes > 20_000, `received ${j.end.sum_received.bytes} bytes`);
+    } finally {
+      kill(server);
+    }
+  });
+
+  test('iperf3 UDP runs end to end and reports its loss', async () => {
+    const server = await iperfServer(tb, 4, 5202);
+    try {
+      const r = await tb.run(0, ['iperf3', '-c', '10.0.4.2', '-p', '5202', '-u', '-b', '200K', '-t', '5', '-J'], 90_000);
+      const j = JSON.parse(r.out) as { end: { sum: { packets: number; lost_packets: number; lost_percent: number } } };
+      const s = j.end.sum;
+      assert.ok(s.packets > 0 && s.lost_packets < s.packets, JSON.stringify(s));
+      assert.ok(s.lost_percent >= 0 && s.lost_percent < 100, JSON.stringify(s));
+    } finally {
+      kill(server);
+    }
+  });
+
+  test('a file fetched with curl from a web server behind router 4 arrives whole (SHA-256)', async () => {
+    const www = webRoot();
+    const server = tb.background(4, ['python3', '-m', 'http.server', '8000', '--bind', '10.0.4.2', '--directory', www.dir]);
+    try {
+      await listening(tb, 4, 8000);
+      assert.equal(await fetchChecked(tb, 0, 'http://10.0.4.2:8000/file.bin', www.dir), www.sha);
+      const s = await tb.status(2);
+      assert.ok(s.ip.relayed > 0, 'router 2 relayed the hosts’ packets');
+    } finally {
+      kill(server);
+      rmSync(www.dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('TCP-ACC terminating Linux TCP (testbed --netns --acc every)', { skip, timeout: 600_000 }, () => {
+  let tb: IpTestbed;
+  before(async () => {
+    tb = await IpTestbed.start('config/scenarios/testbed-chain.json', '--acc', 'every');
+    await tb.reachable(0, '10.0.4.2');
+  });
+  after(async () => {
+    await tb?.stop();
+  });
+
+  test('the same file arrives whole while every relay splits the connection', async () => {
+    const www = webRoot();
+    const server = tb.background(4, ['python3', '-m', 'http.server', '8000', '--bind', '10.0.4.2', '--directory', www.dir]);
+    try {
+      await listening(tb, 4, 8000);
+      assert.equal(await fetchChecked(tb, 0, 'http://10.0.4.2:8000/file.bin', www.dir), www.sha);
+      for (const relay of [1, 2, 3]) {
+        const r: ControlReply = await tb.ctl(relay).request('vnf.list', {}, 3000);
+        assert.ok(r.ok, JSON.stringify(r));
+        const acc = (r.result as Array<{ type: string; counters: Record<string, number> }>).find((v) => v.type === 'tcp-acc');
+        assert.ok(acc && acc.counters.sessions! >= 1, `router ${relay}'s TCP-ACC split no connection: ${JSON.stringify(acc)}`);
+      }
+    } finally {
+      kill(server);
+      rmSync(www.dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('reroute: a running iperf3 flow moves to the other path when its relay dies', { skip, timeout: 600_000 }, () => {
+  let tb: IpTestbed;
+  before(async () => {
+    tb = await IpTestbed.start('config/scenarios/testbed-diamond.json');
+    await tb.reachable(0, '10.0.3.2');
+  });
+  after(async () => {
+    await tb?.stop();
+  });
+
+  test('killing the relay that carries it: the flow goes on through the other', async () => {
+    const server = await iperfServer(tb, 3, 5203);
+    try {
+      const client = tb.run(0, ['iperf3', '-c', '10.0.3.2', '-p', '5203', '-t', '45', '-i', '1', '-J'], 120_000);
+      await new Promise((r) => setTimeout(r, 12_000));
+      const [s1, s2] = [await tb.status(1), await tb.status(2)];
+      const [carrier, other] = s1.ip.relayed >= s2.ip.relayed ? [1, 2] : [2, 1];
+      const otherBefore = (carrier === 1 ? s2 : s1).ip.relayed;
+      const pids = spawnSync('ip', ['netns', 'pids', tb.ns('r', carrier)], { encoding: 'utf8' })
+        .stdout.trim()
+        .split(/\s+/)
+        .filter(Boolean)
+        .map(Number);
+      assert.ok(pids.length > 0, `no process in ${tb.ns('r', carrier)}`);
+      for (const pid of pids) process.kill(pid, 'SIGKILL');
+      const killedAtS = 12;
+      const r = await client;
+      const j = JSON.parse(r.out) as { intervals: Array<{ sum: { start: number; bytes: number } }> };
+      const late = j.intervals.filter((i) => i.sum.start >= killedAtS + 15).reduce((n, i) => n + i.sum.bytes, 0);
+      assert.ok(late > 0, `nothing arrived in the last part of the transfer: ${JSON.stringify(j.intervals.map((i) => i.sum.bytes))}`);
+      const otherAfter = (await tb.status(other)).ip.relayed;
+      assert.ok(otherAfter > otherBefore + 20, `router ${other} took over: relayed ${otherBefore} -> ${otherAfter}`);
+    } finally {
+      kill(server);
+    }
+  });
+});
+
+describe('clean exit: nothing is left behind', { skip, timeout: 300_000 }, () => {
+  test('after Ctrl-C every namespace, link, process and file goes', async () => {
+    const tb = await IpTestbed.start('config/scenarios/testbed-chain.json', '--hops', '1');
+    await until('router namespaces', async () => (tb.leftovers().length >= 4 ? true : undefined), 30_000);
+    await tb.stop('SIGINT');
+    assert.deepEqual(tb.leftovers(), []);
+  });
+
+  test('after a SIGKILL of the testbed, its routers stop and a later start removes what it left', async () => {
+    const killed = await IpTestbed.start('config/scenarios/testbed-chain.json', '--hops', '1');
+    await until('both routers up', async () => (killed.lines.filter((l) => l.event === 'node-start').length >= 2 ? true : undefined), 60_000);
+    await killed.stop('SIGKILL');
+    assert.ok(killed.leftovers().length > 0, 'a SIGKILLed testbed could not clean up');
+    // Its processes notice the pipe from the testbed close and stop.
+    await until(
+      'the killed testbed’s processes to stop',
+      async () => {
+        const alive = [0, 1].flatMap((i) =>
+          spawnSync('ip', ['netns', 'pids', killed.ns('r', i)], { encoding: 'utf8' })
+            .stdout.trim()
+            .split(/\s+/)
+            .filter(Boolean),
+        );
+        return alive.length === 0 ? true : undefined;
+      },
+      30_000,
+    );
+    const later = await IpTestbed.start('config/scenarios/testbed-chain.json', '--hops', '1');
+    await later.stop('SIGINT');
+    assert.deepEqual(killed.leftovers(), [], 'the later start swept them');
+    assert.deepEqual(later.leftovers(), []);
+  });
+
+  test('a node with an ip section but without CAP_NET_ADMIN refuses with one line that names it', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cogmesh-nocap-'));
+    try {
+      const cfg = join(dir, 'node.json');
+      writeFileSync(cfg, JSON.stringify({ node: { id: 3 }, sim: { medium: { endpoint: `ipc://${dir}/medium` } }, ip: { enabled: true, tun: 'cmnocap0' } }));
+      const r = spawnSync(
+        'setpriv',
+        ['--bounding-set=-net_admin', '--inh-caps=-net_admin', process.execPath, '--import', 'tsx', join(root, 'src/cli/main.ts'), 'node', '--config', cfg],
+        { cwd: root, encoding: 'utf8', timeout: 60_000 },
+      );
+      assert.notEqual(r.status, 0);
+      const lines = r.stderr.split('\n').filter((l) => l.trim() !== '');
+      assert.equal(lines.length, 1, r.stderr);
+      assert.match(lines[0]!, /CAP_NET_ADMIN/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
