@@ -91,6 +91,11 @@ export function testbedCommand(): Command {
         openflowBase: port('--openflow-base', o.openflowBase),
       };
       const log = createLogger({ level: 'info', format: o.logFormat });
+      // Ctrl-C or SIGTERM from here on stops the testbed cleanly, even while it still starts (namespaces, processes).
+      let signalled: string | undefined;
+      let onSignal: (why: string) => void = (why) => void (signalled ??= why);
+      process.once('SIGINT', () => onSignal('SIGINT'));
+      process.once('SIGTERM', () => onSignal('SIGTERM'));
       const ns = o.netns ? await netnsUp(nodeCount(sc.topology), log) : undefined;
       let plan: TestbedPlan;
       try {
@@ -133,8 +138,8 @@ export function testbedCommand(): Command {
         throw e;
       }
       const why = await new Promise<string>((resolve) => {
-        process.once('SIGINT', () => resolve('SIGINT'));
-        process.once('SIGTERM', () => resolve('SIGTERM'));
+        if (signalled !== undefined) resolve(signalled);
+        onSignal = resolve;
         if (forS !== undefined) setTimeout(() => resolve(`--for ${forS} s elapsed`), forS * 1000);
         mediumGone = () => resolve('the medium exited');
         if (sup.processes().some((p) => p.name === 'medium' && p.state === 'exited')) resolve('the medium exited');
