@@ -4,11 +4,10 @@ import type { Micros } from '../core/time.js';
 import type { PrefixRoutes } from '../routing/prefixes.js';
 import { meshIp, meshIp6 } from '../wire/addresses.js';
 import {
-  onesComplementSum,
+  clampMss,
   decrementTtl,
   flowHash,
   fragmentIpv4,
-  ipChecksum,
   icmpError,
   parseIp,
   parseIpAddress,
@@ -163,7 +162,9 @@ export class IpPlane {
       this.counters.looped++;
       return;
     }
-    if (clampMss(bytes, info, this.mtu())) this.counters.mssClamped++;
+    if (info.proto === 6 && info.firstFragment && clampMss(bytes.subarray(info.transportOffset, info.totalBytes), maxMss(this.mtu(), info.version))) {
+      this.counters.mssClamped++;
+    }
     this.send(dst, bytes, info, undefined, now);
   }
 
@@ -273,89 +274,7 @@ function isMulticast(dst: Uint8Array, version: 4 | 6): boolean {
   return (dst[0]! & 0xf0) === 0xe0 || (dst[0] === 255 && dst[1] === 255 && dst[2] === 255 && dst[3] === 255);
 }
 
-/**
- * Lowers the MSS option of a TCP SYN to what fits in `mtu` (MTU minus the
- * IP and TCP headers: 40 bytes over IPv4, 60 over IPv6), in place, with the
- * TCP checksum updated incrementally (RFC 1624), as routers clamp it
- * (Linux's TCPMSS --clamp-mss-to-pmtu): hosts on a 1500-byte LAN then send
- * segments the mesh carries without fragments or a PMTU round. True when
- * it lowered one.
- */
-export function clampMss(packet: Uint8Array, info: IpInfo, mtu: number): boolean {
-  if (info.proto !== 6 || !info.firstFragment) return false;
-  const t = info.transportOffset;
-  if (t + 20 > info.totalBytes || !(packet[t + 13]! & 0x02)) return false;
-  const end = Math.min(info.totalBytes, t + (packet[t + 12]! >> 4) * 4);
-  const max = mtu - (info.version === 6 ? 60 : 40);
-  for (let o = t + 20; o < end;) {
-    const kind = packet[o]!;
-    if (kind === 0) break;
-    if (kind === 1) {
-      o++;
-      continue;
-    }
-    const len = packet[o + 1] ?? 0;
-    if (len < 2 || o + len > end) break;
-    if (kind === 2 && len === 4) {
-      const old = (packet[o + 2]! << 8) | packet[o + 3]!;
-      if (old <= max) return false;
-      packet[o + 2] = max >> 8;
-      packet[o + 3] = max & 0xff;
-      // HC' = ~(~HC + ~m + m') (RFC 1624 eq. 3); the MSS sits at an even offset of the segment in a well-formed one, else a full recount.
-      const ck = t + 16;
-      if ((o + 2 - t) % 2 === 0) {
-        let sum = (~((packet[ck]! << 8) | packet[ck + 1]!) & 0xffff) + (~old & 0xffff) + max;
-        sum = (sum & 0xffff) + (sum >>> 16);
-        sum = (sum & 0xffff) + (sum >>> 16);
-        const v = ~sum & 0xffff;
-        packet[ck] = v >> 8;
-        packet[ck + 1] = v & 0xff;
-      } else {
-        packet[ck] = 0;
-        packet[ck + 1] = 0;
-        const v = transportChecksum(packet, info);
-        packet[ck] = v >> 8;
-        packet[ck + 1] = v & 0xff;
-      }
-      return true;
-    }
-    o += len;
-  }
-  return false;
-}
-
-/** The TCP/UDP checksum of the packet's transport segment over its pseudo-header (RFC 9293 3.1, RFC 8200 8.1); 0 over a segment whose checksum is right. */
-export function transportChecksum(packet: Uint8Array, info: IpInfo): number {
-  const t = info.transportOffset;
-  const len = info.totalBytes - t;
-  let sum = onesComplementSum(info.src, 0, info.src.length);
-  sum = onesComplementSum(info.dst, 0, info.dst.length, sum);
-  sum += info.proto + (len >>> 16) + (len & 0xffff);
-  return ipChecksum(packet, t, info.totalBytes, sum);
-}
-
-/**
- * A transport segment wrapped in a new IP packet between `src` and `dst`
- * (4 bytes: IPv4 with DF and a header checksum; 16: IPv6), TTL or hop
- * limit 64: how a VNF's segments leave the router.
- */
-export function wrapSegment(proto: number, src: Uint8Array, dst: Uint8Array, segment: Uint8Array, id: number): Uint8Array {
-  if (src.length === 16) {
-    const out = new Uint8Array(40 + segment.length);
-    out.set([0x60, 0, 0, 0, segment.length >> 8, segment.length & 0xff, proto, 64]);
-    out.set(src, 8);
-    out.set(dst, 24);
-    out.set(segment, 40);
-    return out;
-  }
-  const total = 20 + segment.length;
-  const out = new Uint8Array(total);
-  out.set([0x45, 0, total >> 8, total & 0xff, (id >> 8) & 0xff, id & 0xff, 0x40, 0, 64, proto, 0, 0]);
-  out.set(src, 12);
-  out.set(dst, 16);
-  const ck = ipChecksum(out, 0, 20);
-  out[10] = ck >> 8;
-  out[11] = ck & 0xff;
-  out.set(segment, 20);
-  return out;
+/** The largest TCP MSS that fits a mesh MTU: the MTU less the IP and TCP headers (40 bytes over IPv4, 60 over IPv6). */
+export function maxMss(mtu: number, version: 4 | 6): number {
+  return mtu - (version === 6 ? 60 : 40);
 }

@@ -2,8 +2,8 @@ import type { Micros } from '../core/time.js';
 import type { VnfHost } from '../vnf/pool.js';
 import type { VnfEvent, VnfInfo, VnfPacket } from '../vnf/types.js';
 import { meshAddr, meshIp } from '../wire/addresses.js';
-import { parseIp } from '../wire/ip.js';
-import { clampMss, wrapSegment } from './ip.js';
+import { clampMss, ipPacket, parseIp } from '../wire/ip.js';
+import { maxMss } from './ip.js';
 import type { DataHeader, DataProto, NodeAddr } from '../wire/mesh.js';
 
 /** What the VNF side needs of the router around it. */
@@ -98,10 +98,9 @@ export class VnfSide {
   private outputIp(p: VnfPacket, now: Micros): void {
     const ip = this.p.ip;
     if (!ip || (p.src.length !== 4 && p.src.length !== 16) || p.dst.length !== p.src.length) return;
-    const packet = wrapSegment(p.proto === 'tcp' ? 6 : 17, p.src, p.dst, p.bytes, this.ipId++ & 0xffff);
-    const r = parseIp(packet);
-    if (!r.ok) return;
-    clampMss(packet, r.value, ip.mtu());
+    const proto = p.proto === 'tcp' ? 6 : 17;
+    const packet = ipPacket(proto, p.src, p.dst, p.bytes, { df: p.src.length === 4, id: this.ipId++ & 0xffff });
+    if (proto === 6) clampMss(packet.subarray(packet.length - p.bytes.length), maxMss(ip.mtu(), p.src.length === 16 ? 6 : 4));
     const dst = ip.routerOf(p.dst);
     if (dst === undefined) {
       this.ipUnroutable++;
@@ -113,8 +112,8 @@ export class VnfSide {
       return;
     }
     const flow = p.tag! & 0xffff;
-    const proto: DataProto = p.src.length === 16 ? 'ip6' : 'ip4';
-    this.p.originate(dst, proto, flow, this.seq++ >>> 0, packet, now, { from: src, label: this.p.flowLabel(proto, src, dst, flow) });
+    const carried: DataProto = p.src.length === 16 ? 'ip6' : 'ip4';
+    this.p.originate(dst, carried, flow, this.seq++ >>> 0, packet, now, { from: src, label: this.p.flowLabel(carried, src, dst, flow) });
   }
 
   nextDeadline(): Micros | undefined {

@@ -434,44 +434,113 @@ function icmpTypeCode(kind: IcmpErrorKind, v4: boolean): [number, number] {
 }
 
 function icmp4(type: number, code: number, offending: Uint8Array, info: IpInfo, from: Uint8Array, ttl: number, mtu: number): Uint8Array {
-  const head = IPV4_HEADER_BYTES + 8;
-  const quote = Math.min(info.totalBytes, ICMPV4_ERROR_MAX_BYTES - head);
-  const out = new Uint8Array(head + quote);
-  out[0] = 0x45;
-  out[1] = 0xc0;
-  put16(out, 2, out.length);
-  out[8] = ttl;
-  out[9] = PROTO_ICMP;
-  out.set(from, 12);
-  out.set(info.src, 16);
-  put16(out, 10, ipChecksum(out, 0, IPV4_HEADER_BYTES));
-  out[20] = type;
-  out[21] = code;
-  if (mtu !== 0) put16(out, 26, mtu);
-  out.set(offending.subarray(0, quote), head);
-  put16(out, 22, ipChecksum(out, IPV4_HEADER_BYTES, out.length));
-  return out;
+  const quote = Math.min(info.totalBytes, ICMPV4_ERROR_MAX_BYTES - IPV4_HEADER_BYTES - 8);
+  const msg = new Uint8Array(8 + quote);
+  msg[0] = type;
+  msg[1] = code;
+  if (mtu !== 0) put16(msg, 6, mtu);
+  msg.set(offending.subarray(0, quote), 8);
+  put16(msg, 2, ipChecksum(msg, 0, msg.length));
+  return ipPacket(PROTO_ICMP, from, info.src, msg, { ttl, tos: 0xc0 });
 }
 
 function icmp6(type: number, code: number, offending: Uint8Array, info: IpInfo, from: Uint8Array, ttl: number, mtu: number): Uint8Array {
-  const head = IPV6_HEADER_BYTES + 8;
-  const quote = Math.min(info.totalBytes, IPV6_MIN_MTU - head);
-  const out = new Uint8Array(head + quote);
-  const upper = 8 + quote;
-  out[0] = 0x60;
-  put16(out, 4, upper);
-  out[6] = PROTO_ICMPV6;
-  out[7] = ttl;
-  out.set(from, 8);
-  out.set(info.src, 24);
-  out[40] = type;
-  out[41] = code;
-  if (mtu !== 0) put32(out, 44, mtu);
-  out.set(offending.subarray(0, quote), head);
+  const quote = Math.min(info.totalBytes, IPV6_MIN_MTU - IPV6_HEADER_BYTES - 8);
+  const msg = new Uint8Array(8 + quote);
+  msg[0] = type;
+  msg[1] = code;
+  if (mtu !== 0) put32(msg, 4, mtu);
+  msg.set(offending.subarray(0, quote), 8);
+  const out = ipPacket(PROTO_ICMPV6, from, info.src, msg, { ttl });
   // Pseudo-header: source, destination, upper-layer length (u32), next header; the zero bytes add nothing.
-  const pseudo = onesComplementSum(out, 8, 40, upper + PROTO_ICMPV6);
+  const pseudo = onesComplementSum(out, 8, 40, msg.length + PROTO_ICMPV6);
   put16(out, 42, ipChecksum(out, IPV6_HEADER_BYTES, out.length, pseudo));
   return out;
+}
+
+/** What `ipPacket` puts in the header besides the addresses. */
+export interface IpPacketOptions {
+  /** TTL or hop limit (64). */
+  ttl?: number;
+  /** IPv4 type of service / IPv6 traffic class (0). */
+  tos?: number;
+  /** IPv4: the don't-fragment bit (false). */
+  df?: boolean;
+  /** IPv4: the identification (0). */
+  id?: number;
+}
+
+/**
+ * A new IP packet around `payload` from `src` to `dst`: IPv4 (20-byte
+ * header, its checksum computed) when the addresses are 4 bytes, IPv6 (no
+ * extension headers, flow label 0) when they are 16. The payload's own
+ * checksum is the caller's.
+ */
+export function ipPacket(proto: number, src: Uint8Array, dst: Uint8Array, payload: Uint8Array, o: IpPacketOptions = {}): Uint8Array {
+  const ttl = o.ttl ?? 64;
+  const tos = o.tos ?? 0;
+  if (src.length === 16 && dst.length === 16) {
+    const out = new Uint8Array(IPV6_HEADER_BYTES + payload.length);
+    out[0] = 0x60 | (tos >> 4);
+    out[1] = (tos & 0x0f) << 4;
+    put16(out, 4, payload.length);
+    out[6] = proto;
+    out[7] = ttl;
+    out.set(src, 8);
+    out.set(dst, 24);
+    out.set(payload, IPV6_HEADER_BYTES);
+    return out;
+  }
+  if (src.length !== 4 || dst.length !== 4)
+    throw new RangeArgumentError('ipPacket addresses', `${src.length} and ${dst.length} bytes`, 'two IPv4 (4-byte) or two IPv6 (16-byte) addresses');
+  const out = new Uint8Array(IPV4_HEADER_BYTES + payload.length);
+  out[0] = 0x45;
+  out[1] = tos;
+  put16(out, 2, out.length);
+  put16(out, 4, o.id ?? 0);
+  if (o.df) out[6] = 0x40;
+  out[8] = ttl;
+  out[9] = proto;
+  out.set(src, 12);
+  out.set(dst, 16);
+  put16(out, 10, ipChecksum(out, 0, IPV4_HEADER_BYTES));
+  out.set(payload, IPV4_HEADER_BYTES);
+  return out;
+}
+
+/**
+ * Lowers the MSS option of a TCP SYN `segment` to `maxMss`, in place, with
+ * the TCP checksum updated incrementally (RFC 1624 eq. 3; an option at an
+ * odd offset enters the sum byte-swapped, RFC 1071 2(B)), as routers clamp
+ * it (Linux's TCPMSS --clamp-mss-to-pmtu). True when it lowered one.
+ */
+export function clampMss(segment: Uint8Array, maxMss: number): boolean {
+  if (segment.length < 20 || !(segment[13]! & 0x02)) return false;
+  const end = Math.min(segment.length, (segment[12]! >> 4) * 4);
+  for (let o = 20; o < end;) {
+    const kind = segment[o]!;
+    if (kind === 0) break;
+    if (kind === 1) {
+      o++;
+      continue;
+    }
+    const len = segment[o + 1] ?? 0;
+    if (len < 2 || o + len > end) break;
+    if (kind === 2 && len === 4) {
+      const old = (segment[o + 2]! << 8) | segment[o + 3]!;
+      if (old <= maxMss) return false;
+      segment[o + 2] = maxMss >> 8;
+      segment[o + 3] = maxMss & 0xff;
+      const odd = (o + 2) % 2 === 1;
+      const swap = (v: number): number => ((v & 0xff) << 8) | (v >> 8);
+      const [m, m2] = odd ? [swap(old), swap(maxMss)] : [old, maxMss];
+      const sum = fold((~((segment[16]! << 8) | segment[17]!) & 0xffff) + (~m & 0xffff) + m2);
+      put16(segment, 16, ~sum & 0xffff);
+      return true;
+    }
+    o += len;
+  }
+  return false;
 }
 
 // ---------------------------------------------------------------------------

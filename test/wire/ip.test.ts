@@ -8,6 +8,8 @@ import { RangeArgumentError } from '../../src/core/errors.js';
 import { Rng } from '../../src/core/rng.js';
 import { WireError, type WireErrorCode } from '../../src/wire/codec.js';
 import {
+  clampMss,
+  ipPacket,
   ICMPV4_ERROR_MAX_BYTES,
   IPV6_MIN_MTU,
   PrefixTable,
@@ -30,7 +32,7 @@ import {
   type IpInfo,
   type Prefix,
 } from '../../src/wire/ip.js';
-import { parseTcp } from '../../src/wire/tcp.js';
+import { parseTcp, tcpChecksum } from '../../src/wire/tcp.js';
 import { mutate } from '../support/bytes.js';
 
 // ---------------------------------------------------------------------------
@@ -1432,5 +1434,56 @@ describe('icmpErrorAllowed and kinds', () => {
       const e6 = must(icmpError(k, V6_TCP, parsed(V6_TCP), ROUTER6, { mtu: 1400 }));
       assert.deepEqual([e6[40], e6[41]], want6[i], k);
     });
+  });
+});
+
+describe('ipPacket and clampMss', () => {
+  const v4 = (t: string) => Uint8Array.from(t.split('.').map(Number));
+
+  /** A SYN with `pad` NOPs before its MSS option (an odd offset for 1), its checksum right over 10.0.0.2 > 10.0.3.2. */
+  function syn(mss: number, pad: number): { seg: Uint8Array; ip: { src: Uint8Array; dst: Uint8Array } } {
+    const opts = [...Array<number>(pad).fill(1), 2, 4, mss >> 8, mss & 0xff];
+    while (opts.length % 4) opts.push(0);
+    const seg = new Uint8Array(20 + opts.length);
+    seg.set([0x9c, 0x40, 0x1f, 0x40, 0, 0, 0, 1, 0, 0, 0, 0, ((20 + opts.length) / 4) << 4, 0x02, 0xff, 0xff]);
+    seg.set(opts, 20);
+    const ip = { src: v4('10.0.0.2'), dst: v4('10.0.3.2') };
+    const ck = tcpChecksum(seg, ip);
+    seg[16] = ck >> 8;
+    seg[17] = ck & 0xff;
+    return { seg, ip };
+  }
+
+  for (const pad of [0, 1, 2, 3]) {
+    test(`a SYN's MSS is lowered with its checksum kept right (option ${pad} bytes in)`, () => {
+      const { seg, ip } = syn(1460, pad);
+      assert.equal(clampMss(seg, 1360), true);
+      assert.equal((seg[20 + pad + 2]! << 8) | seg[20 + pad + 3]!, 1360);
+      assert.equal(tcpChecksum(seg, ip), 0);
+      assert.equal(clampMss(seg, 1400), false, 'an MSS already small enough stays');
+    });
+  }
+
+  test('a segment that is no SYN keeps its MSS', () => {
+    const { seg } = syn(1460, 0);
+    seg[13] = 0x10;
+    assert.equal(clampMss(seg, 1360), false);
+  });
+
+  test('ipPacket: IPv4 with DF and a right header checksum, IPv6 with its payload length', () => {
+    const p4 = ipPacket(6, v4('10.0.0.2'), v4('10.0.3.2'), new Uint8Array(20), { df: true, id: 7 });
+    const r4 = parseIp(p4);
+    assert.ok(r4.ok);
+    assert.equal(r4.value.dontFragment, true);
+    assert.equal(r4.value.ttl, 64);
+    assert.equal(r4.value.totalBytes, 40);
+    const a6 = new Uint8Array(16);
+    a6[0] = 0xfd;
+    const p6 = ipPacket(17, a6, a6, new Uint8Array(9), { ttl: 3 });
+    const r6 = parseIp(p6);
+    assert.ok(r6.ok);
+    assert.equal(r6.value.totalBytes, 49);
+    assert.equal(r6.value.ttl, 3);
+    assert.throws(() => ipPacket(6, v4('10.0.0.2'), a6, new Uint8Array(0)), RangeArgumentError);
   });
 });
