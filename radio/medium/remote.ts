@@ -1,9 +1,11 @@
-import { Dealer } from 'zeromq';
+import type net from 'node:net';
 import { FrontendError, RangeArgumentError } from '../../src/core/errors.js';
 import type { PacedEngine } from '../../src/core/paced.js';
 import type { Micros } from '../../src/core/time.js';
 import type { Logger } from '../../src/core/log.js';
-import { encodeLink, LINK_VERSION, parseDown, type DownMessage, type StationDecl, type UpMessage, type Welcome } from './link.js';
+import { LINK_VERSION, parseDown, type DownMessage, type StationDecl, type UpMessage, type Welcome } from './link.js';
+import { LinkOutbox } from './outbox.js';
+import { connectLink, MessageReader, parseLinkEndpoint, type LinkEndpoint } from './transport.js';
 import { checkSend, zeroStationCounters } from './station.js';
 import type { MacFrame, Position, SendOutcome, Station, StationCounters, StationHandlers, StationHost, StationSpec } from './types.js';
 
@@ -24,14 +26,18 @@ export interface RemoteMediumOptions {
  * MAC runs in the medium (`MediumServer`). A send goes out at once and its
  * outcome comes back; a frame for this router arrives as it ends its airtime.
  * A heartbeat tells the medium the router is alive; if the medium forgot it
- * (restarted, or thought it gone), the router joins again with its radios.
+ * (restarted, or thought it gone) or the connection broke, the router
+ * connects and joins again with its radios.
  */
 export class RemoteMedium implements StationHost {
   readonly counters = { received: 0, malformed: 0, refused: 0, rejoins: 0, dropped: 0 };
-  private readonly sock = new Dealer({ sendHighWaterMark: 100_000, receiveHighWaterMark: 100_000, linger: 0 });
+  private sock: net.Socket | undefined;
+  private readonly endpoint: LinkEndpoint;
+  private everConnected = false;
+  private reconnect: NodeJS.Timeout | undefined;
+  private rejoinRetry: NodeJS.Timeout | undefined;
   private readonly stations = new Map<string, RemoteStation>();
-  private readonly outbox: Buffer[][] = [];
-  private writing = false;
+  private readonly outbox = new LinkOutbox();
   private closed = false;
   private beat: NodeJS.Timeout | undefined;
   private welcomed: Welcome | undefined;
@@ -40,13 +46,14 @@ export class RemoteMedium implements StationHost {
   private lastRefusal: string | undefined;
   private waitWelcome: ((w: Welcome | Error) => void) | undefined;
 
-  private constructor(private readonly o: RemoteMediumOptions) {}
+  private constructor(private readonly o: RemoteMediumOptions) {
+    this.endpoint = parseLinkEndpoint(o.endpoint, 'sim.medium.endpoint');
+  }
 
   /** Connects, joins and waits for the medium's welcome (refused with a clear error when it does not come). */
   static async connect(o: RemoteMediumOptions): Promise<RemoteMedium> {
     const m = new RemoteMedium(o);
-    m.sock.connect(o.endpoint);
-    void m.serve();
+    m.open();
     const timeoutMs = o.joinTimeoutMs ?? 10_000;
     const w = await new Promise<Welcome | Error>((resolve) => {
       const timer = setTimeout(
@@ -65,7 +72,6 @@ export class RemoteMedium implements StationHost {
         clearTimeout(timer);
         resolve(v);
       };
-      m.join();
     });
     m.waitWelcome = undefined;
     if (w instanceof Error) {
@@ -102,41 +108,92 @@ export class RemoteMedium implements StationHost {
   close(): void {
     if (this.closed) return;
     if (this.beat) clearInterval(this.beat);
-    if (this.welcomed) {
-      // Best effort (the medium would notice the silence anyway): a socket busy with another send throws at once.
-      try {
-        void this.sock.send(encodeLink({ t: 'leave' })).catch(() => undefined);
-      } catch {
-        // the medium takes it for gone after its silence limit
-      }
-    }
+    if (this.reconnect) clearTimeout(this.reconnect);
+    if (this.rejoinRetry) clearTimeout(this.rejoinRetry);
+    if (this.welcomed) this.post({ t: 'leave' });
+    this.outbox.flush();
     this.closed = true;
-    setTimeout(() => this.sock.close(), 50).unref();
+    this.sock?.end();
+    const s = this.sock;
+    if (s) setTimeout(() => s.destroy(), 50).unref();
   }
 
   private join(): void {
     this.post({ t: 'join', version: LINK_VERSION, node: this.o.node, name: this.o.name, position: this.o.position });
   }
 
-  private async serve(): Promise<void> {
-    try {
-      for await (const frames of this.sock) {
-        this.counters.received++;
-        const m = parseDown(frames);
-        if (!m.ok) {
-          this.counters.malformed++;
-          this.o.log.warn({ event: 'medium-malformed', code: m.error.code }, `dropped a malformed message from the medium: ${m.error.message}`);
-          continue;
-        }
-        try {
-          this.dispatch(m.value);
-        } catch (e) {
-          // A fault in the router's own events while taking this message: logged; the link goes on.
-          this.o.log.error({ event: 'medium-fault', err: e }, `router: an event failed: ${(e as Error).message}`);
-        }
+  /** Joins again and brings the radios back; what they had in flight is lost. */
+  private rejoin(): void {
+    this.rejoining = true;
+    this.join();
+    this.o.paced.inject((now) => {
+      for (const st of this.stations.values()) st.redeclare(now);
+    });
+  }
+
+  /** Connects; once connected, joins (again, with the radios, after a broken connection). */
+  private open(): void {
+    const s = connectLink(this.endpoint);
+    const reader = new MessageReader();
+    s.on('connect', () => {
+      this.sock = s;
+      if (!this.everConnected) {
+        this.everConnected = true;
+        this.join();
+      } else if (this.welcomed) {
+        this.counters.rejoins++;
+        this.o.log.warn({ event: 'medium-rejoin', reason: 'reconnected' }, 'connected to the medium again; joining again');
+        this.rejoin();
+      } else this.join();
+    });
+    s.on('data', (chunk: Buffer) => {
+      const got = reader.push(chunk);
+      if (got instanceof Error) {
+        this.counters.malformed++;
+        this.o.log.warn({ event: 'medium-malformed', code: 'LINK_MALFORMED' }, `closed the link to the medium: ${got.message}`);
+        s.destroy();
+        return;
       }
+      for (const message of got) this.take(message);
+    });
+    s.on('error', (e) => {
+      if (this.lastError !== e.message) this.o.log.debug({ event: 'medium-link-error', err: e }, `link to the medium: ${e.message}`);
+      this.lastError = e.message;
+    });
+    s.on('close', () => {
+      if (this.sock === s) this.sock = undefined;
+      if (this.closed) return;
+      if (this.welcomed) this.o.log.warn({ event: 'medium-disconnected' }, `the link to the medium at ${this.o.endpoint} closed; connecting again`);
+      this.reconnect = setTimeout(() => this.open(), 250);
+      this.reconnect.unref();
+    });
+  }
+
+  private lastError: string | undefined;
+
+  /** One link message from the medium. */
+  private take(message: Buffer): void {
+    const batch = parseDown(message);
+    for (const e of batch.errors) {
+      this.counters.malformed++;
+      this.o.log.warn({ event: 'medium-malformed', code: e.code }, `dropped a malformed message from the medium: ${e.message}`);
+    }
+    // A batch enters the router's engine at once: its messages in order, each at the time the batch arrived.
+    // A fault in the router's own events while taking one is logged, and the link goes on.
+    const fault = (e: unknown): void => this.o.log.error({ event: 'medium-fault', err: e }, `router: an event failed: ${(e as Error).message}`);
+    try {
+      this.o.paced.inject(() => {
+        for (const m of batch.messages) {
+          this.counters.received++;
+          try {
+            this.dispatch(m);
+          } catch (e) {
+            fault(e);
+          }
+        }
+      });
     } catch (e) {
-      if (!this.closed) this.o.log.error({ event: 'medium-error', err: e }, `link to the medium failed: ${(e as Error).message}`);
+      fault(e);
     }
   }
 
@@ -164,15 +221,19 @@ export class RemoteMedium implements StationHost {
           setTimeout(() => this.join(), 500).unref();
           return;
         }
-        // The medium forgot this router: join again, once, and bring the radios back.
-        if (this.rejoining) return;
-        this.rejoining = true;
+        // The medium forgot this router: join again, once, and bring the radios back. Refusals that follow
+        // are of messages sent before that join; if no welcome comes (the medium still held this router's
+        // address for a connection it had not yet seen close), the router asks again.
+        if (this.rejoining) {
+          this.rejoinRetry ??= setTimeout(() => {
+            this.rejoinRetry = undefined;
+            if (this.rejoining && !this.closed) this.rejoin();
+          }, 500);
+          return;
+        }
         this.counters.rejoins++;
         this.o.log.warn({ event: 'medium-rejoin', reason: m.reason }, `the medium forgot this router (${m.reason}); joining again`);
-        this.join();
-        this.o.paced.inject((now) => {
-          for (const st of this.stations.values()) st.redeclare(now);
-        });
+        this.rejoin();
         return;
       default: {
         const st = this.stations.get(m.st);
@@ -187,30 +248,9 @@ export class RemoteMedium implements StationHost {
 
   private post(m: UpMessage): void {
     if (this.closed) return;
-    // A medium that does not read (gone, stalled) must not make this router grow without bound.
-    if (this.outbox.length >= 100_000) {
-      this.counters.dropped++;
-      return;
-    }
-    this.outbox.push(encodeLink(m));
-    if (!this.writing) void this.drain();
-  }
-
-  private async drain(): Promise<void> {
-    this.writing = true;
-    try {
-      while (this.outbox.length > 0 && !this.closed) {
-        const frames = this.outbox.shift()!;
-        try {
-          await this.sock.send(frames);
-        } catch (e) {
-          if (this.closed) return;
-          this.o.log.debug({ event: 'medium-send-failed', err: e }, `a message to the medium was dropped: ${(e as Error).message}`);
-        }
-      }
-    } finally {
-      this.writing = false;
-    }
+    // While the link is down nothing is sent (the router joins again when it is back); a medium
+    // that does not read must not make this router grow without bound (the outbox's limit).
+    if (!this.sock || !this.outbox.post(this.sock, m)) this.counters.dropped++;
   }
 }
 

@@ -1,4 +1,5 @@
-import { Router } from 'zeromq';
+import { unlink } from 'node:fs/promises';
+import type net from 'node:net';
 import type { BandConfig } from '../sim/band.js';
 import { PacedEngine } from '../../src/core/paced.js';
 import { Rng } from '../../src/core/rng.js';
@@ -6,7 +7,9 @@ import { US_PER_MS, US_PER_S, type Micros } from '../../src/core/time.js';
 import type { Logger } from '../../src/core/log.js';
 import { ism2g4 } from '../channels.js';
 import { EmulatedBand } from '../sim/band.js';
-import { encodeLink, LINK_VERSION, parseUp, type DownMessage, type UpMessage, type Welcome } from './link.js';
+import { LINK_VERSION, parseUp, type DownMessage, type UpMessage, type Welcome } from './link.js';
+import { LinkOutbox } from './outbox.js';
+import { linkEndpointText, listenLink, MessageReader, parseLinkEndpoint, type LinkEndpoint } from './transport.js';
 import { AirMedium } from './medium.js';
 import type { MediumParams, PhyParams, Position, Station } from './types.js';
 
@@ -32,16 +35,22 @@ export function parseMediumSetup(text: string): MediumSetup {
 }
 
 export interface MediumServerOptions {
-  /** ZeroMQ endpoint to bind, e.g. tcp://127.0.0.1:7600. */
+  /** Endpoint to listen on, e.g. tcp://127.0.0.1:7600 or ipc:///run/cogmesh/medium. */
   endpoint: string;
   log: Logger;
   /** A router silent this long is taken for gone: its radios leave the air. */
   silenceUs?: Micros;
+  /**
+   * How far ahead of the real clock the MAC may run (µs, default 1000): a
+   * frame exchange's steps, tens of µs apart, then run without a
+   * millisecond timer each (see `PacedEngine`).
+   */
+  aheadUs?: Micros;
 }
 
 interface Peer {
   key: string;
-  routingId: Buffer;
+  conn: net.Socket;
   node: number;
   name: string;
   position: Position;
@@ -75,12 +84,14 @@ export class MediumServer {
   readonly air: AirMedium;
   readonly band: EmulatedBand;
   readonly epochUs: Micros;
-  private readonly sock = new Router({ sendHighWaterMark: 100_000, receiveHighWaterMark: 100_000 });
+  private server: net.Server | undefined;
+  private readonly conns = new Set<net.Socket>();
+  private connections = 0;
+  private readonly endpoint: LinkEndpoint;
   private readonly peers = new Map<string, Peer>();
   private readonly byNode = new Map<number, Peer>();
   private incarnations = 0;
-  private readonly outbox: Buffer[][] = [];
-  private writing = false;
+  private readonly outbox: LinkOutbox;
   private closed = false;
   private sweeper: NodeJS.Timeout | undefined;
   private readonly silenceUs: Micros;
@@ -89,7 +100,9 @@ export class MediumServer {
     readonly setup: MediumSetup,
     private readonly o: MediumServerOptions,
   ) {
-    this.paced = new PacedEngine();
+    this.paced = new PacedEngine(undefined, { aheadUs: o.aheadUs ?? MediumServer.AHEAD_US });
+    this.outbox = new LinkOutbox();
+    this.endpoint = parseLinkEndpoint(o.endpoint);
     this.epochUs = this.paced.now();
     this.silenceUs = o.silenceUs ?? 2000 * US_PER_MS;
     const full = ism2g4(setup.channels);
@@ -98,15 +111,17 @@ export class MediumServer {
     this.air = new AirMedium({ scheduler: this.paced.engine, plan, rng: Rng.fromSeed(setup.bandSeed).fork('medium'), pn: this.band }, setup.medium, setup.phy);
   }
 
+  /** The default of `aheadUs`: about one tick of Node's timers. */
+  static readonly AHEAD_US: Micros = 1000;
+
   /** Binds the endpoint and serves until `stop`. */
   async start(): Promise<void> {
-    await this.sock.bind(this.o.endpoint);
+    this.server = await listenLink(this.endpoint, (c) => this.accept(c));
     this.paced.start();
     this.sweeper = setInterval(() => this.paced.inject((now) => this.sweep(now)), 250);
-    void this.serve();
     this.o.log.info(
       { event: 'medium-start', endpoint: this.o.endpoint, channels: this.setup.channels, epochUs: this.epochUs },
-      `air medium on ${this.o.endpoint}: ${this.setup.channels} channels, ${this.setup.phy.dataRateBps / 1e6} Mbps, ${this.setup.band.pn.length + this.setup.band.phases.length} PN source(s)`,
+      `air medium on ${linkEndpointText(this.endpoint)}: ${this.setup.channels} channels, ${this.setup.phy.dataRateBps / 1e6} Mbps, ${this.setup.band.pn.length + this.setup.band.phases.length} PN source(s)`,
     );
   }
 
@@ -115,7 +130,9 @@ export class MediumServer {
     this.closed = true;
     if (this.sweeper) clearInterval(this.sweeper);
     this.paced.stop();
-    this.sock.close();
+    for (const c of this.conns) c.destroy();
+    await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
+    if (this.endpoint.kind === 'ipc') await unlink(this.endpoint.path).catch(() => undefined);
   }
 
   /** The routers on the air now: address, name, position, radios. */
@@ -123,32 +140,59 @@ export class MediumServer {
     return [...this.byNode.values()].map((p) => ({ node: p.node, name: p.name, position: p.position, stations: [...p.stations.keys()] }));
   }
 
-  private async serve(): Promise<void> {
-    try {
-      for await (const [id, ...frames] of this.sock) {
-        if (!id) continue;
-        this.counters.received++;
+  /** A router connected: its link messages in, until it closes (its radios then leave the air). */
+  private accept(c: net.Socket): void {
+    if (this.closed) {
+      c.destroy();
+      return;
+    }
+    const key = `c${++this.connections}`;
+    this.conns.add(c);
+    const reader = new MessageReader();
+    c.on('data', (chunk: Buffer) => {
+      const got = reader.push(chunk);
+      if (got instanceof Error) {
+        this.counters.malformed++;
+        this.o.log.warn({ event: 'medium-malformed', code: 'LINK_MALFORMED', peer: key }, `closed a connection: ${got.message}`);
+        c.destroy();
+        return;
+      }
+      for (const message of got) {
         try {
-          this.paced.inject((now) => this.handle(id, frames, now));
+          this.paced.inject((now) => this.handle(c, key, message, now));
         } catch (e) {
           // A fault in the medium's own events: logged, and the medium keeps serving.
           this.o.log.error({ event: 'medium-fault', err: e }, `medium: an event failed: ${(e as Error).message}`);
         }
       }
-    } catch (e) {
-      if (!this.closed) this.o.log.error({ event: 'medium-error', err: e }, `medium socket failed: ${(e as Error).message}`);
+    });
+    c.on('error', (e) => this.o.log.debug({ event: 'medium-conn-error', peer: key, err: e }, `connection ${key}: ${e.message}`));
+    c.on('close', () => {
+      this.conns.delete(c);
+      this.outbox.forget(c);
+      const peer = this.peers.get(key);
+      if (peer && !peer.gone && !this.closed) this.paced.inject(() => this.leave(peer, 'disconnected'));
+    });
+  }
+
+  /** One link message from a router: its messages in order, each on its own (a bad one is counted and dropped). */
+  private handle(id: net.Socket, key: string, message: Buffer, now: Micros): void {
+    const batch = parseUp(message);
+    for (const e of batch.errors) {
+      this.counters.malformed++;
+      this.o.log.warn({ event: 'medium-malformed', code: e.code, peer: key }, `dropped a malformed message: ${e.message}`);
+    }
+    for (const msg of batch.messages) {
+      this.counters.received++;
+      try {
+        this.take(id, key, msg, now);
+      } catch (e) {
+        this.o.log.error({ event: 'medium-fault', err: e }, `medium: an event failed: ${(e as Error).message}`);
+      }
     }
   }
 
-  private handle(id: Buffer, frames: Buffer[], now: Micros): void {
-    const key = id.toString('hex');
-    const m = parseUp(frames);
-    if (!m.ok) {
-      this.counters.malformed++;
-      this.o.log.warn({ event: 'medium-malformed', code: m.error.code, peer: key }, `dropped a malformed message: ${m.error.message}`);
-      return;
-    }
-    const msg = m.value;
+  private take(id: net.Socket, key: string, msg: UpMessage, now: Micros): void {
     if (msg.t === 'join') {
       this.join(id, key, msg, now);
       return;
@@ -171,7 +215,7 @@ export class MediumServer {
     }
   }
 
-  private join(id: Buffer, key: string, msg: Extract<UpMessage, { t: 'join' }>, now: Micros): void {
+  private join(id: net.Socket, key: string, msg: Extract<UpMessage, { t: 'join' }>, now: Micros): void {
     const earlier = this.byNode.get(msg.node);
     if (earlier && earlier.key !== key && now - earlier.lastHeardUs <= this.silenceUs) {
       // Another live process holds this address (two routers configured alike): the first keeps it.
@@ -188,7 +232,7 @@ export class MediumServer {
     if (same && same !== earlier) this.leave(same, `joined again as ${msg.node}`);
     const peer: Peer = {
       key,
-      routingId: id,
+      conn: id,
       node: msg.node,
       name: msg.name,
       position: { xM: msg.position.xM, yM: msg.position.yM },
@@ -292,40 +336,19 @@ export class MediumServer {
     for (const st of peer.stations.values()) st.detach();
     peer.stations.clear();
     this.peers.delete(peer.key);
+    this.outbox.forget(peer.conn);
     if (this.byNode.get(peer.node) === peer) this.byNode.delete(peer.node);
     this.o.log.info({ event: 'router-left', node: peer.node, router: peer.name, why }, `router ${peer.name} (${peer.node}) left the air: ${why}`);
   }
 
   private send(peer: Peer, m: DownMessage): void {
     if (peer.gone) return;
-    this.post(peer.routingId, m);
+    this.post(peer.conn, m);
   }
 
-  /** Queues a message; one writer drains the queue (a ZeroMQ socket takes one send at a time). */
-  private post(id: Buffer, m: DownMessage): void {
+  /** Queues a message for the router at the other end of `to`; what is queued in one turn leaves in one write. */
+  private post(to: net.Socket, m: DownMessage): void {
     if (this.closed) return;
-    this.outbox.push([id, ...encodeLink(m)]);
-    if (!this.writing) void this.drain();
-  }
-
-  private async drain(): Promise<void> {
-    this.writing = true;
-    try {
-      while (this.outbox.length > 0 && !this.closed) {
-        const batch = this.outbox.splice(0, this.outbox.length);
-        for (const frames of batch) {
-          try {
-            await this.sock.send(frames);
-            this.counters.sent++;
-          } catch (e) {
-            // A router that went away: its messages are dropped (ROUTER drops unroutable ones unless mandatory).
-            if (this.closed) return;
-            this.o.log.debug({ event: 'medium-send-failed', err: e }, `a message to a router was dropped: ${(e as Error).message}`);
-          }
-        }
-      }
-    } finally {
-      this.writing = false;
-    }
+    if (this.outbox.post(to, m)) this.counters.sent++;
   }
 }

@@ -14,6 +14,7 @@ interface MediumOpts {
   set: string[];
   hops?: string;
   bind: string;
+  aheadUs: string;
   logFormat: 'pretty' | 'json';
 }
 
@@ -22,13 +23,20 @@ const collect = (v: string, prev: string[]): string[] => [...prev, v];
 /** `cogmesh medium`: the emulated air as a process, for router daemons on one machine (or a LAN). */
 export function mediumCommand(): Command {
   return new Command('medium')
-    .description("run the emulated air medium that routers' sim radios join over ZeroMQ: the scenario's channels, PNs, MAC and PHY, in real time")
+    .description(
+      "run the emulated air medium that routers' sim radios join over a stream socket (tcp or ipc): the scenario's channels, PNs, MAC and PHY, in real time",
+    )
     .option('--scenario <file>', 'take the medium, PN load and channel plan from this scenario')
     .option('--setup <file>', 'a medium setup as `cogmesh testbed` writes it (instead of --scenario)')
     .option('--seed <n>', "seed of the PN processes and the MAC (default: the scenario's)")
     .option('--set <path=value>', 'override one scenario field (repeatable)', collect, [])
     .option('--hops <n>', 'for a chain scenario: its number of hops')
-    .option('--bind <endpoint>', 'ZeroMQ endpoint to bind', 'tcp://127.0.0.1:7600')
+    .option('--bind <endpoint>', 'endpoint to listen on: tcp://HOST:PORT or ipc://PATH', 'tcp://127.0.0.1:7600')
+    .option(
+      '--ahead-us <us>',
+      "how far ahead of the real clock the MAC may run (µs): a frame exchange's steps then need no timer each; 0 keeps every event at or after its real time",
+      String(MediumServer.AHEAD_US),
+    )
     .addOption(new Option('--log-format <format>', 'log lines for people or one JSON object a line').choices(['pretty', 'json']).default('pretty'))
     .action(async (o: MediumOpts) => {
       if ((o.scenario === undefined) === (o.setup === undefined)) throw new UsageError('give one of --scenario FILE and --setup FILE');
@@ -42,7 +50,9 @@ export function mediumCommand(): Command {
         setup = mediumSetup(sc, seed);
       }
       const log = createLogger({ level: 'info', format: o.logFormat });
-      const server = new MediumServer(setup, { endpoint: o.bind, log });
+      const aheadUs = Number(o.aheadUs);
+      if (!Number.isSafeInteger(aheadUs) || aheadUs < 0 || aheadUs > 100_000) throw new UsageError(`--ahead-us: "${o.aheadUs}" is not 0..100000 µs`);
+      const server = new MediumServer(setup, { endpoint: o.bind, log, aheadUs });
       await server.start();
       await new Promise<void>((resolve) => {
         process.once('SIGINT', () => resolve());

@@ -53,7 +53,7 @@ export function testbedCommand(): Command {
     .option('--acc <placement>', 'TCP-ACC VNFs (each in its sandbox): none, every, every-K, or a list of routers')
     .addOption(new Option('--acc-mode <mode>', 'TCP-ACC mode').choices(['split', 'e2e']))
     .option('--for <seconds>', 'stop after this many seconds (default: run until Ctrl-C)')
-    .option('--medium <endpoint>', "the medium's ZeroMQ endpoint", DEFAULT_TESTBED_PORTS.medium)
+    .option('--medium <endpoint>', "the medium's link endpoint (tcp://HOST:PORT or ipc://PATH)", DEFAULT_TESTBED_PORTS.medium)
     .option('--control-base <port>', "router 0's control API port (telemetry on the next; +10 per router)", String(DEFAULT_TESTBED_PORTS.controlBase))
     .option('--monitor-base <port>', "router 0's monitor port (+1 per router)", String(DEFAULT_TESTBED_PORTS.monitorBase))
     .option(

@@ -334,8 +334,8 @@ function controlPlaneIssues(cfg: unknown): ConfigIssue[] {
   if (isInt(rmin) && isInt(rmax) && rmax < rmin)
     issues.push({ path: '/openflow/reconnectMaxMs', value: rmax, expected: `at least openflow.reconnectMinMs (${rmin} ms)` });
   const medium = get(cfg, 'sim', 'medium', 'endpoint');
-  if (typeof medium === 'string' && medium !== '' && !/^(tcp|ipc|inproc):\/\/.+/.test(medium)) {
-    issues.push({ path: '/sim/medium/endpoint', value: medium, expected: 'a ZeroMQ endpoint such as tcp://127.0.0.1:7600' });
+  if (typeof medium === 'string' && medium !== '' && !/^(tcp:\/\/(\[[0-9a-fA-F:.]+\]|[^:/\s]+):\d{1,5}|ipc:\/\/.+)$/.test(medium)) {
+    issues.push({ path: '/sim/medium/endpoint', value: medium, expected: 'the medium link endpoint: tcp://HOST:PORT or ipc://PATH' });
   }
   const flows = get(cfg, 'traffic', 'flows');
   if (Array.isArray(flows)) {

@@ -1,5 +1,11 @@
 import { EventEngine } from './engine.js';
+import { RangeArgumentError } from './errors.js';
 import { RealClock, type Clock, type Micros } from './time.js';
+
+export interface PacedOptions {
+  /** Run events up to this far ahead of the real clock (µs), instead of a timer each; default 0. */
+  aheadUs?: Micros;
+}
 
 /**
  * The event engine paced by a real clock: events run at their own times (so
@@ -11,6 +17,16 @@ import { RealClock, type Clock, type Micros } from './time.js';
  * The engine's time is the real clock's (epoch microseconds), so that
  * processes on one machine share a time base: the medium and the routers
  * generate the same PN bursts from a shared seed and epoch.
+ *
+ * Node's timers have millisecond resolution, while a chain of dependent
+ * events (an 802.11 exchange: DIFS, backoff, data, SIFS, ACK) is tens of
+ * microseconds apart. Waiting for each on its own timer would stretch a
+ * 300 µs exchange to several milliseconds of wall time. With `aheadUs`, the
+ * engine runs events up to that far ahead of the real clock instead (at
+ * their own times still): what it tells the outside, it tells up to
+ * `aheadUs` early, and an input that arrives meanwhile enters at the
+ * engine's time, up to `aheadUs` after the real time it arrived. The order
+ * of events and inputs stays consistent; only the real-time edge moves.
  */
 export class PacedEngine {
   readonly engine: EventEngine;
@@ -19,8 +35,17 @@ export class PacedEngine {
   /** How far behind the real clock an event ran, at worst and in sum (µs), and how many ran. */
   readonly lag = { maxUs: 0, sumUs: 0, events: 0 };
 
-  constructor(readonly clock: Clock = new RealClock()) {
+  /** How far ahead of the real clock events may run (µs); 0 runs none early. */
+  readonly aheadUs: Micros;
+
+  constructor(
+    readonly clock: Clock = new RealClock(),
+    options: PacedOptions = {},
+  ) {
     this.engine = new EventEngine(clock.now());
+    const ahead = options.aheadUs ?? 0;
+    if (!Number.isSafeInteger(ahead) || ahead < 0) throw new RangeArgumentError('aheadUs', ahead, 'an integer number of µs >= 0');
+    this.aheadUs = ahead;
   }
 
   now(): Micros {
@@ -40,8 +65,9 @@ export class PacedEngine {
   }
 
   /**
-   * Runs `fn` at the current real time, after every event due by then; the
-   * engine then waits for whatever `fn` scheduled. Called from inside an
+   * Runs `fn` at the current real time (or at the engine's, when it ran
+   * ahead), after every event due by then; then whatever `fn` scheduled that
+   * is due too, and the engine waits for the rest. Called from inside an
    * event (or another inject), `fn` runs at once at that event's time: later
    * events never run in the middle of an earlier one.
    */
@@ -50,7 +76,9 @@ export class PacedEngine {
     this.depth++;
     try {
       this.catchUp();
-      return fn(this.engine.now());
+      const r = fn(this.engine.now());
+      this.catchUp();
+      return r;
     } finally {
       this.depth--;
       this.reschedule();
@@ -77,10 +105,11 @@ export class PacedEngine {
   private catchUp(): void {
     const e = this.engine;
     const wall = this.clock.now();
+    const horizon = wall + this.aheadUs;
     for (let n = 0; n < PacedEngine.SLICE; n++) {
       const next = e.nextAt();
-      if (next === undefined || next > wall) break;
-      const late = wall - next;
+      if (next === undefined || next > horizon) break;
+      const late = next < wall ? wall - next : 0;
       if (late > this.lag.maxUs) this.lag.maxUs = late;
       this.lag.sumUs += late;
       this.lag.events++;
@@ -88,7 +117,7 @@ export class PacedEngine {
     }
     // The clock reaches the wall only once nothing due is left (a slice may have run out).
     const left = e.nextAt();
-    if (wall > e.now() && (left === undefined || left > wall)) e.clock.advanceTo(wall);
+    if (wall > e.now() && (left === undefined || left > horizon)) e.clock.advanceTo(wall);
   }
 
   private reschedule(): void {
@@ -101,7 +130,7 @@ export class PacedEngine {
     if (this.timer !== undefined) clearTimeout(this.timer);
     // Node timers have millisecond resolution: wake at or just after the event, never before it.
     // Events already due (a slice ran out) run after pending I/O, not in a tight loop that starves it.
-    const waitMs = Math.max(0, Math.ceil((next - this.clock.now()) / 1000));
+    const waitMs = Math.max(0, Math.ceil((next - this.aheadUs - this.clock.now()) / 1000));
     this.timerAt = next;
     this.timer = setTimeout(this.pump, waitMs);
   }

@@ -8,7 +8,7 @@ import { lanPrefix4, lanPrefix6 } from '../wire/addresses.js';
 
 /** Where a testbed's processes listen: the medium, and per router its control API and monitor. */
 export interface TestbedPorts {
-  /** The medium's ZeroMQ endpoint. */
+  /** The medium's link endpoint (tcp://HOST:PORT or ipc://PATH). */
   medium: string;
   host: string;
   /** Router i's command socket is controlBase + 10 i, its telemetry the next port. */

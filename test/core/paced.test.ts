@@ -58,3 +58,42 @@ test('a core that keeps scheduling at the same instant does not starve I/O: the 
   assert.equal(fired, 3 * PacedEngine.SLICE, 'then the rest ran');
   p.stop();
 });
+
+test('with aheadUs, a chain of close events runs without waiting for a timer each, and inputs enter at the engine time', async () => {
+  const clock = new HandClock(1_000_000);
+  const p = new PacedEngine(clock, { aheadUs: 1000 });
+  const seen: Array<[string, Micros]> = [];
+  p.start();
+  // An input that starts a chain of dependent events 30-300 µs apart, as an 802.11 exchange does.
+  p.inject((now) => {
+    seen.push(['send', now]);
+    p.engine.after(34, (t1) => {
+      seen.push(['difs', t1]);
+      p.engine.after(250, (t2) => {
+        seen.push(['data', t2]);
+        p.engine.after(60, (t3) => seen.push(['ack', t3]));
+      });
+    });
+    p.engine.after(5000, (t) => seen.push(['later', t]));
+  });
+  assert.deepEqual(
+    seen,
+    [
+      ['send', 1_000_000],
+      ['difs', 1_000_034],
+      ['data', 1_000_284],
+      ['ack', 1_000_344],
+    ],
+    'the chain ran at once, each step at its own time; nothing beyond the horizon',
+  );
+  assert.equal(p.now(), 1_000_344, 'the engine is ahead of the clock');
+  clock.t = 1_000_100;
+  p.inject((now) => seen.push(['input', now]));
+  assert.deepEqual(seen.at(-1), ['input', 1_000_344], 'an input never goes back in time: it enters at the engine time');
+  clock.t = 1_004_500;
+  await tick(10);
+  assert.deepEqual(seen.at(-1), ['later', 1_005_000], 'an event within aheadUs of the clock runs');
+  assert.equal(p.lag.maxUs, 0, 'nothing ran late');
+  p.stop();
+  assert.throws(() => new PacedEngine(clock, { aheadUs: -1 }), /aheadUs/);
+});

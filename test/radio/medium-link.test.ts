@@ -1,67 +1,109 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { encodeLink, LINK_VERSION, parseDown, parseUp, type LinkMessage } from '../../radio/medium/link.js';
+import { encodeLink, LINK_VERSION, LinkWriter, MAX_LINK_SEQ, parseDown, parseUp, type LinkMessage } from '../../radio/medium/link.js';
 
-const roundUp = (m: LinkMessage) => parseUp(encodeLink(m));
-const roundDown = (m: LinkMessage) => parseDown(encodeLink(m));
+const one = (b: ReturnType<typeof parseUp> | ReturnType<typeof parseDown>): LinkMessage => {
+  assert.deepEqual(b.errors, []);
+  assert.equal(b.messages.length, 1);
+  return b.messages[0]!;
+};
+
+/** A frame made by hand: the header, then records of [type, body]. */
+const frame = (...records: Array<[number, ArrayLike<number>]>): Buffer => {
+  const parts: number[] = [0xcb, LINK_VERSION];
+  for (const [type, body] of records)
+    parts.push(type, body.length >>> 24, (body.length >>> 16) & 255, (body.length >>> 8) & 255, body.length & 255, ...Array.from(body));
+  return Buffer.from(parts);
+};
+const cat = (...parts: Array<ArrayLike<number>>): Buffer => Buffer.from(parts.flatMap((p) => Array.from(p)));
+const json = (o: unknown): [number, Buffer] => [0, Buffer.from(JSON.stringify(o))];
 
 describe('medium link codec', () => {
-  test('router-to-medium messages round-trip, packets in their own frame', () => {
+  test('router-to-medium messages round-trip, one at a time and batched in one frame', () => {
     const payload = Uint8Array.from([1, 2, 3, 250]);
     const msgs: LinkMessage[] = [
       { t: 'join', version: LINK_VERSION, node: 3, name: 'r3', position: { xM: 10.5, yM: -3 } },
       { t: 'station', spec: { id: 'r3/R1', acceptsUnicast: true, acceptsBroadcast: false, channel: 6, pnAffected: true, queueLimit: 1 } },
       { t: 'send', st: 'r3/R2', seq: 41, src: 3, dst: 4, payload },
+      { t: 'send', st: 'r3/R2', seq: MAX_LINK_SEQ, src: 0, dst: 0xffff, payload: new Uint8Array(1500).fill(7) },
       { t: 'retune', st: 'r3/R2', channel: null, overheadUs: 0 },
       { t: 'retune', st: 'r3/R2', channel: 11, overheadUs: 1000 },
       { t: 'detach', st: 'r3/R1' },
       { t: 'beat' },
       { t: 'leave' },
     ];
-    for (const m of msgs) {
-      const r = roundUp(m);
-      assert.ok(r.ok, `${m.t}: ${r.ok ? '' : r.error.message}`);
-      assert.deepEqual(r.value, m);
-    }
-    assert.equal(encodeLink(msgs[2]!).length, 2, 'a send carries its packet as a second frame');
+    for (const m of msgs) assert.deepEqual(one(parseUp(encodeLink(m))), m, m.t);
+    const all = parseUp(encodeLink(...msgs));
+    assert.deepEqual(all.errors, []);
+    assert.deepEqual(all.messages, msgs, 'a batch keeps its order');
   });
 
-  test('medium-to-router messages round-trip', () => {
+  test('medium-to-router messages round-trip, times of the epoch included', () => {
     const msgs: LinkMessage[] = [
-      { t: 'rx', st: 'r1/R3', src: 0, dst: 0xffff, atUs: 1_700_000_000_000_000, payload: Uint8Array.from([9, 9]) },
+      { t: 'rx', st: 'r1/R3', src: 0, dst: 0xffff, atUs: 1_700_000_000_123_457, payload: Uint8Array.from([9, 9]) },
       { t: 'sent', st: 'r1/R2', seq: 7, outcome: { ok: false, reason: 'retry-limit', attempts: 7, atUs: 5 } },
+      { t: 'sent', st: 'r1/R2', seq: 8, outcome: { ok: false, reason: 'aborted', attempts: 0, atUs: Number.MAX_SAFE_INTEGER } },
+      { t: 'sent', st: 'é/R2', seq: 9, outcome: { ok: true, attempts: 1, atUs: 1_700_000_000_000_001 } },
       { t: 'attempt', st: 'r1/R2', seq: 7, attempts: 2 },
       { t: 'refused', reason: 'not joined' },
     ];
-    for (const m of msgs) {
-      const r = roundDown(m);
-      assert.ok(r.ok, `${m.t}: ${r.ok ? '' : r.error.message}`);
-      assert.deepEqual(r.value, m);
-    }
+    for (const m of msgs) assert.deepEqual(one(parseDown(encodeLink(m))), m, m.t);
+    assert.deepEqual(parseDown(encodeLink(...msgs)).messages, msgs);
   });
 
-  test('malformed messages are typed errors that name what was wrong, never exceptions', () => {
-    const cases: Array<[Buffer[], string, RegExp]> = [
-      [[], 'LINK_MALFORMED', /1 or 2 frames/],
-      [[Buffer.from('{not json')], 'LINK_MALFORMED', /not JSON/],
-      [[Buffer.from('[1,2]')], 'LINK_MALFORMED', /not a JSON object/],
-      [[Buffer.from('{"t":"explode"}')], 'LINK_UNKNOWN_TYPE', /explode/],
-      [[Buffer.from('{"t":"send","st":"a","seq":1,"src":1,"dst":2}')], 'LINK_MALFORMED', /two frames/],
-      [[Buffer.from('{"t":"beat"}'), Buffer.from([1])], 'LINK_MALFORMED', /one frame/],
-      [[Buffer.from('{"t":"send","st":"a","seq":1,"src":1,"dst":70000}'), Buffer.from([1])], 'LINK_BAD_FIELD', /dst is 70000/],
-      [[Buffer.from('{"t":"send","st":"a","seq":1,"src":1,"dst":2}'), Buffer.alloc(0)], 'LINK_BAD_FIELD', /empty packet/],
-      [[Buffer.from('{"t":"retune","st":"a","channel":99,"overheadUs":0}')], 'LINK_BAD_FIELD', /channel is 99/],
-      [[Buffer.from(`{"t":"join","version":${LINK_VERSION + 1},"node":1,"name":"x","position":{"xM":0,"yM":0}}`)], 'LINK_BAD_FIELD', /version/],
-      [[Buffer.from('{"t":"join","version":1,"node":1,"name":"x","position":{"xM":"far","yM":0}}')], 'LINK_BAD_FIELD', /position/],
-      [[Buffer.from('{"t":"station","spec":{"id":"","acceptsUnicast":true,"acceptsBroadcast":true}}')], 'LINK_BAD_FIELD', /spec.id/],
+  test('a received packet is a copy: changing it leaves the frame it came in alone', () => {
+    const f = encodeLink({ t: 'rx', st: 'a', src: 1, dst: 2, atUs: 5, payload: Uint8Array.from([1, 2, 3]) });
+    const m = one(parseDown(f)) as Extract<LinkMessage, { t: 'rx' }>;
+    m.payload[0] = 99;
+    assert.deepEqual([...(one(parseDown(f)) as Extract<LinkMessage, { t: 'rx' }>).payload], [1, 2, 3]);
+  });
+
+  test('a writer refuses what the link cannot carry, at once', () => {
+    const w = new LinkWriter();
+    assert.throws(() => w.add({ t: 'send', st: 'x'.repeat(81), seq: 1, src: 1, dst: 2, payload: Uint8Array.of(1) }), /station id/);
+    assert.throws(() => w.add({ t: 'send', st: 'a', seq: 2 ** 48, src: 1, dst: 2, payload: Uint8Array.of(1) }), /seq/);
+    assert.equal(w.size, 0);
+    assert.equal(w.take(), undefined, 'nothing staged, nothing to send');
+  });
+
+  test('malformed records are typed errors that name what was wrong, never exceptions; the good ones around them are kept', () => {
+    const send = (body: number[]): [number, Buffer] => [1, Buffer.from(body)];
+    const cases: Array<[ArrayBufferView, string, RegExp]> = [
+      [new Uint8Array(0), 'LINK_MALFORMED', /first byte nothing/],
+      [Buffer.from('{"t":"beat"}'), 'LINK_MALFORMED', /first byte 0x7b.*version 1/],
+      [Buffer.from([0xcb, LINK_VERSION + 1]), 'LINK_MALFORMED', /link version/],
+      [frame([0, Buffer.from('{not json')]), 'LINK_MALFORMED', /not JSON/],
+      [frame([0, Buffer.from('[1,2]')]), 'LINK_MALFORMED', /not a JSON object/],
+      [frame(json({ t: 'explode' })), 'LINK_UNKNOWN_TYPE', /explode/],
+      [frame(json({ t: 'send', st: 'a', seq: 1, src: 1, dst: 2 })), 'LINK_UNKNOWN_TYPE', /"send"/],
+      [frame([9, Buffer.from([1, 2])]), 'LINK_UNKNOWN_TYPE', /record type 9/],
+      [frame(send([1, 0x61, 0, 0, 0, 0, 0, 1, 0, 1, 0, 2])), 'LINK_BAD_FIELD', /empty packet/],
+      [frame(send([0, 0, 0, 0, 0, 0, 1, 0, 1, 0, 2, 5])), 'LINK_BAD_FIELD', /station id of 0 bytes/],
+      [frame(send([1, 0x61, 0, 0])), 'LINK_MALFORMED', /too short/],
+      [cat(frame(json({ t: 'beat' })), Buffer.from([1, 0, 0, 0, 200, 1])), 'LINK_MALFORMED', /200 bytes .* only 1 left/],
+      [cat(frame(json({ t: 'beat' })), Buffer.from([1, 0])), 'LINK_MALFORMED', /cut short/],
+      [frame(json({ t: 'retune', st: 'a', channel: 99, overheadUs: 0 })), 'LINK_BAD_FIELD', /channel is 99/],
+      [frame(json({ t: 'join', version: LINK_VERSION + 1, node: 1, name: 'x', position: { xM: 0, yM: 0 } })), 'LINK_BAD_FIELD', /version/],
+      [frame(json({ t: 'join', version: LINK_VERSION, node: 1, name: 'x', position: { xM: 'far', yM: 0 } })), 'LINK_BAD_FIELD', /position/],
+      [frame(json({ t: 'station', spec: { id: '', acceptsUnicast: true, acceptsBroadcast: true } })), 'LINK_BAD_FIELD', /spec.id/],
     ];
-    for (const [frames, code, re] of cases) {
-      const r = parseUp(frames);
-      assert.ok(!r.ok, `accepted ${frames.map((f) => f.toString()).join(' | ')}`);
-      assert.equal(r.error.code, code, r.error.message);
-      assert.match(r.error.message, re);
+    for (const [message, code, re] of cases) {
+      const r = parseUp(message);
+      assert.equal(r.errors.length, 1, `one error for ${Buffer.from(message.buffer, message.byteOffset, message.byteLength).toString('hex')}`);
+      assert.equal(r.errors[0]!.code, code, r.errors[0]!.message);
+      assert.match(r.errors[0]!.message, re);
     }
-    const down = parseDown([Buffer.from('{"t":"join"}')]);
-    assert.ok(!down.ok && down.error.code === 'LINK_UNKNOWN_TYPE', 'a router does not take a router-to-medium message');
+    // A bad record between good ones: the good ones are read.
+    const mixed = parseUp(frame(json({ t: 'beat' }), [9, Buffer.from([0])], json({ t: 'leave' })));
+    assert.deepEqual(
+      mixed.messages.map((m) => m.t),
+      ['beat', 'leave'],
+    );
+    assert.equal(mixed.errors.length, 1);
+    const sent = Uint8Array.from(encodeLink({ t: 'sent', st: 'a', seq: 1, outcome: { ok: true, attempts: 1, atUs: 5 } }));
+    sent[2 + 5 + 2 + 6] = 7;
+    assert.match(parseDown(sent).errors[0]?.message ?? '', /result 7/);
+    const down = parseDown(encodeLink({ t: 'join', version: LINK_VERSION, node: 1, name: 'x', position: { xM: 0, yM: 0 } }));
+    assert.ok(down.messages.length === 0 && down.errors[0]?.code === 'LINK_UNKNOWN_TYPE', 'a router does not take a router-to-medium message');
   });
 });

@@ -1,8 +1,12 @@
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
-import { Dealer } from 'zeromq';
+import { mkdtempSync, rmSync } from 'node:fs';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { encodeLink, LINK_VERSION, parseDown } from '../../radio/medium/link.js';
+import { MessageReader } from '../../radio/medium/transport.js';
 import { RemoteMedium } from '../../radio/medium/remote.js';
 import { MediumServer, type MediumSetup } from '../../radio/medium/server.js';
 import { DEFAULT_MEDIUM_PARAMS, phy80211b } from '../../radio/medium/index.js';
@@ -22,7 +26,17 @@ const setup: MediumSetup = {
   phy: phy80211b(2e6),
 };
 
-const endpoint = 'tcp://127.0.0.1:17611';
+// A socket path of this test's own: another run on the machine cannot collide with it.
+const dir = mkdtempSync(join(tmpdir(), 'cm-medium-'));
+const endpoint = `ipc://${join(dir, 'medium')}`;
+
+/** A link message with its length in front, as it goes on the stream. */
+const framed = (m: Uint8Array): Uint8Array => {
+  const out = new Uint8Array(4 + m.byteLength);
+  new DataView(out.buffer).setUint32(0, m.byteLength);
+  out.set(m, 4);
+  return out;
+};
 
 /** One router's side: a paced engine, the link, and what its radios heard. */
 async function router(node: number, xM: number) {
@@ -55,6 +69,7 @@ describe('the air medium as a process of its own', () => {
   });
   after(async () => {
     await server.stop();
+    rmSync(dir, { recursive: true, force: true });
   });
 
   test('a joining router gets what it needs to sense the same band: seed, epoch, band, channels', async () => {
@@ -116,24 +131,52 @@ describe('the air medium as a process of its own', () => {
     }
   });
 
-  test('malformed messages are counted and dropped; a router that has not joined is told so', async () => {
-    const d = new Dealer({ linger: 0 });
-    d.connect(endpoint);
+  test('malformed messages are counted and dropped; a router that has not joined is told so; a broken stream is closed', async () => {
+    const c = net.connect({ path: join(dir, 'medium') });
+    const reader = new MessageReader();
+    const inbox: Buffer[] = [];
+    c.on('data', (chunk: Buffer) => {
+      const got = reader.push(chunk);
+      if (!(got instanceof Error)) inbox.push(...got);
+    });
+    await new Promise((r) => c.once('connect', r));
     try {
       const before = server.counters.malformed;
-      await d.send([Buffer.from('{"t":"send","st":"x"')]);
-      await d.send(encodeLink({ t: 'retune', st: 'r9/R2', channel: 3, overheadUs: 0 }));
-      const [reply] = await Promise.race([d.receive(), new Promise<never>((_, rej) => setTimeout(() => rej(new Error('no answer')), 3000))]);
-      const m = parseDown([reply!]);
-      assert.ok(m.ok && m.value.t === 'refused', `expected a refusal, got ${reply?.toString()}`);
+      c.write(framed(new TextEncoder().encode('{"t":"send","st":"x"')));
+      c.write(framed(encodeLink({ t: 'retune', st: 'r9/R2', channel: 3, overheadUs: 0 })));
+      await until('a refusal', () => inbox.length >= 1, 3000);
+      const m = parseDown(inbox.shift()!);
+      assert.ok(m.errors.length === 0 && m.messages[0]?.t === 'refused', `expected a refusal, got ${JSON.stringify(m)}`);
       assert.equal(server.counters.malformed, before + 1);
-      // The medium still serves joins.
-      await d.send(encodeLink({ t: 'join', version: LINK_VERSION, node: 40, name: 'r40', position: { xM: 0, yM: 0 } }));
-      const [w] = await d.receive();
-      const j = parseDown([w!]);
-      assert.ok(j.ok && j.value.t === 'welcome', 'welcomed after the malformed ones');
+      // The medium still serves joins on the same connection.
+      c.write(framed(encodeLink({ t: 'join', version: LINK_VERSION, node: 40, name: 'r40', position: { xM: 0, yM: 0 } })));
+      await until('a welcome', () => inbox.length >= 1, 3000);
+      assert.ok(parseDown(inbox.shift()!).messages[0]?.t === 'welcome', 'welcomed after the malformed ones');
+      assert.ok(server.routers().some((r) => r.node === 40));
+      // A length no link message has: the stream cannot be trusted, the medium closes it, and the router leaves the air.
+      const closed = new Promise((r) => c.once('close', r));
+      c.write(Uint8Array.of(0xff, 0xff, 0xff, 0xff, 1, 2, 3));
+      await closed;
+      await until('r40 to leave the air', () => !server.routers().some((r) => r.node === 40), 3000);
+      assert.equal(server.counters.malformed, before + 2);
     } finally {
-      d.close();
+      c.destroy();
+    }
+  });
+
+  test('a router whose connection closes leaves the air at once, and one that connects again is back', async () => {
+    const a = await router(21, 0);
+    try {
+      await until('r21 on the air', () => server.routers().some((r) => r.node === 21));
+    } finally {
+      a.close();
+    }
+    await until('r21 to leave the air', () => !server.routers().some((r) => r.node === 21), 2000);
+    const b = await router(21, 0);
+    try {
+      await until('r21 back on the air', () => server.routers().some((r) => r.node === 21));
+    } finally {
+      b.close();
     }
   });
 });

@@ -1,0 +1,66 @@
+import type net from 'node:net';
+import { LinkWriter, type LinkMessage } from './link.js';
+
+/** Where an outbox writes: a connected stream socket. */
+export type LinkStream = Pick<net.Socket, 'writableLength' | 'destroyed'> & { write(data: Uint8Array): boolean };
+
+/**
+ * What a process has to say on the medium link, batched: the messages posted
+ * to one peer in one turn of the event loop leave as one link message, in
+ * one write(). A peer that does not read must not make this process grow
+ * without bound: past `limitBytes` waiting in its socket, messages to it are
+ * dropped and counted.
+ */
+export class LinkOutbox {
+  /** Messages written, link messages (writes) they took, and messages dropped. */
+  readonly counters = { messages: 0, batches: 0, dropped: 0 };
+  private readonly staged = new Map<LinkStream, LinkWriter>();
+  private scheduled = false;
+
+  constructor(private readonly limitBytes = 32 * 1024 * 1024) {}
+
+  /** Stages `m` for the peer at the other end of `to`; false when it was dropped. */
+  post(to: LinkStream, m: LinkMessage): boolean {
+    if (to.destroyed || to.writableLength > this.limitBytes) {
+      this.counters.dropped++;
+      return false;
+    }
+    let w = this.staged.get(to);
+    if (!w) {
+      w = new LinkWriter();
+      this.staged.set(to, w);
+    }
+    w.add(m);
+    if (!this.scheduled) {
+      this.scheduled = true;
+      setImmediate(this.flush);
+    }
+    return true;
+  }
+
+  /** Writes what is staged now (the outbox also does it once per event-loop turn). */
+  readonly flush = (): void => {
+    this.scheduled = false;
+    for (const [to, w] of this.staged) {
+      const n = w.size;
+      const buf = w.take();
+      if (!buf) continue;
+      if (to.destroyed) {
+        this.counters.dropped += n;
+        continue;
+      }
+      to.write(buf);
+      this.counters.messages += n;
+      this.counters.batches++;
+    }
+    this.staged.clear();
+  };
+
+  /** Drops what is staged for a peer that is gone. */
+  forget(to: LinkStream): void {
+    const w = this.staged.get(to);
+    if (!w) return;
+    this.counters.dropped += w.size;
+    this.staged.delete(to);
+  }
+}

@@ -1,0 +1,117 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, test } from 'node:test';
+import { LinkOutbox } from '../../radio/medium/outbox.js';
+import { encodeLink, parseUp, type LinkMessage } from '../../radio/medium/link.js';
+import { connectLink, linkEndpointText, listenLink, MAX_LINK_MESSAGE, MessageReader, parseLinkEndpoint } from '../../radio/medium/transport.js';
+
+const lengthPrefixed = (...msgs: Uint8Array[]): Buffer => {
+  const parts: number[] = [];
+  for (const m of msgs) parts.push(m.byteLength >>> 24, (m.byteLength >>> 16) & 255, (m.byteLength >>> 8) & 255, m.byteLength & 255, ...m);
+  return Buffer.from(parts);
+};
+
+describe('the medium link transport', () => {
+  test('endpoints: ipc paths and tcp host:port read back; bad ones are refused with what is wrong', () => {
+    for (const t of ['ipc:///run/cogmesh/medium', 'tcp://127.0.0.1:7600', 'tcp://[::1]:7600', 'tcp://medium.lan:1']) {
+      assert.equal(linkEndpointText(parseLinkEndpoint(t)), t);
+    }
+    assert.deepEqual(parseLinkEndpoint('tcp://*:7600'), { kind: 'tcp', host: '0.0.0.0', port: 7600 });
+    const bad: Array<[string, RegExp]> = [
+      ['ipc://', /no socket path/],
+      [`ipc:///${'x'.repeat(120)}`, /longer than a Unix socket allows/],
+      ['tcp://127.0.0.1', /not tcp:\/\/HOST:PORT/],
+      ['tcp://127.0.0.1:0', /port 0/],
+      ['tcp://127.0.0.1:70000', /port 70000/],
+      ['inproc://medium', /not tcp:\/\/HOST:PORT or ipc:\/\/PATH/],
+    ];
+    for (const [t, re] of bad) assert.throws(() => parseLinkEndpoint(t), re, t);
+  });
+
+  test('a reader cuts a stream into messages however it is split, and refuses an impossible length', () => {
+    const msgs = [Uint8Array.of(1), new Uint8Array(3000).fill(9), Uint8Array.of(2, 3), new Uint8Array(0)];
+    const stream = lengthPrefixed(...msgs);
+    for (const size of [1, 2, 3, 5, 7, 4096, stream.byteLength]) {
+      const r = new MessageReader();
+      const got: Buffer[] = [];
+      for (let o = 0; o < stream.byteLength; o += size) {
+        const out = r.push(stream.subarray(o, o + size));
+        assert.ok(!(out instanceof Error));
+        got.push(...out);
+      }
+      assert.deepEqual(
+        got.map((b) => [...b]),
+        msgs.map((m) => [...m]),
+        `chunks of ${size}`,
+      );
+    }
+    const r = new MessageReader();
+    const bad = Buffer.alloc(4);
+    bad.writeUInt32BE(MAX_LINK_MESSAGE + 1);
+    const e = r.push(bad);
+    assert.ok(e instanceof Error && /not a cogmesh link/.test(e.message));
+  });
+
+  test('over a Unix socket: what is posted in one turn leaves in one write; a stale socket file is replaced', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cm-link-'));
+    const path = join(dir, 'm');
+    writeFileSync(path, ''); // left behind by a process that died
+    const got: LinkMessage[] = [];
+    let chunks = 0;
+    const server = await listenLink({ kind: 'ipc', path }, (c) => {
+      const r = new MessageReader();
+      c.on('data', (chunk: Buffer) => {
+        chunks++;
+        const out = r.push(chunk);
+        if (!(out instanceof Error)) for (const m of out) got.push(...parseUp(m).messages);
+      });
+    });
+    const c = connectLink(parseLinkEndpoint(`ipc://${path}`));
+    await new Promise((r) => c.once('connect', r));
+    const box = new LinkOutbox();
+    const sends: LinkMessage[] = Array.from({ length: 50 }, (_, i) => ({ t: 'send', st: 'r0/R2', seq: i, src: 0, dst: 1, payload: Uint8Array.of(i + 1) }));
+    for (const m of sends) assert.ok(box.post(c, m));
+    await new Promise((r) => setTimeout(r, 100));
+    assert.deepEqual(got, sends);
+    assert.equal(box.counters.batches, 1, 'one write');
+    assert.equal(box.counters.messages, 50);
+    assert.equal(chunks, 1);
+    // A live server's socket is not taken over.
+    await assert.rejects(
+      listenLink({ kind: 'ipc', path }, () => undefined),
+      (e: NodeJS.ErrnoException) => e.code === 'EADDRINUSE',
+    );
+    c.destroy();
+    assert.equal(box.post(c, { t: 'beat' }), false, 'a closed socket takes nothing');
+    assert.equal(box.counters.dropped, 1);
+    await new Promise<void>((r) => server.close(() => r()));
+    rmSync(dir, { recursive: true, force: true });
+    assert.equal(parseUp(encodeLink({ t: 'beat' })).messages.length, 1);
+  });
+
+  test('over TCP on a port of its own', async () => {
+    const server = await listenLink({ kind: 'tcp', host: '127.0.0.1', port: await freePort() }, (c) => c.pipe(c));
+    const port = (server.address() as net.AddressInfo).port;
+    const c = connectLink({ kind: 'tcp', host: '127.0.0.1', port });
+    const r = new MessageReader();
+    const back = new Promise<Buffer[]>((resolve) => c.on('data', (chunk: Buffer) => resolve(r.push(chunk) as Buffer[])));
+    const box = new LinkOutbox();
+    box.post(c, { t: 'beat' });
+    const [m] = await back;
+    assert.deepEqual(parseUp(m!).messages, [{ t: 'beat' }]);
+    c.destroy();
+    await new Promise<void>((res) => server.close(() => res()));
+  });
+});
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as net.AddressInfo;
+      s.close(() => resolve(port));
+    });
+  });
+}
