@@ -32,6 +32,8 @@ export interface RemoteMediumOptions {
 export class RemoteMedium implements StationHost {
   readonly counters = { received: 0, malformed: 0, refused: 0, rejoins: 0, dropped: 0 };
   private sock: net.Socket | undefined;
+  /** The socket of the latest connection attempt (it becomes `sock` once connected). */
+  private attempt: net.Socket | undefined;
   private readonly endpoint: LinkEndpoint;
   private everConnected = false;
   private reconnect: NodeJS.Timeout | undefined;
@@ -113,6 +115,8 @@ export class RemoteMedium implements StationHost {
     if (this.welcomed) this.post({ t: 'leave' });
     this.outbox.flush();
     this.closed = true;
+    // A connection still being attempted (a medium that never answered) is dropped at once.
+    if (this.attempt && this.attempt !== this.sock) this.attempt.destroy();
     this.sock?.end();
     const s = this.sock;
     if (s) setTimeout(() => s.destroy(), 50).unref();
@@ -134,6 +138,7 @@ export class RemoteMedium implements StationHost {
   /** Connects; once connected, joins (again, with the radios, after a broken connection). */
   private open(): void {
     const s = connectLink(this.endpoint);
+    this.attempt = s;
     const reader = new MessageReader();
     s.on('connect', () => {
       this.sock = s;

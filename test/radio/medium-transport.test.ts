@@ -1,10 +1,14 @@
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
+import { Writable } from 'node:stream';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { LinkOutbox } from '../../radio/medium/outbox.js';
+import { RemoteMedium } from '../../radio/medium/remote.js';
+import { PacedEngine } from '../../src/core/paced.js';
+import { createLogger } from '../../src/core/log.js';
 import { encodeLink, parseUp, type LinkMessage } from '../../radio/medium/link.js';
 import { connectLink, linkEndpointText, listenLink, MAX_LINK_MESSAGE, MessageReader, parseLinkEndpoint } from '../../radio/medium/transport.js';
 
@@ -115,3 +119,28 @@ function freePort(): Promise<number> {
     });
   });
 }
+
+test('a router that finds no medium is refused with a clear error, and leaves nothing pending behind', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'cm-nomedium-'));
+  const log = createLogger({ level: 'warn', format: 'json', destination: new Writable({ write: (_c, _e, cb) => cb() }) });
+  try {
+    await assert.rejects(
+      RemoteMedium.connect({
+        endpoint: `ipc://${join(dir, 'nobody')}`,
+        node: 1,
+        name: 'r1',
+        position: { xM: 0, yM: 0 },
+        paced: new PacedEngine(),
+        log,
+        joinTimeoutMs: 800,
+      }),
+      (e: Error & { code?: string }) => e.code === 'RADIO_NO_MEDIUM' && /no air medium answered at ipc:\/\/.*nobody within 800 ms/.test(e.message),
+    );
+    await assert.rejects(
+      RemoteMedium.connect({ endpoint: 'udp://127.0.0.1:7600', node: 1, name: 'r1', position: { xM: 0, yM: 0 }, paced: new PacedEngine(), log }),
+      /sim.medium.endpoint: "udp:\/\/127.0.0.1:7600" is not tcp:\/\/HOST:PORT or ipc:\/\/PATH/,
+    );
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
