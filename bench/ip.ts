@@ -17,8 +17,15 @@
  *      kernel's CPU is its softirq time (machine-wide, /proc/stat): see the
  *      note the bench prints.
  *
- *   node --import tsx bench/ip.ts [--only tcp,udp] [--tcp-seconds 10] [--udp-seconds 8]
- *                                 [--udp-rate 0] [--profile DIR]
+ *  (c) CPU per packet at a relay (`npm run bench:relay`): the same UDP
+ *      stream (256-byte datagrams at --relay-pps, a rate the mesh carries)
+ *      through the middle router of a 2-hop chain (h0 -> r0 -> r1 -> r2 ->
+ *      h2), against a socat UDP relay (`socat -u UDP4-RECV UDP4-SENDTO`)
+ *      between the bench's own namespaces: the relay's utime + stime over
+ *      the window per packet the far host received.
+ *
+ *   node --import tsx bench/ip.ts [--only tcp,udp,relay] [--tcp-seconds 10] [--udp-seconds 8]
+ *                                 [--udp-rate 0] [--relay-pps 400] [--relay-seconds 10] [--profile DIR]
  *
  * --profile DIR: V8 CPU profiles of each testbed process's main thread over
  * each measurement (bench/ip/profile-preload.mjs, toggled by SIGUSR2), kept
@@ -41,10 +48,12 @@ import { startTestbed, type Testbed } from './ip/testbed.js';
 
 const { values } = parseArgs({
   options: {
-    only: { type: 'string', default: 'tcp,udp' },
+    only: { type: 'string', default: 'tcp,udp,relay' },
     'tcp-seconds': { type: 'string', default: '10' },
     'udp-seconds': { type: 'string', default: '8' },
     'udp-rate': { type: 'string', default: '0' },
+    'relay-pps': { type: 'string', default: '400' },
+    'relay-seconds': { type: 'string', default: '10' },
     profile: { type: 'string' },
   },
 });
@@ -53,13 +62,17 @@ const usage = (msg: string): never => {
   process.exit(2);
 };
 const only = new Set(values.only!.split(',').map((s) => s.trim()));
-for (const p of only) if (p !== 'tcp' && p !== 'udp') usage(`--only: "${p}" is not tcp or udp`);
+for (const p of only) if (p !== 'tcp' && p !== 'udp' && p !== 'relay') usage(`--only: "${p}" is not tcp, udp or relay`);
 const tcpS = Number(values['tcp-seconds']);
 if (!Number.isInteger(tcpS) || tcpS < 2 || tcpS > 60) usage(`--tcp-seconds: "${values['tcp-seconds']}" is not an integer from 2 to 60`);
 const udpS = Number(values['udp-seconds']);
 if (!Number.isInteger(udpS) || udpS < 5 || udpS > 60) usage(`--udp-seconds: "${values['udp-seconds']}" is not an integer from 5 to 60`);
 const udpRate = values['udp-rate']!;
 if (!/^\d+(\.\d+)?[KMG]?$/.test(udpRate)) usage(`--udp-rate: "${udpRate}" is not an iperf3 bitrate (0: as fast as it can)`);
+const relayPps = Number(values['relay-pps']);
+if (!Number.isInteger(relayPps) || relayPps < 10 || relayPps > 100_000) usage(`--relay-pps: "${values['relay-pps']}" is not an integer from 10 to 100000`);
+const relayS = Number(values['relay-seconds']);
+if (!Number.isInteger(relayS) || relayS < 5 || relayS > 60) usage(`--relay-seconds: "${values['relay-seconds']}" is not an integer from 5 to 60`);
 if (process.getuid?.() !== 0) usage('needs root (network namespaces, veth pairs, TUN devices)');
 for (const tool of ['ip', 'iperf3', 'socat']) if ((await run('sh', ['-c', `command -v ${tool}`])).code !== 0) usage(`needs ${tool} on PATH`);
 
@@ -368,6 +381,123 @@ try {
       'CPU attribution: cogmesh = utime+stime of r0, r1 and the medium over the window (/proc/<pid>/stat), kernel work they cause in their',
       'own system calls included; kernel = softirq time machine-wide over the window (/proc/stat), where veth receive and IP forwarding run',
       "(the senders' and receivers' own system calls left out on both sides).",
+      '',
+    );
+  }
+
+  if (only.has('relay')) {
+    const SIZE = 256;
+    /**
+     * A paced UDP stream from `ns` to dst:PORT for relayS seconds (a small Node
+     * script, the same on both paths); the window is its middle: packets the
+     * far end's `rx` link received, and the CPU `cpu` reports, over it.
+     */
+    /** CPU (cores) each process uses over `seconds` with no traffic: the background a per-packet figure leaves out. */
+    const idle = async (cpu: () => Record<string, number>, seconds: number): Promise<Record<string, number>> => {
+      const [c0, w0] = [cpu(), performance.now()];
+      await sleep(seconds * 1000);
+      const [c1, w1] = [cpu(), performance.now()];
+      const used: Record<string, number> = {};
+      for (const k of Object.keys(c1)) used[k] = (c1[k]! - (c0[k] ?? 0)) / ((w1 - w0) / 1000);
+      return used;
+    };
+    const stream = async (
+      ns: string,
+      dst: string,
+      rx: [string, string],
+      cpu: () => Record<string, number>,
+    ): Promise<{ pps: number; sentPps: number; cpu: Record<string, number> }> => {
+      const script =
+        "const d=require('dgram').createSocket('udp4');const [h,p,pps,s,n]=process.argv.slice(1).map((v,i)=>i?Number(v):v);" +
+        'const b=Buffer.alloc(n);let sent=0;const t0=Date.now();const end=t0+s*1000;' +
+        'const tick=()=>{const now=Date.now();if(now>=end){d.close();return}const due=Math.floor((now-t0)*pps/1000);while(sent<due){d.send(b,p,h);sent++}setTimeout(tick,2)};tick();';
+      const args = ['netns', 'exec', ns, process.execPath, '-e', script, dst, PORT, String(relayPps), String(relayS), String(SIZE)];
+      const child = spawn('ip', args, { stdio: ['ignore', 'ignore', 'pipe'] });
+      const stop = onCleanup(async () => void child.kill('SIGKILL'));
+      let said = '';
+      child.stderr.on('data', (d: Buffer) => (said = (said + d.toString()).slice(-1000)));
+      const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+      await sleep(2000);
+      const [r0, c0, w0] = [await linkPackets(...rx), cpu(), performance.now()];
+      await sleep((relayS - 4) * 1000);
+      const [r1, c1, w1] = [await linkPackets(...rx), cpu(), performance.now()];
+      const code = await Promise.race([exit, deadline(20_000).then(() => -1)]);
+      await stop();
+      if (code !== 0) throw new Error(`the UDP stream from ${ns} to ${dst} failed (${code}): ${said.trim().slice(-300)}`);
+      const wallS = (w1 - w0) / 1000;
+      const used: Record<string, number> = {};
+      for (const k of Object.keys(c1)) used[k] = (c1[k]! - (c0[k] ?? 0)) / wallS;
+      return { pps: (r1.rx - r0.rx) / wallS, sentPps: relayPps, cpu: used };
+    };
+    commands.push(`[relay] ip netns exec <client> node -e <a paced UDP sender> <dst> ${PORT} ${relayPps} ${relayS} ${SIZE}`);
+
+    // The reference: socat relaying the datagrams in the middle namespace, one process, no fork.
+    const net = await refNet();
+    const socatArgs = ['netns', 'exec', net.relay, 'socat', '-u', `UDP4-RECV:${PORT},bind=${net.relayAddr}`, `UDP4-SENDTO:${net.serverAddr}:${PORT}`];
+    const socat = spawn('ip', socatArgs, { stdio: 'ignore' });
+    const stopSocat = onCleanup(async () => {
+      socat.kill('SIGKILL');
+      if (socat.exitCode === null && socat.signalCode === null) await new Promise((r) => socat.once('exit', r));
+    });
+    await sleep(300);
+    const socatCpu = (): Record<string, number> => ({ socat: cpuOf([socat.pid!]) });
+    const refIdle = await idle(socatCpu, relayS - 4);
+    const ref = await stream(net.client, net.relayAddr, [net.server, net.serverDev], socatCpu);
+    await stopSocat();
+    commands.push(`[relay] ip ${socatArgs.join(' ')}`);
+
+    const tb = await startTestbed({ args: ['--hops', '2', ...IDEAL], routers: 3, ...profiling('relay') });
+    let mesh: Awaited<ReturnType<typeof stream>>;
+    let meshIdle: Record<string, number>;
+    try {
+      meshIdle = await idle(meshCpu(tb), relayS - 4);
+      commands.push(`[relay] ${tb.command}   (up in ${fmt(tb.upS, 1)} s)`);
+      const relaying = [...tb.routerPids, tb.mediumPid];
+      if (profileDir) toggleProfiles(relaying);
+      mesh = await stream(tb.hostNs(0), tb.hostAddr(2), [tb.hostNs(2), tb.hostDev(2)], meshCpu(tb));
+      if (profileDir) toggleProfiles(relaying);
+    } finally {
+      await tb.stop();
+      if (profileDir) profiles.push('[relay]', ...summarizeProfiles(join(profileDir, 'relay')));
+    }
+    const usPer = (cores: number, pps: number): number => (cores * 1e6) / pps;
+    const sum = (o: Record<string, number>): number => Object.values(o).reduce((a, b) => a + b, 0);
+    const refUs = usPer(ref.cpu.socat!, ref.pps);
+    const refNetUs = usPer(ref.cpu.socat! - refIdle.socat!, ref.pps);
+    const relayUs = usPer(mesh.cpu.r1!, mesh.pps);
+    const relayNetUs = usPer(mesh.cpu.r1! - meshIdle.r1!, mesh.pps);
+    const allUs = usPer(sum(mesh.cpu), mesh.pps);
+    const allNetUs = usPer(sum(mesh.cpu) - sum(meshIdle), mesh.pps);
+    const carried = mesh.pps / relayPps;
+    const row = (name: string, pps: number, cores: number, idleCores: number, us: number, netUs: number): string[] => [
+      name,
+      fmt(pps, 0),
+      fmt(cores, 3),
+      fmt(idleCores, 3),
+      fmt(us, 1),
+      fmt(netUs, 1),
+      fmt(us / refUs, 1),
+      fmt(netUs / refNetUs, 1),
+    ];
+    out.push(
+      `(c) CPU per packet at a relay: ${SIZE}-byte UDP datagrams at ${relayPps} pps for ${relayS} s, ${relayS - 4} s window; 2-hop chain, ideal medium;`,
+      `    net: less the CPU each process used over ${relayS - 4} s with no traffic (a router's timers, heartbeats, HELLOs)`,
+      '',
+      table(
+        ['relay', 'received (pps)', 'CPU (cores)', 'idle CPU (cores)', 'µs per packet', 'net µs per packet', 'vs socat', 'net vs socat'],
+        [
+          row('socat UDP relay (reference)', ref.pps, ref.cpu.socat!, refIdle.socat!, refUs, refNetUs),
+          row('cogmesh r1 (the relay router)', mesh.pps, mesh.cpu.r1!, meshIdle.r1!, relayUs, relayNetUs),
+          row('cogmesh r0 + r1 + r2 + medium', mesh.pps, sum(mesh.cpu), sum(meshIdle), allUs, allNetUs),
+        ],
+      ),
+      '',
+      'CPU: utime + stime of every thread (/proc/<pid>/stat), counted in clock ticks: a figure of a few hundredths of a core is coarse.',
+      `CPU by process (cores): ${Object.entries(mesh.cpu)
+        .map(([k, v]) => `${k} ${v.toFixed(3)}`)
+        .join(', ')}`,
+      `goal: <= 50 µs of CPU per packet forwarded at the relay: ${relayUs <= 50 ? 'met' : 'not met'} (${fmt(relayUs, 1)} µs; ${fmt(relayNetUs, 1)} µs net of the idle background)` +
+        (carried < 0.95 ? `; the mesh carried only ${fmt(carried * 100, 0)}% of the offered rate (lower --relay-pps)` : ''),
       '',
     );
   }
