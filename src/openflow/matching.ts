@@ -154,6 +154,9 @@ export function compileMatch(m: OfMatch): Result<CompiledMatch, OfError> {
   return ok({ match: match as OfMatch, constraints, byKey, key });
 }
 
+/** A packet's value of a match field. A packet without a VLAN tag has VLAN_VID OFPVID_NONE (0) (7.2.3.7). */
+export const packetValue = (f: PacketFields, key: Key): PacketFields[Key] => f[key] ?? (key === 'vlanVid' ? 0 : undefined);
+
 /**
  * Does a packet match? A field the packet lacks fails every constraint on
  * it, except VLAN_VID: a packet without a VLAN tag has VLAN_VID OFPVID_NONE
@@ -163,7 +166,7 @@ export function matchesPacket(cm: CompiledMatch, f: PacketFields): boolean {
   const cs = cm.constraints;
   for (let i = 0; i < cs.length; i++) {
     const c = cs[i]!;
-    const pv = f[c.key] ?? (c.key === 'vlanVid' ? 0 : undefined);
+    const pv = packetValue(f, c.key);
     if (pv === undefined) return false;
     if (c.kind === 'num') {
       if (typeof pv !== 'number') return false;
