@@ -1,4 +1,3 @@
-import stableStringify from 'fast-json-stable-stringify';
 import type { ConfigIssue } from '../core/errors.js';
 import { valueAt, type Schema } from '../core/schema.js';
 import { configVersion, nodeSchema, parseNodeConfig } from './load.js';
@@ -29,14 +28,48 @@ export const SECRET_FIELDS: readonly string[] = Object.freeze(markedFields(nodeS
 /** What a secret reads as outside the router (when it is set). */
 export const REDACTED = '(redacted)';
 
-/** The dotted paths of the leaves where `a` and `b` differ (arrays compare whole). */
+/** The dotted paths of the leaves where `a` and `b` differ (arrays compare whole), in key order. */
 export function changedPaths(a: unknown, b: unknown, at = ''): string[] {
-  const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+  const out: string[] = [];
+  diff(a, b, at, out);
+  return out;
+}
+
+const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+function diff(a: unknown, b: unknown, at: string, out: string[]): void {
   if (isObj(a) && isObj(b)) {
     const keys = [...new Set([...Object.keys(a), ...Object.keys(b)])].sort();
-    return keys.flatMap((k) => changedPaths(a[k], b[k], at === '' ? k : `${at}.${k}`));
+    for (const k of keys) diff(a[k], b[k], at === '' ? k : `${at}.${k}`, out);
+  } else if (!sameJson(a, b)) out.push(at);
+}
+
+/**
+ * Whether two JSON values are the same document (what comparing their
+ * stable serialisations says: key order does not matter, array order does;
+ * an undefined member is the same as a missing one), without serialising.
+ */
+export function sameJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) {
+    // NaN and the infinities serialise as null, as null does.
+    const num = (v: unknown): boolean => v === null || (typeof v === 'number' && !Number.isFinite(v));
+    return num(a) && num(b);
   }
-  return stableStringify(a) === stableStringify(b) ? [] : [at];
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  if (Array.isArray(a)) {
+    const y = b as unknown[];
+    if (a.length !== y.length) return false;
+    for (let i = 0; i < a.length; i++) if (!sameJson(a[i] ?? null, y[i] ?? null)) return false;
+    return true;
+  }
+  const x = a as Record<string, unknown>;
+  const y = b as Record<string, unknown>;
+  const defined = (o: Record<string, unknown>): string[] => Object.keys(o).filter((k) => o[k] !== undefined);
+  const kx = defined(x);
+  if (kx.length !== defined(y).length) return false;
+  for (const k of kx) if (y[k] === undefined || !sameJson(x[k], y[k])) return false;
+  return true;
 }
 
 /** Whether a dotted path is live (it or a section holding it is marked). */
@@ -64,13 +97,13 @@ export function redactConfig(cfg: NodeConfig): NodeConfig {
  * secret field's values are not shown: an issue must not tell a client what
  * `get` would not.
  */
-export function restartOnlyIssues(prev: NodeConfig, next: NodeConfig): ConfigIssue[] {
+export function restartOnlyIssues(prev: NodeConfig, next: NodeConfig, changed: readonly string[] = changedPaths(prev, next)): ConfigIssue[] {
   const at = (root: unknown, path: string): unknown => {
     const r = valueAt(root, path.split('.'));
     return r.ok ? r.value : undefined;
   };
   const shown = (path: string, v: unknown): unknown => (SECRET_FIELDS.includes(path) && v !== '' ? REDACTED : v);
-  return changedPaths(prev, next)
+  return changed
     .filter((p) => !isLive(p))
     .map((p) => ({
       path: `/${p.replaceAll('.', '/')}`,
@@ -94,9 +127,11 @@ export interface LiveChange {
 /**
  * Checks `next` (the schema and the loader's rules: ConfigError naming every
  * field otherwise) and says what it changes against `prev`, and which of
- * those changes need a restart.
+ * those changes need a restart. `prevVersion`: `prev`'s version, when the
+ * caller knows it (it spares hashing the whole configuration again).
  */
-export function liveChange(prev: NodeConfig, next: unknown, source = 'set'): LiveChange {
+export function liveChange(prev: NodeConfig, next: unknown, source = 'set', prevVersion?: string): LiveChange {
   const checked = parseNodeConfig(next, source);
-  return { from: configVersion(prev), checked, changed: changedPaths(prev, checked), restartOnly: restartOnlyIssues(prev, checked) };
+  const changed = changedPaths(prev, checked);
+  return { from: prevVersion ?? configVersion(prev), checked, changed, restartOnly: restartOnlyIssues(prev, checked, changed) };
 }

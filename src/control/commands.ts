@@ -106,7 +106,7 @@ export function set(view: RouterView, values: Record<string, unknown>, expect: s
   const prev = view.config();
   const { doc, issues } = setPaths(prev, Object.entries(values));
   if (issues.length > 0) throw new ConfigError(issues, 'set');
-  const change = liveChange(prev, doc, 'set');
+  const change = liveChange(prev, doc, 'set', current);
   if (change.changed.length === 0) return { version: current, changed: [] };
   if (change.restartOnly.length > 0) {
     throw new ControlError(

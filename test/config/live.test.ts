@@ -1,0 +1,45 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import stableStringify from 'fast-json-stable-stringify';
+import { Rng } from '../../src/core/rng.js';
+import { changedPaths, liveChange, sameJson } from '../../src/config/live.js';
+import { defaultNodeConfig } from '../../src/config/load.js';
+
+/** A random JSON-ish value over a small domain, so that equal ones come up often. */
+function randomValue(rng: Rng, depth: number): unknown {
+  const r = rng.next();
+  if (depth <= 0 || r < 0.4) return [0, 1, 'a', 'b', true, null, undefined, NaN, Infinity, 1.5][rng.int(0, 9)];
+  if (r < 0.7) return Array.from({ length: rng.int(0, 3) }, () => randomValue(rng, depth - 1));
+  const o: Record<string, unknown> = {};
+  // Keys in a random order: stable serialisation sorts them.
+  for (const k of ['z', 'a', 'm'].sort(() => rng.next() - 0.5)) if (rng.next() < 0.6) o[k] = randomValue(rng, depth - 1);
+  return o;
+}
+
+test('sameJson says what comparing stable serialisations says, without serialising', () => {
+  const rng = Rng.fromSeed(5).fork('same-json');
+  let same = 0;
+  for (let i = 0; i < 20_000; i++) {
+    const a = randomValue(rng, 3);
+    const b = rng.next() < 0.3 ? structuredClone(a) : randomValue(rng, 3);
+    const want = stableStringify(a) === stableStringify(b);
+    assert.equal(sameJson(a, b), want, `${stableStringify(a)} vs ${stableStringify(b)}`);
+    if (want) same++;
+  }
+  assert.ok(same > 5000 && same < 15_000, `a mix of equal (${same}) and different documents`);
+});
+
+test('changedPaths names the leaves that differ, arrays whole, in key order; a live change reports them once', () => {
+  const a = defaultNodeConfig(1);
+  const b = structuredClone(a);
+  b.sensing.periodMs += 1;
+  b.radios.R3.channel = a.radios.R3.channel === 3 ? 4 : 3;
+  assert.deepEqual(changedPaths(a, b), ['radios.R3.channel', 'sensing.periodMs']);
+  assert.deepEqual(changedPaths(a, structuredClone(a)), []);
+  const c = liveChange(a, b);
+  assert.deepEqual(c.changed, ['radios.R3.channel', 'sensing.periodMs']);
+  assert.deepEqual(
+    c.restartOnly.map((i) => i.path),
+    ['/radios/R3/channel'],
+  );
+});
