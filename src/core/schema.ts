@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
+import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import { ConfigError, type ConfigIssue } from './errors.js';
 
 /**
@@ -15,15 +15,42 @@ export type Schema = { [k: string]: unknown };
 export const SCHEMA_ANNOTATIONS = ['x-live', 'x-secret'] as const;
 
 /**
- * Compiles `root` (with the schemas its `$ref`s name, by `$id`); the checker
- * fills defaults into the document it is given and returns every problem found.
+ * The one validator compiler of the process: a schema that several others
+ * name by `$id` (the node schema, inside every scenario) is compiled once.
+ */
+let shared: Ajv2020 | undefined;
+function sharedAjv(): Ajv2020 {
+  if (shared) return shared;
+  shared = new Ajv2020({ allErrors: true, verbose: true, useDefaults: true, discriminator: true, strict: true });
+  // cogmesh's annotations: they mark fields for the code that reads the schema, and validate nothing.
+  shared.addVocabulary([...SCHEMA_ANNOTATIONS]);
+  return shared;
+}
+
+/** `s` compiled, once per process for a schema with an `$id` (its `$ref`s to other schemas resolve among those added). */
+function compiled(s: Schema): ValidateFunction {
+  const ajv = sharedAjv();
+  const id = s.$id;
+  if (typeof id !== 'string') return ajv.compile(s);
+  if (ajv.getSchema(id) === undefined) ajv.addSchema(s);
+  return ajv.getSchema(id)!;
+}
+
+/**
+ * A checker of `root` (with the schemas its `$ref`s name, by `$id`): it
+ * fills defaults into the document it is given and returns every problem
+ * found. The schema is compiled on the first check, not before: a command
+ * that reads no document pays nothing for it.
  */
 export function schemaChecker(root: Schema, refs: readonly Schema[] = []): (data: unknown) => ConfigIssue[] {
-  const ajv = new Ajv2020({ allErrors: true, verbose: true, useDefaults: true, discriminator: true, strict: true });
-  // cogmesh's annotations: they mark fields for the code that reads the schema, and validate nothing.
-  ajv.addVocabulary([...SCHEMA_ANNOTATIONS]);
-  for (const r of refs) ajv.addSchema(r);
-  const validate = ajv.compile(root);
+  let v: ValidateFunction | undefined;
+  const validator = (): ValidateFunction => {
+    if (v) return v;
+    const ajv = sharedAjv();
+    for (const r of refs) if (typeof r.$id === 'string' && ajv.getSchema(r.$id) === undefined) ajv.addSchema(r);
+    v = compiled(root);
+    return v;
+  };
 
   function schemaIssues(errors: readonly ErrorObject[]): ConfigIssue[] {
     const issues: ConfigIssue[] = [];
@@ -129,7 +156,10 @@ export function schemaChecker(root: Schema, refs: readonly Schema[] = []): (data
     return name.replace(/~/g, '~0').replace(/\//g, '~1');
   }
 
-  return (data: unknown): ConfigIssue[] => (validate(data) ? [] : schemaIssues(validate.errors ?? []));
+  return (data: unknown): ConfigIssue[] => {
+    const validate = validator();
+    return validate(data) ? [] : schemaIssues(validate.errors ?? []);
+  };
 }
 
 /** A deep copy of plain JSON data, or a ConfigError when it is not plain data. */
