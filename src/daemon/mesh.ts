@@ -94,7 +94,10 @@ export class MeshNode extends LiveConfigView implements RouterView {
     // The backend probe keeps the CPU busy for a while: done before joining, so that the medium never waits on it.
     // Without the capability a TUN needs, refuse before anything starts.
     IpSide.check(cfg);
-    const choice = await chooseBackend(cfg.sensing.backend);
+    // A router that does not sense (channel.cognitive false) runs no detector: no probe for one either.
+    const choice = cfg.channel.cognitive
+      ? await chooseBackend(cfg.sensing.backend)
+      : { ...(await chooseBackend('cpu')), reason: 'none probed: this router does not sense (channel.cognitive false)' };
     log.info({ event: 'sensing-backend', backend: choice.backend.name, probe: choice.probe }, `energy detector: ${choice.reason}`);
     const paced = new PacedEngine();
     const m = cfg.sim.medium;
