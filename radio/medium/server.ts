@@ -176,7 +176,7 @@ export class MediumServer {
   }
 
   /** One link message from a router: its messages in order, each on its own (a bad one is counted and dropped). */
-  private handle(id: net.Socket, key: string, message: Buffer, now: Micros): void {
+  private handle(conn: net.Socket, key: string, message: Buffer, now: Micros): void {
     const batch = parseUp(message);
     for (const e of batch.errors) {
       this.counters.malformed++;
@@ -185,23 +185,23 @@ export class MediumServer {
     for (const msg of batch.messages) {
       this.counters.received++;
       try {
-        this.take(id, key, msg, now);
+        this.take(conn, key, msg, now);
       } catch (e) {
         this.o.log.error({ event: 'medium-fault', err: e }, `medium: an event failed: ${(e as Error).message}`);
       }
     }
   }
 
-  private take(id: net.Socket, key: string, msg: UpMessage, now: Micros): void {
+  private take(conn: net.Socket, key: string, msg: UpMessage, now: Micros): void {
     if (msg.t === 'join') {
-      this.join(id, key, msg, now);
+      this.join(conn, key, msg, now);
       return;
     }
     const peer = this.peers.get(key);
     if (!peer || peer.gone) {
       this.counters.refused++;
       // A beat is answered too: a router the medium forgot learns it even when it has nothing to send.
-      if (msg.t !== 'leave') this.post(id, { t: 'refused', reason: 'not joined (join first, or the medium took this router for gone)' });
+      if (msg.t !== 'leave') this.post(conn, { t: 'refused', reason: 'not joined (join first, or the medium took this router for gone)' });
       return;
     }
     peer.lastHeardUs = now;
@@ -209,18 +209,18 @@ export class MediumServer {
       this.apply(peer, msg);
     } catch (e) {
       // A send the medium cannot carry out still ends: the router's radio must not wait for it for ever.
-      if (msg.t === 'send') this.post(id, { t: 'sent', st: msg.st, seq: msg.seq, outcome: { ok: false, reason: 'aborted', attempts: 0, atUs: now } });
+      if (msg.t === 'send') this.post(conn, { t: 'sent', st: msg.st, seq: msg.seq, outcome: { ok: false, reason: 'aborted', attempts: 0, atUs: now } });
       this.counters.malformed++;
       this.o.log.warn({ event: 'medium-refused', node: peer.node, t: msg.t, err: e }, `router ${peer.name}: ${msg.t} refused: ${(e as Error).message}`);
     }
   }
 
-  private join(id: net.Socket, key: string, msg: Extract<UpMessage, { t: 'join' }>, now: Micros): void {
+  private join(conn: net.Socket, key: string, msg: Extract<UpMessage, { t: 'join' }>, now: Micros): void {
     const earlier = this.byNode.get(msg.node);
     if (earlier && earlier.key !== key && now - earlier.lastHeardUs <= this.silenceUs) {
       // Another live process holds this address (two routers configured alike): the first keeps it.
       this.counters.refused++;
-      this.post(id, {
+      this.post(conn, {
         t: 'refused',
         reason: `address ${msg.node} is held by a live router (${earlier.name}, heard ${Math.round((now - earlier.lastHeardUs) / 1000)} ms ago)`,
       });
@@ -232,7 +232,7 @@ export class MediumServer {
     if (same && same !== earlier) this.leave(same, `joined again as ${msg.node}`);
     const peer: Peer = {
       key,
-      conn: id,
+      conn,
       node: msg.node,
       name: msg.name,
       position: { xM: msg.position.xM, yM: msg.position.yM },
@@ -257,7 +257,7 @@ export class MediumServer {
       medium: s.medium,
       phy: s.phy,
     };
-    this.post(id, welcome);
+    this.post(conn, welcome);
     this.o.log.info(
       { event: 'router-joined', node: msg.node, router: msg.name, position: msg.position },
       `router ${msg.name} (${msg.node}) joined at (${msg.position.xM}, ${msg.position.yM}) m`,

@@ -27,13 +27,16 @@ function sharedAjv(): Ajv2020 {
   return shared;
 }
 
-/** `s` compiled, once per process for a schema with an `$id` (its `$ref`s to other schemas resolve among those added). */
-function compiled(s: Schema): ValidateFunction {
-  const ajv = sharedAjv();
-  const id = s.$id;
-  if (typeof id !== 'string') return ajv.compile(s);
-  if (ajv.getSchema(id) === undefined) ajv.addSchema(s);
-  return ajv.getSchema(id)!;
+/** Adds a schema with an `$id` to the shared compiler, once: `$ref`s to it resolve to that one compiled schema. */
+function register(ajv: Ajv2020, s: Schema): void {
+  if (typeof s.$id === 'string' && ajv.getSchema(s.$id) === undefined) ajv.addSchema(s);
+}
+
+/** `s` compiled, once per process for a schema with an `$id`. */
+function compiled(ajv: Ajv2020, s: Schema): ValidateFunction {
+  if (typeof s.$id !== 'string') return ajv.compile(s);
+  register(ajv, s);
+  return ajv.getSchema(s.$id)!;
 }
 
 /**
@@ -47,8 +50,8 @@ export function schemaChecker(root: Schema, refs: readonly Schema[] = []): (data
   const validator = (): ValidateFunction => {
     if (v) return v;
     const ajv = sharedAjv();
-    for (const r of refs) if (typeof r.$id === 'string' && ajv.getSchema(r.$id) === undefined) ajv.addSchema(r);
-    v = compiled(root);
+    for (const r of refs) register(ajv, r);
+    v = compiled(ajv, root);
     return v;
   };
 

@@ -8,6 +8,7 @@ import { Rng } from '../core/rng.js';
 import { seconds, US_PER_MS, US_PER_S, type Micros } from '../core/time.js';
 import type { NeighbourView, RouteView } from '../routing/aodv.js';
 import { chooseBackend } from '../sensing/backend.js';
+import { cpuBackend } from '../sensing/energy.js';
 import { EnergyDetector } from '../sensing/detector.js';
 import { CbrSource, FlowSink, runCbr, type FlowRecord } from '../traffic/cbr.js';
 import { tcpFlowSpec } from '../config/scenario.js';
@@ -97,7 +98,7 @@ export class MeshNode extends LiveConfigView implements RouterView {
     // A router that does not sense (channel.cognitive false) runs no detector: no probe for one either.
     const choice = cfg.channel.cognitive
       ? await chooseBackend(cfg.sensing.backend)
-      : { ...(await chooseBackend('cpu')), reason: 'none probed: this router does not sense (channel.cognitive false)' };
+      : { backend: cpuBackend, reason: 'none probed: this router does not sense (channel.cognitive false)', probe: undefined };
     log.info({ event: 'sensing-backend', backend: choice.backend.name, probe: choice.probe }, `energy detector: ${choice.reason}`);
     const paced = new PacedEngine();
     const m = cfg.sim.medium;
