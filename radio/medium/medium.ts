@@ -153,6 +153,8 @@ class MediumCore implements Air {
   private readonly pnCaches: Array<PnCache | undefined>;
   private readonly pnRng: Rng;
   private readonly outbox: Array<() => void> = [];
+  /** reachOf's lists, by station index * channels + channel index. */
+  private reach: Array<Reach | undefined> = [];
   private flushing = false;
 
   constructor(
@@ -199,6 +201,40 @@ class MediumCore implements Air {
     };
   }
 
+  /**
+   * The stations of other routers that a frame of `st` on channel k can
+   * touch at all, in station order: its power at them is at or above the
+   * lowest threshold the transmit loop tests against (carrier sense on any
+   * channel k overlaps, or reception on k). Positions never change, so the
+   * list is made on first use and kept until a station joins.
+   */
+  private reachOf(st: DcfStation, k: number): Reach {
+    const key = st.index * this.nch + k;
+    const known = this.reach[key];
+    if (known !== undefined) return known;
+    let floor = this.rxThresh[k]!;
+    for (let j = 0; j < this.nch; j++) {
+      const ov = this.overlap[k * this.nch + j]!;
+      if (ov > 0) floor = Math.min(floor, this.csThresh[j]! / ov);
+    }
+    // A margin against rounding: a station just outside is tested again in the loop, never missed.
+    floor *= 1 - 1e-9;
+    const pl = this.pl[k]!;
+    const row = this.dist[st.index]!;
+    const stations: DcfStation[] = [];
+    const power: number[] = [];
+    for (const r of this.stations) {
+      if (r === st || r.node === st.node) continue;
+      const p0 = powerAt(pl, row[r.index]!);
+      if (p0 < floor) continue;
+      stations.push(r);
+      power.push(p0);
+    }
+    const reach: Reach = { stations, power: Float64Array.from(power) };
+    this.reach[key] = reach;
+    return reach;
+  }
+
   addStation(spec: StationSpec, handlers: StationHandlers): Station {
     if (typeof spec.id !== 'string' || spec.id === '') throw new RangeArgumentError('id', spec.id, 'a non-empty string');
     if (this.ids.has(spec.id)) throw new FrontendError('RADIO_DUPLICATE_ID', `a station with id ${JSON.stringify(spec.id)} is already on the medium`);
@@ -226,6 +262,7 @@ class MediumCore implements Air {
     this.dist.push(row);
     this.positions.push(pos);
     this.stations.push(st);
+    this.reach = [];
     this.ids.set(st.id, st);
     const same = this.byNode.get(st.node);
     if (same) same.push(st);
@@ -304,15 +341,16 @@ class MediumCore implements Air {
     if (this.framesOnChannel[k]!++ === 0) this.busySince[k] = now;
     this.inAir.push(f);
 
-    const pl = this.pl[k]!;
     const rxThresh = this.rxThresh[k]!;
-    const row = this.dist[st.index]!;
     const cap = this.captureRatio;
     const firstOnly = this.params.capture === 'first';
     const bcast = kind === 'bcast';
-    for (const r of this.stations) {
-      if (r.detached || r === st || r.node === st.node) continue;
-      const p0 = powerAt(pl, row[r.index]!);
+    const reach = this.reachOf(st, k);
+    const reachable = reach.stations;
+    for (let i = 0; i < reachable.length; i++) {
+      const r = reachable[i]!;
+      if (r.detached) continue;
+      const p0 = reach.power[i]!;
       const rk = r.chIdx;
       if (rk !== k) {
         // A broadcast its station should have taken, missed while deaf or elsewhere.
@@ -323,7 +361,7 @@ class MediumCore implements Air {
       if (p < this.csThresh[rk]!) continue;
       const candidate = rk === k && p >= rxThresh;
       const heard = r.heard;
-      const blinded = r.txFrame !== undefined || heard.some((g) => g.own === true && g.frame.endUs > now);
+      const blinded = r.txFrame !== undefined || ownOnAir(heard, now);
       const h: Hearing = { frame: f, st: r, p, candidate, collided: false, deaf: candidate && blinded, gone: false };
       for (const g of heard) {
         if (g.frame.endUs <= now || g.own === true) continue;
@@ -606,4 +644,16 @@ class PnCache {
       this.head = 0;
     }
   }
+}
+
+/** The stations a frame of one station on one channel can reach (MediumCore.reachOf), and its power at each, W. */
+interface Reach {
+  readonly stations: readonly DcfStation[];
+  readonly power: Float64Array;
+}
+
+/** Whether a station hears another radio of its own router sending (it is blinded). */
+function ownOnAir(heard: readonly Hearing[], now: Micros): boolean {
+  for (const g of heard) if (g.own === true && g.frame.endUs > now) return true;
+  return false;
 }

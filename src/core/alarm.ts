@@ -11,26 +11,37 @@ import type { Micros } from './time.js';
 export class Alarm {
   private id: EventId | undefined;
   private at: Micros | undefined;
+  private run: ((now: Micros) => void) | undefined;
+  /** The one callback the scheduler gets, whatever `run` is: no closure per event. */
+  private readonly fire = (now: Micros): void => {
+    const run = this.run!;
+    this.id = undefined;
+    this.at = undefined;
+    this.run = undefined;
+    run(now);
+  };
 
   constructor(private readonly scheduler: Scheduler) {}
 
-  /** `run` at `due` (never before now); undefined: no event. */
-  set(due: Micros | undefined, run: (now: Micros) => void): void {
+  /**
+   * `run` at `due` (never before now); undefined: no event. Returns whether
+   * it (re)scheduled: false when the event stays as it was (its `run` too).
+   */
+  set(due: Micros | undefined, run: (now: Micros) => void): boolean {
     const at = due === undefined ? undefined : Math.max(due, this.scheduler.now());
-    if (this.at === at && this.id !== undefined) return;
+    if (this.at === at && this.id !== undefined) return false;
     this.cancel();
     this.at = at;
-    if (at === undefined) return;
-    this.id = this.scheduler.at(at, (now) => {
-      this.id = undefined;
-      this.at = undefined;
-      run(now);
-    });
+    if (at === undefined) return false;
+    this.run = run;
+    this.id = this.scheduler.at(at, this.fire);
+    return true;
   }
 
   cancel(): void {
     if (this.id !== undefined) this.scheduler.cancel(this.id);
     this.id = undefined;
     this.at = undefined;
+    this.run = undefined;
   }
 }

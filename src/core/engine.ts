@@ -1,5 +1,4 @@
 import { RangeArgumentError } from './errors.js';
-import { Heap } from './heap.js';
 import { assertMicros, VirtualClock, type Micros } from './time.js';
 
 /** A handle to a scheduled event, for cancellation. */
@@ -19,7 +18,8 @@ interface Ev {
  */
 export class EventEngine {
   readonly clock: VirtualClock;
-  private readonly q = new Heap<Ev>((x, y) => (x.at !== y.at ? x.at < y.at : x.seq < y.seq));
+  /** A binary min-heap by (at, seq), its order written out rather than passed in: this is the loop every event goes through. */
+  private readonly q: Ev[] = [];
   private readonly live = new Map<EventId, Ev>();
   private seq = 0;
   private fired = 0;
@@ -39,7 +39,7 @@ export class EventEngine {
       throw new RangeArgumentError('event time', at, `a time at or after now (${this.clock.now()} us)`);
     }
     const ev: Ev = { at, seq: this.seq++, fire, cancelled: false };
-    this.q.push(ev);
+    this.push(ev);
     this.live.set(ev.seq, ev);
     return ev.seq;
   }
@@ -61,7 +61,7 @@ export class EventEngine {
   /** Time of the next pending event. */
   nextAt(): Micros | undefined {
     this.dropCancelled();
-    return this.q.peek()?.at;
+    return this.q[0]?.at;
   }
 
   get pending(): number {
@@ -75,7 +75,7 @@ export class EventEngine {
   /** Runs the next event; returns false when none is left. */
   step(): boolean {
     this.dropCancelled();
-    const ev = this.q.pop();
+    const ev = this.pop();
     if (!ev) return false;
     this.live.delete(ev.seq);
     this.clock.advanceTo(ev.at);
@@ -98,6 +98,47 @@ export class EventEngine {
   }
 
   private dropCancelled(): void {
-    while (this.q.peek()?.cancelled) this.q.pop();
+    while (this.q[0]?.cancelled) this.pop();
+  }
+
+  private push(ev: Ev): void {
+    const a = this.q;
+    let i = a.length;
+    a.push(ev);
+    while (i > 0) {
+      const p = (i - 1) >> 1;
+      const up = a[p]!;
+      if (up.at < ev.at || (up.at === ev.at && up.seq < ev.seq)) break;
+      a[i] = up;
+      i = p;
+    }
+    a[i] = ev;
+  }
+
+  private pop(): Ev | undefined {
+    const a = this.q;
+    const top = a[0];
+    const last = a.pop();
+    if (top === undefined || last === undefined || a.length === 0) return top;
+    const n = a.length;
+    let i = 0;
+    for (;;) {
+      const l = 2 * i + 1;
+      if (l >= n) break;
+      let c = l;
+      let ce = a[l]!;
+      if (l + 1 < n) {
+        const re = a[l + 1]!;
+        if (re.at < ce.at || (re.at === ce.at && re.seq < ce.seq)) {
+          c = l + 1;
+          ce = re;
+        }
+      }
+      if (last.at < ce.at || (last.at === ce.at && last.seq < ce.seq)) break;
+      a[i] = ce;
+      i = c;
+    }
+    a[i] = last;
+    return top;
   }
 }

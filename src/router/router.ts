@@ -143,6 +143,10 @@ export class MeshRouter {
   private readonly queueSum = new Map<number, number>();
   private readonly queueMax = new Map<number, number>();
   private queueSamples = 0;
+  /** The scheduler's input count and queue lengths at the last read, and the periods they have stood since. */
+  private sampledInputs = -1;
+  private sampledLengths: Array<[number, number]> | undefined;
+  private sampledPeriods = 0;
 
   /** A flow table set after construction (the daemon's OpenFlow agent starts once the router runs). */
   forwarder: Forwarder | undefined;
@@ -533,20 +537,49 @@ export class MeshRouter {
   /** Keeps one engine event per core at that core's next deadline. */
   rearm(): void {
     if (this.failed) return;
-    const vnfs = this.vnfs;
-    if (vnfs) this.arm('vnf', vnfs.nextDeadline(), (t) => vnfs.tick(t));
-    this.arm('core', this.sensing.nextDeadline(), (t) => void this.sensing.tick(t));
-    this.arm('aodv', this.aodv.nextDeadline(), (t) => this.runAodv(this.aodv.tick(t), t));
-    this.arm('prefix', this.prefixes.nextDeadline(), (t) => this.runPrefixes(this.prefixes.tick(t)));
-    this.arm('sched', this.sched.nextDeadline(), (t) => this.runSched(this.sched.tick(t), t));
+    const a = this.alarms;
+    const run = this.alarmRuns;
+    if (this.vnfs) a.vnf.set(this.vnfs.nextDeadline(), run.vnf);
+    a.core.set(this.sensing.nextDeadline(), run.core);
+    a.aodv.set(this.aodv.nextDeadline(), run.aodv);
+    a.prefix.set(this.prefixes.nextDeadline(), run.prefix);
+    a.sched.set(this.sched.nextDeadline(), run.sched);
     const s = this.sched;
     const end = s.dwellEndUs;
     const check = s.handedOut && end !== undefined && end !== this.preemptCheckedFor && s.othersWaiting();
-    this.arm('preempt', check ? end : undefined, () => {
-      this.preemptCheckedFor = end;
-      this.preempt();
-    });
+    // The check remembers the dwell end it was armed for (an alarm left in place keeps its own).
+    if (a.preempt.set(check ? end : undefined, run.preempt)) this.preemptArmedFor = end;
   }
+
+  /** What each alarm runs (made once: rearm runs after every input), each followed by a rearm. */
+  private readonly alarmRuns: Record<AlarmName, (t: Micros) => void> = {
+    vnf: (t) => {
+      this.vnfs?.tick(t);
+      this.rearm();
+    },
+    core: (t) => {
+      void this.sensing.tick(t);
+      this.rearm();
+    },
+    aodv: (t) => {
+      this.runAodv(this.aodv.tick(t), t);
+      this.rearm();
+    },
+    prefix: (t) => {
+      this.runPrefixes(this.prefixes.tick(t));
+      this.rearm();
+    },
+    sched: (t) => {
+      this.runSched(this.sched.tick(t), t);
+      this.rearm();
+    },
+    preempt: () => {
+      this.preemptCheckedFor = this.preemptArmedFor;
+      this.preempt();
+      this.rearm();
+    },
+  };
+  private preemptArmedFor: Micros | undefined;
 
   /**
    * The dwell is over, other channels wait, and R2's MAC has not yet started
@@ -559,13 +592,6 @@ export class MeshRouter {
     if (!s.handedOut || !s.othersWaiting() || this.r2.serviceAttempts !== 0) return;
     this.counters.preempted++;
     this.r2.retune(this.r2.channel, 0);
-  }
-
-  private arm(which: AlarmName, due: Micros | undefined, run: (t: Micros) => void): void {
-    this.alarms[which].set(due, (t) => {
-      run(t);
-      this.rearm();
-    });
   }
 
   /**
@@ -595,16 +621,35 @@ export class MeshRouter {
   // -------------------------------------------------------------------------
   // Observation
 
-  /** Adds the current queue lengths to the time averages (called on a fixed period). */
+  /**
+   * Adds the current queue lengths to the time averages (called on a fixed
+   * period). The queues can only have changed when the scheduler took an
+   * input: until then a sample only counts one more period of the lengths
+   * last read, and the sums take them in one step when they change or are read.
+   */
   sampleQueues(): void {
     this.queueSamples++;
-    for (const q of this.sched.queues()) {
-      this.queueSum.set(q.channel, (this.queueSum.get(q.channel) ?? 0) + q.packets);
-      this.queueMax.set(q.channel, Math.max(this.queueMax.get(q.channel) ?? 0, q.packets));
+    const inputs = this.sched.inputs;
+    if (inputs === this.sampledInputs && this.sampledLengths !== undefined) {
+      this.sampledPeriods++;
+      return;
     }
+    this.settleQueueSamples();
+    this.sampledInputs = inputs;
+    this.sampledLengths = this.sched.queueLengths();
+    this.sampledPeriods = 1;
+    for (const [channel, packets] of this.sampledLengths) this.queueMax.set(channel, Math.max(this.queueMax.get(channel) ?? 0, packets));
+  }
+
+  /** Adds the lengths last read, once per period they stood, to the sums. */
+  private settleQueueSamples(): void {
+    if (this.sampledLengths === undefined || this.sampledPeriods === 0) return;
+    for (const [channel, packets] of this.sampledLengths) this.queueSum.set(channel, (this.queueSum.get(channel) ?? 0) + packets * this.sampledPeriods);
+    this.sampledPeriods = 0;
   }
 
   queueStats(): Array<{ channel: number; meanPackets: number; maxPackets: number }> {
+    this.settleQueueSamples();
     const out: Array<{ channel: number; meanPackets: number; maxPackets: number }> = [];
     for (const [channel, max] of [...this.queueMax].sort((a, b) => a[0] - b[0])) {
       if (max === 0) continue;

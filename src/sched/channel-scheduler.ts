@@ -94,6 +94,9 @@ export const noDrops = (): Record<DropReason, number> => ({
 export class ChannelScheduler<T = unknown> {
   private params: ChannelSchedulerParams;
   private readonly q = new Map<number, ClassedQueue<T>>();
+  /** The queues of `q` and their channels as arrays, for the scans that run on every input. */
+  private qList: ClassedQueue<T>[] = [];
+  private qChannels: number[] = [];
   private readonly timers = new Timers<SchedTimer>();
   private phase: Phase = 'untuned';
   private channel: number | undefined;
@@ -104,6 +107,7 @@ export class ChannelScheduler<T = unknown> {
   private outstanding: { channel: number; packet: QueuedPacket<T> } | undefined;
   /** Drops made by inputs that cannot return actions, handed out by the next call that can. */
   private pendingDrops: SchedAction<T>[] = [];
+  private inputCount = 0;
   /** The latest time an input carried. */
   private nowUs: Micros;
   /** Since when R2 has been usable on `channel` and not yet counted in `dwellUs`. */
@@ -118,6 +122,12 @@ export class ChannelScheduler<T = unknown> {
       this.q.set(c, new ClassedQueue<T>(this.params.queuePackets, this.params.classes ?? NO_QOS, startUs));
       this.counters.dwellUs[c] = 0;
     }
+    this.relist();
+  }
+
+  private relist(): void {
+    this.qChannels = [...this.q.keys()];
+    this.qList = [...this.q.values()];
   }
 
   static check(p: ChannelSchedulerParams): ChannelSchedulerParams {
@@ -159,8 +169,22 @@ export class ChannelScheduler<T = unknown> {
 
   /** Whether a channel other than the one R2 serves has packets waiting. */
   othersWaiting(): boolean {
-    for (const [c, q] of this.q) if (c !== this.channel && q.length > 0) return true;
+    const list = this.qList;
+    for (let i = 0; i < list.length; i++) if (this.qChannels[i] !== this.channel && list[i]!.length > 0) return true;
     return false;
+  }
+
+  /**
+   * Inputs taken so far (every call that may change a queue counts one): the
+   * queue lengths can only differ from an earlier read when this moved.
+   */
+  get inputs(): number {
+    return this.inputCount;
+  }
+
+  /** Each channel's queue length, [channel, packets], in channel list order. */
+  queueLengths(): Array<[number, number]> {
+    return this.params.channels.map((channel) => [channel, this.q.get(channel)!.length]);
   }
 
   queues(): Array<{ channel: number; packets: number; bytes: number; classes: Array<{ queue: number; packets: number; bytes: number }> }> {
@@ -220,6 +244,7 @@ export class ChannelScheduler<T = unknown> {
    * `tick`.
    */
   requeueFront(channel: number, packet: QueuedPacket<T>): void {
+    this.inputCount++;
     // Its bytes go back to the bucket it was charged to, whichever queue it joins now.
     if (this.outstanding && this.outstanding.channel !== channel) this.q.get(this.outstanding.channel)?.refund(packet);
     this.outstanding = undefined;
@@ -331,6 +356,7 @@ export class ChannelScheduler<T = unknown> {
       this.counters.dwellUs[c] ??= 0;
     }
     this.params = next;
+    this.relist();
     if (this.channel !== undefined && !this.q.has(this.channel) && this.phase === 'dwell' && !this.pausedNow) {
       this.dwellEnd = now;
       this.timers.clear('dwell-end');
@@ -499,6 +525,7 @@ export class ChannelScheduler<T = unknown> {
 
   private advance(now: Micros): void {
     if (now < this.nowUs) throw new ClockRegressionError(this.nowUs, now);
+    this.inputCount++;
     this.accrue(now);
     this.nowUs = now;
   }
