@@ -232,6 +232,87 @@ export class EmulatedBand {
     if (count === 0) return;
     const rng = typeof noise === 'string' ? this.noiseStream(noise) : noise;
     const fullScaleMw = dbmToMw(calibrationDb);
+    this.powerRuns(rx, startUs, count, sampleRateHz, (k0, k1, mw) => rng.fillNormal(out, Math.sqrt(mw / fullScaleMw / 2), 2 * k0, 2 * (k1 - k0)));
+  }
+
+  /**
+   * The statistical twin of `synthesize` followed by the energy detector's
+   * window sums: out[j] receives the energy (sum of |x|^2, in full-scale
+   * units) of window j, samples [j * windowSamples, (j + 1) * windowSamples)
+   * of the `count` samples `synthesize` would give for the same arguments;
+   * floor(count / windowSamples) windows, the number returned. No sample is
+   * drawn: the energy of n complex Gaussian samples of mean power P is
+   * Gamma(n, P) exactly, and a window over which the power changes is the
+   * sum of independent Gamma pieces, one per stretch of constant power, as
+   * the samples themselves are independent. The pieces follow the same power
+   * runs, on the same sample grid, as `synthesize`.
+   */
+  windowEnergies(
+    centerHz: number,
+    startUs: number,
+    count: number,
+    sampleRateHz: number,
+    calibrationDb: number,
+    windowSamples: number,
+    out: Float64Array,
+    noise: Rng | string,
+  ): number {
+    const rx = this.chIndexOf(centerHz);
+    if (!Number.isSafeInteger(count) || count < 0) throw new RangeArgumentError('count', count, 'an integer >= 0');
+    if (!(sampleRateHz > 0) || !Number.isFinite(sampleRateHz)) {
+      throw new RangeArgumentError('sampleRateHz', sampleRateHz, 'a finite number > 0');
+    }
+    if (!Number.isSafeInteger(windowSamples) || windowSamples < 1) throw new RangeArgumentError('windowSamples', windowSamples, 'an integer >= 1');
+    const windows = Math.floor(count / windowSamples);
+    if (out.length < windows) throw new RangeArgumentError('out.length', out.length, `at least ${windows}`);
+    if (!Number.isFinite(startUs) || startUs < 0) throw new RangeArgumentError('startUs', startUs, 'a finite time >= 0');
+    if (windows === 0) return 0;
+    const rng = typeof noise === 'string' ? this.noiseStream(noise) : noise;
+    const fullScaleMw = dbmToMw(calibrationDb);
+    // Runs of constant power over the windowed samples: end sample index and power per sample.
+    const ends: number[] = [];
+    const powers: number[] = [];
+    const used = windows * windowSamples;
+    this.powerRuns(rx, startUs, used, sampleRateHz, (_k0, k1, mw) => {
+      const p = mw / fullScaleMw;
+      // Two runs of the same power are one: a sum of Gammas of one scale is a Gamma.
+      if (powers.length > 0 && powers[powers.length - 1] === p) ends[ends.length - 1] = k1;
+      else {
+        ends.push(k1);
+        powers.push(p);
+      }
+    });
+    let r = 0;
+    let j = 0;
+    while (j < windows) {
+      const lo = j * windowSamples;
+      while (ends[r]! <= lo) r++;
+      // Windows wholly inside run r: one Gamma(windowSamples, power) each, drawn in bulk.
+      const whole = Math.floor(ends[r]! / windowSamples) - j;
+      if (whole > 0) {
+        rng.fillGamma(out, windowSamples, powers[r]!, j, whole);
+        j += whole;
+        continue;
+      }
+      // A window across runs: one Gamma piece per run it overlaps.
+      const hi = lo + windowSamples;
+      let e = 0;
+      for (let k = lo, q = r; k < hi; q++) {
+        const end = Math.min(hi, ends[q]!);
+        e += rng.gamma(end - k, powers[q]!);
+        k = end;
+      }
+      out[j++] = e;
+    }
+    return windows;
+  }
+
+  /**
+   * Calls `run(k0, k1, mw)` for each stretch of samples [k0, k1) (k1 > k0)
+   * of a block of `count` samples from `startUs` over which the received
+   * power is constant, in time order; together they cover [0, count).
+   */
+  private powerRuns(rx: number, startUs: number, count: number, sampleRateHz: number, run: (k0: number, k1: number, mw: number) => void): void {
     const usPerSample = US_PER_S / sampleRateHz;
     const a0 = Math.floor(startUs);
     const a1 = Math.max(a0 + 1, Math.ceil(startUs + count * usPerSample));
@@ -274,7 +355,7 @@ export class EmulatedBand {
     const fill = (from: number, to: number, mw: number): void => {
       const k0 = sampleAt(from);
       const k1 = sampleAt(to);
-      if (k1 > k0) rng.fillNormal(out, Math.sqrt(mw / fullScaleMw / 2), 2 * k0, 2 * (k1 - k0));
+      if (k1 > k0) run(k0, k1, mw);
     };
 
     const floorMw = this.noiseMw[rx]!;

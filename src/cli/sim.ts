@@ -26,6 +26,7 @@ export interface SimOptions {
   acc?: string;
   accMode?: string;
   controller?: boolean;
+  sensingModel?: string;
 }
 
 const onOff = (flag: string, v: string | undefined): boolean | undefined => {
@@ -39,6 +40,12 @@ const accMode = (v: string | undefined): 'split' | 'e2e' | undefined => {
   if (v === undefined) return undefined;
   if (v === 'split' || v === 'e2e') return v;
   throw new UsageError(`--acc-mode: "${v}" is not split or e2e`);
+};
+
+const sensingModel = (v: string | undefined): 'iq' | 'statistical' | undefined => {
+  if (v === undefined) return undefined;
+  if (v === 'iq' || v === 'statistical') return v;
+  throw new UsageError(`--sensing-model: "${v}" is not iq or statistical`);
 };
 
 const variant = (v: string | undefined): CcName | undefined => {
@@ -97,6 +104,10 @@ export function simCommand(): Command {
     .option('--acc <placement>', "TCP-ACC on the TCP flows' paths: none, every, every-K (every K-th router), or a list of routers (1,3)")
     .option('--controller', 'the CETT controller places every flow on its minimum-CETT path over OpenFlow, and the TCP-ACCs of --acc on its relays')
     .option('--acc-mode <mode>', 'TCP-ACC mode: split (acknowledge on receipt) or e2e (acknowledge what downstream acknowledged)')
+    .option(
+      '--sensing-model <model>',
+      "how the energy detectors see the band: iq (synthesised samples, the scenario's default) or statistical (window energies drawn from their exact distribution, faster)",
+    )
     .action(async (path: string, opts: SimOptions) => {
       const duration = opts.duration === undefined ? undefined : Number(opts.duration);
       if (duration !== undefined && !(duration > 0 && Number.isFinite(duration)))
@@ -112,6 +123,7 @@ export function simCommand(): Command {
         pn: onOff('--pn', opts.pn),
         acc: opts.acc,
         accMode: accMode(opts.accMode),
+        sensingModel: sensingModel(opts.sensingModel),
         ...(opts.controller ? { controller: true } : {}),
       };
       const { result, wallMs } = await simulate(path, o, int('--jobs', opts.jobs, 1, 256));

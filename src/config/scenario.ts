@@ -26,6 +26,8 @@ export interface Scenario {
     phases: Array<{ durationS: number; sources: PnSource[] }>;
     repeat: boolean;
   };
+  /** How the routers' energy detectors see the band: synthesised IQ, or window energies drawn from their distribution. */
+  sensing: { model: 'iq' | 'statistical' };
   /** Partial node configuration shared by every router. */
   node: Record<string, unknown>;
   nodeOverrides: Record<string, Record<string, unknown>>;
@@ -139,6 +141,8 @@ export interface ScenarioOverrides {
   cognitive?: boolean;
   /** false: no primary-node traffic at all. */
   pn?: boolean;
+  /** The routers' sensing model (scenario field sensing.model). */
+  sensingModel?: string;
   /** TCP-ACC placement: none, every, every-K, or a list of routers ("1,3"). */
   acc?: string;
   /** true: the CETT controller places the flows and their TCP-ACCs. */
@@ -157,7 +161,7 @@ export function fixedChannelFor(node: Record<string, unknown>): number {
   return r3 === 6 ? 11 : 6;
 }
 
-/** Folds --tcp, --cognitive and --pn into a scenario document whose defaults are filled in. */
+/** Folds --tcp, --cognitive, --pn and --sensing-model into a scenario document whose defaults are filled in. */
 function applyModes(doc: Record<string, unknown>, o: ScenarioOverrides): void {
   if (o.pn === false && isObject(doc.pn)) {
     doc.pn.sources = [];
@@ -169,6 +173,8 @@ function applyModes(doc: Record<string, unknown>, o: ScenarioOverrides): void {
     const fixed = fixedChannelFor(node);
     node.channel = { ...(isObject(node.channel) ? node.channel : {}), cognitive: false, initialChannel: fixed };
   }
+  // Any string goes in: the schema check that follows refuses a bad one at /sensing/model.
+  if (o.sensingModel !== undefined) doc.sensing = { ...(isObject(doc.sensing) ? doc.sensing : {}), model: o.sensingModel };
   if (o.controller !== undefined) doc.controller = { ...(isObject(doc.controller) ? doc.controller : {}), enabled: o.controller };
   if (o.acc !== undefined || o.accMode !== undefined) {
     const acc: Record<string, unknown> = { ...(isObject(doc.acc) ? doc.acc : {}) };

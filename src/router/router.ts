@@ -23,7 +23,7 @@ import { Forwarding, type DataPacket, type FlowEntry, type LinkCounters, type Li
 import { NodeCore, type NodeEvent } from './node-core.js';
 import { aodvParams, prefixParams, qosQueues, schedulerParams } from './params.js';
 import { IpPlane } from './ip.js';
-import { senseBand, SensingDriver, type SensingRadios } from './sensing.js';
+import { SENSE_BLOCK_SAMPLES, senseBand, senseBandStatistical, SensingDriver, type SensingModel, type SensingRadios } from './sensing.js';
 import { VnfSide } from './vnfs.js';
 
 /** What a router needs from the host around it (the simulator, or the daemon on the medium process). */
@@ -34,6 +34,8 @@ export interface RouterParts {
   band: EmulatedBand;
   plan: ChannelPlan;
   detector: EnergyDetector;
+  /** How its detector sees the band: synthesised IQ (the default) or window energies drawn from their distribution. */
+  sensingModel?: SensingModel;
   rng: Rng;
   position: Position;
   /** Whether PN bursts hit R3's channel (false: a dedicated control channel). */
@@ -105,7 +107,9 @@ export class MeshRouter {
   /** Each neighbour's R1 channel, from its HELLOs. */
   private readonly neighbourR1 = new Map<NodeAddr, number>();
   private readonly alarms: Record<AlarmName, Alarm>;
-  private readonly iq: Float32Array;
+  /** The sensing block: IQ samples in the iq model, window energies in the statistical one. */
+  private iq: Float32Array | undefined;
+  private energies: Float64Array | undefined;
   private readonly noise: Rng;
   private retuneUs: Micros;
   private readonly sensingOnR1: boolean;
@@ -256,7 +260,6 @@ export class MeshRouter {
       { onReceive: (f, now) => this.receive(f, now), onSent: () => undefined },
     );
     this.noise = p.rng.fork('sensing-noise');
-    this.iq = new Float32Array(2 * 65536);
     this.sensing.start(p.startUs);
     this.rearm();
   }
@@ -496,10 +499,15 @@ export class MeshRouter {
   private sense(v: Visit): ChannelObservation {
     const radio = this.sensingOnR1 ? this.cfg.radios.R1 : this.cfg.radios.R2;
     const centerHz = this.p.plan.get(v.channel).centerHz;
-    return senseBand(this.p.band, this.p.detector, radio, centerHz, v.startUs + this.retuneUs, v.captureUs, this.iq, this.noise).observation(
-      v.channel,
-      v.endUs,
-    );
+    const fromUs = v.startUs + this.retuneUs;
+    if (this.p.sensingModel === 'statistical') {
+      const windows = Math.floor(SENSE_BLOCK_SAMPLES / this.p.detector.windowSamples(radio.sampleRateHz));
+      if (!this.energies || this.energies.length < windows) this.energies = new Float64Array(windows);
+      const tally = senseBandStatistical(this.p.band, this.p.detector, radio, centerHz, fromUs, v.captureUs, SENSE_BLOCK_SAMPLES, this.energies, this.noise);
+      return tally.observation(v.channel, v.endUs);
+    }
+    this.iq ??= new Float32Array(2 * SENSE_BLOCK_SAMPLES);
+    return senseBand(this.p.band, this.p.detector, radio, centerHz, fromUs, v.captureUs, this.iq, this.noise).observation(v.channel, v.endUs);
   }
 
   // -------------------------------------------------------------------------

@@ -261,6 +261,64 @@ export class FrontendSensing implements SensingRadios {
 }
 
 /**
+ * How a router senses the emulated band: `iq` synthesises the samples and
+ * runs the energy detector over them, as on a real node; `statistical`
+ * draws each detector window's energy from its exact distribution instead
+ * (EmulatedBand.windowEnergies), with the same windows, blocks and busy
+ * test, for simulations that need the detector's counts and not the
+ * samples.
+ */
+export type SensingModel = 'iq' | 'statistical';
+
+/** Complex samples a simulated router synthesises and detects at once; a visit longer than that is several blocks. */
+export const SENSE_BLOCK_SAMPLES = 65536;
+
+/** What the statistical model needs of the energy detector. */
+export interface WindowDetector {
+  windowSamples(sampleRateHz: number): number;
+  detectWindowEnergies(w: { energies: Float64Array; windows: number; leftoverSamples: number; sampleRateHz: number; calibrationDb: number }): {
+    windows: number;
+    busyWindows: number;
+    meanPowerDbm: number;
+    busyMeanPowerDbm: number | undefined;
+  };
+}
+
+/**
+ * A visit to the emulated band in the statistical model: what `senseBand`
+ * finds over blocks of `blockSamples` samples, each window's energy drawn
+ * from its distribution into `energies` (at least blockSamples /
+ * windowSamples long) instead of summed over synthesised samples. A block's
+ * trailing part window goes uncounted, as in `senseBand`.
+ */
+export function senseBandStatistical(
+  band: EmulatedBand,
+  detector: WindowDetector,
+  radio: { sampleRateHz: number; calibrationDb: number; gainDb: number },
+  centerHz: number,
+  fromUs: Micros,
+  captureUs: Micros,
+  blockSamples: number,
+  energies: Float64Array,
+  noise: Rng,
+): VisitTally {
+  const rate = radio.sampleRateHz;
+  const cal = radio.calibrationDb - radio.gainDb;
+  const ws = detector.windowSamples(rate);
+  let remaining = Math.round((captureUs * rate) / 1e6);
+  let t = fromUs;
+  const tally = new VisitTally();
+  while (remaining > 0) {
+    const n = Math.min(remaining, blockSamples);
+    const windows = band.windowEnergies(centerHz, t, n, rate, cal, ws, energies, noise);
+    tally.add(detector.detectWindowEnergies({ energies, windows, leftoverSamples: n - windows * ws, sampleRateHz: rate, calibrationDb: cal }));
+    remaining -= n;
+    t += (n * 1e6) / rate;
+  }
+  return tally;
+}
+
+/**
  * A visit to the emulated band, at once: the band's IQ over the visit's
  * capture, synthesised and detected block by block into `iq`.
  */

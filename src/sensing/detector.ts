@@ -1,6 +1,6 @@
 import type { IqBlock } from '../../radio/frontend.js';
 import { RangeArgumentError } from '../core/errors.js';
-import { thresholdSum, windowSamplesFor, type EnergyBackend } from './energy.js';
+import { countWindowEnergies, thresholdSum, windowSamplesFor, type EnergyBackend, type EnergyCounts } from './energy.js';
 
 /** The energy detector's settings: its window and CCA threshold (sensing.windowUs and sensing.ccaThresholdDbm). */
 export interface DetectorParams {
@@ -77,12 +77,29 @@ export class EnergyDetector {
   detect(block: IqBlock): Detection {
     const ws = this.windowSamples(block.sampleRateHz);
     const c = this.backend.detect(block.data, block.count, ws, thresholdSum(this.ccaThresholdDbm, block.calibrationDb, ws));
-    return {
-      windows: c.windows,
-      busyWindows: c.busyWindows,
-      meanPowerDbm: c.windows > 0 ? meanDbm(c.sumPower, c.windows * ws, block.calibrationDb) : -Infinity,
-      busyMeanPowerDbm: c.busyWindows > 0 ? meanDbm(c.busySumPower, c.busyWindows * ws, block.calibrationDb) : undefined,
-      leftoverSamples: c.leftover,
-    };
+    return detection(c, ws, block.calibrationDb);
   }
+
+  /**
+   * What `detect` finds, from the window sums of a block rather than its
+   * samples (the statistical sensing model): `energies` holds the sum of
+   * I^2 + Q^2 of each of `windows` windows of `windowSamples(sampleRateHz)`
+   * samples, in full-scale units of a block calibrated at `calibrationDb`.
+   */
+  detectWindowEnergies(w: { energies: Float64Array; windows: number; leftoverSamples: number; sampleRateHz: number; calibrationDb: number }): Detection {
+    const ws = this.windowSamples(w.sampleRateHz);
+    const c = countWindowEnergies(w.energies, w.windows, thresholdSum(this.ccaThresholdDbm, w.calibrationDb, ws), w.leftoverSamples);
+    return detection(c, ws, w.calibrationDb);
+  }
+}
+
+/** A detection from the counts of `ws`-sample windows of a block calibrated at `calibrationDb`. */
+function detection(c: EnergyCounts, ws: number, calibrationDb: number): Detection {
+  return {
+    windows: c.windows,
+    busyWindows: c.busyWindows,
+    meanPowerDbm: c.windows > 0 ? meanDbm(c.sumPower, c.windows * ws, calibrationDb) : -Infinity,
+    busyMeanPowerDbm: c.busyWindows > 0 ? meanDbm(c.busySumPower, c.busyWindows * ws, calibrationDb) : undefined,
+    leftoverSamples: c.leftover,
+  };
 }

@@ -121,6 +121,30 @@ function warmUp(calls: number): void {
   for (let k = 0; k < calls; k++) detectEnergy(data, 37 - (k % 3), 1 + (k % 9), 0.3 + (k % 5) / 10);
 }
 
+/**
+ * The detector's busy test and totals over window energies that are already
+ * summed (the statistical sensing model draws them without samples): the
+ * first `windows` entries of `sums`, each the window's sum of I^2 + Q^2,
+ * compared with `thresholdSum` as `detectEnergy` compares its own sums.
+ */
+export function countWindowEnergies(sums: Float64Array, windows: number, thresholdSum: number, leftover: number): EnergyCounts {
+  if (!Number.isSafeInteger(windows) || windows < 0 || windows > sums.length) {
+    throw new RangeArgumentError('windows', windows, `an integer in [0, ${sums.length}] (window sums given)`);
+  }
+  if (Number.isNaN(thresholdSum)) throw new RangeArgumentError('thresholdSum', thresholdSum, 'a number');
+  let busyWindows = 0;
+  let sumPower = 0;
+  let busySumPower = 0;
+  for (let w = 0; w < windows; w++) {
+    const s = sums[w]!;
+    sumPower += s;
+    const busy = +(s > thresholdSum);
+    busyWindows += busy;
+    busySumPower += busy * s;
+  }
+  return { windows, busyWindows, sumPower, busySumPower, leftover };
+}
+
 /** Complex samples in one window of `windowUs` at `sampleRateHz`: at least one. */
 export function windowSamplesFor(windowUs: number, sampleRateHz: number): number {
   return Math.max(1, Math.round((windowUs * sampleRateHz) / 1e6));

@@ -7,7 +7,7 @@ import { seconds, US_PER_MS, type Micros } from '../core/time.js';
 import { cpuBackend, type EnergyBackend } from '../sensing/energy.js';
 import { EnergyDetector } from '../sensing/detector.js';
 import { CbrSource, FlowSink, runCbr, type FlowRecord } from '../traffic/cbr.js';
-import { MeshRouter } from '../router/router.js';
+import { MeshRouter, type RouterEvent } from '../router/router.js';
 import { accFlow, accParams, airOf, bandConfig, flowDst, nodeCount, placeNodes, routerConfig, type FlowSpec, type Scenario } from '../config/scenario.js';
 import { flowResult, nodeResult, tcpFlowResult, type RunResult } from './report.js';
 import { BulkTcp, type TcpFlowRecord } from '../traffic/bulk-tcp.js';
@@ -20,6 +20,8 @@ export interface RunOptions {
   backend?: EnergyBackend;
   /** Period of the queue-length samples behind the per-node queue statistics. */
   queueSampleUs?: Micros;
+  /** Every event of router i (sensing rounds with their w, R1 moves...), for studies beyond the report. */
+  onRouterEvent?: (router: number, e: RouterEvent) => void;
 }
 
 /** A VNF manager on each router that runs TCP-ACC under the scenario's placement (undefined elsewhere). */
@@ -95,6 +97,7 @@ export function runScenario(sc: Scenario, seed: number, opts: RunOptions = {}): 
       band,
       plan,
       detector,
+      sensingModel: sc.sensing.model,
       rng: rng.fork(`router/${i}`),
       position: { xM: positions[i]!.xM, yM: positions[i]!.yM },
       controlChannelPn: m.controlChannelPn,
@@ -107,6 +110,7 @@ export function runScenario(sc: Scenario, seed: number, opts: RunOptions = {}): 
         if (h.proto === 'tcp') tcp.dropped(h, reason);
       },
       ...(vnfs[i] ? { vnf: vnfs[i] } : {}),
+      ...(opts.onRouterEvent ? { onEvent: (e: RouterEvent) => opts.onRouterEvent!(i, e) } : {}),
       impairments: sc.impairments
         .filter((m) => m.to === i)
         .map((m) => ({

@@ -101,6 +101,22 @@ describe('scenario: defaults and validation', () => {
   });
 });
 
+describe('scenario: the sensing model', () => {
+  test('iq unless the scenario or the command line says statistical', () => {
+    assert.deepEqual(parseScenario(minimal).sensing, { model: 'iq' });
+    assert.equal(parseScenario({ ...minimal, sensing: { model: 'statistical' } }).sensing.model, 'statistical');
+    assert.equal(parseScenario(minimal, 'test', { sensingModel: 'statistical' }).sensing.model, 'statistical');
+    assert.equal(parseScenario(minimal, 'test', { set: ['sensing.model="statistical"'] }).sensing.model, 'statistical');
+  });
+
+  test('any other model is refused at /sensing/model, from the file, an override or --set', () => {
+    refused({ ...minimal, sensing: { model: 'gamma' } }, '/sensing/model', /"iq", "statistical"/);
+    refused(minimal, '/sensing/model', /"iq", "statistical"/, { sensingModel: 'IQ' });
+    refused(minimal, '/sensing/model', /"iq", "statistical"/, { set: ['sensing.model=3'] });
+    refused({ ...minimal, sensing: { modle: 'iq' } }, '/sensing/modle', /allowed: model/);
+  });
+});
+
 describe('scenario: topologies', () => {
   const sc = (topology: unknown): Scenario => parseScenario({ topology });
 

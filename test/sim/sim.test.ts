@@ -170,6 +170,29 @@ describe('simulator: a mesh carries packets', () => {
   });
 });
 
+describe('simulator: the statistical sensing model', () => {
+  const pn = { sources: [{ channels: 'all', powerDbm: -50, pattern: { kind: 'onoff', idleMs: 2000, busyMs: 500, distribution: 'exponential' } }] };
+
+  test('iq is the default: a run without the field is the run with model iq', () => {
+    const a = runScenario(quiet(2, { pn, durationS: 6 }), 4);
+    const b = runScenario(quiet(2, { pn, durationS: 6, sensing: { model: 'iq' } }), 4);
+    assert.deepEqual(b, a);
+  });
+
+  test('a statistical run senses (sensing rounds report w) and is the same for a seed, to the byte', () => {
+    const sc = quiet(2, { pn, durationS: 6, sensing: { model: 'statistical' } });
+    const ws: number[] = [];
+    const a = runScenario(sc, 4, {
+      onRouterEvent: (_i, e) => {
+        if (e.kind === 'sensing-round') for (const c of e.channels) if (c.ownW !== undefined) ws.push(c.ownW);
+      },
+    });
+    assert.ok(ws.length > 0 && ws.some((w) => w > 0), `own w seen: ${ws.length}`);
+    assert.ok(a.nodes.every((n) => n.sensingRounds > 0));
+    assert.equal(JSON.stringify(runScenario(sc, 4)), JSON.stringify(a));
+  });
+});
+
 describe('cogmesh sim', () => {
   test('--json prints the result; --out writes JSON and CSV; both are the same for a seed', () => {
     const dir = mkdtempSync(join(tmpdir(), 'cogmesh-sim-'));
@@ -208,6 +231,9 @@ describe('cogmesh sim', () => {
       const h = cogmesh('sim', 'config/scenarios/urbanx-chain.json', '--hops', 'x');
       assert.equal(h.code, 2);
       assert.match(h.err, /--hops: "x"/);
+      const m = cogmesh('sim', 'config/scenarios/urbanx-chain.json', '--sensing-model', 'gamma');
+      assert.equal(m.code, 2);
+      assert.match(m.err, /--sensing-model: "gamma" is not iq or statistical/);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
