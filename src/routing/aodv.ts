@@ -388,6 +388,8 @@ export class MultipathAodv {
   private readonly seen = new Map<string, SeenRreq>();
   /** Reverse next hops a RREP for (orig, dst, dstSeq, orig's seq) already went along. */
   private readonly rrepUsed = new Map<string, { expiresUs: Micros; via: Set<NodeAddr> }>();
+  /** No path, route, RREQ or RREP remembered expires before this (see sweep). */
+  private sweepDueUs: Micros = Infinity;
   /** Jittered broadcasts, in order of their time. */
   private readonly delayed: Array<{ atUs: Micros; to: NodeAddr; msg: ControlMsg }> = [];
   private readonly rreqTimes: Micros[] = [];
@@ -730,6 +732,7 @@ export class MultipathAodv {
 
   private insert(e: RouteEntry, o: PathOffer): void {
     e.paths.push({ nextHop: o.nextHop, hopCount: o.hopCount, lastHop: o.lastHop, restCost: o.restCost, expiresUs: o.expiresUs });
+    this.expiresBy(o.expiresUs);
     e.deleteAtUs = undefined;
     e.told.clear();
   }
@@ -778,6 +781,7 @@ export class MultipathAodv {
     e.advertisedHops = undefined;
     e.chosen = undefined;
     e.deleteAtUs = atUs + this.t.deletePeriodUs;
+    this.expiresBy(e.deleteAtUs);
     const pre = e.precursors;
     e.precursors = new Set();
     return pre;
@@ -809,10 +813,35 @@ export class MultipathAodv {
     if (e.paths.length === 0 && e.deleteAtUs !== undefined && e.deleteAtUs <= now) this.table.delete(e.dst);
   }
 
+  /**
+   * Drops what expired by `now`: paths, routes past their delete time, and
+   * the RREQs and RREPs remembered. Nothing can have expired before
+   * `sweepDueUs`, the earliest of those times at the last sweep or set
+   * since (a time only moves later otherwise), so until then a sweep costs
+   * one comparison instead of a pass over the whole table.
+   */
   private sweep(now: Micros): void {
-    for (const e of [...this.table.values()]) this.sweepEntry(e, now);
-    for (const [k, s] of this.seen) if (s.expiresUs <= now) this.seen.delete(k);
-    for (const [k, s] of this.rrepUsed) if (s.expiresUs <= now) this.rrepUsed.delete(k);
+    if (now < this.sweepDueUs) return;
+    let due = Infinity;
+    for (const e of [...this.table.values()]) {
+      this.sweepEntry(e, now);
+      if (e.paths.length > 0) for (const q of e.paths) due = Math.min(due, q.expiresUs);
+      else if (e.deleteAtUs !== undefined && this.table.has(e.dst)) due = Math.min(due, e.deleteAtUs);
+    }
+    for (const [k, s] of this.seen) {
+      if (s.expiresUs <= now) this.seen.delete(k);
+      else due = Math.min(due, s.expiresUs);
+    }
+    for (const [k, s] of this.rrepUsed) {
+      if (s.expiresUs <= now) this.rrepUsed.delete(k);
+      else due = Math.min(due, s.expiresUs);
+    }
+    this.sweepDueUs = due;
+  }
+
+  /** Something now expires at `t`: the next sweep is due by then. */
+  private expiresBy(t: Micros): void {
+    if (t < this.sweepDueUs) this.sweepDueUs = t;
   }
 
   /** A discovery whose destination now has a valid route is done. */
@@ -974,6 +1003,7 @@ export class MultipathAodv {
     this.rreqIdValue = (this.rreqIdValue + 1) >>> 0;
     const id = this.rreqIdValue;
     this.seen.set(`${this.self}/${id}`, { expiresUs: now + this.t.pathDiscoveryUs, replies: 0, repliedVia: new Set(), repliedFirstHop: new Set() });
+    this.expiresBy(now + this.t.pathDiscoveryUs);
     const e = this.table.get(d.dst);
     const known = e !== undefined && e.seqKnown;
     const msg: Rreq = {
@@ -1046,6 +1076,7 @@ export class MultipathAodv {
     if (!seen) {
       seen = { expiresUs: now + this.t.pathDiscoveryUs, replies: 0, repliedVia: new Set(), repliedFirstHop: new Set() };
       this.seen.set(key, seen);
+      this.expiresBy(seen.expiresUs);
     }
     const oe = this.table.get(q.orig);
     const reverse = res === 'added' || res === 'refreshed' ? oe?.paths.find((x) => x.nextHop === from && x.lastHop === firstHop) : undefined;
@@ -1158,6 +1189,7 @@ export class MultipathAodv {
     if (!used) {
       used = { expiresUs: now + this.t.pathDiscoveryUs, via: new Set() };
       this.rrepUsed.set(key, used);
+      this.expiresBy(used.expiresUs);
     }
     // A refreshed path is news only to the first RREP of a discovery (a retried RREQ's answer).
     if (res === 'refreshed' && used.via.size > 0) return;
