@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
+import { Script } from 'node:vm';
 import type * as AjvModule from 'ajv/dist/2020.js';
 import type { Ajv2020, ErrorObject, Options, ValidateFunction } from 'ajv/dist/2020.js';
 import { ConfigError, type ConfigIssue } from './errors.js';
@@ -75,16 +76,56 @@ function schemasDigest({ root, refs }: CheckedSchemas): string {
 /** Validators compiled ahead of time (`standaloneValidators`), by the digest of their schemas. */
 export type StandaloneValidators = Readonly<Record<string, ValidateFunction | undefined>>;
 
-/** Where the build writes the standalone validators: next to this module, in `dist/src/core/`. */
+/** Where the build writes the standalone validators: next to this module. */
 export const standaloneValidatorsPath: string = fileURLToPath(new URL('./schema-validators.cjs', import.meta.url));
 
-let builtValidators: StandaloneValidators | null | undefined;
+/**
+ * Where the build writes V8's code cache of the standalone validators. Their
+ * code is large (every check spelled out, for every field), and compiling it
+ * took more time than running it; the cache holds it compiled. A Node.js
+ * other than the build's refuses the cache, and the code is compiled as usual.
+ */
+export const standaloneCodeCachePath: string = `${standaloneValidatorsPath}.v8cache`;
+
+/** Runs the standalone validators' code (CommonJS, from `standaloneValidators`) as a module at `filename`. */
+export function evaluateStandaloneValidators(code: string, filename: string, cachedData?: Uint8Array): { validators: StandaloneValidators; script: Script } {
+  const script = new Script(`(function (exports, require, module) {${code}\n})`, { filename, ...(cachedData ? { cachedData } : {}) });
+  const module = { exports: {} as StandaloneValidators };
+  const run = script.runInThisContext() as (exports: unknown, require: NodeJS.Require, module: unknown) => void;
+  run(module.exports, createRequire(filename), module);
+  return { validators: module.exports, script };
+}
+
+let built: { validators: StandaloneValidators; script: Script } | null | undefined;
 /** The build's standalone validators, or null where there are none (running from sources). */
 function loadBuiltValidators(): StandaloneValidators | null {
-  if (builtValidators === undefined) {
-    builtValidators = existsSync(standaloneValidatorsPath) ? (requireCjs(standaloneValidatorsPath) as StandaloneValidators) : null;
+  if (built === undefined) {
+    if (existsSync(standaloneValidatorsPath)) {
+      const code = readFileSync(standaloneValidatorsPath, 'utf8');
+      const cache = existsSync(standaloneCodeCachePath) ? new Uint8Array(readFileSync(standaloneCodeCachePath)) : undefined;
+      built = evaluateStandaloneValidators(code, standaloneValidatorsPath, cache);
+    } else {
+      built = null;
+    }
   }
-  return builtValidators;
+  return built?.validators ?? null;
+}
+
+/**
+ * For the build: writes the standalone validators, and returns a function
+ * that writes their code cache once they have been run (V8 caches the
+ * functions compiled so far, so the build runs them on typical documents
+ * first). A checker that has not checked anything yet takes these validators.
+ */
+export function writeStandaloneValidators(): () => void {
+  writeFileSync(standaloneValidatorsPath, standaloneValidators());
+  rmSync(standaloneCodeCachePath, { force: true });
+  built = undefined;
+  return () => {
+    if (loadBuiltValidators() === null) throw new Error(`no standalone validators at ${standaloneValidatorsPath}`);
+    const cache = built!.script.createCachedData();
+    writeFileSync(standaloneCodeCachePath, new Uint8Array(cache.buffer, cache.byteOffset, cache.byteLength));
+  };
 }
 
 /** Every schema a checker was made for, so that the build can compile them all ahead of time. */

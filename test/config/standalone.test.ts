@@ -1,13 +1,12 @@
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { nodeSchema } from '../../src/config/load.js';
 import { scenarioSchema } from '../../src/config/scenario.js';
 import { hwProfileSchema } from '../../src/hw/profiles.js';
-import { schemaChecker, standaloneValidators, type Schema, type StandaloneValidators } from '../../src/core/schema.js';
+import { evaluateStandaloneValidators, schemaChecker, standaloneValidators, type Schema, type StandaloneValidators } from '../../src/core/schema.js';
 
 /**
  * The build compiles every schema's validator ahead of time
@@ -19,11 +18,9 @@ import { schemaChecker, standaloneValidators, type Schema, type StandaloneValida
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
-/** The module the build writes, evaluated as CommonJS (its `require`s resolve from here). */
+/** The module the build writes, run as the product runs it (its `require`s resolve from here). */
 function evaluate(code: string): StandaloneValidators {
-  const module = { exports: {} as StandaloneValidators };
-  new Function('module', 'exports', 'require', code)(module, module.exports, createRequire(import.meta.url));
-  return module.exports;
+  return evaluateStandaloneValidators(code, fileURLToPath(import.meta.url)).validators;
 }
 
 // Made now, as the build does: every checker the product makes when its modules load.
