@@ -598,10 +598,10 @@ export class MeshRouter {
   /** Adds the current queue lengths to the time averages (called on a fixed period). */
   sampleQueues(): void {
     this.queueSamples++;
-    for (const q of this.sched.queues()) {
-      this.queueSum.set(q.channel, (this.queueSum.get(q.channel) ?? 0) + q.packets);
-      this.queueMax.set(q.channel, Math.max(this.queueMax.get(q.channel) ?? 0, q.packets));
-    }
+    this.sched.forEachQueueLength((channel, packets) => {
+      this.queueSum.set(channel, (this.queueSum.get(channel) ?? 0) + packets);
+      this.queueMax.set(channel, Math.max(this.queueMax.get(channel) ?? 0, packets));
+    });
   }
 
   queueStats(): Array<{ channel: number; meanPackets: number; maxPackets: number }> {

@@ -163,6 +163,11 @@ export class ChannelScheduler<T = unknown> {
     return false;
   }
 
+  /** Packets waiting on each channel, as `queues()` counts them, without building that view (the simulator samples them every 10 ms). */
+  forEachQueueLength(visit: (channel: number, packets: number) => void): void {
+    for (const channel of this.params.channels) visit(channel, this.q.get(channel)!.length);
+  }
+
   queues(): Array<{ channel: number; packets: number; bytes: number; classes: Array<{ queue: number; packets: number; bytes: number }> }> {
     return this.params.channels.map((channel) => {
       const q = this.q.get(channel)!;
