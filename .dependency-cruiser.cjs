@@ -19,7 +19,8 @@ const LAYERS = [
 
 /**
  * Where the product starts: the CLI, the worker threads it spawns by URL, the
- * monitor page's script, and the udev rules generator run by hand (hw/README.md).
+ * monitor page's script, the udev rules generator run by hand (hw/README.md)
+ * and the build's compiler of the schema validators.
  */
 const ENTRY_POINTS = [
   '^src/cli/main\\.ts$',
@@ -27,6 +28,7 @@ const ENTRY_POINTS = [
   '^src/sim/seed-worker\\.ts$',
   '^src/monitor/page/main\\.ts$',
   '^src/hw/udev\\.ts$',
+  '^src/config/build-validators\\.ts$',
 ];
 
 /** The hosts that run a router, and the control plane's servers: siblings over the router. */

@@ -3,7 +3,7 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
-const main = fileURLToPath(new URL('../dist/src/cli/main.js', import.meta.url));
+const main = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
 if (!existsSync(main)) {
   process.stderr.write('cogmesh: not built yet: run `npm run build` in the package folder\n');
   process.exit(1);

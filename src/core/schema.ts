@@ -1,5 +1,11 @@
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+import { Script } from 'node:vm';
+import type * as AjvModule from 'ajv/dist/2020.js';
+import type { Ajv2020, ErrorObject, Options, ValidateFunction } from 'ajv/dist/2020.js';
 import { ConfigError, type ConfigIssue } from './errors.js';
 
 /**
@@ -14,25 +20,36 @@ export type Schema = { [k: string]: unknown };
 /** Keywords cogmesh adds to its schemas: `x-live` (a field a running router takes), `x-secret` (a field never shown). */
 export const SCHEMA_ANNOTATIONS = ['x-live', 'x-secret'] as const;
 
+/** How every validator is compiled, at run time or ahead of it (standalone). */
+const AJV_OPTIONS: Options = { allErrors: true, verbose: true, useDefaults: true, discriminator: true, strict: true };
+
+// Ajv is loaded only when a schema is compiled: a built package carries its validators compiled ahead of time.
+const requireCjs = createRequire(import.meta.url);
+
+function newAjv(extra: Options = {}): Ajv2020 {
+  const { Ajv2020 } = requireCjs('ajv/dist/2020.js') as typeof AjvModule;
+  const ajv = new Ajv2020({ ...AJV_OPTIONS, ...extra });
+  // cogmesh's annotations: they mark fields for the code that reads the schema, and validate nothing.
+  ajv.addVocabulary([...SCHEMA_ANNOTATIONS]);
+  return ajv;
+}
+
 /**
  * The one validator compiler of the process: a schema that several others
  * name by `$id` (the node schema, inside every scenario) is compiled once.
  */
 let shared: Ajv2020 | undefined;
 function sharedAjv(): Ajv2020 {
-  if (shared) return shared;
-  shared = new Ajv2020({ allErrors: true, verbose: true, useDefaults: true, discriminator: true, strict: true });
-  // cogmesh's annotations: they mark fields for the code that reads the schema, and validate nothing.
-  shared.addVocabulary([...SCHEMA_ANNOTATIONS]);
+  shared ??= newAjv();
   return shared;
 }
 
-/** Adds a schema with an `$id` to the shared compiler, once: `$ref`s to it resolve to that one compiled schema. */
+/** Adds a schema with an `$id` to a compiler, once: `$ref`s to it resolve to that one compiled schema. */
 function register(ajv: Ajv2020, s: Schema): void {
   if (typeof s.$id === 'string' && ajv.getSchema(s.$id) === undefined) ajv.addSchema(s);
 }
 
-/** `s` compiled, once per process for a schema with an `$id`. */
+/** `s` compiled, once per compiler for a schema with an `$id`. */
 function compiled(ajv: Ajv2020, s: Schema): ValidateFunction {
   if (typeof s.$id !== 'string') return ajv.compile(s);
   register(ajv, s);
@@ -40,18 +57,140 @@ function compiled(ajv: Ajv2020, s: Schema): ValidateFunction {
 }
 
 /**
+ * What a schema checker validates: a root and the schemas its `$ref`s name.
+ * Its digest (of their text) names its validator in the standalone module,
+ * so a validator compiled from other schemas than the ones loaded (a build
+ * older than an edit of a schema) is never used.
+ */
+interface CheckedSchemas {
+  root: Schema;
+  refs: readonly Schema[];
+}
+
+function schemasDigest({ root, refs }: CheckedSchemas): string {
+  return createHash('sha256')
+    .update(JSON.stringify([root, ...refs]))
+    .digest('hex');
+}
+
+/** Validators compiled ahead of time (`standaloneValidators`), by the digest of their schemas. */
+export type StandaloneValidators = Readonly<Record<string, ValidateFunction | undefined>>;
+
+/** Where the build writes the standalone validators: next to this module. */
+export const standaloneValidatorsPath: string = fileURLToPath(new URL('./schema-validators.cjs', import.meta.url));
+
+/**
+ * Where the build writes V8's code cache of the standalone validators. Their
+ * code is large (every check spelled out, for every field), and compiling it
+ * took more time than running it; the cache holds it compiled. A Node.js
+ * other than the build's refuses the cache, and the code is compiled as usual.
+ */
+export const standaloneCodeCachePath: string = `${standaloneValidatorsPath}.v8cache`;
+
+/** Runs the standalone validators' code (CommonJS, from `standaloneValidators`) as a module at `filename`. */
+export function evaluateStandaloneValidators(code: string, filename: string, cachedData?: Uint8Array): { validators: StandaloneValidators; script: Script } {
+  const script = new Script(`(function (exports, require, module) {${code}\n})`, { filename, ...(cachedData ? { cachedData } : {}) });
+  const module = { exports: {} as StandaloneValidators };
+  const run = script.runInThisContext() as (exports: unknown, require: NodeJS.Require, module: unknown) => void;
+  run(module.exports, createRequire(filename), module);
+  return { validators: module.exports, script };
+}
+
+let built: { validators: StandaloneValidators; script: Script } | null | undefined;
+/** The build's standalone validators, or null where there are none (running from sources). */
+function loadBuiltValidators(): StandaloneValidators | null {
+  if (built === undefined) {
+    if (existsSync(standaloneValidatorsPath)) {
+      const code = readFileSync(standaloneValidatorsPath, 'utf8');
+      const cache = existsSync(standaloneCodeCachePath) ? new Uint8Array(readFileSync(standaloneCodeCachePath)) : undefined;
+      built = evaluateStandaloneValidators(code, standaloneValidatorsPath, cache);
+    } else {
+      built = null;
+    }
+  }
+  return built?.validators ?? null;
+}
+
+/**
+ * For the build: writes the standalone validators, and returns a function
+ * that writes their code cache once they have been run (V8 caches the
+ * functions compiled so far, so the build runs them on typical documents
+ * first). A checker that has not checked anything yet takes these validators.
+ */
+export function writeStandaloneValidators(): () => void {
+  writeFileSync(standaloneValidatorsPath, standaloneValidators());
+  rmSync(standaloneCodeCachePath, { force: true });
+  built = undefined;
+  return () => {
+    if (loadBuiltValidators() === null) throw new Error(`no standalone validators at ${standaloneValidatorsPath}`);
+    const cache = built!.script.createCachedData();
+    writeFileSync(standaloneCodeCachePath, new Uint8Array(cache.buffer, cache.byteOffset, cache.byteLength));
+  };
+}
+
+/** Every schema a checker was made for, so that the build can compile them all ahead of time. */
+const declared: CheckedSchemas[] = [];
+
+/**
+ * A CommonJS module whose exports are the validators of every schema
+ * checker made so far (`schemaChecker`), or of `only`, compiled ahead of time
+ * by Ajv's standalone code: it needs no schema compiler at run time.
+ */
+export function standaloneValidators(only: readonly CheckedSchemas[] = declared): string {
+  const { default: toCode } = requireCjs('ajv/dist/standalone/index.js') as {
+    default: (ajv: Ajv2020, exports: Record<string, string>) => string;
+  };
+  const ajv = newAjv({ code: { source: true } });
+  const exports: Record<string, string> = {};
+  const digestOf = new Map<string, string>();
+  for (const c of only) {
+    const id = c.root.$id;
+    if (typeof id !== 'string') throw new Error('a schema compiled ahead of time needs an $id');
+    const digest = schemasDigest(c);
+    // One compiler holds one schema per $id: two versions of a schema cannot both be compiled ahead of time.
+    if ((digestOf.get(id) ?? digest) !== digest) throw new Error(`two different schemas with the $id ${id}`);
+    digestOf.set(id, digest);
+    for (const r of c.refs) register(ajv, r);
+    register(ajv, c.root);
+    exports[digest] = id;
+  }
+  return `${toCode(ajv, exports)}\n`;
+}
+
+/** Where a checker's validator came from: compiled ahead of time, or compiled when first needed. */
+export type ValidatorSource = 'standalone' | 'compiled';
+
+/** A schema checker: the problems found in a document, whose defaults it fills in. */
+export interface SchemaChecker {
+  (data: unknown): ConfigIssue[];
+  /** Where its validator came from; undefined before the first check. */
+  readonly source: ValidatorSource | undefined;
+}
+
+/**
  * A checker of `root` (with the schemas its `$ref`s name, by `$id`): it
  * fills defaults into the document it is given and returns every problem
- * found. The schema is compiled on the first check, not before: a command
- * that reads no document pays nothing for it.
+ * found. Its validator comes from `standalone` (by default the build's;
+ * null: compile it) when that holds one for these very schemas, and is
+ * otherwise compiled on the first check, not before: a command that reads
+ * no document pays nothing for it.
  */
-export function schemaChecker(root: Schema, refs: readonly Schema[] = []): (data: unknown) => ConfigIssue[] {
+export function schemaChecker(root: Schema, refs: readonly Schema[] = [], opts: { standalone?: StandaloneValidators | null } = {}): SchemaChecker {
+  declared.push({ root, refs });
   let v: ValidateFunction | undefined;
+  let source: ValidatorSource | undefined;
   const validator = (): ValidateFunction => {
     if (v) return v;
+    const ahead = opts.standalone === undefined ? loadBuiltValidators() : opts.standalone;
+    v = ahead?.[schemasDigest({ root, refs })];
+    if (v) {
+      source = 'standalone';
+      return v;
+    }
     const ajv = sharedAjv();
     for (const r of refs) register(ajv, r);
     v = compiled(ajv, root);
+    source = 'compiled';
     return v;
   };
 
@@ -159,10 +298,11 @@ export function schemaChecker(root: Schema, refs: readonly Schema[] = []): (data
     return name.replace(/~/g, '~0').replace(/\//g, '~1');
   }
 
-  return (data: unknown): ConfigIssue[] => {
+  const check = (data: unknown): ConfigIssue[] => {
     const validate = validator();
     return validate(data) ? [] : schemaIssues(validate.errors ?? []);
   };
+  return Object.defineProperty(check, 'source', { get: () => source, enumerable: true }) as SchemaChecker;
 }
 
 /** A deep copy of plain JSON data, or a ConfigError when it is not plain data. */

@@ -102,12 +102,10 @@ export const hwProfilesDir: string = hwFilePath('profiles');
 /** The profile schema as parsed from hwProfileSchemaPath. */
 export const hwProfileSchema: Readonly<Schema> = JSON.parse(readFileSync(hwProfileSchemaPath, 'utf8')) as Schema;
 
-type Checker = ReturnType<typeof schemaChecker>;
-let checker: Checker | undefined;
+const checker = schemaChecker(hwProfileSchema);
 
 /** Validates a profile document against the schema (defaults filled into `data`); the problems found. */
 export function checkHwProfileDocument(data: unknown): ConfigIssue[] {
-  checker ??= schemaChecker(hwProfileSchema);
   return checker(data);
 }
 
