@@ -16,7 +16,10 @@
  * both goodputs (payload delivered in order to the sink, over the flow's
  * active time; mean and 95% confidence half-width over the seeds), their ratio,
  * whether it is within 25%, and the wall time of each side. --check makes the
- * exit code nonzero when a hop count is outside 25%. --set passes overrides to
+ * exit code nonzero when a hop count is outside 25%. Wall times are given
+ * twice for cogmesh: its simulations in this process (the simulator against
+ * ns-2), and whole `cogmesh sim` processes, one per seed as ns-2 runs, with
+ * start-up (needs `npm run build`; each must give the in-process goodput). --set passes overrides to
  * the cogmesh runs, as `cogmesh sim --set`. --window is the TCP receive window
  * (packets) of both sides; cogmesh's sink gets window x 1000 bytes of receive
  * buffer. --jobs is cogmesh's worker threads:
@@ -127,37 +130,58 @@ function runNs2(hops: number, seed: number): Promise<Ns2Run> {
 /** A TCP flow's goodput (in-order payload to the sink app over its active time) over the seeds. */
 const goodputSpread = (r: SimResult): Spread | null => r.summary[0]?.goodputMbps ?? null;
 
+/** The overrides that make urbanx-chain the ns-2 script's chain (see the file comment). */
+function chainSets(startS: number): string[] {
+  return [
+    // The ns-2 script's FTP: 1000-byte segments from its start to the end of
+    // the run, a window of `window` packets (the sink's receive buffer), every
+    // segment acknowledged, an initial window of 2 (ns-2's defaults).
+    `flows.0.tcp.mss=${SEGMENT_BYTES}`,
+    // ns-2's window_ caps the segments in flight; cogmesh's sink acknowledges a
+    // segment before its application reads it, so its buffer holds one more.
+    `flows.0.tcp.receiveBufferBytes=${(window + 1) * SEGMENT_BYTES}`,
+    'flows.0.tcp.delayedAckMs=0',
+    'flows.0.tcp.initialWindowSegments=2',
+    `flows.0.startS=${startS}`,
+    'flows.0.stopS=0',
+    // An ns-2 node has one radio: AODV's HELLOs and route discovery share
+    // the data channel. cogmesh's R3 joins R1 and R2 on the fixed channel,
+    // where a router's co-channel radios act as one half-duplex transceiver.
+    `node.radios.R3.channel=${CHANNEL}`,
+    `node.channel.initialChannel=${CHANNEL}`,
+    ...(values.set ?? []),
+  ];
+}
+
 async function runCogmesh(hops: number, startS: number): Promise<{ result: SimResult; wallS: number }> {
-  const o: ScenarioOverrides = {
-    hops,
-    durationS,
-    seed: seed0,
-    seeds,
-    tcp: 'reno',
-    cognitive: false,
-    pn: false,
-    set: [
-      // The ns-2 script's FTP: 1000-byte segments from its start to the end of
-      // the run, a window of `window` packets (the sink's receive buffer), every
-      // segment acknowledged, an initial window of 2 (ns-2's defaults).
-      `flows.0.tcp.mss=${SEGMENT_BYTES}`,
-      // ns-2's window_ caps the segments in flight; cogmesh's sink acknowledges a
-      // segment before its application reads it, so its buffer holds one more.
-      `flows.0.tcp.receiveBufferBytes=${(window + 1) * SEGMENT_BYTES}`,
-      'flows.0.tcp.delayedAckMs=0',
-      'flows.0.tcp.initialWindowSegments=2',
-      `flows.0.startS=${startS}`,
-      'flows.0.stopS=0',
-      // An ns-2 node has one radio: AODV's HELLOs and route discovery share
-      // the data channel. cogmesh's R3 joins R1 and R2 on the fixed channel,
-      // where a router's co-channel radios act as one half-duplex transceiver.
-      `node.radios.R3.channel=${CHANNEL}`,
-      `node.channel.initialChannel=${CHANNEL}`,
-      ...(values.set ?? []),
-    ],
-  };
+  const o: ScenarioOverrides = { hops, durationS, seed: seed0, seeds, tcp: 'reno', cognitive: false, pn: false, set: chainSets(startS) };
   const { result, wallMs } = await simulate(scenarioPath, o, jobs);
   return { result, wallS: wallMs / 1000 };
+}
+
+const cliPath = fileURLToPath(new URL('../bin/cogmesh.js', import.meta.url));
+
+/**
+ * The same run as a whole `cogmesh sim` process per seed, as ns-2 runs
+ * (start-up included): its wall time, and its goodput, which must be the
+ * in-process run's to the last digit (the runs are deterministic).
+ */
+function runCogmeshProcess(hops: number, startS: number, seed: number): Promise<{ wallS: number; goodputMbps: number }> {
+  const args = [cliPath, 'sim', scenarioPath, '--json', '--hops', String(hops), '--duration', String(durationS), '--seed', String(seed), '--seeds', '1'];
+  args.push('--jobs', '1', '--tcp', 'reno', '--cognitive', 'off', '--pn', 'off', ...chainSets(startS).flatMap((v) => ['--set', v]));
+  const t0 = performance.now();
+  return new Promise((resolve, reject) => {
+    execFile(process.execPath, args, { maxBuffer: 64 << 20 }, (err, stdout, stderr) => {
+      const wallS = (performance.now() - t0) / 1000;
+      if (err) {
+        reject(new Error(`cogmesh sim failed (is it built? npm run build): ${stderr.trim().split('\n').slice(-3).join(' / ') || err.message}`));
+        return;
+      }
+      const goodput = (JSON.parse(stdout) as SimResult).runs[0]?.flows[0];
+      const g = goodput && 'goodputMbps' in goodput ? Number(goodput.goodputMbps) : NaN;
+      resolve({ wallS, goodputMbps: g });
+    });
+  });
 }
 
 // ---- The comparison -----------------------------------------------------------------
@@ -165,7 +189,8 @@ async function runCogmesh(hops: number, startS: number): Promise<{ result: SimRe
 interface Row {
   hops: number;
   ns2: { goodputMbps: Spread; wallS: number; runs: Ns2Run[] };
-  cogmesh: { goodputMbps: Spread | null; wallS: number; result: SimResult } | { error: string };
+  /** wallS: the simulations in this process; processWallS: whole `cogmesh sim` processes, one per seed. */
+  cogmesh: { goodputMbps: Spread | null; wallS: number; processWallS: number; result: SimResult } | { error: string };
   /** cogmesh / ns-2 mean goodput. */
   ratio: number | null;
   within: boolean;
@@ -187,7 +212,15 @@ for (const hops of hopsList) {
   let cogmesh: Row['cogmesh'];
   try {
     const { result, wallS } = await runCogmesh(hops, startS);
-    cogmesh = { goodputMbps: goodputSpread(result), wallS, result };
+    let processWallS = 0;
+    for (const [k, s] of seedList.entries()) {
+      const p = await runCogmeshProcess(hops, startS, s);
+      const inProcess = result.runs[k]?.flows[0];
+      const g = inProcess && 'goodputMbps' in inProcess ? Number(inProcess.goodputMbps) : NaN;
+      if (p.goodputMbps !== g) throw new Error(`seed ${s}: the cogmesh process gave ${p.goodputMbps} Mbps, the in-process run ${g}: not deterministic`);
+      processWallS += p.wallS;
+    }
+    cogmesh = { goodputMbps: goodputSpread(result), wallS, processWallS, result };
   } catch (e) {
     const msg = e instanceof Error ? e.message : String(e);
     process.stderr.write(`bench/ns2.ts: the cogmesh side failed at ${hops} hop(s): ${msg}\n`);
@@ -215,17 +248,19 @@ if (values.json) {
       runs: r.ns2.runs.map(({ seed, goodputMbps, wallS, fields }) => ({ seed, goodputMbps, wallS, ...fields })),
     },
     cogmesh:
-      'error' in r.cogmesh ? { error: r.cogmesh.error } : { goodputMbps: r.cogmesh.goodputMbps, wallS: r.cogmesh.wallS, summary: r.cogmesh.result.summary[0] },
+      'error' in r.cogmesh
+        ? { error: r.cogmesh.error }
+        : { goodputMbps: r.cogmesh.goodputMbps, wallS: r.cogmesh.wallS, processWallS: r.cogmesh.processWallS, summary: r.cogmesh.result.summary[0] },
   }));
   process.stdout.write(`${JSON.stringify({ durationS, seeds: seedList, window, tolerance: TOLERANCE, rows: out }, null, 2)}\n`);
 } else {
   const cell = (s: Spread | null | undefined, digits = 3): string => (s ? `${s.mean.toFixed(digits)} ± ${s.ci95.toFixed(digits)}` : 'n/a');
   const lines = [
-    '| hops | ns-2 goodput (Mbps) | cogmesh goodput (Mbps) | cogmesh/ns-2 | within 25%? | ns-2 wall (s) | cogmesh wall (s) | cogmesh/ns-2 wall |',
-    '| ---: | ---: | ---: | ---: | :---: | ---: | ---: | ---: |',
+    '| hops | ns-2 goodput (Mbps) | cogmesh goodput (Mbps) | cogmesh/ns-2 | within 25%? | ns-2 wall (s) | cogmesh wall (s) | cogmesh/ns-2 wall | cogmesh process wall (s) | process/ns-2 wall |',
+    '| ---: | ---: | ---: | ---: | :---: | ---: | ---: | ---: | ---: | ---: |',
     ...rows.map((r) => {
       const c = 'error' in r.cogmesh ? undefined : r.cogmesh;
-      return `| ${r.hops} | ${cell(r.ns2.goodputMbps)} | ${cell(c?.goodputMbps)} | ${r.ratio === null ? 'n/a' : r.ratio.toFixed(3)} | ${r.within ? 'yes' : 'no'} | ${r.ns2.wallS.toFixed(2)} | ${c ? c.wallS.toFixed(2) : 'n/a'} | ${c && r.ns2.wallS > 0 ? `${(c.wallS / r.ns2.wallS).toFixed(1)}x` : 'n/a'} |`;
+      return `| ${r.hops} | ${cell(r.ns2.goodputMbps)} | ${cell(c?.goodputMbps)} | ${r.ratio === null ? 'n/a' : r.ratio.toFixed(3)} | ${r.within ? 'yes' : 'no'} | ${r.ns2.wallS.toFixed(2)} | ${c ? c.wallS.toFixed(2) : 'n/a'} | ${c && r.ns2.wallS > 0 ? `${(c.wallS / r.ns2.wallS).toFixed(2)}x` : 'n/a'} | ${c ? c.processWallS.toFixed(2) : 'n/a'} | ${c && r.ns2.wallS > 0 ? `${(c.processWallS / r.ns2.wallS).toFixed(2)}x` : 'n/a'} |`;
     }),
   ];
   const startS = rows[0]?.ns2.runs[0]?.startS ?? 1;
@@ -233,7 +268,8 @@ if (values.json) {
     `${lines.join('\n')}\n\n` +
       `TCP Reno, window ${window} packets, 1000-byte segments, FTP from ${startS} s to ${durationS} s; seeds ${seedList.join(', ')}; ` +
       `goodput = payload delivered in order to the sink over the FTP's active time. ` +
-      `Wall times: ns-2 processes one after another, cogmesh on ${jobs} worker thread(s), summed over the seeds.\n`,
+      `Wall times, summed over the seeds: ns-2 processes one after another; cogmesh's simulations in this process on ${jobs} worker thread(s) ` +
+      `(cogmesh wall), and whole \`cogmesh sim\` processes one after another, start-up included (process wall).\n`,
   );
 }
 

@@ -106,7 +106,7 @@ export function simCommand(): Command {
     .option('--acc-mode <mode>', 'TCP-ACC mode: split (acknowledge on receipt) or e2e (acknowledge what downstream acknowledged)')
     .option(
       '--sensing-model <model>',
-      "how the energy detectors see the band: iq (synthesised samples, the scenario's default) or statistical (window energies drawn from their exact distribution, faster)",
+      'how the energy detectors see the band: statistical (window energies drawn from their exact distribution; the default) or iq (synthesised samples, as on a real node: slower, and the results of versions before the statistical model, number for number)',
     )
     .action(async (path: string, opts: SimOptions) => {
       const duration = opts.duration === undefined ? undefined : Number(opts.duration);

@@ -102,11 +102,11 @@ describe('scenario: defaults and validation', () => {
 });
 
 describe('scenario: the sensing model', () => {
-  test('iq unless the scenario or the command line says statistical', () => {
-    assert.deepEqual(parseScenario(minimal).sensing, { model: 'iq' });
-    assert.equal(parseScenario({ ...minimal, sensing: { model: 'statistical' } }).sensing.model, 'statistical');
-    assert.equal(parseScenario(minimal, 'test', { sensingModel: 'statistical' }).sensing.model, 'statistical');
-    assert.equal(parseScenario(minimal, 'test', { set: ['sensing.model="statistical"'] }).sensing.model, 'statistical');
+  test('statistical unless the scenario or the command line says iq', () => {
+    assert.deepEqual(parseScenario(minimal).sensing, { model: 'statistical' });
+    assert.equal(parseScenario({ ...minimal, sensing: { model: 'iq' } }).sensing.model, 'iq');
+    assert.equal(parseScenario(minimal, 'test', { sensingModel: 'iq' }).sensing.model, 'iq');
+    assert.equal(parseScenario(minimal, 'test', { set: ['sensing.model="iq"'] }).sensing.model, 'iq');
   });
 
   test('any other model is refused at /sensing/model, from the file, an override or --set', () => {

@@ -173,10 +173,21 @@ describe('simulator: a mesh carries packets', () => {
 describe('simulator: the statistical sensing model', () => {
   const pn = { sources: [{ channels: 'all', powerDbm: -50, pattern: { kind: 'onoff', idleMs: 2000, busyMs: 500, distribution: 'exponential' } }] };
 
-  test('iq is the default: a run without the field is the run with model iq', () => {
-    const a = runScenario(quiet(2, { pn, durationS: 6 }), 4);
-    const b = runScenario(quiet(2, { pn, durationS: 6, sensing: { model: 'iq' } }), 4);
-    assert.deepEqual(b, a);
+  test('statistical is the default: a run without the field is the run with model statistical, not the one with iq', () => {
+    // A CCA threshold just over the noise floor puts every window in doubt, so the two models' draws tell apart.
+    const node = { sensing: { durationMs: 20, periodMs: 1000, ccaThresholdDbm: -93.5 } };
+    const ownW = (sc: ReturnType<typeof quiet>): number[] => {
+      const ws: number[] = [];
+      runScenario(sc, 4, {
+        onRouterEvent: (_i, e) => {
+          if (e.kind === 'sensing-round') for (const c of e.channels) if (c.ownW !== undefined) ws.push(c.ownW);
+        },
+      });
+      return ws;
+    };
+    const byDefault = ownW(quiet(2, { pn, durationS: 6, node }));
+    assert.deepEqual(byDefault, ownW(quiet(2, { pn, durationS: 6, node, sensing: { model: 'statistical' } })));
+    assert.notDeepEqual(byDefault, ownW(quiet(2, { pn, durationS: 6, node, sensing: { model: 'iq' } })));
   });
 
   test('a statistical run senses (sensing rounds report w) and is the same for a seed, to the byte', () => {

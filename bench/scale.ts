@@ -1,0 +1,283 @@
+/**
+ * How the simulator grows with the mesh: random meshes of 10, 30, 100, 300
+ * and 1000 routers at one density, a fixed number of flows per router, each
+ * flow over a fixed number of hops, simulated for 60 s each.
+ *
+ *   node --import tsx bench/scale.ts [--sizes 10,30,100,300,1000] [--duration 60]
+ *                                    [--flows-per-router 0.1] [--flow-hops 3]
+ *                                    [--degree 12] [--rate 0.1] [--seed 1]
+ *                                    [--cognitive on|off] [--pn on|off]
+ *                                    [--set PATH=VALUE]... [--heap-mb 8192] [--keep DIR] [--json]
+ *
+ * The routers are drawn uniformly at random in a square sized so that each
+ * has `--degree` others within the transmission range on average, redrawn
+ * until the mesh is connected; so the work per router stays the same as the
+ * mesh grows. Each flow is a UDP CBR flow of `--rate` Mbps (1000-byte packets)
+ * from a random router to one exactly `--flow-hops` hops away (fewest hops
+ * in range), so a flow's work does not grow with the mesh either. Everything
+ * else is the scenario defaults (cognitive layer on; --set as `cogmesh sim`).
+ *
+ * Each size runs in a process of its own (its heap capped at --heap-mb, 8 GiB
+ * by default) that reports the simulation's wall and CPU time, the events it
+ * fired and its peak resident set. The report gives events per second and the
+ * growth exponent of the wall time against the 10-router run, measured in the
+ * same run: log(wall_N / wall_10) / log(N / 10); 1 is linear. --keep DIR
+ * leaves each mesh's scenario file in DIR (scale-N.json), to run or profile
+ * with `cogmesh sim`.
+ */
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { Rng } from '../src/core/rng.js';
+import type { ScenarioOverrides } from '../src/config/scenario.js';
+
+/** The medium's default transmission range (m), which the scenarios use. */
+const TX_RANGE_M = 250;
+const PACKET_BYTES = 1000;
+/** The flows start once HELLOs have found the neighbours. */
+const FLOW_START_S = 5;
+
+const { values } = parseArgs({
+  options: {
+    sizes: { type: 'string', default: '10,30,100,300,1000' },
+    duration: { type: 'string', default: '60' },
+    'flows-per-router': { type: 'string', default: '0.1' },
+    'flow-hops': { type: 'string', default: '3' },
+    degree: { type: 'string', default: '12' },
+    rate: { type: 'string', default: '0.1' },
+    seed: { type: 'string', default: '1' },
+    cognitive: { type: 'string', default: 'on' },
+    pn: { type: 'string', default: 'on' },
+    set: { type: 'string', multiple: true, default: [] },
+    'heap-mb': { type: 'string', default: '8192' },
+    keep: { type: 'string' },
+    json: { type: 'boolean', default: false },
+    child: { type: 'string' },
+  },
+});
+
+function usage(msg: string): never {
+  process.stderr.write(`bench/scale.ts: ${msg}\n`);
+  process.exit(2);
+}
+function num(name: string, v: string | undefined, min: number, max: number, integer = false): number {
+  const n = Number(v);
+  if (v === undefined || v.trim() === '' || !Number.isFinite(n) || n < min || n > max || (integer && !Number.isInteger(n))) {
+    usage(`--${name}: "${v}" is not ${integer ? 'an integer' : 'a number'} from ${min} to ${max}`);
+  }
+  return n;
+}
+function onOff(name: string, v: string | undefined): boolean {
+  if (v !== 'on' && v !== 'off') usage(`--${name}: "${v}" is not on or off`);
+  return v === 'on';
+}
+
+/** What a child process reports of one simulation. */
+interface ChildReport {
+  wallMs: number;
+  cpuMs: number;
+  events: number;
+  maxRssMb: number;
+  delivered: number;
+  sent: number;
+}
+
+// ---- A child: one simulation ------------------------------------------------------
+
+if (values.child !== undefined) {
+  const { simulate } = await import('../src/cli/sim.js');
+  const { path, overrides } = JSON.parse(values.child) as { path: string; overrides: ScenarioOverrides };
+  const c0 = process.cpuUsage();
+  const { result, wallMs } = await simulate(path, overrides, 1);
+  const c = process.cpuUsage(c0);
+  const run = result.runs[0]!;
+  const report: ChildReport = {
+    wallMs,
+    cpuMs: (c.user + c.system) / 1000,
+    events: run.events,
+    maxRssMb: process.resourceUsage().maxRSS / 1024,
+    sent: run.flows.reduce((a, f) => a + ('sent' in f ? Number(f.sent) : 0), 0),
+    delivered: run.flows.reduce((a, f) => a + ('received' in f ? Number(f.received) : 0), 0),
+  };
+  process.stdout.write(`${JSON.stringify(report)}\n`);
+  process.exit(0);
+}
+
+// ---- The parent: the meshes and the report -------------------------------------------
+
+const sizes = (values.sizes ?? '').split(',').map((s) => num('sizes', s, 2, 1000, true));
+if (sizes.length === 0) usage('--sizes: no size given');
+const durationS = num('duration', values.duration, FLOW_START_S + 1, 1e6);
+const flowsPerRouter = num('flows-per-router', values['flows-per-router'], 0, 10);
+const flowHops = num('flow-hops', values['flow-hops'], 1, 64, true);
+const degree = num('degree', values.degree, 2, 100);
+const rateMbps = num('rate', values.rate, 0.001, 100);
+const seed = num('seed', values.seed, 1, 2 ** 31 - 1, true);
+const cognitive = onOff('cognitive', values.cognitive);
+const pn = onOff('pn', values.pn);
+const heapMb = num('heap-mb', values['heap-mb'], 256, 1 << 20, true);
+
+type Point = { xM: number; yM: number };
+
+/** Routers within the transmission range of each router. */
+function neighbours(pts: readonly Point[]): number[][] {
+  const out: number[][] = pts.map(() => []);
+  const r2 = TX_RANGE_M * TX_RANGE_M;
+  for (let i = 0; i < pts.length; i++) {
+    for (let j = i + 1; j < pts.length; j++) {
+      const dx = pts[i]!.xM - pts[j]!.xM;
+      const dy = pts[i]!.yM - pts[j]!.yM;
+      if (dx * dx + dy * dy <= r2) {
+        out[i]!.push(j);
+        out[j]!.push(i);
+      }
+    }
+  }
+  return out;
+}
+
+/** Hop counts from `src` (fewest hops within range); -1 where unreachable. */
+function hopsFrom(adj: readonly number[][], src: number): Int32Array {
+  const d = new Int32Array(adj.length).fill(-1);
+  d[src] = 0;
+  const queue = [src];
+  for (let k = 0; k < queue.length; k++) {
+    const u = queue[k]!;
+    for (const v of adj[u]!) {
+      if (d[v] !== -1) continue;
+      d[v] = d[u]! + 1;
+      queue.push(v);
+    }
+  }
+  return d;
+}
+
+/** A connected random mesh of n routers at the density of `degree`, and its flows. */
+function mesh(n: number, rng: Rng): { positions: Point[]; flows: Array<{ src: number; dst: number }> } {
+  // n routers in a square of side s have about n * pi * R^2 / s^2 neighbours each.
+  const side = Math.sqrt((n * Math.PI * TX_RANGE_M * TX_RANGE_M) / degree);
+  for (let attempt = 0; attempt < 1000; attempt++) {
+    const positions = Array.from({ length: n }, () => ({ xM: round(rng.next() * side), yM: round(rng.next() * side) }));
+    const adj = neighbours(positions);
+    if (hopsFrom(adj, 0).includes(-1)) continue;
+    const count = Math.max(1, Math.round(n * flowsPerRouter));
+    const flows: Array<{ src: number; dst: number }> = [];
+    for (let tries = 0; flows.length < count && tries < 100 * count; tries++) {
+      const src = Math.floor(rng.next() * n);
+      const d = hopsFrom(adj, src);
+      // The farthest routers, when none is exactly flowHops away (a small mesh).
+      const want = Math.min(flowHops, Math.max(...d));
+      const at = [...d.keys()].filter((i) => d[i] === want);
+      flows.push({ src, dst: at[Math.floor(rng.next() * at.length)]! });
+    }
+    return { positions, flows };
+  }
+  usage(`no connected mesh of ${n} routers at degree ${degree} in 1000 draws: raise --degree`);
+}
+const round = (x: number): number => Math.round(x * 10) / 10;
+
+function runChild(path: string, overrides: ScenarioOverrides): Promise<ChildReport> {
+  const script = fileURLToPath(import.meta.url);
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [...process.execArgv, `--max-old-space-size=${heapMb}`, script, '--child', JSON.stringify({ path, overrides })], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      const line = out.trim().split('\n').pop() ?? '';
+      if (code === 0 && line.startsWith('{')) resolve(JSON.parse(line) as ChildReport);
+      else reject(new Error(`the run exited (${signal ?? `code ${code}`}): ${err.trim().split('\n').slice(-3).join(' / ') || 'no output'}`));
+    });
+  });
+}
+
+interface Row {
+  routers: number;
+  flows: number;
+  report?: ChildReport;
+  error?: string;
+}
+
+const dir = values.keep ?? mkdtempSync(join(tmpdir(), 'cogmesh-scale-'));
+if (values.keep !== undefined) mkdirSync(dir, { recursive: true });
+const rows: Row[] = [];
+try {
+  for (const n of sizes) {
+    const rng = Rng.fromSeed(seed).fork(`scale/${n}`);
+    const m = mesh(n, rng);
+    const scenario = {
+      name: `scale-${n}`,
+      description: `bench/scale.ts: ${n} random routers at degree ${degree}, ${m.flows.length} UDP flows of ${flowHops} hops`,
+      durationS,
+      seed,
+      topology: { kind: 'positions', nodes: m.positions },
+      flows: m.flows.map((f) => ({ kind: 'udp-cbr', src: f.src, dst: f.dst, rateMbps, packetBytes: PACKET_BYTES, startS: FLOW_START_S })),
+    };
+    const path = join(dir, `scale-${n}.json`);
+    writeFileSync(path, JSON.stringify(scenario));
+    const overrides: ScenarioOverrides = { seed, seeds: 1, durationS, cognitive, pn, set: values.set ?? [] };
+    process.stderr.write(`bench/scale.ts: ${n} routers, ${m.flows.length} flows ...\n`);
+    try {
+      rows.push({ routers: n, flows: m.flows.length, report: await runChild(path, overrides) });
+    } catch (e) {
+      rows.push({ routers: n, flows: m.flows.length, error: e instanceof Error ? e.message : String(e) });
+    }
+  }
+} finally {
+  if (values.keep === undefined) rmSync(dir, { recursive: true, force: true });
+}
+
+const ref = rows.find((r) => r.report)?.report ? rows.find((r) => r.report)! : undefined;
+const exponent = (r: Row): number | null =>
+  ref && r.report && r !== ref ? Math.log(r.report.wallMs / ref.report!.wallMs) / Math.log(r.routers / ref.routers) : null;
+
+if (values.json) {
+  process.stdout.write(
+    `${JSON.stringify({ durationS, degree, flowsPerRouter, flowHops, rateMbps, cognitive, pn, heapMb, rows: rows.map((r) => ({ ...r, exponent: exponent(r) })) }, null, 2)}\n`,
+  );
+} else {
+  const f = (x: number, d = 2): string => x.toFixed(d);
+  const lines = [
+    `| routers | flows | wall (s) | CPU (s) | events | events/s | peak RSS (MB) | delivered | exponent vs ${ref?.routers ?? '-'} |`,
+    '| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+  ];
+  for (const r of rows) {
+    const p = r.report;
+    if (!p) {
+      lines.push(`| ${r.routers} | ${r.flows} | failed: ${r.error} | | | | | | |`);
+      continue;
+    }
+    const e = exponent(r);
+    lines.push(
+      `| ${r.routers} | ${r.flows} | ${f(p.wallMs / 1000)} | ${f(p.cpuMs / 1000)} | ${p.events} | ${Math.round(p.events / (p.wallMs / 1000))} | ${f(p.maxRssMb, 0)} | ${p.sent > 0 ? f((100 * p.delivered) / p.sent, 1) + '%' : '-'} | ${e === null ? '-' : f(e)} |`,
+    );
+  }
+  process.stdout.write(`${lines.join('\n')}\n\n`);
+  process.stdout.write(
+    `${f(durationS, 0)} s simulated per mesh, cognitive ${cognitive ? 'on' : 'off'}, PNs ${pn ? 'on' : 'off'}; ${degree} neighbours per router on average, ` +
+      `${flowsPerRouter} flows per router of ${flowHops} hops at ${rateMbps} Mbps; one process per mesh, heap capped at ${heapMb} MB; ` +
+      `exponent = log(wall_N / wall_ref) / log(N / ref), 1 is linear.\n`,
+  );
+  const at300 = rows.find((r) => r.routers === 300)?.report;
+  const worst = Math.max(...rows.map((r) => exponent(r) ?? -Infinity));
+  const biggest = rows.filter((r) => r.report).at(-1);
+  process.stdout.write(`goal_300_routers_wall_le_15s=${at300 ? (at300.wallMs <= 15_000 ? 'yes' : 'no') : 'not-run'}\n`);
+  process.stdout.write(
+    `goal_growth_exponent_le_1.05=${Number.isFinite(worst) ? (worst <= 1.05 ? 'yes' : 'no') : 'not-run'} (worst ${Number.isFinite(worst) ? f(worst) : '-'})\n`,
+  );
+  if (rows.some((r) => r.routers === 1000)) {
+    const big = rows.find((r) => r.routers === 1000)!;
+    process.stdout.write(
+      `goal_1000_routers_fit_8GiB=${big.report ? (big.report.maxRssMb <= 8192 ? 'yes' : 'no') : 'no'}${big.report ? ` (peak RSS ${f(big.report.maxRssMb, 0)} MB)` : ''}\n`,
+    );
+  }
+  void biggest;
+}
+if (rows.some((r) => r.error)) process.exitCode = 1;
