@@ -35,32 +35,52 @@ describe('ring: one thread on both ends', () => {
   });
 
   test('wrap-around: fragments whose payload straddles the end of the data come out whole', () => {
-    const { w, r } = ring(64);
-    // Sizes that are not multiples of the ring: every alignment of the end comes up.
-    for (let i = 0; i < 500; i++) {
-      const rec = record(i, 1 + ((i * 7) % 27));
-      assert.equal(w.write(rec), rec.length);
-      assert.deepEqual(r.read(), rec, `record ${i}`);
+    // Sizes that are not multiples of the ring: every alignment of the end comes up. In the larger
+    // ring, payloads of 128 bytes and more are copied eight bytes at a time.
+    for (const [capacity, most] of [
+      [64, 24],
+      [1024, 504],
+    ] as const) {
+      const { w, r } = ring(capacity);
+      for (let i = 0; i < 500; i++) {
+        const rec = record(i, 1 + ((i * 37) % most));
+        assert.equal(w.write(rec), rec.length);
+        assert.deepEqual(r.read(), rec, `record ${i} in ${capacity}`);
+      }
     }
   });
 
-  test('a record ending exactly at the end of the data, and a header in its last word', () => {
+  test('a payload that does not start 8-byte aligned in its buffer is copied all the same', () => {
+    const { w, r } = ring(1024);
+    const big = record(5, 400);
+    for (const off of [1, 3, 4, 7]) {
+      assert.equal(w.write(big.subarray(off)), 400 - off);
+      assert.deepEqual(r.read(), big.subarray(off));
+    }
+  });
+
+  test('a record ending exactly at the end of the data, and a header in its last bytes with the payload from byte 0', () => {
     const { w, r } = ring(64);
-    // 4 + 24 = 28, then 4 + 28 = 32: the second ends at byte 60, the third's header is at 60.
-    w.write(record(1, 24));
+    // Fragments take 8 header bytes and their payload padded to 8: 8 + 24 = 32, twice, end at 64.
+    assert.equal(w.write(record(1, 24)), 24);
+    assert.equal(w.write(record(2, 24)), 24, 'ends exactly at 64');
+    assert.equal(w.used(), 64);
     assert.deepEqual(r.read(), record(1, 24));
-    w.write(record(2, 28));
-    assert.deepEqual(r.read(), record(2, 28));
-    assert.equal(w.write(record(3, 20)), 20, 'header at 60, payload from 0');
-    assert.deepEqual(r.read(), record(3, 20));
-    // Now at 24 of the next lap: 4 + 36 would pass the end; make one end exactly at 64.
+    assert.deepEqual(r.read(), record(2, 24));
+    assert.equal(w.write(record(3, 8)), 8, 'the next starts at 0');
+    assert.deepEqual(r.read(), record(3, 8));
+    // Now at 16: 8 + 16 = 24 ends at 40, 8 + 8 at 56, and the next one's header fills 56..64, its payload from 0.
     const { w: w2, r: r2 } = ring(64);
-    w2.write(record(4, 28)); // 0..32
-    r2.read();
-    assert.equal(w2.write(record(5, 28)), 28, 'ends exactly at 64');
-    assert.deepEqual(r2.read(), record(5, 28));
-    assert.equal(w2.write(record(6, 8)), 8, 'the next starts at 0');
-    assert.deepEqual(r2.read(), record(6, 8));
+    for (const [id, n] of [
+      [4, 8],
+      [5, 16],
+      [6, 8],
+    ] as const) {
+      assert.equal(w2.write(record(id, n)), n);
+      assert.deepEqual(r2.read(), record(id, n));
+    }
+    assert.equal(w2.write(record(7, 20)), 20, 'header at 56, payload at 0..20');
+    assert.deepEqual(r2.read(), record(7, 20));
   });
 
   test('a record longer than the ring passes in fragments, whole and in order with those around it', () => {
@@ -76,13 +96,13 @@ describe('ring: one thread on both ends', () => {
   test('a full ring takes nothing more until the reader frees space: the writer is told, nothing is dropped', () => {
     const { w, r } = ring(128);
     let written = 0;
-    while (w.write(record(written, 12)) === 12) written++;
-    assert.equal(written, 8, '8 fragments of 16 bytes fill 128');
-    assert.equal(w.used(), 128);
+    while (w.write(record(written, 16)) === 16) written++;
+    assert.equal(written, 5, '5 fragments of 24 bytes fit in 128');
+    assert.equal(w.used(), 120);
     assert.equal(w.write(record(99, 1)), 0, 'refused, not cut');
-    assert.deepEqual(r.read(), record(0, 12));
-    assert.equal(w.write(record(written, 12)), 12, 'room again');
-    for (let i = 1; i <= written; i++) assert.deepEqual(r.read(), record(i, 12));
+    assert.deepEqual(r.read(), record(0, 16));
+    assert.equal(w.write(record(written, 16)), 16, 'room again');
+    for (let i = 1; i <= written; i++) assert.deepEqual(r.read(), record(i, 16));
     assert.equal(r.read(), undefined);
   });
 
