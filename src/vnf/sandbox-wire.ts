@@ -7,7 +7,8 @@ import type { VnfEvent, VnfPacket } from './types.js';
  * Packets are binary; the rare parts (lifecycle events, a listing) are
  * JSON inside the reply. All numbers little-endian.
  *
- *     call     u8 op | 3 pad | u32 id | f64 now | packet (intercept only)
+ *     call     u8 op | u8 flags (1: spin for the next call) | 2 pad | u32 id | f64 now
+ *              | packet (intercept only)
  *     reply    u32 id | u8 result | u8 has deadline | 2 pad | f64 deadline
  *              | u32 packets | u32 events' JSON length | u32 result's JSON length | 4 pad
  *              | packets | events' JSON | result's JSON
@@ -47,12 +48,13 @@ export class RecordWriter {
   private buf = new Uint8Array(4096);
   private view = new DataView(this.buf.buffer);
 
-  call(c: SandboxCall): Uint8Array {
+  /** A call; `spin`: the worker may spin for the next one (else it sleeps at once). */
+  call(c: SandboxCall, spin = true): Uint8Array {
     const size = CALL_HEAD + (c.op === 'intercept' ? packetSize(c.pkt) : 0);
     this.fit(size);
     const v = this.view;
     v.setUint8(0, OPS.indexOf(c.op));
-    v.setUint8(1, 0);
+    v.setUint8(1, spin ? 1 : 0);
     v.setUint16(2, 0);
     v.setUint32(4, c.id, true);
     v.setFloat64(8, 'now' in c ? c.now : 0, true);
@@ -128,6 +130,9 @@ function f64(b: Uint8Array, o: number): number {
   for (let i = 0; i < 8; i++) f64Bytes[LITTLE_ENDIAN ? i : 7 - i] = b[o + i]!;
   return f64Scratch[0]!;
 }
+
+/** Whether the host asks the worker to spin for the call after this one. */
+export const callSpins = (rec: Uint8Array): boolean => (rec[1]! & 1) !== 0;
 
 /** A call as the worker reads it. The packet's arrays are views of the record, which is the worker's own. */
 export function readCall(rec: Uint8Array): SandboxCall {

@@ -3,7 +3,7 @@ import { RingConsumer, RingProducer, SpinPolicy } from '../core/ring.js';
 import type { Micros } from '../core/time.js';
 import { VNF_TYPES } from './index.js';
 import { VnfManager } from './manager.js';
-import { readCall, RecordWriter, type SandboxCall, type SandboxReply } from './sandbox-wire.js';
+import { callSpins, readCall, RecordWriter, type SandboxCall, type SandboxReply } from './sandbox-wire.js';
 import type { FlowPattern, VnfType } from './types.js';
 
 /**
@@ -16,8 +16,9 @@ import type { FlowPattern, VnfType } from './types.js';
  *
  * Idle, the thread first spins briefly on the call ring (a call that comes
  * soon after the last one is served without the wake-up of a sleeping
- * thread; `SpinPolicy` stops spinning where it does not pay), then sleeps
- * in `Atomics.wait` until the host writes. Being a
+ * thread; the host says in each call whether to, and `SpinPolicy` stops
+ * spinning where it does not pay), then sleeps in `Atomics.wait` until the
+ * host writes. Being a
  * worker, it may block; `Worker.terminate()` still ends it, asleep or busy.
  */
 export interface SandboxInit {
@@ -91,15 +92,17 @@ function serve(manager: VnfManager, instanceId: number, init: SandboxStart): nev
   const replies = new RingProducer(init.replies);
   const records = new RecordWriter();
   const spin = new SpinPolicy(init.spinUs);
+  let spinning = true;
   for (;;) {
     const rec = calls.read();
     if (rec !== undefined) {
+      spinning = callSpins(rec);
       const out = records.reply(answer(manager, instanceId, readCall(rec)));
       // A full reply ring: wait for the host to read (backpressure), never drop.
       for (let at = replies.write(out); at < out.length; at = replies.write(out, at)) replies.waitForSpace();
       continue;
     }
-    if (spin.spin(() => calls.readable())) continue;
+    if (spinning && spin.spin(() => calls.readable())) continue;
     calls.waitForData();
   }
 }

@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
 import { createRing, RingConsumer, RingProducer, SpinPolicy } from '../core/ring.js';
+import { SpinChoice } from '../core/spin-choice.js';
 import type { Micros } from '../core/time.js';
 import { workerEntry } from '../core/worker-entry.js';
 import type { SandboxInit, SandboxStart } from './sandbox-worker.js';
@@ -54,10 +55,12 @@ type SandboxRequest = SandboxCall extends infer C ? (C extends unknown ? Omit<C,
  * waits, in order, in a backlog until the worker has read enough. While
  * calls are in flight the host collects replies by spinning for up to
  * `hostSpinUs` after the last one came (a one-at-a-time caller gets its
- * answer without a wake-up of the event loop; `SpinPolicy` stops spinning
- * where it does not pay), then by `Atomics.waitAsync`; with nothing in
- * flight it neither spins nor waits. It holds the event loop at most about
- * a millisecond at a time.
+ * answer without a wake-up of the event loop), then by `Atomics.waitAsync`;
+ * with nothing in flight it neither spins nor waits. It holds the event
+ * loop at most about a millisecond at a time. Whether the two sides spin at
+ * all is chosen by timing calls both ways (`SpinChoice`: on a machine with
+ * no core to spare, sleeping is faster), and `SpinPolicy` stops a side's
+ * spins for a while where they go to waste (a slow VNF, a slow caller).
  */
 export class VnfSandbox {
   state: SandboxState = 'starting';
@@ -67,7 +70,7 @@ export class VnfSandbox {
   private readonly worker: Worker;
   private nextId = 1;
   /** Calls in flight, oldest first (the worker answers in order). */
-  private readonly waiting = new Map<number, { resolve: (r: SandboxReply) => void; budgetMs: number }>();
+  private readonly waiting = new Map<number, { resolve: (r: SandboxReply) => void; budgetMs: number; sentAt: number }>();
   /** The watchdog of the oldest call in flight: a call's budget starts when the worker can start on it. */
   private watchdog: NodeJS.Timeout | undefined;
   /** What the timer was set for, ms. */
@@ -86,6 +89,8 @@ export class VnfSandbox {
   /** Calls written only in part (or not at all) for want of room, oldest first: `at` is where the rest starts. */
   private backlog: Array<{ bytes: Uint8Array; at: number }> = [];
   private readonly spin: SpinPolicy;
+  /** Whether both sides spin or sleep, from how long calls take either way. */
+  private readonly choice = new SpinChoice();
   /** A reply came, or the worker made room for a call in the backlog. */
   private readonly moved = (): boolean => this.replies.readable() || (this.backlog.length > 0 && this.calls.used() <= this.calls.capacity / 2);
   private pumpScheduled = false;
@@ -111,6 +116,7 @@ export class VnfSandbox {
       this.waiting.set(0, {
         resolve: (r) => (r.error === undefined ? resolve() : (this.fail(r.error), resolve())),
         budgetMs: Math.max(5000, limits.callBudgetMs),
+        sentAt: performance.now(),
       });
       this.rewatch();
     });
@@ -171,9 +177,9 @@ export class VnfSandbox {
     if (this.state !== 'running') return undefined;
     const id = this.nextId++;
     return new Promise<SandboxReply | undefined>((resolve) => {
-      this.waiting.set(id, { resolve, budgetMs: this.limits.callBudgetMs });
+      this.waiting.set(id, { resolve, budgetMs: this.limits.callBudgetMs, sentAt: performance.now() });
       if (this.waiting.size === 1) this.rewatch();
-      this.send(this.records.call({ ...c, id } as SandboxCall));
+      this.send(this.records.call({ ...c, id } as SandboxCall, this.choice.spinning));
       this.schedulePump();
     });
   }
@@ -231,7 +237,7 @@ export class VnfSandbox {
         setImmediate(() => this.pump());
         return;
       }
-      if (!this.spin.spin(this.moved)) break;
+      if (!this.choice.spinning || !this.spin.spin(this.moved)) break;
     }
     if (!this.repliesAwaited) {
       this.repliesAwaited = true;
@@ -293,6 +299,7 @@ export class VnfSandbox {
     const w = this.waiting.get(r.id);
     if (!w) return;
     this.waiting.delete(r.id);
+    if (r.id !== 0) this.choice.record((performance.now() - w.sentAt) * 1000);
     this.rewatch();
     this.outbox.push(...r.packets);
     this.events.push(...r.events);
