@@ -68,7 +68,7 @@ export class VnfSandbox {
   reason: string | null = null;
   readonly tuning: Readonly<SandboxTuning>;
   private readonly worker: Worker;
-  private nextId = 1;
+  private nextId: number;
   /** Calls in flight, oldest first (the worker answers in order). */
   private readonly waiting = new Map<number, { resolve: (r: SandboxReply) => void; budgetMs: number; sentAt: number }>();
   /** The watchdog of the oldest call in flight: a call's budget starts when the worker can start on it. */
@@ -101,8 +101,11 @@ export class VnfSandbox {
     init: Omit<SandboxInit, 'modules'> & { modules?: SandboxInit['modules'] },
     readonly limits: SandboxLimits = DEFAULT_SANDBOX_LIMITS,
     tuning: Partial<SandboxTuning> = {},
+    /** The first call's id (tests start near the 32-bit wrap). */
+    firstId = 1,
   ) {
     this.tuning = { ...DEFAULT_SANDBOX_TUNING, ...tuning };
+    this.nextId = firstId;
     const calls = createRing(this.tuning.ringBytes);
     const replies = createRing(this.tuning.ringBytes);
     this.calls = new RingProducer(calls);
@@ -175,7 +178,9 @@ export class VnfSandbox {
     if (this.state === 'starting') await this.started;
     if (this.state === 'starting') this.state = 'running';
     if (this.state !== 'running') return undefined;
-    const id = this.nextId++;
+    const id = this.nextId;
+    // Ids travel as 32 bits: they wrap (skipping 0, the start's) long before two in flight could meet.
+    this.nextId = this.nextId === 0xffff_ffff ? 1 : this.nextId + 1;
     return new Promise<SandboxReply | undefined>((resolve) => {
       this.waiting.set(id, { resolve, budgetMs: this.limits.callBudgetMs, sentAt: performance.now() });
       if (this.waiting.size === 1) this.rewatch();

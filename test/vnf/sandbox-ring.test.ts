@@ -97,4 +97,17 @@ describe('VNF sandbox: its rings', () => {
     assert.equal(await s.intercept(pkt(3, 10), 2), true);
     assert.equal(s.state, 'running');
   });
+
+  test('call ids wrap at 32 bits without losing a reply', async () => {
+    const s = new VnfSandbox({ type: 'echo', flow: FLOW, params: {}, seed: 1, now: 0, modules }, { memoryMb: 48, callBudgetMs: 2000 }, {}, 0xffff_fffd);
+    open.push(s);
+    await s.ready();
+    const taken = await Promise.all(Array.from({ length: 6 }, (_, i) => s.intercept(pkt(i, 20), i)));
+    assert.deepEqual(taken, new Array<boolean>(6).fill(true));
+    assert.equal(s.state, 'running');
+    assert.deepEqual(
+      s.poll().packets.map((p) => p.tag),
+      [0, 1, 2, 3, 4, 5],
+    );
+  });
 });
