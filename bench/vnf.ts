@@ -9,7 +9,8 @@
  *
  * Prints key=value lines: the machine's cores and load (the sandbox's
  * figures depend on a core being free for each thread); microseconds per
- * packet for each way; the CPU the whole process spent per packet (main
+ * packet for each way, and the spread of one call at a time (10th, 50th
+ * and 90th percentiles); the CPU the whole process spent per packet (main
  * thread and worker: spinning counts); the same one-at-a-time run with the
  * host never spinning (it waits with Atomics.waitAsync only) and with
  * neither thread spinning; the CPU an idle sandbox uses; whether one call at
@@ -67,10 +68,18 @@ async function sandbox(tuning: Partial<SandboxTuning>): Promise<VnfSandbox> {
   return box;
 }
 
-async function sequential(box: VnfSandbox): Promise<{ us: number; cpuUs: number }> {
-  return measure(async () => {
-    for (let i = 0; i < n; i++) await box.intercept(pkt, i);
+/** One call at a time; also each call's own time, for its spread. */
+async function sequential(box: VnfSandbox): Promise<{ us: number; cpuUs: number; pUs: (q: number) => number }> {
+  const each = new Float64Array(n);
+  const m = await measure(async () => {
+    for (let i = 0; i < n; i++) {
+      const t = performance.now();
+      await box.intercept(pkt, i);
+      each[i] = (performance.now() - t) * 1000;
+    }
   });
+  each.sort();
+  return { ...m, pUs: (q) => each[Math.floor(q * (n - 1))]! };
 }
 
 async function offered(box: VnfSandbox, expected: number): Promise<void> {
@@ -115,6 +124,9 @@ process.stdout.write(
     `inprocess_us_per_packet=${f(inProcess.us)}`,
     `sandbox_us_per_packet=${f(seq.us)}`,
     `sandbox_cpu_us_per_packet=${f(seq.cpuUs)}`,
+    `sandbox_p10_us=${f(seq.pUs(0.1))}`,
+    `sandbox_p50_us=${f(seq.pUs(0.5))}`,
+    `sandbox_p90_us=${f(seq.pUs(0.9))}`,
     `sandbox_pipelined_us_per_packet=${f(piped.us)}`,
     `sandbox_pipelined_cpu_us_per_packet=${f(piped.cpuUs)}`,
     `sandbox_waitasync_us_per_packet=${f(waitAsyncOnly.us)}`,
