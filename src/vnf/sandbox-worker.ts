@@ -1,14 +1,25 @@
 import { parentPort } from 'node:worker_threads';
+import { RingConsumer, RingProducer, SpinPolicy } from '../core/ring.js';
 import type { Micros } from '../core/time.js';
 import { VNF_TYPES } from './index.js';
 import { VnfManager } from './manager.js';
-import type { FlowPattern, VnfEvent, VnfPacket, VnfType } from './types.js';
+import { callSpins, readCall, RecordWriter, type SandboxCall, type SandboxReply } from './sandbox-wire.js';
+import type { FlowPattern, VnfType } from './types.js';
 
 /**
  * A VNF sandbox's worker thread: one VNF manager with one instance, driven
- * by the host over messages (`VnfSandbox` in sandbox.ts). Every reply
- * carries what the instance emitted, its lifecycle events and its next
- * deadline, so the host never waits on more than one round trip per call.
+ * by the host (`VnfSandbox` in sandbox.ts). The start comes as a message;
+ * from then on calls come through a ring in shared memory and replies go
+ * back through another, in order (sandbox-wire.ts has the records). Every
+ * reply carries what the instance emitted, its lifecycle events and its
+ * next deadline, so the host never waits on more than one reply per call.
+ *
+ * Idle, the thread first spins briefly on the call ring (a call that comes
+ * soon after the last one is served without the wake-up of a sleeping
+ * thread; the host says in each call whether to, and `SpinPolicy` stops
+ * spinning where it does not pay), then sleeps in `Atomics.wait` until the
+ * host writes. Being a
+ * worker, it may block; `Worker.terminate()` still ends it, asleep or busy.
  */
 export interface SandboxInit {
   type: string;
@@ -20,61 +31,78 @@ export interface SandboxInit {
   modules: Array<{ url: string; export: string }>;
 }
 
-export type SandboxCall =
-  | { id: number; op: 'intercept'; pkt: VnfPacket; now: Micros }
-  | { id: number; op: 'tick'; now: Micros }
-  | { id: number; op: 'list' }
-  | { id: number; op: 'stop'; now: Micros };
-
-export interface SandboxReply {
-  id: number;
-  result?: unknown;
-  error?: string;
-  packets: VnfPacket[];
-  events: VnfEvent[];
-  nextDeadline: Micros | undefined;
+/** What the host sends to start the worker: the instance, and the rings (sandbox.ts makes them). */
+export interface SandboxStart extends SandboxInit {
+  calls: SharedArrayBuffer;
+  replies: SharedArrayBuffer;
+  /** How long the thread spins for the next call before it sleeps, µs. */
+  spinUs: number;
 }
 
 const port = parentPort;
 if (!port) throw new Error('sandbox-worker runs as a worker thread of VnfSandbox');
 
-let manager: VnfManager | undefined;
-let instanceId = 0;
-
-port.once('message', async (init: SandboxInit) => {
+port.once('message', async (init: SandboxStart) => {
+  let manager: VnfManager;
+  let instanceId: number;
   try {
     const extra: VnfType[] = [];
     for (const m of init.modules) extra.push((await import(m.url))[m.export] as VnfType);
     manager = new VnfManager([...VNF_TYPES, ...extra], init.seed);
     instanceId = manager.instantiate(init.type, init.flow, init.params, init.now).id;
-    port.postMessage(reply(0, init.now, instanceId));
   } catch (e) {
-    port.postMessage({ id: 0, error: e instanceof Error ? `${e.name}: ${e.message}` : String(e), packets: [], events: [], nextDeadline: undefined });
+    port.postMessage({
+      id: 0,
+      error: e instanceof Error ? `${e.name}: ${e.message}` : String(e),
+      packets: [],
+      events: [],
+      nextDeadline: undefined,
+    } satisfies SandboxReply);
     return;
   }
-  port.on('message', (c: SandboxCall) => {
-    const m = manager!;
-    const now = 'now' in c ? c.now : 0;
-    let result: unknown;
-    switch (c.op) {
-      case 'intercept':
-        result = m.intercept(c.pkt, c.now);
-        break;
-      case 'tick':
-        m.tick(c.now);
-        break;
-      case 'list':
-        result = m.list();
-        break;
-      case 'stop':
-        result = m.list().some((i) => i.id === instanceId && i.state === 'running') ? m.terminate(instanceId, c.now) : undefined;
-        break;
-    }
-    port.postMessage(reply(c.id, now, result));
-  });
+  // The start's answer is a message (it is the one call not on the rings), then the rings carry everything.
+  port.postMessage(reply(manager, 0, init.now, instanceId));
+  serve(manager, instanceId, init);
 });
 
-function reply(id: number, now: Micros, result: unknown): SandboxReply {
-  const { packets, events } = manager!.poll(now);
-  return { id, result, packets, events, nextDeadline: manager!.nextDeadline() };
+function reply(manager: VnfManager, id: number, now: Micros, result: unknown): SandboxReply {
+  const { packets, events } = manager.poll(now);
+  return { id, result, packets, events, nextDeadline: manager.nextDeadline() };
+}
+
+function answer(manager: VnfManager, instanceId: number, c: SandboxCall): SandboxReply {
+  switch (c.op) {
+    case 'intercept':
+      return reply(manager, c.id, c.now, manager.intercept(c.pkt, c.now));
+    case 'tick':
+      manager.tick(c.now);
+      return reply(manager, c.id, c.now, undefined);
+    case 'list':
+      return reply(manager, c.id, 0, manager.list());
+    case 'stop': {
+      const running = manager.list().some((i) => i.id === instanceId && i.state === 'running');
+      return reply(manager, c.id, c.now, running ? manager.terminate(instanceId, c.now) : undefined);
+    }
+  }
+}
+
+/** Serves calls until the host terminates the thread. */
+function serve(manager: VnfManager, instanceId: number, init: SandboxStart): never {
+  const calls = new RingConsumer(init.calls);
+  const replies = new RingProducer(init.replies);
+  const records = new RecordWriter();
+  const spin = new SpinPolicy(init.spinUs);
+  let spinning = true;
+  for (;;) {
+    const rec = calls.read();
+    if (rec !== undefined) {
+      spinning = callSpins(rec);
+      const out = records.reply(answer(manager, instanceId, readCall(rec)));
+      // A full reply ring: wait for the host to read (backpressure), never drop.
+      for (let at = replies.write(out); at < out.length; at = replies.write(out, at)) replies.waitForSpace();
+      continue;
+    }
+    if (spinning && spin.spin(() => calls.readable())) continue;
+    calls.waitForData();
+  }
 }

@@ -1,7 +1,11 @@
+import { performance } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
+import { createRing, RingConsumer, RingProducer, SpinPolicy } from '../core/ring.js';
+import { SpinChoice } from '../core/spin-choice.js';
 import type { Micros } from '../core/time.js';
 import { workerEntry } from '../core/worker-entry.js';
-import type { SandboxCall, SandboxInit, SandboxReply } from './sandbox-worker.js';
+import type { SandboxInit, SandboxStart } from './sandbox-worker.js';
+import { readReply, RecordWriter, type SandboxCall, type SandboxReply } from './sandbox-wire.js';
 import type { VnfEvent, VnfInfo, VnfPacket } from './types.js';
 
 export interface SandboxLimits {
@@ -12,6 +16,24 @@ export interface SandboxLimits {
 }
 
 export const DEFAULT_SANDBOX_LIMITS: Readonly<SandboxLimits> = Object.freeze({ memoryMb: 64, callBudgetMs: 250 });
+
+/**
+ * How the host and the worker pass calls: sizes and spins, not limits on the
+ * VNF (bench/vnf.ts measures them; tests shrink the rings).
+ */
+export interface SandboxTuning {
+  /** Bytes of each ring (calls, replies): a power of two. A longer record still passes, in pieces. */
+  ringBytes: number;
+  /** How long the host spins for a reply before it waits asynchronously, µs (0: it never spins). */
+  hostSpinUs: number;
+  /** How long the idle worker spins for the next call before it sleeps, µs (0: it sleeps at once). */
+  workerSpinUs: number;
+}
+
+export const DEFAULT_SANDBOX_TUNING: Readonly<SandboxTuning> = Object.freeze({ ringBytes: 256 * 1024, hostSpinUs: 50, workerSpinUs: 200 });
+
+/** The longest the host spends in one go collecting replies, ms, before it lets the event loop turn. */
+const MAX_PUMP_MS = 1;
 
 export type SandboxState = 'starting' | 'running' | 'failed' | 'stopped';
 
@@ -26,26 +48,69 @@ type SandboxRequest = SandboxCall extends infer C ? (C extends unknown ? Omit<C,
  * on `intercept` answers false, so its flow falls back to plain forwarding,
  * and the router's other flows and VNFs are not touched. This is how the
  * router daemon runs VNFs; the simulator runs the same code in-process.
+ *
+ * Calls and replies pass through two rings in shared memory
+ * (src/core/ring.ts, records in sandbox-wire.ts), not a message each: the
+ * start is the one message. A call that does not fit in the call ring
+ * waits, in order, in a backlog until the worker has read enough. While
+ * calls are in flight the host collects replies by spinning for up to
+ * `hostSpinUs` after the last one came (a one-at-a-time caller gets its
+ * answer without a wake-up of the event loop), then by `Atomics.waitAsync`;
+ * with nothing in flight it neither spins nor waits. It holds the event
+ * loop at most about a millisecond at a time. Whether the two sides spin at
+ * all is chosen by timing calls both ways (`SpinChoice`: on a machine with
+ * no core to spare, sleeping is faster), and `SpinPolicy` stops a side's
+ * spins for a while where they go to waste (a slow VNF, a slow caller).
  */
 export class VnfSandbox {
   state: SandboxState = 'starting';
   /** Why it failed or stopped. */
   reason: string | null = null;
+  readonly tuning: Readonly<SandboxTuning>;
   private readonly worker: Worker;
-  private nextId = 1;
+  private nextId: number;
   /** Calls in flight, oldest first (the worker answers in order). */
-  private readonly waiting = new Map<number, { resolve: (r: SandboxReply) => void; budgetMs: number }>();
+  private readonly waiting = new Map<number, { resolve: (r: SandboxReply) => void; budgetMs: number; sentAt: number }>();
   /** The watchdog of the oldest call in flight: a call's budget starts when the worker can start on it. */
   private watchdog: NodeJS.Timeout | undefined;
+  /** What the timer was set for, ms. */
+  private watchdogMs = 0;
+  /** The call whose budget the watchdog runs, and since when (performance.now(), ms). */
+  private watched: number | undefined;
+  private watchedSince = 0;
+  private watchedBudgetMs = 0;
   private readonly outbox: VnfPacket[] = [];
   private readonly events: VnfEvent[] = [];
   private deadline: Micros | undefined;
   private readonly started: Promise<void>;
+  private readonly calls: RingProducer;
+  private readonly replies: RingConsumer;
+  private readonly records = new RecordWriter();
+  /** Calls written only in part (or not at all) for want of room, oldest first: `at` is where the rest starts. */
+  private backlog: Array<{ bytes: Uint8Array; at: number }> = [];
+  private readonly spin: SpinPolicy;
+  /** Whether both sides spin or sleep, from how long calls take either way. */
+  private readonly choice = new SpinChoice();
+  /** A reply came, or the worker made room for a call in the backlog. */
+  private readonly moved = (): boolean => this.replies.readable() || (this.backlog.length > 0 && this.calls.used() <= this.calls.capacity / 2);
+  private pumpScheduled = false;
+  private repliesAwaited = false;
+  private spaceAwaited = false;
 
   constructor(
     init: Omit<SandboxInit, 'modules'> & { modules?: SandboxInit['modules'] },
     readonly limits: SandboxLimits = DEFAULT_SANDBOX_LIMITS,
+    tuning: Partial<SandboxTuning> = {},
+    /** The first call's id (tests start near the 32-bit wrap). */
+    firstId = 1,
   ) {
+    this.tuning = { ...DEFAULT_SANDBOX_TUNING, ...tuning };
+    this.nextId = firstId;
+    const calls = createRing(this.tuning.ringBytes);
+    const replies = createRing(this.tuning.ringBytes);
+    this.calls = new RingProducer(calls);
+    this.replies = new RingConsumer(replies);
+    this.spin = new SpinPolicy(this.tuning.hostSpinUs);
     this.worker = new Worker(workerEntry(import.meta.url, 'sandbox-worker'), { resourceLimits: { maxOldGenerationSizeMb: limits.memoryMb } });
     this.worker.unref();
     this.worker.on('error', (e) => this.fail(e instanceof Error ? `${e.name}: ${e.message}` : String(e)));
@@ -54,11 +119,13 @@ export class VnfSandbox {
       this.waiting.set(0, {
         resolve: (r) => (r.error === undefined ? resolve() : (this.fail(r.error), resolve())),
         budgetMs: Math.max(5000, limits.callBudgetMs),
+        sentAt: performance.now(),
       });
       this.rewatch();
     });
+    // The start's answer comes as a message (a listener also keeps the process alive while the worker is, as before).
     this.worker.on('message', (r: SandboxReply) => this.settle(r));
-    this.worker.postMessage({ modules: [], ...init } satisfies SandboxInit);
+    this.worker.postMessage({ modules: [], ...init, calls, replies, spinUs: this.tuning.workerSpinUs } satisfies SandboxStart);
   }
 
   /** Resolves once the instance runs (or failed to start: see `state`). */
@@ -94,6 +161,7 @@ export class VnfSandbox {
     }
     this.settleAll();
     await this.worker.terminate();
+    this.release();
   }
 
   nextDeadline(): Micros | undefined {
@@ -110,31 +178,135 @@ export class VnfSandbox {
     if (this.state === 'starting') await this.started;
     if (this.state === 'starting') this.state = 'running';
     if (this.state !== 'running') return undefined;
-    const id = this.nextId++;
+    const id = this.nextId;
+    // Ids travel as 32 bits: they wrap (skipping 0, the start's) long before two in flight could meet.
+    this.nextId = this.nextId === 0xffff_ffff ? 1 : this.nextId + 1;
     return new Promise<SandboxReply | undefined>((resolve) => {
-      this.waiting.set(id, { resolve, budgetMs: this.limits.callBudgetMs });
+      this.waiting.set(id, { resolve, budgetMs: this.limits.callBudgetMs, sentAt: performance.now() });
       if (this.waiting.size === 1) this.rewatch();
-      this.worker.postMessage({ ...c, id } as SandboxCall);
+      this.send(this.records.call({ ...c, id } as SandboxCall, this.choice.spinning));
+      this.schedulePump();
     });
   }
 
-  /** Arms the watchdog for the oldest call in flight (none: disarmed). It never keeps the process alive. */
+  /** Writes a call to the ring, or what does not fit to the backlog (behind whatever already waits there). */
+  private send(rec: Uint8Array): void {
+    const at = this.backlog.length === 0 ? this.calls.write(rec) : 0;
+    // The record is the writer's scratch buffer: what waits needs its own copy.
+    if (at < rec.length) this.backlog.push({ bytes: rec.slice(), at });
+  }
+
+  /** Writes what it can of the backlog. */
+  private flush(): void {
+    let done = 0;
+    for (const b of this.backlog) {
+      b.at = this.calls.write(b.bytes, b.at);
+      if (b.at < b.bytes.length) break;
+      done++;
+    }
+    if (done > 0) this.backlog = this.backlog.slice(done);
+  }
+
+  /** Settles every reply that has come and writes what it can of the backlog. */
+  private drain(): void {
+    for (;;) {
+      if (this.backlog.length > 0) this.flush();
+      const rec = this.replies.read();
+      if (rec === undefined) return;
+      this.settle(readReply(rec));
+      if (!this.live()) return;
+    }
+  }
+
+  private live(): boolean {
+    return this.state === 'running' || this.state === 'starting';
+  }
+
+  private schedulePump(): void {
+    if (this.pumpScheduled) return;
+    this.pumpScheduled = true;
+    // After the caller's synchronous code, so that calls made together are written before the host spins.
+    queueMicrotask(() => this.pump());
+  }
+
+  /** Collects replies while calls are in flight: spins while they come, then waits for the next asynchronously. */
+  private pump(): void {
+    this.pumpScheduled = false;
+    const start = performance.now();
+    for (;;) {
+      this.drain();
+      if (this.waiting.size === 0 || !this.live()) return;
+      if (performance.now() - start >= MAX_PUMP_MS) {
+        // Long enough: the event loop turns, then collection goes on.
+        this.pumpScheduled = true;
+        setImmediate(() => this.pump());
+        return;
+      }
+      if (!this.choice.spinning || !this.spin.spin(this.moved)) break;
+    }
+    if (!this.repliesAwaited) {
+      this.repliesAwaited = true;
+      void this.replies.waitForDataAsync().then(() => {
+        this.repliesAwaited = false;
+        if (this.waiting.size > 0 && this.live()) this.schedulePump();
+      });
+    }
+    if (this.backlog.length > 0 && !this.spaceAwaited) {
+      // A call written in part needs room for its rest before the worker can answer it.
+      this.spaceAwaited = true;
+      void this.calls.waitForSpaceAsync().then(() => {
+        this.spaceAwaited = false;
+        if (this.waiting.size > 0 && this.live()) this.schedulePump();
+      });
+    }
+  }
+
+  /**
+   * Runs the watchdog on the oldest call in flight. One timer serves every
+   * call in turn (restarted, not made anew, as calls are answered); with
+   * none in flight it is left to fire once and find nothing. It never keeps
+   * the process alive.
+   */
   private rewatch(): void {
+    const oldest = this.waiting.entries().next();
+    if (oldest.done) {
+      this.watched = undefined;
+      return;
+    }
+    const [id, { budgetMs }] = oldest.value;
+    if (id === this.watched) return;
+    this.watched = id;
+    this.watchedSince = performance.now();
+    this.watchedBudgetMs = budgetMs;
+    if (this.watchdog !== undefined && this.watchdogMs === budgetMs) this.watchdog.refresh();
+    else this.arm(budgetMs);
+  }
+
+  private arm(ms: number): void {
     if (this.watchdog !== undefined) clearTimeout(this.watchdog);
-    this.watchdog = undefined;
-    const oldest = this.waiting.values().next();
-    if (oldest.done) return;
-    const ms = oldest.value.budgetMs;
-    this.watchdog = setTimeout(() => this.fail(`exceeded its call budget (${ms} ms): hung or too slow`), ms);
+    this.watchdogMs = ms;
+    this.watchdog = setTimeout(() => this.expire(), ms);
     this.watchdog.unref();
+  }
+
+  private expire(): void {
+    const id = this.watched;
+    if (id === undefined) return;
+    // The timer may have been set for an earlier call: this call's budget counts from when it began.
+    const left = this.watchedBudgetMs - (performance.now() - this.watchedSince);
+    if (left > 1) return this.arm(left);
+    // A reply that came while the event loop was busy is taken first: the worker answered.
+    this.drain();
+    if (this.watched === id && this.waiting.has(id)) this.fail(`exceeded its call budget (${this.watchedBudgetMs} ms): hung or too slow`);
   }
 
   private settle(r: SandboxReply): void {
     const w = this.waiting.get(r.id);
     if (!w) return;
     this.waiting.delete(r.id);
+    if (r.id !== 0) this.choice.record((performance.now() - w.sentAt) * 1000);
     this.rewatch();
-    this.outbox.push(...r.packets.map((p) => ({ ...p, src: new Uint8Array(p.src), dst: new Uint8Array(p.dst), bytes: new Uint8Array(p.bytes) })));
+    this.outbox.push(...r.packets);
     this.events.push(...r.events);
     this.deadline = r.nextDeadline;
     const failed = r.events.find((e) => e.kind === 'failed');
@@ -149,20 +321,33 @@ export class VnfSandbox {
 
   private fail(reason: string): void {
     if (this.state !== 'failed' && this.state !== 'stopped') {
+      // Replies the worker wrote before it died still count.
+      this.drain();
+    }
+    if (this.state !== 'failed' && this.state !== 'stopped') {
       this.markFailed(reason);
       this.events.push({ kind: 'failed', id: 0, type: 'sandbox', atUs: 0, error: reason });
       void this.worker.terminate();
     }
     this.settleAll();
+    this.release();
   }
 
   /** Every call in flight answers "not taken" (the flow is forwarded); no timer is left. */
   private settleAll(): void {
     if (this.watchdog !== undefined) clearTimeout(this.watchdog);
     this.watchdog = undefined;
+    this.watched = undefined;
+    this.backlog = [];
     const calls = [...this.waiting];
     this.waiting.clear();
     for (const [id, w] of calls) w.resolve({ id, packets: [], events: [], nextDeadline: undefined });
+  }
+
+  /** Nothing is left waiting on the rings (an asynchronous wait would hold them). */
+  private release(): void {
+    this.calls.wakeAll();
+    this.replies.wakeAll();
   }
 
   private markFailed(reason: string): void {
