@@ -8,6 +8,8 @@
  *
  *   node --import tsx bench/ctl.ts [--requests 400]
  *
+ * The router is the built command (bin/cogmesh.js): run `npm run build` first.
+ *
  * Prints key=value lines: p50 and p99 latency of each, their ratio, and the
  * goal (p99 of set under 5 ms).
  */
@@ -17,6 +19,7 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Dealer } from 'zeromq';
 import { ControlClient } from '../src/control/client.js';
@@ -88,7 +91,8 @@ try {
   cfg.monitor = { ...(cfg.monitor ?? {}), listen: '' };
   const file = join(dir, 'node.json');
   writeFileSync(file, JSON.stringify(cfg));
-  const node = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'node', '--config', file, '--log-format', 'json'], {
+  // The router as users run it: the built command (npm run build).
+  const node = spawn(process.execPath, [fileURLToPath(new URL('../bin/cogmesh.js', import.meta.url)), 'node', '--config', file, '--log-format', 'json'], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   children.push(node);

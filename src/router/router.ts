@@ -144,13 +144,7 @@ export class MeshRouter {
     sensingRounds: 0,
   };
   readonly r1History: R1Change[] = [];
-  private readonly queueSum = new Map<number, number>();
-  private readonly queueMax = new Map<number, number>();
-  private queueSamples = 0;
-  /** The scheduler's input count and queue lengths at the last read, and the periods they have stood since. */
-  private sampledInputs = -1;
-  private sampledLengths: Array<[number, number]> | undefined;
-  private sampledPeriods = 0;
+  private readonly queueAverages = new QueueAverages();
 
   /** A flow table set after construction (the daemon's OpenFlow agent starts once the router runs). */
   forwarder: Forwarder | undefined;
@@ -629,41 +623,13 @@ export class MeshRouter {
   // -------------------------------------------------------------------------
   // Observation
 
-  /**
-   * Adds the current queue lengths to the time averages (called on a fixed
-   * period). The queues can only have changed when the scheduler took an
-   * input: until then a sample only counts one more period of the lengths
-   * last read, and the sums take them in one step when they change or are read.
-   */
+  /** Adds the current queue lengths to the time averages (called on a fixed period). */
   sampleQueues(): void {
-    this.queueSamples++;
-    const inputs = this.sched.inputs;
-    if (inputs === this.sampledInputs && this.sampledLengths !== undefined) {
-      this.sampledPeriods++;
-      return;
-    }
-    this.settleQueueSamples();
-    this.sampledInputs = inputs;
-    this.sampledLengths = this.sched.queueLengths();
-    this.sampledPeriods = 1;
-    for (const [channel, packets] of this.sampledLengths) this.queueMax.set(channel, Math.max(this.queueMax.get(channel) ?? 0, packets));
-  }
-
-  /** Adds the lengths last read, once per period they stood, to the sums. */
-  private settleQueueSamples(): void {
-    if (this.sampledLengths === undefined || this.sampledPeriods === 0) return;
-    for (const [channel, packets] of this.sampledLengths) this.queueSum.set(channel, (this.queueSum.get(channel) ?? 0) + packets * this.sampledPeriods);
-    this.sampledPeriods = 0;
+    this.queueAverages.sample(this.sched);
   }
 
   queueStats(): Array<{ channel: number; meanPackets: number; maxPackets: number }> {
-    this.settleQueueSamples();
-    const out: Array<{ channel: number; meanPackets: number; maxPackets: number }> = [];
-    for (const [channel, max] of [...this.queueMax].sort((a, b) => a[0] - b[0])) {
-      if (max === 0) continue;
-      out.push({ channel, meanPackets: (this.queueSum.get(channel) ?? 0) / Math.max(1, this.queueSamples), maxPackets: max });
-    }
-    return out;
+    return this.queueAverages.stats();
   }
 
   /** The QoS queues of every link, highest priority first (best effort, queue 0, last), with their guaranteed rates. */
@@ -678,5 +644,72 @@ export class MeshRouter {
       .filter(([addr]) => live.has(addr))
       .sort((a, b) => a[0] - b[0])
       .map(([addr, r1Channel]) => ({ addr, r1Channel }));
+  }
+}
+
+/**
+ * Time averages of R2's channel queues, sampled on a fixed period. The
+ * queues can only have changed when the scheduler took an input: until then
+ * a sample only counts one more period of the lengths last read, and the sums
+ * take them in one step when they change or are read. Sums and maxima are
+ * kept per channel, also for channels the scheduler no longer has.
+ */
+class QueueAverages {
+  private samples = 0;
+  private channels: readonly number[] = [];
+  private lengths = new Int32Array(0);
+  private sums = new Float64Array(0);
+  private maxes = new Int32Array(0);
+  /** Channels of an earlier channel list: their sums and maxima. */
+  private readonly retired = new Map<number, { sum: number; max: number }>();
+  /** The scheduler's input count at the last read, and the periods the lengths read then have stood. */
+  private inputs = -1;
+  private periods = 0;
+
+  sample(sched: ChannelScheduler<DataPacket>): void {
+    this.samples++;
+    const inputs = sched.inputs;
+    if (inputs === this.inputs) {
+      this.periods++;
+      return;
+    }
+    this.settle();
+    if (sched.queueChannels !== this.channels) this.relist(sched.queueChannels);
+    sched.readQueueLengths(this.lengths);
+    for (let i = 0; i < this.lengths.length; i++) if (this.lengths[i]! > this.maxes[i]!) this.maxes[i] = this.lengths[i]!;
+    this.inputs = inputs;
+    this.periods = 1;
+  }
+
+  stats(): Array<{ channel: number; meanPackets: number; maxPackets: number }> {
+    this.settle();
+    const all = new Map(this.retired);
+    this.channels.forEach((channel, i) => all.set(channel, { sum: this.sums[i]!, max: this.maxes[i]! }));
+    return [...all]
+      .sort((a, b) => a[0] - b[0])
+      .filter(([, a]) => a.max > 0)
+      .map(([channel, a]) => ({ channel, meanPackets: a.sum / Math.max(1, this.samples), maxPackets: a.max }));
+  }
+
+  private settle(): void {
+    if (this.periods === 0) return;
+    for (let i = 0; i < this.lengths.length; i++) this.sums[i]! += this.lengths[i]! * this.periods;
+    this.periods = 0;
+  }
+
+  /** The scheduler's channels changed: what was kept per channel follows its channel. */
+  private relist(channels: readonly number[]): void {
+    this.channels.forEach((channel, i) => this.retired.set(channel, { sum: this.sums[i]!, max: this.maxes[i]! }));
+    this.channels = channels;
+    this.lengths = new Int32Array(channels.length);
+    this.sums = new Float64Array(channels.length);
+    this.maxes = new Int32Array(channels.length);
+    channels.forEach((channel, i) => {
+      const kept = this.retired.get(channel);
+      if (!kept) return;
+      this.sums[i] = kept.sum;
+      this.maxes[i] = kept.max;
+      this.retired.delete(channel);
+    });
   }
 }

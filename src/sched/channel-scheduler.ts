@@ -182,9 +182,15 @@ export class ChannelScheduler<T = unknown> {
     return this.inputCount;
   }
 
-  /** Each channel's queue length, [channel, packets], in channel list order. */
-  queueLengths(): Array<[number, number]> {
-    return this.params.channels.map((channel) => [channel, this.q.get(channel)!.length]);
+  /** The channels with a queue, in the order `readQueueLengths` reads them; a new array whenever the channels change. */
+  get queueChannels(): readonly number[] {
+    return this.qChannels;
+  }
+
+  /** Writes each queue's length into `into`, in the order of `queueChannels` (nothing is allocated: it runs every 10 ms). */
+  readQueueLengths(into: Int32Array): void {
+    const list = this.qList;
+    for (let i = 0; i < list.length; i++) into[i] = list[i]!.length;
   }
 
   queues(): Array<{ channel: number; packets: number; bytes: number; classes: Array<{ queue: number; packets: number; bytes: number }> }> {
