@@ -390,6 +390,8 @@ export class MultipathAodv {
   private readonly rrepUsed = new Map<string, { expiresUs: Micros; via: Set<NodeAddr> }>();
   /** No path, route, RREQ or RREP remembered expires before this (see sweep). */
   private sweepDueUs: Micros = Infinity;
+  /** The earliest lastHeardUs of the neighbours, when known (see oldestHeard). */
+  private oldestHeardUs: Micros | undefined;
   /** Jittered broadcasts, in order of their time. */
   private readonly delayed: Array<{ atUs: Micros; to: NodeAddr; msg: ControlMsg }> = [];
   private readonly rreqTimes: Micros[] = [];
@@ -492,10 +494,21 @@ export class MultipathAodv {
     };
     const first = this.delayed[0];
     if (first) at(first.atUs);
-    for (const n of this.nbrs.values()) at(n.lastHeardUs + this.t.neighbourLossUs);
+    const oldest = this.oldestHeard();
+    if (oldest !== undefined) at(oldest + this.t.neighbourLossUs);
     for (const d of this.discoveries.values()) at(d.deadlineUs);
     if (this.rerrQueue.length > 0) at(this.rateFreeAt(this.rerrTimes, this.p.rerrRateLimit));
     return m;
+  }
+
+  /** When the neighbour heard longest ago was last heard (undefined: no neighbour); kept, and found again only when it moved. */
+  private oldestHeard(): Micros | undefined {
+    if (this.oldestHeardUs === undefined && this.nbrs.size > 0) {
+      let m = Infinity;
+      for (const n of this.nbrs.values()) if (n.lastHeardUs < m) m = n.lastHeardUs;
+      this.oldestHeardUs = m;
+    }
+    return this.nbrs.size > 0 ? this.oldestHeardUs : undefined;
   }
 
   /** Sends a HELLO now (for example when R1 moved to another channel) and restarts the HELLO interval. */
@@ -865,14 +878,21 @@ export class MultipathAodv {
     if (!n) {
       n = { addr: from, lastHeardUs: now, r1Channel: undefined };
       this.nbrs.set(from, n);
+      if (this.oldestHeardUs !== undefined && now < this.oldestHeardUs) this.oldestHeardUs = now;
       out.push({ kind: 'neighbour-up', addr: from });
     }
-    n.lastHeardUs = Math.max(n.lastHeardUs, now);
+    if (now > n.lastHeardUs) {
+      // The neighbour heard longest ago is heard again: which one that is now is found when next asked.
+      if (n.lastHeardUs === this.oldestHeardUs) this.oldestHeardUs = undefined;
+      n.lastHeardUs = now;
+    }
     this.offerDirect(from, now + Math.max(this.p.activeRouteTimeoutUs, this.t.neighbourLossUs), now);
   }
 
   private loseNeighbour(j: NodeAddr, now: Micros, out: AodvAction[]): void {
-    if (this.nbrs.delete(j)) {
+    const n = this.nbrs.get(j);
+    if (n && this.nbrs.delete(j)) {
+      if (n.lastHeardUs === this.oldestHeardUs) this.oldestHeardUs = undefined;
       this.counters.neighboursLost++;
       out.push({ kind: 'neighbour-lost', addr: j });
     }

@@ -87,21 +87,24 @@ export class CooperativeSensing {
   merge(own: readonly ChannelWorkload[], now: Micros, channels: readonly number[], withNeighbours = true): MergedWorkload[] {
     this.expire(now);
     const reports = withNeighbours ? [...this.reports.values()] : [];
+    // A report's ageing is the same on every channel: worked out once per report.
+    const ageing = reports.map((r) => Math.pow(2, -Math.max(0, now - r.atUs) / this.params.halfLifeUs));
+    const mineByChannel = new Map<number, ChannelWorkload>();
+    for (const o of own) if (!mineByChannel.has(o.channel)) mineByChannel.set(o.channel, o);
     const out: MergedWorkload[] = [];
     for (const ch of channels) {
       let weight = 0;
       let sum = 0;
       let neighbours = 0;
-      const mine = own.find((o) => o.channel === ch);
+      const mine = mineByChannel.get(ch);
       if (mine) {
         weight += mine.windows;
         sum += mine.windows * mine.w;
       }
-      for (const r of reports) {
-        const e = r.entries.get(ch);
+      for (let i = 0; i < reports.length; i++) {
+        const e = reports[i]!.entries.get(ch);
         if (!e || e.windows <= 0) continue;
-        const age = Math.max(0, now - r.atUs);
-        const wt = this.params.neighbourWeight * e.windows * Math.pow(2, -age / this.params.halfLifeUs);
+        const wt = this.params.neighbourWeight * e.windows * ageing[i]!;
         if (wt <= 0) continue;
         weight += wt;
         sum += wt * e.w;
