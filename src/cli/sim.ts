@@ -6,10 +6,10 @@ import { UsageError } from '../core/errors.js';
 import { CC_NAMES, type CcName } from '../tcp/cc/types.js';
 import { chooseBackend } from '../sensing/backend.js';
 import { cpuBackend } from '../sensing/energy.js';
-import { isObject } from '../core/schema.js';
 import { flowsCsv, nodesCsv, summarize, textReport, type SimResult } from '../sim/report.js';
 import { defaultJobs, runSeeds } from '../sim/parallel.js';
-import { loadScenario, type Scenario, type ScenarioOverrides } from '../config/scenario.js';
+import { sumsIq } from '../sim/run.js';
+import { loadScenario, type ScenarioOverrides } from '../config/scenario.js';
 
 export interface SimOptions {
   seed?: string;
@@ -61,21 +61,14 @@ const int = (flag: string, v: string | undefined, min: number, max: number): num
   return n;
 };
 
-/** Whether any router of the scenario senses (channel.cognitive, true unless the shared node section or its own override says false). */
-function anySenses(sc: Scenario): boolean {
-  const cognitive = (o: Record<string, unknown>): unknown => (isObject(o.channel) ? o.channel.cognitive : undefined);
-  const shared = cognitive(sc.node) ?? true;
-  return shared !== false || Object.values(sc.nodeOverrides).some((o) => cognitive(o) === true);
-}
-
 /** Runs a scenario file over one or more seeds and returns the result (also used by tests and reproductions). */
 export async function simulate(path: string, o: ScenarioOverrides, jobs?: number): Promise<{ result: SimResult; wallMs: number }> {
   const sc = await loadScenario(path, o);
   const seeds = Array.from({ length: sc.seeds }, (_, k) => sc.seed + k);
   const n = jobs ?? defaultJobs(seeds.length);
-  // Every backend gives the same counts; the fastest one only saves wall time, and only where a router senses:
-  // without sensing (--cognitive off) the probe would cost more than it saves.
-  const backend = n <= 1 ? (anySenses(sc) ? (await chooseBackend('auto')).backend : cpuBackend) : undefined;
+  // Every backend gives the same counts; the fastest one only saves wall time, and only where a detector sums IQ:
+  // without (--cognitive off, or the statistical model) the probe would cost more than it saves.
+  const backend = n <= 1 ? (sumsIq(sc) ? (await chooseBackend('auto')).backend : cpuBackend) : undefined;
   const t0 = performance.now();
   const runs = await runSeeds(sc, seeds, n, backend);
   return { result: summarize(sc.name, sc.durationS, runs), wallMs: performance.now() - t0 };

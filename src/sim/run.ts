@@ -3,6 +3,7 @@ import { AirMedium } from '../../radio/medium/index.js';
 import { EmulatedBand } from '../../radio/sim/band.js';
 import { EventEngine } from '../core/engine.js';
 import { Rng } from '../core/rng.js';
+import { isObject } from '../core/schema.js';
 import { seconds, US_PER_MS, type Micros } from '../core/time.js';
 import { cpuBackend, type EnergyBackend } from '../sensing/energy.js';
 import { EnergyDetector } from '../sensing/detector.js';
@@ -30,6 +31,19 @@ function accManagers(sc: Scenario, n: number, seed: number): Array<VnfManager | 
   if (p === 'none') return Array.from({ length: n }, () => undefined);
   const on = new Set(p === 'nodes' ? sc.acc.nodes : Array.from({ length: n }, (_, i) => i));
   return Array.from({ length: n }, (_, i) => (on.has(i) ? new VnfManager(VNF_TYPES, (seed * 1000003 + i) >>> 0) : undefined));
+}
+
+/**
+ * Whether any router's energy detector sums IQ samples in a run of `sc`: a
+ * router senses (channel.cognitive, true unless the shared node section or
+ * its own override says false) and the sensing model is iq. Only then does
+ * the detector's backend matter (every backend gives the same counts).
+ */
+export function sumsIq(sc: Scenario): boolean {
+  if (sc.sensing.model !== 'iq') return false;
+  const cognitive = (o: Record<string, unknown>): unknown => (isObject(o.channel) ? o.channel.cognitive : undefined);
+  const shared = cognitive(sc.node) ?? true;
+  return shared !== false || Object.values(sc.nodeOverrides).some((o) => cognitive(o) === true);
 }
 
 /**
