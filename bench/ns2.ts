@@ -217,7 +217,8 @@ for (const hops of hopsList) {
       const p = await runCogmeshProcess(hops, startS, s);
       const inProcess = result.runs[k]?.flows[0];
       const g = inProcess && 'goodputMbps' in inProcess ? Number(inProcess.goodputMbps) : NaN;
-      if (p.goodputMbps !== g) throw new Error(`seed ${s}: the cogmesh process gave ${p.goodputMbps} Mbps, the in-process run ${g}: not deterministic`);
+      if (p.goodputMbps !== g)
+        throw new Error(`seed ${s}: the cogmesh process gave ${p.goodputMbps} Mbps, the in-process run ${g} (is dist/ older than the sources? npm run build)`);
       processWallS += p.wallS;
     }
     cogmesh = { goodputMbps: goodputSpread(result), wallS, processWallS, result };
