@@ -143,8 +143,8 @@ class MediumCore implements Air {
   private readonly captureRatio: number;
   private readonly stations: DcfStation[] = [];
   private readonly positions: Position[] = [];
-  /** dist[i][j]: metres between stations i and j. */
-  private readonly dist: number[][] = [];
+  /** Stations by square cell of the plane, for reachOf (made on first use, dropped when a station joins). */
+  private grid: { cellM: number; cells: Map<string, number[]> } | undefined;
   private readonly byNode = new Map<number, DcfStation[]>();
   private readonly inAir: AirFrame[] = [];
   private readonly usage: ChannelUsage[];
@@ -202,6 +202,57 @@ class MediumCore implements Air {
   }
 
   /**
+   * The lowest power at which a frame on channel k matters to a station:
+   * carrier sense on any channel k overlaps, or reception on k (less a margin
+   * against rounding: a station just outside is tested again in the loop).
+   */
+  private reachFloor(k: number): number {
+    let floor = this.rxThresh[k]!;
+    for (let j = 0; j < this.nch; j++) {
+      const ov = this.overlap[k * this.nch + j]!;
+      if (ov > 0) floor = Math.min(floor, this.csThresh[j]! / ov);
+    }
+    return floor * (1 - 1e-9);
+  }
+
+  /** Metres between stations i and j (the later one's position from the earlier one's, as they joined). */
+  private distance(i: number, j: number): number {
+    return i > j ? distanceM(this.positions[i]!, this.positions[j]!) : distanceM(this.positions[j]!, this.positions[i]!);
+  }
+
+  /**
+   * The stations that may be within reach of station i on any channel, in
+   * station order: those in its cell of the grid and the eight around it.
+   * A cell is as wide as the farthest reach of any channel, found from the
+   * path loss (power only falls with distance), so no station in reach is
+   * left out; reachOf tests each candidate exactly.
+   */
+  private near(i: number): number[] {
+    const g = (this.grid ??= this.makeGrid());
+    if (!Number.isFinite(g.cellM)) return this.stations.map((_, j) => j);
+    const p = this.positions[i]!;
+    const cx = Math.floor(p.xM / g.cellM);
+    const cy = Math.floor(p.yM / g.cellM);
+    const out: number[] = [];
+    for (let dx = -1; dx <= 1; dx++) for (let dy = -1; dy <= 1; dy++) for (const j of g.cells.get(`${cx + dx},${cy + dy}`) ?? []) out.push(j);
+    return out.sort((a, b) => a - b);
+  }
+
+  private makeGrid(): { cellM: number; cells: Map<string, number[]> } {
+    const cellM = Math.max(...this.pl.map((pl, k) => reachRadiusM(pl, this.reachFloor(k))));
+    const cells = new Map<string, number[]>();
+    if (Number.isFinite(cellM) && cellM > 0) {
+      this.positions.forEach((p, j) => {
+        const key = `${Math.floor(p.xM / cellM)},${Math.floor(p.yM / cellM)}`;
+        const cell = cells.get(key);
+        if (cell) cell.push(j);
+        else cells.set(key, [j]);
+      });
+    }
+    return { cellM: cellM > 0 ? cellM : Infinity, cells };
+  }
+
+  /**
    * The stations of other routers that a frame of `st` on channel k can
    * touch at all, in station order: its power at them is at or above the
    * lowest threshold the transmit loop tests against (carrier sense on any
@@ -212,20 +263,14 @@ class MediumCore implements Air {
     const key = st.index * this.nch + k;
     const known = this.reach[key];
     if (known !== undefined) return known;
-    let floor = this.rxThresh[k]!;
-    for (let j = 0; j < this.nch; j++) {
-      const ov = this.overlap[k * this.nch + j]!;
-      if (ov > 0) floor = Math.min(floor, this.csThresh[j]! / ov);
-    }
-    // A margin against rounding: a station just outside is tested again in the loop, never missed.
-    floor *= 1 - 1e-9;
+    const floor = this.reachFloor(k);
     const pl = this.pl[k]!;
-    const row = this.dist[st.index]!;
     const stations: DcfStation[] = [];
     const power: number[] = [];
-    for (const r of this.stations) {
+    for (const i of this.near(st.index)) {
+      const r = this.stations[i]!;
       if (r === st || r.node === st.node) continue;
-      const p0 = powerAt(pl, row[r.index]!);
+      const p0 = powerAt(pl, this.distance(st.index, i));
       if (p0 < floor) continue;
       stations.push(r);
       power.push(p0);
@@ -251,18 +296,10 @@ class MediumCore implements Air {
     }
     const index = this.stations.length;
     const st = new DcfStation(index, spec, handlers, this, this.rng.fork(`mac/${spec.id}`));
-    const pos = { xM: spec.position.xM, yM: spec.position.yM };
-    const row: number[] = [];
-    for (let j = 0; j < index; j++) {
-      const d = distanceM(pos, this.positions[j]!);
-      row.push(d);
-      this.dist[j]!.push(d);
-    }
-    row.push(0);
-    this.dist.push(row);
-    this.positions.push(pos);
+    this.positions.push({ xM: spec.position.xM, yM: spec.position.yM });
     this.stations.push(st);
     this.reach = [];
+    this.grid = undefined;
     this.ids.set(st.id, st);
     const same = this.byNode.get(st.node);
     if (same) same.push(st);
@@ -424,7 +461,7 @@ class MediumCore implements Air {
         if (f.chIdx === k) this.ownHearing(f, st, now);
         continue;
       }
-      const p = powerAt(this.pl[f.chIdx]!, this.dist[s.index]![st.index]!) * this.overlap[f.chIdx * this.nch + k]!;
+      const p = powerAt(this.pl[f.chIdx]!, this.distance(s.index, st.index)) * this.overlap[f.chIdx * this.nch + k]!;
       if (p < this.csThresh[k]!) continue;
       const h: Hearing = { frame: f, st, p, candidate: false, collided: false, deaf: false, gone: false };
       st.heard.push(h);
@@ -461,9 +498,8 @@ class MediumCore implements Air {
     for (const r of list) if (r.acceptsUnicast && r.chIdx === k) return r;
     // None listening there: the first that would have been in range missed it.
     const pl = this.pl[k]!;
-    const row = this.dist[st.index]!;
     for (const r of list) {
-      if (r.acceptsUnicast && powerAt(pl, row[r.index]!) >= this.rxThresh[k]!) {
+      if (r.acceptsUnicast && powerAt(pl, this.distance(st.index, r.index)) >= this.rxThresh[k]!) {
         r.counters.missedDeaf++;
         break;
       }
@@ -656,4 +692,25 @@ interface Reach {
 function ownOnAir(heard: readonly Hearing[], now: Micros): boolean {
   for (const g of heard) if (g.own === true && g.frame.endUs > now) return true;
   return false;
+}
+
+/**
+ * A distance beyond which the power of path loss `pl` is below `floor`
+ * (power only falls with distance), with a margin: every station at or
+ * above the floor is nearer. Infinity when the floor is never reached.
+ */
+function reachRadiusM(pl: PathLoss, floor: number): number {
+  if (!(floor > 0)) return Infinity;
+  let hi = 1;
+  while (powerAt(pl, hi) >= floor) {
+    hi *= 2;
+    if (hi > 1e9) return Infinity;
+  }
+  let lo = hi / 2;
+  for (let n = 0; n < 60; n++) {
+    const mid = (lo + hi) / 2;
+    if (powerAt(pl, mid) >= floor) lo = mid;
+    else hi = mid;
+  }
+  return hi * 1.01 + 1;
 }
