@@ -120,6 +120,23 @@ class RingSide {
     return (Atomics.load(this.words, HEAD) - Atomics.load(this.words, TAIL)) >>> 0;
   }
 
+  /** Moves this side's word (HEAD for the producer, TAIL for the consumer) and wakes whoever waits on it. */
+  protected publish(word: number, value: number): void {
+    Atomics.store(this.words, word, value);
+    Atomics.notify(this.words, word);
+  }
+
+  /** Blocks (a worker thread only) while `word` still holds `seen`, at most `timeoutMs`. */
+  protected block(word: number, seen: number, timeoutMs: number): void {
+    Atomics.wait(this.words, word, seen, timeoutMs);
+  }
+
+  /** Resolves once `word` no longer holds `seen` (at once if it already does not). */
+  protected moved(word: number, seen: number): Promise<unknown> {
+    const r = waitAsync(this.words, word, seen);
+    return r.async ? r.value : Promise.resolve(r.value);
+  }
+
   /** Wakes whoever waits on this ring (on either word), so that nothing is left waiting on a ring no longer in use. */
   wakeAll(): void {
     Atomics.notify(this.words, HEAD);
@@ -171,21 +188,19 @@ export class RingProducer extends RingSide {
     }
     if (off !== from) {
       this.head = head;
-      Atomics.store(this.words, HEAD, head);
-      Atomics.notify(this.words, HEAD);
+      this.publish(HEAD, head);
     }
     return off;
   }
 
   /** Blocks (a worker thread only) until the consumer frees space, or `timeoutMs` passes. */
   waitForSpace(timeoutMs = Infinity): void {
-    Atomics.wait(this.words, TAIL, this.seenTail, timeoutMs);
+    this.block(TAIL, this.seenTail, timeoutMs);
   }
 
   /** Resolves once the consumer freed space since the last `write` (at once if it already has). */
   waitForSpaceAsync(): Promise<unknown> {
-    const r = waitAsync(this.words, TAIL, this.seenTail);
-    return r.async ? r.value : Promise.resolve(r.value);
+    return this.moved(TAIL, this.seenTail);
   }
 }
 
@@ -249,21 +264,19 @@ export class RingConsumer extends RingSide {
     }
     if (tail !== this.tail) {
       this.tail = tail;
-      Atomics.store(this.words, TAIL, tail);
-      Atomics.notify(this.words, TAIL);
+      this.publish(TAIL, tail);
     }
     return out;
   }
 
   /** Blocks (a worker thread only) until data comes after what the last `read` saw, or `timeoutMs` passes. */
   waitForData(timeoutMs = Infinity): void {
-    Atomics.wait(this.words, HEAD, this.seenHead, timeoutMs);
+    this.block(HEAD, this.seenHead, timeoutMs);
   }
 
   /** Resolves once data came after what the last `read` saw (at once if it already has). */
   waitForDataAsync(): Promise<unknown> {
-    const r = waitAsync(this.words, HEAD, this.seenHead);
-    return r.async ? r.value : Promise.resolve(r.value);
+    return this.moved(HEAD, this.seenHead);
   }
 
   /**

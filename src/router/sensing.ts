@@ -305,13 +305,26 @@ export function senseBandStatistical(
   const rate = radio.sampleRateHz;
   const cal = radio.calibrationDb - radio.gainDb;
   const ws = detector.windowSamples(rate);
+  return visitBlocks(rate, fromUs, captureUs, blockSamples, (t, n) => {
+    const windows = band.windowEnergies(centerHz, t, n, rate, cal, ws, energies, noise);
+    return detector.detectWindowEnergies({ energies, windows, leftoverSamples: n - windows * ws, sampleRateHz: rate, calibrationDb: cal });
+  });
+}
+
+/** A visit's capture taken block by block (at most `maxBlock` samples each, from `fromUs`), what each block found added up. */
+function visitBlocks(
+  rate: number,
+  fromUs: Micros,
+  captureUs: Micros,
+  maxBlock: number,
+  block: (t: Micros, n: number) => Parameters<VisitTally['add']>[0],
+): VisitTally {
   let remaining = Math.round((captureUs * rate) / 1e6);
   let t = fromUs;
   const tally = new VisitTally();
   while (remaining > 0) {
-    const n = Math.min(remaining, blockSamples);
-    const windows = band.windowEnergies(centerHz, t, n, rate, cal, ws, energies, noise);
-    tally.add(detector.detectWindowEnergies({ energies, windows, leftoverSamples: n - windows * ws, sampleRateHz: rate, calibrationDb: cal }));
+    const n = Math.min(remaining, maxBlock);
+    tally.add(block(t, n));
     remaining -= n;
     t += (n * 1e6) / rate;
   }
@@ -334,18 +347,10 @@ export function senseBand(
 ): VisitTally {
   const rate = radio.sampleRateHz;
   const cal = radio.calibrationDb - radio.gainDb;
-  let remaining = Math.round((captureUs * rate) / 1e6);
-  let t = fromUs;
-  const tally = new VisitTally();
-  const max = iq.length / 2;
-  while (remaining > 0) {
-    const n = Math.min(remaining, max);
+  return visitBlocks(rate, fromUs, captureUs, iq.length / 2, (t, n) => {
     band.synthesize(centerHz, t, n, rate, cal, iq, noise);
-    tally.add(detector.detect({ data: iq, count: n, startUs: t, sampleRateHz: rate, centerHz, calibrationDb: cal, droppedSamples: 0 }));
-    remaining -= n;
-    t += (n * 1e6) / rate;
-  }
-  return tally;
+    return detector.detect({ data: iq, count: n, startUs: t, sampleRateHz: rate, centerHz, calibrationDb: cal, droppedSamples: 0 });
+  });
 }
 
 /**

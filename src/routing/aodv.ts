@@ -891,7 +891,8 @@ export class MultipathAodv {
 
   private loseNeighbour(j: NodeAddr, now: Micros, out: AodvAction[]): void {
     const n = this.nbrs.get(j);
-    if (n && this.nbrs.delete(j)) {
+    if (n) {
+      this.nbrs.delete(j);
       if (n.lastHeardUs === this.oldestHeardUs) this.oldestHeardUs = undefined;
       this.counters.neighboursLost++;
       out.push({ kind: 'neighbour-lost', addr: j });
