@@ -7,9 +7,16 @@ export type EventId = number;
 interface Ev {
   at: Micros;
   seq: number;
+  /** Its handle: `slot + SLOT_SPAN * generation` (see `EventEngine.slots`). */
+  id: EventId;
   fire: (now: Micros) => void;
   cancelled: boolean;
 }
+
+/** Slots for pending events: at most this many pending at once. */
+const SLOT_SPAN = 2 ** 24;
+/** A slot is reused this many times at most, so that a handle is never handed out twice (ids stay below 2^53). */
+const MAX_GENERATION = Math.floor(Number.MAX_SAFE_INTEGER / SLOT_SPAN);
 
 /**
  * The discrete-event engine: a heap of events ordered by time and then by
@@ -20,7 +27,16 @@ export class EventEngine {
   readonly clock: VirtualClock;
   /** A binary min-heap by (at, seq), its order written out rather than passed in: this is the loop every event goes through. */
   private readonly q: Ev[] = [];
-  private readonly live = new Map<EventId, Ev>();
+  /**
+   * Pending events by slot, for `cancel`: a handle names a slot and the slot's
+   * generation, so a handle of an event that has run or was cancelled finds
+   * nothing even once its slot holds another. Cheaper than a map by id on
+   * the path every event takes.
+   */
+  private readonly slots: (Ev | undefined)[] = [];
+  private readonly generation: number[] = [];
+  private readonly freeSlots: number[] = [];
+  private live = 0;
   private seq = 0;
   private fired = 0;
 
@@ -38,10 +54,17 @@ export class EventEngine {
     if (at < this.clock.now()) {
       throw new RangeArgumentError('event time', at, `a time at or after now (${this.clock.now()} us)`);
     }
-    const ev: Ev = { at, seq: this.seq++, fire, cancelled: false };
+    let slot = this.freeSlots.pop();
+    if (slot === undefined) {
+      slot = this.slots.length;
+      if (slot >= SLOT_SPAN) throw new RangeArgumentError('pending events', slot, `at most ${SLOT_SPAN}`);
+      this.generation.push(0);
+    }
+    const ev: Ev = { at, seq: this.seq++, id: slot + SLOT_SPAN * this.generation[slot]!, fire, cancelled: false };
+    this.slots[slot] = ev;
+    this.live++;
     this.push(ev);
-    this.live.set(ev.seq, ev);
-    return ev.seq;
+    return ev.id;
   }
 
   /** Schedules `fire` after `delay` microseconds. */
@@ -51,10 +74,11 @@ export class EventEngine {
 
   /** Cancels a pending event; returns whether it was still pending. */
   cancel(id: EventId): boolean {
-    const ev = this.live.get(id);
-    if (!ev) return false;
+    const slot = id % SLOT_SPAN;
+    const ev = this.slots[slot];
+    if (ev === undefined || ev.id !== id) return false;
     ev.cancelled = true;
-    this.live.delete(id);
+    this.release(slot);
     return true;
   }
 
@@ -65,7 +89,7 @@ export class EventEngine {
   }
 
   get pending(): number {
-    return this.live.size;
+    return this.live;
   }
 
   get eventsFired(): number {
@@ -77,7 +101,7 @@ export class EventEngine {
     this.dropCancelled();
     const ev = this.pop();
     if (!ev) return false;
-    this.live.delete(ev.seq);
+    this.release(ev.id % SLOT_SPAN);
     this.clock.advanceTo(ev.at);
     this.fired++;
     ev.fire(ev.at);
@@ -95,6 +119,15 @@ export class EventEngine {
       this.step();
     }
     if (until !== undefined && until > this.clock.now()) this.clock.advanceTo(until);
+  }
+
+  private release(slot: number): void {
+    this.slots[slot] = undefined;
+    this.live--;
+    const g = this.generation[slot]! + 1;
+    this.generation[slot] = g;
+    // A slot that has been through every generation is retired.
+    if (g < MAX_GENERATION) this.freeSlots.push(slot);
   }
 
   private dropCancelled(): void {

@@ -1,3 +1,5 @@
+import { allocBytes } from '../wire/bytes.js';
+
 /**
  * A byte ring of fixed capacity: appended at the tail, consumed from the
  * head, readable at any offset in between. The send buffer (bytes written and
@@ -38,7 +40,7 @@ export class ByteRing {
 
   /** Copies `n` bytes starting `offset` bytes after the head. */
   peek(offset: number, n: number): Uint8Array {
-    const out = new Uint8Array(n);
+    const out = allocBytes(n);
     let from = (this.head + offset) % this.capacity;
     let done = 0;
     while (done < n) {

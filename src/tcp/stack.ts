@@ -40,6 +40,8 @@ interface Entry {
  */
 export class TcpStack {
   private readonly conns = new Map<string, Entry>();
+  /** The same entries by their two ports (`portsKey`), for the lookup every arriving segment makes. */
+  private readonly byPorts = new Map<number, Entry[]>();
   private readonly listeners = new Map<number, { cfg: Readonly<TcpConfig>; accept: (conn: TcpConnection) => void }>();
   private readonly outbox: TcpPacket[] = [];
   private readonly events: TcpStackEvent[] = [];
@@ -70,10 +72,9 @@ export class TcpStack {
   /** Opens a connection to `remote`:`port` (active open). */
   connect(remote: Uint8Array, port: number, now: Micros, cfg: Partial<TcpConfig> = {}, localPort?: number): TcpConnection {
     const lp = localPort ?? this.ephemeralPort(remote, port);
-    const k = key(remote, port, lp);
-    if (this.conns.has(k)) throw new TcpError('TCP_PORT_IN_USE', `tcp: a connection ${lp} -> ${port} exists`);
+    if (this.find(remote, port, lp)) throw new TcpError('TCP_PORT_IN_USE', `tcp: a connection ${lp} -> ${port} exists`);
     const conn = new TcpConnection({ ...this.defaults, ...cfg }, lp, port, this.iss());
-    this.conns.set(k, { conn, remote });
+    this.add({ conn, remote });
     conn.connect(now);
     this.collect(conn, remote);
     return conn;
@@ -83,7 +84,7 @@ export class TcpStack {
     for (let i = 0; i < 16384; i++) {
       const p = this.nextEphemeral;
       this.nextEphemeral = p === 65535 ? 49152 : p + 1;
-      if (!this.conns.has(key(remote, port, p))) return p;
+      if (!this.find(remote, port, p)) return p;
     }
     throw new TcpError('TCP_NO_PORT', 'tcp: no free ephemeral port');
   }
@@ -103,8 +104,7 @@ export class TcpStack {
       return;
     }
     const seg = r.value;
-    const k = key(src, seg.srcPort, seg.dstPort);
-    const entry = this.conns.get(k);
+    const entry = this.find(src, seg.srcPort, seg.dstPort);
     if (entry) {
       entry.conn.handle(seg, now);
       this.collect(entry.conn, src);
@@ -115,7 +115,7 @@ export class TcpStack {
       const conn = new TcpConnection(listener.cfg, seg.dstPort, seg.srcPort, this.iss());
       conn.listen();
       conn.handle(seg, now);
-      this.conns.set(k, { conn, remote: src });
+      this.add({ conn, remote: src });
       this.counters.accepted++;
       listener.accept(conn);
       this.collect(conn, src);
@@ -164,13 +164,45 @@ export class TcpStack {
       if (a.kind === 'segment') this.send(remote, a.seg);
       else this.events.push({ conn, event: a.event });
     }
-    if (conn.state === 'CLOSED') this.conns.delete(key(remote, conn.remotePort, conn.localPort));
+    if (conn.state === 'CLOSED') this.remove(remote, conn);
+  }
+
+  private find(remote: Uint8Array, remotePort: number, localPort: number): Entry | undefined {
+    const list = this.byPorts.get(portsKey(remotePort, localPort));
+    if (list) for (const e of list) if (sameAddress(e.remote, remote)) return e;
+    return undefined;
+  }
+
+  private add(e: Entry): void {
+    this.conns.set(key(e.remote, e.conn.remotePort, e.conn.localPort), e);
+    const k = portsKey(e.conn.remotePort, e.conn.localPort);
+    const list = this.byPorts.get(k);
+    if (list) list.push(e);
+    else this.byPorts.set(k, [e]);
+  }
+
+  private remove(remote: Uint8Array, conn: TcpConnection): void {
+    const k0 = key(remote, conn.remotePort, conn.localPort);
+    if (this.conns.get(k0)?.conn !== conn) return;
+    this.conns.delete(k0);
+    const k = portsKey(conn.remotePort, conn.localPort);
+    const rest = (this.byPorts.get(k) ?? []).filter((e) => e.conn !== conn);
+    if (rest.length > 0) this.byPorts.set(k, rest);
+    else this.byPorts.delete(k);
   }
 
   private send(dst: Uint8Array, seg: TcpSegment): void {
     if (seg.flags & TCP_RST) this.counters.resetsSent++;
     this.outbox.push({ dst, bytes: encodeTcp(seg, { src: this.localIp, dst }) });
   }
+}
+
+const portsKey = (remotePort: number, localPort: number): number => remotePort * 0x10000 + localPort;
+
+function sameAddress(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
 
 function key(remote: Uint8Array, remotePort: number, localPort: number): string {

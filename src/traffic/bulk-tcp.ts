@@ -28,12 +28,21 @@ const STREAM = ((): Uint8Array => {
   return b;
 })();
 
+/** Two 16-bit values (router addresses, or ports) as one number key. */
+const pairKey = (a: number, b: number): number => a * 0x10000 + b;
+
 export function streamByte(i: number): number {
   return STREAM[i % STREAM_PERIOD]!;
 }
 
-/** Bytes [from, from + n) of the stream. */
+/**
+ * Bytes [from, from + n) of the stream: up to one period, a view of the
+ * stream's table itself (its readers only read it; a TCP write copies it),
+ * longer, a copy.
+ */
 export function streamBytes(from: number, n: number): Uint8Array {
+  const at0 = from % STREAM_PERIOD;
+  if (n <= STREAM_PERIOD) return STREAM.subarray(at0, at0 + n);
   const out = new Uint8Array(n);
   for (let done = 0; done < n;) {
     const at = (from + done) % STREAM_PERIOD;
@@ -121,8 +130,8 @@ export interface BulkTcpParts {
  */
 export class BulkTcp {
   private readonly hosts = new Map<NodeAddr, Host>();
-  /** Flow of a connection, by "router:port>router:port" in either direction. */
-  private readonly flowByPorts = new Map<string, number>();
+  /** Flow of a connection in either direction: by `pairKey(router, router)`, then by `pairKey(port, port)`. */
+  private readonly flowByPorts = new Map<number, Map<number, number>>();
   private readonly flows = new Map<number, TcpFlowRecord>();
   private readonly specs = new Map<number, TcpFlowSpec>();
   private readonly written = new Map<number, number>();
@@ -181,8 +190,8 @@ export class BulkTcp {
       initialWindowSegments: t.initialWindowSegments,
     };
     const localPort = 10000 + flow;
-    this.flowByPorts.set(`${src}:${localPort}>${dst}:${spec.port}`, flow);
-    this.flowByPorts.set(`${dst}:${spec.port}>${src}:${localPort}`, flow);
+    this.setFlowOf(src, localPort, dst, spec.port, flow);
+    this.setFlowOf(dst, spec.port, src, localPort, flow);
     const local = this.p.local ?? (() => true);
     if (local(dst)) this.listenFor(dst, spec, common);
     if (!local(src)) return rec;
@@ -279,7 +288,7 @@ export class BulkTcp {
         const to = meshAddr(pkt.dst);
         const srcPort = ((pkt.bytes[0] ?? 0) << 8) | (pkt.bytes[1] ?? 0);
         const dstPort = ((pkt.bytes[2] ?? 0) << 8) | (pkt.bytes[3] ?? 0);
-        const flow = this.flowByPorts.get(`${addr}:${srcPort}>${to}:${dstPort}`) ?? 0xffff;
+        const flow = this.flowByPorts.get(pairKey(addr, to))?.get(pairKey(srcPort, dstPort)) ?? 0xffff;
         const rec = this.flows.get(flow);
         if (rec) {
           if (addr === rec.src) rec.dataPackets++;
@@ -290,6 +299,13 @@ export class BulkTcp {
       for (const e of events) this.onEvent(e, now);
     }
     this.arm(addr, h);
+  }
+
+  private setFlowOf(from: NodeAddr, fromPort: number, to: NodeAddr, toPort: number, flow: number): void {
+    const k = pairKey(from, to);
+    let ports = this.flowByPorts.get(k);
+    if (!ports) this.flowByPorts.set(k, (ports = new Map()));
+    ports.set(pairKey(fromPort, toPort), flow);
   }
 
   private onEvent(e: TcpStackEvent, now: Micros): void {

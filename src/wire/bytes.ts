@@ -6,6 +6,38 @@ import { RangeArgumentError } from '../core/errors.js';
  * off the heap, which costs more than a whole encode. Callers check lengths.
  */
 
+/**
+ * Small per-packet arrays come from shared slabs, as Node's Buffer pool does:
+ * a typed array with a backing store of its own costs a call into the runtime
+ * (1-2 us, and external memory the GC tracks), several times the copy that
+ * fills it. Larger ones get their own store.
+ */
+const SLAB_BYTES = 64 * 1024;
+const POOLED_MAX_BYTES = 4096;
+const ON_HEAP_MAX_BYTES = 64;
+let slab = new ArrayBuffer(SLAB_BYTES);
+let slabUsed = 0;
+
+/**
+ * A new zero-filled array of `n` bytes. It may share its ArrayBuffer with
+ * other arrays from this function: read and write it through itself (its
+ * `byteOffset` and `byteLength` when making another view), never through its
+ * whole `.buffer`, and never transfer that buffer. Each part of a slab is
+ * handed out once, so nothing written to one array shows in another.
+ */
+export function allocBytes(n: number): Uint8Array {
+  // Up to 64 bytes V8 keeps a typed array's bytes in the object itself, which costs nothing extra.
+  if (n <= ON_HEAP_MAX_BYTES || n > POOLED_MAX_BYTES) return new Uint8Array(n);
+  if (slabUsed + n > SLAB_BYTES) {
+    slab = new ArrayBuffer(SLAB_BYTES);
+    slabUsed = 0;
+  }
+  const b = new Uint8Array(slab, slabUsed, n);
+  // Aligned to 8, so a Float64Array over a whole array's bytes stays possible.
+  slabUsed += (n + 7) & ~7;
+  return b;
+}
+
 export function put16(b: Uint8Array, o: number, v: number): void {
   b[o] = v >>> 8;
   b[o + 1] = v;

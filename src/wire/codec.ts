@@ -1,6 +1,6 @@
 import { CogmeshError, RangeArgumentError } from '../core/errors.js';
 import { err, ok, type Result } from '../core/result.js';
-import { get16, get32, isUint, put16, put32, u16, u32, u8 } from './bytes.js';
+import { allocBytes, get16, get32, isUint, put16, put32, u16, u32, u8 } from './bytes.js';
 import {
   MAX_PATH_COST,
   type ControlMsg,
@@ -196,7 +196,7 @@ export function controlLength(m: ControlMsg): number {
 
 /** `m` as a new packet. Throws RangeArgumentError naming the field that is out of range. */
 export function encodeControl(m: ControlMsg): Uint8Array {
-  const out = new Uint8Array(controlLength(m));
+  const out = allocBytes(controlLength(m));
   emitControl(m, out, 0);
   return out;
 }
@@ -577,7 +577,7 @@ export function dataHeaderBytes(h: DataHeader): number {
 /** The header and the payload as one new packet. Throws RangeArgumentError naming the field that is out of range. */
 export function encodeData(h: DataHeader, payload: Uint8Array): Uint8Array {
   const n = dataHeaderBytes(h);
-  const out = new Uint8Array(n + payload.length);
+  const out = allocBytes(n + payload.length);
   emitDataHeader(h, out, 0);
   out.set(payload, n);
   return out;

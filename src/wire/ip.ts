@@ -1,7 +1,7 @@
 import { RangeArgumentError } from '../core/errors.js';
 import { fold, sumWords } from './checksum.js';
 import { err, ok, type Result } from '../core/result.js';
-import { get16, put16, put32 } from './bytes.js';
+import { allocBytes, get16, put16, put32 } from './bytes.js';
 import { WireError } from './codec.js';
 
 /**
@@ -480,7 +480,7 @@ export function ipPacket(proto: number, src: Uint8Array, dst: Uint8Array, payloa
   const ttl = o.ttl ?? 64;
   const tos = o.tos ?? 0;
   if (src.length === 16 && dst.length === 16) {
-    const out = new Uint8Array(IPV6_HEADER_BYTES + payload.length);
+    const out = allocBytes(IPV6_HEADER_BYTES + payload.length);
     out[0] = 0x60 | (tos >> 4);
     out[1] = (tos & 0x0f) << 4;
     put16(out, 4, payload.length);
@@ -493,7 +493,7 @@ export function ipPacket(proto: number, src: Uint8Array, dst: Uint8Array, payloa
   }
   if (src.length !== 4 || dst.length !== 4)
     throw new RangeArgumentError('ipPacket addresses', `${src.length} and ${dst.length} bytes`, 'two IPv4 (4-byte) or two IPv6 (16-byte) addresses');
-  const out = new Uint8Array(IPV4_HEADER_BYTES + payload.length);
+  const out = allocBytes(IPV4_HEADER_BYTES + payload.length);
   out[0] = 0x45;
   out[1] = tos;
   put16(out, 2, out.length);

@@ -1,7 +1,7 @@
 import { RangeArgumentError } from '../core/errors.js';
 import { fold, sumWords } from './checksum.js';
 import { err, ok, type Result } from '../core/result.js';
-import { get16, get32, isUint, put16, put32, u16, u32, u8 } from './bytes.js';
+import { allocBytes, get16, get32, isUint, put16, put32, u16, u32, u8 } from './bytes.js';
 import { WireError } from './codec.js';
 
 /**
@@ -263,7 +263,7 @@ export function encodeTcp(seg: TcpSegment, ip: IpPair): Uint8Array {
   const total = hdr + seg.payload.length;
   if (ip.src.length === 4 && total > 0xffff) tooLongForIpv4(total);
 
-  const b = new Uint8Array(total);
+  const b = allocBytes(total);
   put16(b, 0, seg.srcPort);
   put16(b, 2, seg.dstPort);
   put32(b, 4, seg.seq);

@@ -69,6 +69,40 @@ describe('EventEngine', () => {
     assert.equal(e.eventsFired, 2);
   });
 
+  test('a handle names one event only: once it has run or been cancelled, a later event in its place is not cancelled by it', () => {
+    const e = new EventEngine();
+    const log: string[] = [];
+    const handles = new Set<number>();
+    let stale = e.at(1, () => log.push('first'));
+    handles.add(stale);
+    e.run();
+    // Thousands of events, each scheduled after the last ran or was cancelled: their storage is reused.
+    for (let i = 0; i < 5000; i++) {
+      const id = e.at(e.now() + 1, () => log.push(`e${i}`));
+      assert.ok(!handles.has(id), `handle ${id} handed out twice`);
+      handles.add(id);
+      assert.equal(e.cancel(stale), false, 'a stale handle cancels nothing');
+      if (i % 2 === 0) assert.equal(e.cancel(id), true);
+      else e.run();
+      stale = id;
+    }
+    assert.equal(e.pending, 0);
+    assert.equal(log.length, 1 + 2500);
+    // Many pending at once, cancelled in a scrambled order: each exactly once, the rest run in order.
+    const rng = Rng.fromSeed(7);
+    const ids = Array.from({ length: 300 }, (_, i) => e.at(e.now() + 10 + i, () => log.push(`p${i}`)));
+    const gone = new Set(ids.filter(() => rng.next() < 0.5));
+    for (const id of gone) assert.equal(e.cancel(id), true);
+    for (const id of gone) assert.equal(e.cancel(id), false);
+    assert.equal(e.pending, 300 - gone.size);
+    const before = log.length;
+    e.run();
+    assert.deepEqual(
+      log.slice(before),
+      ids.flatMap((id, i) => (gone.has(id) ? [] : [`p${i}`])),
+    );
+  });
+
   test('nextAt skips cancelled events', () => {
     const e = new EventEngine();
     const first = e.at(5, () => {});
