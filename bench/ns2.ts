@@ -19,7 +19,7 @@
  * exit code nonzero when a hop count is outside 25%. Wall times are given
  * twice for cogmesh: its simulations in this process (the simulator against
  * ns-2), and whole `cogmesh sim` processes, one per seed as ns-2 runs, with
- * start-up (needs `npm run build`; each must give the in-process goodput). --set passes overrides to
+ * start-up (each must give the in-process goodput). Both run the build (`npm run build`). --set passes overrides to
  * the cogmesh runs, as `cogmesh sim --set`. --window is the TCP receive window
  * (packets) of both sides; cogmesh's sink gets window x 1000 bytes of receive
  * buffer. --jobs is cogmesh's worker threads:
@@ -29,7 +29,7 @@ import { execFile } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { simulate } from '../src/cli/sim.js';
+import { builtSimulate } from './built.js';
 import { spread, type SimResult, type Spread } from '../src/sim/report.js';
 import type { ScenarioOverrides } from '../src/config/scenario.js';
 
@@ -152,6 +152,8 @@ function chainSets(startS: number): string[] {
     ...(values.set ?? []),
   ];
 }
+
+const simulate = await builtSimulate('bench/ns2.ts');
 
 async function runCogmesh(hops: number, startS: number): Promise<{ result: SimResult; wallS: number }> {
   const o: ScenarioOverrides = { hops, durationS, seed: seed0, seeds, tcp: 'reno', cognitive: false, pn: false, set: chainSets(startS) };

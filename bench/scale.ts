@@ -17,7 +17,7 @@
  * in range), so a flow's work does not grow with the mesh either. Everything
  * else is the scenario defaults (cognitive layer on; --set as `cogmesh sim`).
  *
- * Each size runs in a process of its own (its heap capped at --heap-mb, 8 GiB
+ * Each size runs the build's simulator (`npm run build`) in a process of its own (its heap capped at --heap-mb, 8 GiB
  * by default) that reports the simulation's wall and CPU time, the events it
  * fired and its peak resident set. The report gives events per second and the
  * growth exponent of the wall time against the 10-router run, measured in the
@@ -33,6 +33,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Rng } from '../src/core/rng.js';
 import type { ScenarioOverrides } from '../src/config/scenario.js';
+import { builtSimulate } from './built.js';
 
 /** The medium's default transmission range (m), which the scenarios use. */
 const TX_RANGE_M = 250;
@@ -88,7 +89,7 @@ interface ChildReport {
 // ---- A child: one simulation ------------------------------------------------------
 
 if (values.child !== undefined) {
-  const { simulate } = await import('../src/cli/sim.js');
+  const simulate = await builtSimulate('bench/scale.ts');
   const { path, overrides } = JSON.parse(values.child) as { path: string; overrides: ScenarioOverrides };
   const c0 = process.cpuUsage();
   const { result, wallMs } = await simulate(path, overrides, 1);
