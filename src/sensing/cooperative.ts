@@ -37,8 +37,12 @@ export interface MergedWorkload {
  * by the report's age. A node that has not sensed a channel recently can so
  * still rank it, which lets sensing rounds stay short.
  */
+/** The highest channel number a report can carry (HELLO's one byte). */
+const MAX_CHANNEL = 255;
+
 export class CooperativeSensing {
-  private readonly reports = new Map<string, { atUs: Micros; entries: Map<number, SharedWorkload> }>();
+  /** Each neighbour's last report: its entries by channel number (a sparse array; channels are 0-255, as HELLO carries them). */
+  private readonly reports = new Map<string, { atUs: Micros; entries: Array<SharedWorkload | undefined> }>();
 
   constructor(private params: CooperativeParams) {}
 
@@ -48,20 +52,25 @@ export class CooperativeSensing {
 
   /**
    * Records a neighbour's report (replacing its previous one). Entries with a
-   * w outside [0, 1] or a negative window count are ignored and counted.
+   * w outside [0, 1], a negative window count or a channel number outside
+   * 0-255 are ignored and counted; of two entries for one channel the later
+   * stands.
    */
   receive(from: string, atUs: Micros, entries: readonly SharedWorkload[]): { accepted: number; rejected: number } {
-    const map = new Map<number, SharedWorkload>();
+    const byChannel: Array<SharedWorkload | undefined> = [];
+    let accepted = 0;
     let rejected = 0;
     for (const e of entries) {
-      if (!(e.w >= 0 && e.w <= 1) || !(e.windows >= 0) || !Number.isInteger(e.channel)) {
+      const ch = e.channel;
+      if (!(e.w >= 0 && e.w <= 1) || !(e.windows >= 0) || !Number.isInteger(ch) || ch < 0 || ch > MAX_CHANNEL) {
         rejected++;
         continue;
       }
-      map.set(e.channel, e);
+      if (byChannel[ch] === undefined) accepted++;
+      byChannel[ch] = e;
     }
-    this.reports.set(from, { atUs, entries: map });
-    return { accepted: map.size, rejected };
+    this.reports.set(from, { atUs, entries: byChannel });
+    return { accepted, rejected };
   }
 
   /** Forgets reports older than maxAge. */
@@ -102,7 +111,7 @@ export class CooperativeSensing {
         sum += mine.windows * mine.w;
       }
       for (let i = 0; i < reports.length; i++) {
-        const e = reports[i]!.entries.get(ch);
+        const e = ch >= 0 && ch <= MAX_CHANNEL ? reports[i]!.entries[ch] : undefined;
         if (!e || e.windows <= 0) continue;
         const wt = this.params.neighbourWeight * e.windows * ageing[i]!;
         if (wt <= 0) continue;

@@ -87,11 +87,20 @@ test('malformed shared entries are counted and ignored', () => {
     { channel: 2, w: Number.NaN, windows: 10 },
     { channel: 3, w: 0.5, windows: -1 },
     { channel: 4, w: 0.5, windows: 10 },
+    { channel: 256, w: 0.5, windows: 10 },
+    { channel: -1, w: 0.5, windows: 10 },
+    { channel: 2.5, w: 0.5, windows: 10 },
+    // A second entry for one channel replaces the first, and is not counted twice.
+    { channel: 5, w: 0.1, windows: 10 },
+    { channel: 5, w: 0.3, windows: 10 },
   ]);
-  assert.deepEqual(r, { accepted: 1, rejected: 3 });
+  assert.deepEqual(r, { accepted: 2, rejected: 6 });
   assert.deepEqual(
-    c.merge([], 0, [1, 2, 3, 4]).map((m) => m.channel),
-    [4],
+    c.merge([], 0, [1, 2, 3, 4, 5, 256]).map((m) => [m.channel, m.w]),
+    [
+      [4, 0.5],
+      [5, 0.3],
+    ],
   );
 });
 
