@@ -399,7 +399,7 @@ class MediumCore implements Air {
       const candidate = rk === k && p >= rxThresh;
       const heard = r.heard;
       const blinded = r.txFrame !== undefined || ownOnAir(heard, now);
-      const h: Hearing = { frame: f, st: r, p, candidate, collided: false, deaf: candidate && blinded, gone: false };
+      const h: Hearing = { frame: f, st: r, p, candidate, collided: false, deaf: candidate && blinded, gone: false, own: false, pos: heard.length };
       for (const g of heard) {
         if (g.frame.endUs <= now || g.own === true) continue;
         if (firstOnly || p < cap * g.p) h.collided = true;
@@ -429,7 +429,7 @@ class MediumCore implements Air {
    */
   private ownHearing(f: AirFrame, r: DcfStation, now: Micros): void {
     for (const g of r.heard) if (g.frame.endUs > now && !g.own) g.deaf = true;
-    const h: Hearing = { frame: f, st: r, p: 0, candidate: false, collided: false, deaf: false, gone: false, own: true };
+    const h: Hearing = { frame: f, st: r, p: 0, candidate: false, collided: false, deaf: false, gone: false, own: true, pos: r.heard.length };
     const wasIdle = r.heard.length === 0;
     r.heard.push(h);
     f.hearers.push(h);
@@ -463,7 +463,7 @@ class MediumCore implements Air {
       }
       const p = powerAt(this.pl[f.chIdx]!, this.distance(s.index, st.index)) * this.overlap[f.chIdx * this.nch + k]!;
       if (p < this.csThresh[k]!) continue;
-      const h: Hearing = { frame: f, st, p, candidate: false, collided: false, deaf: false, gone: false };
+      const h: Hearing = { frame: f, st, p, candidate: false, collided: false, deaf: false, gone: false, own: false, pos: st.heard.length };
       st.heard.push(h);
       f.hearers.push(h);
     }
@@ -533,10 +533,13 @@ class MediumCore implements Air {
       h.gone = true;
       const r = h.st;
       const heard = r.heard;
-      const j = heard.indexOf(h);
-      if (j >= 0) {
-        heard[j] = heard[heard.length - 1]!;
-        heard.pop();
+      // The last hearing takes its place.
+      if (heard[h.pos] === h) {
+        const last = heard.pop()!;
+        if (last !== h) {
+          heard[h.pos] = last;
+          last.pos = h.pos;
+        }
       }
       let ok = false;
       if (!truncated && h.candidate) {

@@ -79,6 +79,8 @@ export interface Hearing {
   gone: boolean;
   /** The frame is another radio of the station's own router on the same channel: it blinds and busies, it is never decoded. */
   own?: boolean;
+  /** Its place in the station's `heard` (kept by the medium, which adds and removes hearings), so that removing it needs no search. */
+  pos: number;
 }
 
 /** What a station needs from the medium. */
