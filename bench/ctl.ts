@@ -11,7 +11,12 @@
  * The router is the built command (bin/cogmesh.js): run `npm run build` first.
  *
  * Prints key=value lines: p50 and p99 latency of each, their ratio, and the
- * goal (p99 of set under 5 ms).
+ * goal (p99 of set under 5 ms). A probe in the router's process
+ * (bench/ctl-probe.mjs) adds where a set's time goes: in (from the client's
+ * send until the router takes the request off its socket), router (until its
+ * reply is ready), out (until the client has it), each as p50 and p99 and as
+ * the mean over the slowest 1% of sets; the router's event-loop delay (p50,
+ * p99, max) and its collector's pauses over the run.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -38,6 +43,12 @@ const freePort = (): Promise<number> =>
       s.close(() => resolve(port));
     });
   });
+/** What bench/ctl-probe.mjs reports from the router's process (epoch ms per request: received, replied, sent). */
+interface ProbeReport {
+  loopDelayMs: { p50: number; p99: number; max: number };
+  gc: { count: number; ms: number; maxMs: number };
+  requests: Array<[number, number, number]>;
+}
 const quantile = (xs: number[], q: number): number => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))]!;
 const children: ChildProcess[] = [];
 const dir = mkdtempSync(join(tmpdir(), 'cm-bench-ctl-'));
@@ -47,14 +58,18 @@ const stop = (): void => {
 };
 process.on('exit', stop);
 
-/** Resolves once `child` prints `marker`; rejects if it exits first. */
+/** Resolves once `child` prints `marker`; rejects if it exits first. Its output is drained after, not kept. */
 const ready = (child: ChildProcess, marker: RegExp, what: string): Promise<void> =>
   new Promise((resolve, reject) => {
     let said = '';
+    let up = false;
     const timer = setTimeout(() => reject(new Error(`${what} did not start within 60 s: ${said.slice(-500)}`)), 60_000);
     const take = (d: Buffer): void => {
+      if (up) return;
       said += d.toString();
       if (marker.test(said)) {
+        up = true;
+        said = '';
         clearTimeout(timer);
         resolve();
       }
@@ -91,30 +106,70 @@ try {
   cfg.monitor = { ...(cfg.monitor ?? {}), listen: '' };
   const file = join(dir, 'node.json');
   writeFileSync(file, JSON.stringify(cfg));
-  // The router as users run it: the built command (npm run build).
-  const node = spawn(process.execPath, [fileURLToPath(new URL('../bin/cogmesh.js', import.meta.url)), 'node', '--config', file, '--log-format', 'json'], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  // The router as users run it: the built command (npm run build), with the probe loaded ahead.
+  const probe = fileURLToPath(new URL('ctl-probe.mjs', import.meta.url));
+  const node = spawn(
+    process.execPath,
+    ['--import', probe, fileURLToPath(new URL('../bin/cogmesh.js', import.meta.url)), 'node', '--config', file, '--log-format', 'json'],
+    {
+      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+    },
+  );
   children.push(node);
   await ready(node, /control-start|control API/, 'the router');
+  const fromProbe = (): Promise<unknown> => new Promise((resolve) => node.once('message', resolve));
   const c = new ControlClient(`tcp://127.0.0.1:${port}`);
   const setMs: number[] = [];
+  /** Epoch ms (both processes read the same wall clock) of each measured set: sent, and its reply in. */
+  const setAt: Array<[number, number]> = [];
   let version = ((await c.request('status')) as { result: { configVersion: string } }).result.configVersion;
+  const epoch = (): number => performance.timeOrigin + performance.now();
   for (let i = 0; i < n + 50; i++) {
+    if (i === 50) {
+      const started = fromProbe();
+      node.send('start');
+      await started;
+    }
     const t = performance.now();
+    const sent = epoch();
     const r = (await c.request('set', { values: { 'sensing.periodMs': 1000 + ((i + 1) % 2) }, expect: version })) as {
       ok: boolean;
       result?: { version: string };
       error?: unknown;
     };
-    if (i >= 50) setMs.push(performance.now() - t);
+    if (i >= 50) {
+      setMs.push(performance.now() - t);
+      setAt.push([sent, epoch()]);
+    }
     if (!r.ok || !r.result) throw new Error(`set refused: ${JSON.stringify(r.error)}`);
     version = r.result.version;
   }
   c.close();
+  const report = fromProbe();
+  node.send('report');
+  const probed = (await report) as ProbeReport;
 
   const f = (x: number): string => x.toFixed(3);
   const [e50, e99, s50, s99] = [quantile(echoMs, 0.5), quantile(echoMs, 0.99), quantile(setMs, 0.5), quantile(setMs, 0.99)];
+  // The probe saw the same sets in the same order (it was reset after the warm-up); a router built
+  // before its control server published traces shows none.
+  const stages = setAt.map(([sent, back], i) => {
+    const [received, replied] = probed.requests[i] ?? [NaN, NaN];
+    return { total: back - sent, in: received - sent, router: replied - received, out: back - replied };
+  });
+  const slowest = [...stages].sort((a, b) => b.total - a.total).slice(0, Math.max(1, Math.ceil(stages.length / 100)));
+  const mean = (xs: number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length;
+  const stageLines =
+    probed.requests.length === setAt.length
+      ? (['in', 'router', 'out'] as const).flatMap((k) => {
+          const xs = stages.map((s) => s[k]);
+          return [
+            `set_${k}_p50_ms=${f(quantile(xs, 0.5))}`,
+            `set_${k}_p99_ms=${f(quantile(xs, 0.99))}`,
+            `set_${k}_slowest1pct_mean_ms=${f(mean(slowest.map((s) => s[k])))}`,
+          ];
+        })
+      : [`set_stages=unknown (the router traced ${probed.requests.length} of ${setAt.length} sets: is the build older than bench/ctl.ts?)`];
   process.stdout.write(
     [
       `requests=${n}`,
@@ -124,6 +179,13 @@ try {
       `ctl_set_p99_ms=${f(s99)}`,
       `ratio_p50_vs_echo=${(s50 / e50).toFixed(1)}`,
       `ratio_p99_vs_echo=${(s99 / e99).toFixed(1)}`,
+      ...stageLines,
+      `router_loop_delay_p50_ms=${f(probed.loopDelayMs.p50)}`,
+      `router_loop_delay_p99_ms=${f(probed.loopDelayMs.p99)}`,
+      `router_loop_delay_max_ms=${f(probed.loopDelayMs.max)}`,
+      `router_gc_pauses=${probed.gc.count}`,
+      `router_gc_ms=${f(probed.gc.ms)}`,
+      `router_gc_max_ms=${f(probed.gc.maxMs)}`,
       `goal_set_p99_under_5ms=${s99 < 5 ? 'met' : 'not met'}`,
     ].join('\n') + '\n',
   );
