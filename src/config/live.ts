@@ -69,11 +69,15 @@ export function sameJson(a: unknown, b: unknown): boolean {
   }
   const x = a as Record<string, unknown>;
   const y = b as Record<string, unknown>;
-  const defined = (o: Record<string, unknown>): string[] => Object.keys(o).filter((k) => o[k] !== undefined);
-  const kx = defined(x);
-  if (kx.length !== defined(y).length) return false;
-  for (const k of kx) if (y[k] === undefined || !sameJson(x[k], y[k])) return false;
-  return true;
+  // Counted, not listed: this runs over a whole configuration on every live set.
+  let defined = 0;
+  for (const k of Object.keys(x)) {
+    if (x[k] === undefined) continue;
+    defined++;
+    if (y[k] === undefined || !sameJson(x[k], y[k])) return false;
+  }
+  for (const k of Object.keys(y)) if (y[k] !== undefined) defined--;
+  return defined === 0;
 }
 
 /** Whether a dotted path is live (it or a section holding it is marked). */
