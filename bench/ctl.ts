@@ -16,7 +16,9 @@
  * send until the router takes the request off its socket), router (until its
  * reply is ready), out (until the client has it), each as p50 and p99 and as
  * the mean over the slowest 1% of sets; the router's event-loop delay (p50,
- * p99, max) and its collector's pauses over the run.
+ * p99, max) and its collector's pauses over the run. Last, the same sets handed to a control
+ * server in this process (no sockets, no radios): what the router's own code costs a set
+ * (inprocess_set_p50_us, p99), without waiting for a core.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -26,8 +28,15 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { Writable } from 'node:stream';
 import { Dealer } from 'zeromq';
+import { parseNodeConfig } from '../src/config/load.js';
+import type { NodeConfig } from '../src/config/types.js';
 import { ControlClient } from '../src/control/client.js';
+import { ControlServer } from '../src/control/server.js';
+import { createLogger } from '../src/core/log.js';
+import { LiveConfigView } from '../src/daemon/live-view.js';
+import type { RouterView } from '../src/router/view.js';
 
 const { values } = parseArgs({ options: { requests: { type: 'string', default: '400' } } });
 const n = Number(values.requests);
@@ -78,6 +87,47 @@ const ready = (child: ChildProcess, marker: RegExp, what: string): Promise<void>
     child.stderr?.on('data', take);
     child.once('exit', (code) => reject(new Error(`${what} exited (${code}): ${said.slice(-500)}`)));
   });
+
+/**
+ * The live-configuration side of a daemon alone, in this process: no radios and no sockets,
+ * and the cores' part of a change (applyLive) does nothing.
+ */
+class BareLiveView extends LiveConfigView {
+  readonly id = 1;
+  readonly name = 'bench';
+  protected readonly startedUs = 0;
+  now(): number {
+    return 0;
+  }
+  protected applyLive(_next: NodeConfig): void {}
+}
+
+/**
+ * What the router's own code costs a set, without waiting for a core: the same sets handed to
+ * a control server's `handle` in this process (parse, set, log lines to a sink, reply), in µs.
+ */
+async function inProcessSetUs(doc: unknown, count: number): Promise<number[]> {
+  const sink = new Writable({ write: (_c, _e, cb) => cb() });
+  const log = createLogger({ level: 'info', format: 'json', destination: sink });
+  const cfg = parseNodeConfig(doc, 'config/examples/demo.json');
+  const view = new BareLiveView(cfg, log);
+  const server = new ControlServer(view as unknown as RouterView, cfg.control, log);
+  let version = view.configVersion();
+  const us: number[] = [];
+  // A longer warm-up than over the sockets: these are cheap, and the compiler takes a few hundred to settle.
+  const warmUp = 500;
+  for (let i = 0; i < count + warmUp; i++) {
+    const frame = Buffer.from(JSON.stringify({ id: i, cmd: 'set', values: { 'sensing.periodMs': 1000 + ((i + 1) % 2) }, expect: version }));
+    const t = performance.now();
+    const r = await server.handle(frame);
+    if (i >= warmUp) us.push((performance.now() - t) * 1000);
+    if (!r.ok) throw new Error(`in-process set refused: ${JSON.stringify(r.error)}`);
+    version = (r.result as { version: string }).version;
+    // Let the collector and the log sink run between sets, as a router's idle loop would.
+    if (i % 10 === 0) await new Promise((resolve) => setImmediate(resolve));
+  }
+  return us;
+}
 
 try {
   // The reference: a bare ZeroMQ echo in a process of its own.
@@ -149,6 +199,7 @@ try {
   node.send('report');
   const probed = (await report) as ProbeReport;
 
+  const inproc = await inProcessSetUs(cfg, n);
   const f = (x: number): string => x.toFixed(3);
   const [e50, e99, s50, s99] = [quantile(echoMs, 0.5), quantile(echoMs, 0.99), quantile(setMs, 0.5), quantile(setMs, 0.99)];
   // The probe saw the same sets in the same order (it was reset after the warm-up); a router built
@@ -180,6 +231,8 @@ try {
       `ratio_p50_vs_echo=${(s50 / e50).toFixed(1)}`,
       `ratio_p99_vs_echo=${(s99 / e99).toFixed(1)}`,
       ...stageLines,
+      `inprocess_set_p50_us=${quantile(inproc, 0.5).toFixed(0)}`,
+      `inprocess_set_p99_us=${quantile(inproc, 0.99).toFixed(0)}`,
       `router_loop_delay_p50_ms=${f(probed.loopDelayMs.p50)}`,
       `router_loop_delay_p99_ms=${f(probed.loopDelayMs.p99)}`,
       `router_loop_delay_max_ms=${f(probed.loopDelayMs.max)}`,
