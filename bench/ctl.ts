@@ -8,7 +8,8 @@
  *
  *   node --import tsx bench/ctl.ts [--requests 400]
  *
- * The router is the built command (bin/cogmesh.js): run `npm run build` first.
+ * The router is the built command (bin/cogmesh.js): run `npm run build` first. Its log goes
+ * to a file in a temporary folder, as a service's would, not through this process.
  *
  * Prints key=value lines: p50 and p99 latency of each, their ratio, and the
  * goal (p99 of set under 5 ms). A probe in the router's process
@@ -21,7 +22,7 @@
  * (inprocess_set_p50_us, p99), without waiting for a core.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -129,6 +130,29 @@ async function inProcessSetUs(doc: unknown, count: number): Promise<number[]> {
   return us;
 }
 
+/**
+ * Resolves once `child`, whose output goes to the file at `path`, has written `marker` there;
+ * rejects if it exits first. A file, as a service's log would be: the router's lines never
+ * wake this process while it measures.
+ */
+const readyInFile = (child: ChildProcess, path: string, marker: RegExp, what: string): Promise<void> =>
+  new Promise((resolve, reject) => {
+    const t0 = Date.now();
+    const done = (e?: Error): void => {
+      clearInterval(poll);
+      child.off('exit', exited);
+      if (e) reject(e);
+      else resolve();
+    };
+    const poll = setInterval(() => {
+      const said = readFileSync(path, 'utf8');
+      if (marker.test(said)) done();
+      else if (Date.now() - t0 > 60_000) done(new Error(`${what} did not start within 60 s: ${said.slice(-500)}`));
+    }, 20);
+    const exited = (code: number | null): void => done(new Error(`${what} exited (${code}): ${readFileSync(path, 'utf8').slice(-500)}`));
+    child.once('exit', exited);
+  });
+
 try {
   // The reference: a bare ZeroMQ echo in a process of its own.
   const echoPort = await freePort();
@@ -158,15 +182,15 @@ try {
   writeFileSync(file, JSON.stringify(cfg));
   // The router as users run it: the built command (npm run build), with the probe loaded ahead.
   const probe = fileURLToPath(new URL('ctl-probe.mjs', import.meta.url));
+  const logPath = join(dir, 'router.log');
+  const logFd = openSync(logPath, 'w');
   const node = spawn(
     process.execPath,
     ['--import', probe, fileURLToPath(new URL('../bin/cogmesh.js', import.meta.url)), 'node', '--config', file, '--log-format', 'json'],
-    {
-      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
-    },
+    { stdio: ['ignore', logFd, logFd, 'ipc'] },
   );
   children.push(node);
-  await ready(node, /control-start|control API/, 'the router');
+  await readyInFile(node, logPath, /control-start|control API/, 'the router');
   const fromProbe = (): Promise<unknown> => new Promise((resolve) => node.once('message', resolve));
   const c = new ControlClient(`tcp://127.0.0.1:${port}`);
   const setMs: number[] = [];
