@@ -65,7 +65,8 @@ export function nodeCommand(): Command {
         return;
       }
       const scheduler = new RealTimeScheduler();
-      const log = createLogger(cfg.log);
+      // In real time the event loop serves the radios and the control API: it never waits on the log's reader.
+      const log = createLogger({ ...cfg.log, background: true });
       const node = await StandaloneNode.start(cfg, scheduler, log);
       await serve(node, cfg, log, forS);
       scheduler.cancelAll();
@@ -75,7 +76,7 @@ export function nodeCommand(): Command {
 
 /** A router on the air medium process, with its control API and monitor, until SIGINT, SIGTERM or `forS` seconds. */
 async function runMeshNode(cfg: NodeConfig, forS: number | undefined): Promise<void> {
-  const log = createLogger(cfg.log);
+  const log = createLogger({ ...cfg.log, background: true });
   const node = await MeshNode.start(cfg, log);
   await serve(node, cfg, log, forS);
   process.exit(0);

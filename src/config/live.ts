@@ -1,6 +1,6 @@
 import type { ConfigIssue } from '../core/errors.js';
 import { valueAt, type Schema } from '../core/schema.js';
-import { configVersion, nodeSchema, parseNodeConfig } from './load.js';
+import { checkNodeConfigInPlace, configVersion, nodeSchema, parseNodeConfig } from './load.js';
 import type { NodeConfig } from './types.js';
 
 /**
@@ -40,7 +40,11 @@ const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object
 function diff(a: unknown, b: unknown, at: string, out: string[]): void {
   if (isObj(a) && isObj(b)) {
     const keys = [...new Set([...Object.keys(a), ...Object.keys(b)])].sort();
-    for (const k of keys) diff(a[k], b[k], at === '' ? k : `${at}.${k}`, out);
+    for (const k of keys) {
+      // A change is usually a field or two: a member that is the same document (which sameJson
+      // finds without building paths) has no leaf that differs, so diff would find nothing there.
+      if (!sameJson(a[k], b[k])) diff(a[k], b[k], at === '' ? k : `${at}.${k}`, out);
+    }
   } else if (!sameJson(a, b)) out.push(at);
 }
 
@@ -65,11 +69,15 @@ export function sameJson(a: unknown, b: unknown): boolean {
   }
   const x = a as Record<string, unknown>;
   const y = b as Record<string, unknown>;
-  const defined = (o: Record<string, unknown>): string[] => Object.keys(o).filter((k) => o[k] !== undefined);
-  const kx = defined(x);
-  if (kx.length !== defined(y).length) return false;
-  for (const k of kx) if (y[k] === undefined || !sameJson(x[k], y[k])) return false;
-  return true;
+  // Counted, not listed: this runs over a whole configuration on every live set.
+  let defined = 0;
+  for (const k of Object.keys(x)) {
+    if (x[k] === undefined) continue;
+    defined++;
+    if (y[k] === undefined || !sameJson(x[k], y[k])) return false;
+  }
+  for (const k of Object.keys(y)) if (y[k] !== undefined) defined--;
+  return defined === 0;
 }
 
 /** Whether a dotted path is live (it or a section holding it is marked). */
@@ -78,8 +86,8 @@ export function isLive(path: string): boolean {
 }
 
 /** The configuration with its secrets blanked out (those that are set). */
-export function redactConfig(cfg: NodeConfig): NodeConfig {
-  const out = structuredClone(cfg);
+export function redactConfig(cfg: Readonly<NodeConfig>): NodeConfig {
+  const out = structuredClone(cfg) as NodeConfig;
   for (const path of SECRET_FIELDS) {
     const segs = path.split('.');
     const parent = valueAt(out, segs.slice(0, -1));
@@ -129,9 +137,11 @@ export interface LiveChange {
  * field otherwise) and says what it changes against `prev`, and which of
  * those changes need a restart. `prevVersion`: `prev`'s version, when the
  * caller knows it (it spares hashing the whole configuration again).
+ * `opts.take`: `next` is a document the caller gives up (built for this
+ * change, held by nobody else), so it is checked in place, not copied.
  */
-export function liveChange(prev: NodeConfig, next: unknown, source = 'set', prevVersion?: string): LiveChange {
-  const checked = parseNodeConfig(next, source);
+export function liveChange(prev: NodeConfig, next: unknown, source = 'set', prevVersion?: string, opts: { take?: boolean } = {}): LiveChange {
+  const checked = opts.take ? checkNodeConfigInPlace(next, source) : parseNodeConfig(next, source);
   const changed = changedPaths(prev, checked);
   return { from: prevVersion ?? configVersion(prev), checked, changed, restartOnly: restartOnlyIssues(prev, checked, changed) };
 }

@@ -36,7 +36,15 @@ const check = schemaChecker(nodeSchema);
  * The input is never mutated. Throws ConfigError listing every problem.
  */
 export function parseNodeConfig(input: unknown, source = 'configuration'): NodeConfig {
-  const data = cloneJson(input, source);
+  return checkNodeConfigInPlace(cloneJson(input, source), source);
+}
+
+/**
+ * What parseNodeConfig does, on a document the caller gives up (one it has
+ * just built and nobody else holds): the defaults go into `data` itself, so
+ * it is not copied first.
+ */
+export function checkNodeConfigInPlace(data: unknown, source = 'configuration'): NodeConfig {
   const issues = check(data);
   const seen = new Set(issues.map((i) => i.path));
   for (const issue of semanticIssues(data)) if (!seen.has(issue.path)) issues.push(issue);
@@ -76,7 +84,65 @@ export function applyOverrides(cfg: NodeConfig, overrides: readonly string[], so
  * equal versions whatever the order of their keys.
  */
 export function configVersion(cfg: NodeConfig): string {
-  return createHash('sha256').update(stableStringify(cfg)).digest('hex').slice(0, 16);
+  return versionOfSections(sectionsJson(cfg));
+}
+
+/**
+ * The canonical JSON of each top-level section of a configuration, by name:
+ * the parts configVersion hashes, kept so that a new version hashes again
+ * only the sections that changed (ConfigVersions).
+ */
+export type SectionsJson = ReadonlyMap<string, string>;
+
+/** The canonical JSON of `cfg`'s sections; those not in `changed` (dotted paths) are taken from `prev` when it has them. */
+export function sectionsJson(cfg: NodeConfig, prev?: SectionsJson, changed: readonly string[] = []): Map<string, string> {
+  const out = new Map<string, string>();
+  const doc = cfg as unknown as Record<string, unknown>;
+  for (const name of Object.keys(doc)) {
+    const kept = changed.some((p) => p === name || p.startsWith(`${name}.`)) ? undefined : prev?.get(name);
+    const json = kept ?? stableStringify(doc[name]);
+    // What stableStringify leaves out of an object (an undefined member) is left out here too.
+    if (json !== undefined) out.set(name, json);
+  }
+  return out;
+}
+
+/** configVersion from the sections' canonical JSON: the same text as stableStringify of the whole, so the same hash. */
+export function versionOfSections(sections: SectionsJson): string {
+  const names = [...sections.keys()].sort();
+  const text = `{${names.map((n) => `${JSON.stringify(n)}:${sections.get(n)!}`).join(',')}}`;
+  return createHash('sha256').update(text).digest('hex').slice(0, 16);
+}
+
+/**
+ * The version of a running configuration, kept up to date across live
+ * changes: after a change, only the sections it touched are serialised
+ * again (a router's whole configuration is some 3 kB of JSON; a `set`
+ * usually changes one field).
+ */
+export class ConfigVersions {
+  private sections: SectionsJson;
+  private current: string;
+
+  constructor(cfg: NodeConfig) {
+    this.sections = sectionsJson(cfg);
+    this.current = versionOfSections(this.sections);
+  }
+
+  get version(): string {
+    return this.current;
+  }
+
+  /**
+   * The version of `next`, which differs from the configuration last given
+   * exactly at `changed` (changedPaths of the two), and from now on the one
+   * kept.
+   */
+  update(next: NodeConfig, changed: readonly string[]): string {
+    this.sections = sectionsJson(next, this.sections, changed);
+    this.current = versionOfSections(this.sections);
+    return this.current;
+  }
 }
 
 // ---------------------------------------------------------------------------

@@ -50,7 +50,7 @@ export async function execute(view: RouterView, c: ControlCommand): Promise<unkn
     case 'controller.add': {
       const role = controllerOf(view);
       // Without `acc`, the role's own controller.acc applies to a TCP flow; an `acc` given goes with the flow (a UDP flow refuses it).
-      const cfg = view.config().controller;
+      const cfg = view.runningConfig().controller;
       const text = c.acc ?? (c.flow.proto === 'tcp' ? cfg.acc : 'none');
       const acc = text === 'none' ? undefined : parseAccText(text, cfg.accMode);
       const spec = acc?.ok ? { ...c.flow, acc: acc.value } : c.flow;
@@ -78,7 +78,7 @@ function controllerOf(view: RouterView): ControllerRole {
 /** The configuration, or the field at a dotted path (array items by index). */
 export function get(view: RouterView, path: string | undefined): GetResult {
   const version = view.configVersion();
-  const cfg = redactConfig(view.config());
+  const cfg = redactConfig(view.runningConfig());
   if (path === undefined) return { config: cfg, version };
   const r = valueAt(cfg, path.split('.'));
   if (!r.ok)
@@ -103,10 +103,11 @@ export function set(view: RouterView, values: Record<string, unknown>, expect: s
       `set refused: it expects config version ${expect} but the router runs ${current} (someone else changed it: get the configuration again and retry)`,
     );
   }
-  const prev = view.config();
+  // setPaths copies the running configuration; the copy is this set's own, so it is checked in place.
+  const prev = view.runningConfig();
   const { doc, issues } = setPaths(prev, Object.entries(values));
   if (issues.length > 0) throw new ConfigError(issues, 'set');
-  const change = liveChange(prev, doc, 'set', current);
+  const change = liveChange(prev, doc, 'set', current, { take: true });
   if (change.changed.length === 0) return { version: current, changed: [] };
   if (change.restartOnly.length > 0) {
     throw new ControlError(

@@ -1,3 +1,5 @@
+import { channel } from 'node:diagnostics_channel';
+import { performance } from 'node:perf_hooks';
 import { Context, Publisher, Router } from 'zeromq';
 import type { NodeConfig } from '../config/types.js';
 import type { Logger } from '../core/log.js';
@@ -11,6 +13,24 @@ export const MAX_REQUEST_BYTES = 1 << 20;
 
 /** Telemetry messages waiting for the PUB socket beyond this are dropped (and counted). */
 const MAX_PENDING_TELEMETRY = 1000;
+
+/**
+ * One request served, as `requestChannel` tells a tracer in the router's
+ * process: when (performance.now(), in ms) the request came off the socket,
+ * its reply was ready, and the reply was handed back to the socket.
+ */
+export interface RequestTrace {
+  ok: boolean;
+  receivedMs: number;
+  repliedMs: number;
+  sentMs: number;
+}
+
+/**
+ * Every request served, for a tracer in the same process (bench:ctl's
+ * probe, node:diagnostics_channel); nothing is measured without a subscriber.
+ */
+export const requestChannel = channel('cogmesh:control:request');
 
 /** What the control server did, for the router's own status. */
 export interface ControlCounters {
@@ -199,16 +219,22 @@ export class ControlServer {
         const delimited = rest.length >= 2 && rest[0]!.length === 0;
         const envelope = delimited ? [rest[0]!] : [];
         const body = delimited ? rest.slice(1) : rest;
+        const traced = requestChannel.hasSubscribers;
+        const receivedMs = traced ? performance.now() : 0;
         // One request's failure (even in encoding its reply) never ends the loop: the API keeps serving.
         let out: string;
+        let ok = false;
         try {
           const reply = body.length === 1 ? await this.handle(body[0]!) : this.refuse(`a request is one frame of JSON (got ${body.length} frames)`);
+          ok = reply.ok;
           out = encodeReply(reply);
         } catch (e) {
           this.count(CONTROL_CODES.internal);
           out = encodeReply(errorReply(null, e));
         }
+        const repliedMs = traced ? performance.now() : 0;
         await router.send([rid, ...envelope, out]);
+        if (traced) requestChannel.publish({ ok, receivedMs, repliedMs, sentMs: performance.now() } satisfies RequestTrace);
       }
     } catch (e) {
       if (!router.closed) this.log.error({ event: 'control-stopped', err: String(e) }, `control: the command socket failed: ${String(e)}`);

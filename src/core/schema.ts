@@ -315,6 +315,24 @@ export function cloneJson(input: unknown, source: string): unknown {
 }
 
 /**
+ * A deep copy of a document that is plain JSON data already (a checked
+ * configuration): objects, arrays and primitives are copied as they are,
+ * several times faster than structuredClone on a document of a few kB.
+ * Anything else (a Date, a Map) is not copied faithfully: use cloneJson.
+ */
+export function copyJson<T>(v: T): T {
+  if (typeof v !== 'object' || v === null) return v;
+  if (Array.isArray(v)) {
+    const a: unknown[] = new Array(v.length);
+    for (let i = 0; i < v.length; i++) a[i] = copyJson(v[i] as unknown);
+    return a as T;
+  }
+  const o: Record<string, unknown> = {};
+  for (const k of Object.keys(v)) o[k] = copyJson((v as Record<string, unknown>)[k]);
+  return o as T;
+}
+
+/**
  * Reads a JSON file. A missing file and a syntax error (with its line and
  * column) are reported as a ConfigError whose source is the file's path.
  */
@@ -363,16 +381,16 @@ export function overridePaths(doc: unknown, overrides: readonly string[], opts: 
 }
 
 /**
- * Sets each dotted path to its value, in a copy of `doc`: the same rules as
- * `overridePaths`, for values that are already values (the control API's
- * `set`), so nothing goes through text and back.
+ * Sets each dotted path to its value, in a copy of `doc` (plain JSON data:
+ * copyJson): the same rules as `overridePaths`, for values that are already
+ * values (the control API's `set`), so nothing goes through text and back.
  */
 export function setPaths(
   doc: unknown,
   entries: ReadonlyArray<readonly [path: string, value: unknown]>,
   opts: { create?: boolean } = {},
 ): { doc: unknown; issues: ConfigIssue[] } {
-  const next = structuredClone(doc) as unknown;
+  const next = copyJson(doc);
   const issues: ConfigIssue[] = [];
   for (const [path, value] of entries) {
     const segments = path.split('.');

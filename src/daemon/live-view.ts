@@ -1,4 +1,4 @@
-import { configVersion } from '../config/load.js';
+import { ConfigVersions } from '../config/load.js';
 import type { LiveChange } from '../config/live.js';
 import type { NodeConfig } from '../config/types.js';
 import { ConfigError } from '../core/errors.js';
@@ -41,7 +41,8 @@ export class TelemetryHub {
  */
 export abstract class LiveConfigView {
   protected cfg: NodeConfig;
-  protected version: string;
+  /** The running configuration's version, hashed again after a change only where it changed. */
+  private readonly versions: ConfigVersions;
   protected readonly hub: TelemetryHub;
 
   constructor(
@@ -49,7 +50,7 @@ export abstract class LiveConfigView {
     protected readonly log: Logger,
   ) {
     this.cfg = cfg;
-    this.version = configVersion(cfg);
+    this.versions = new ConfigVersions(cfg);
     this.hub = new TelemetryHub(log);
   }
 
@@ -78,6 +79,10 @@ export abstract class LiveConfigView {
 
   config(): NodeConfig {
     return structuredClone(this.cfg);
+  }
+
+  runningConfig(): Readonly<NodeConfig> {
+    return this.cfg;
   }
 
   controller(): ControllerRole | undefined {
@@ -118,7 +123,12 @@ export abstract class LiveConfigView {
   }
 
   configVersion(): string {
-    return this.version;
+    return this.versions.version;
+  }
+
+  /** The running configuration's version. */
+  protected get version(): string {
+    return this.versions.version;
   }
 
   reconfigure(change: LiveChange): string {
@@ -133,8 +143,9 @@ export abstract class LiveConfigView {
     if (changed.length === 0) return this.version;
     this.applyLive(checked, changed);
     this.cfg = checked;
-    this.version = configVersion(checked);
-    this.log.level = checked.log.level;
+    this.versions.update(checked, changed);
+    // Setting pino's level rebuilds its methods: only when it changes.
+    if (this.log.level !== checked.log.level) this.log.level = checked.log.level;
     this.log.info({ event: 'reconfigured', changed, version: this.version }, `configuration ${this.version}: ${changed.join(', ')} changed`);
     this.hub.emit({ kind: 'config', atUs: this.now(), version: this.version, changed });
     return this.version;

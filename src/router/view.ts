@@ -24,6 +24,11 @@ export interface RouterView {
   status(): RouterStatus;
   /** The running configuration (a copy). */
   config(): NodeConfig;
+  /**
+   * The running configuration itself, no copy: for a reader that copies what
+   * it keeps. Never change it; a reconfiguration replaces it whole.
+   */
+  runningConfig(): Readonly<NodeConfig>;
   /** A stable hash of the running configuration (configVersion). */
   configVersion(): string;
   /**

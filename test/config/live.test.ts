@@ -4,6 +4,7 @@ import stableStringify from 'fast-json-stable-stringify';
 import { Rng } from '../../src/core/rng.js';
 import { changedPaths, liveChange, sameJson } from '../../src/config/live.js';
 import { defaultNodeConfig } from '../../src/config/load.js';
+import { copyJson } from '../../src/core/schema.js';
 
 /** A random JSON-ish value over a small domain, so that equal ones come up often. */
 function randomValue(rng: Rng, depth: number): unknown {
@@ -27,6 +28,42 @@ test('sameJson says what comparing stable serialisations says, without serialisi
     if (want) same++;
   }
   assert.ok(same > 5000 && same < 15_000, `a mix of equal (${same}) and different documents`);
+});
+
+/** changedPaths as it was before it skipped equal members: every member visited. */
+function changedPathsVisitingAll(a: unknown, b: unknown, at = '', out: string[] = []): string[] {
+  const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+  if (isObj(a) && isObj(b)) {
+    for (const k of [...new Set([...Object.keys(a), ...Object.keys(b)])].sort()) changedPathsVisitingAll(a[k], b[k], at === '' ? k : `${at}.${k}`, out);
+  } else if (stableStringify(a) !== stableStringify(b)) out.push(at);
+  return out;
+}
+
+test('changedPaths finds what visiting every member finds, on random documents', () => {
+  const rng = Rng.fromSeed(6).fork('changed-paths');
+  let some = 0;
+  for (let i = 0; i < 20_000; i++) {
+    const a = randomValue(rng, 4);
+    const b = rng.next() < 0.3 ? structuredClone(a) : randomValue(rng, 4);
+    const want = changedPathsVisitingAll(a, b);
+    assert.deepEqual(changedPaths(a, b), want, `${stableStringify(a)} vs ${stableStringify(b)}`);
+    if (want.length > 1) some++;
+  }
+  assert.ok(some > 1000, `documents that differ in several places (${some})`);
+});
+
+test('copyJson copies plain JSON data whole: equal, and sharing nothing', () => {
+  const rng = Rng.fromSeed(7).fork('copy-json');
+  const objects = (v: unknown): unknown[] => (typeof v === 'object' && v !== null ? [v, ...Object.values(v).flatMap(objects)] : []);
+  for (const doc of [defaultNodeConfig(1), ...Array.from({ length: 2000 }, () => randomValue(rng, 4))]) {
+    const copy = copyJson(doc);
+    assert.deepEqual(copy, structuredClone(doc));
+    const mine = new Set(objects(doc));
+    assert.ok(
+      objects(copy).every((o) => !mine.has(o)),
+      'no object or array shared',
+    );
+  }
 });
 
 test('changedPaths names the leaves that differ, arrays whole, in key order; a live change reports them once', () => {

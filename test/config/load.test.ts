@@ -1,11 +1,14 @@
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { existsSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import stableStringify from 'fast-json-stable-stringify';
 import { ConfigError, type ConfigIssue } from '../../src/core/errors.js';
-import { applyOverrides, configVersion, defaultNodeConfig, loadNodeConfig, parseNodeConfig, schemaPath } from '../../src/config/load.js';
+import { applyOverrides, ConfigVersions, configVersion, defaultNodeConfig, loadNodeConfig, parseNodeConfig, schemaPath } from '../../src/config/load.js';
+import { changedPaths } from '../../src/config/live.js';
 import type { NodeConfig } from '../../src/config/types.js';
 
 /** Runs `f`, expects a ConfigError, and returns it. */
@@ -590,6 +593,34 @@ describe('configVersion', () => {
     const a = applyOverrides(defaultNodeConfig(), ['channelPlan.allowed=[1,6]']);
     const b = applyOverrides(defaultNodeConfig(), ['channelPlan.allowed=[6,1]']);
     assert.notEqual(configVersion(a), configVersion(b));
+  });
+
+  test('is the first 16 hex digits of the SHA-256 of the canonical JSON, as documented', () => {
+    for (const c of [defaultNodeConfig(5), applyOverrides(defaultNodeConfig(2), ['channelPlan.allowed=[6,1]', 'qos.classes=[]', 'log.format=json'])]) {
+      assert.equal(configVersion(c), createHash('sha256').update(stableStringify(c)).digest('hex').slice(0, 16));
+    }
+  });
+
+  test('ConfigVersions: after each change, serialising again only the sections that changed, the same version as configVersion', () => {
+    let cfg = defaultNodeConfig(5);
+    const versions = new ConfigVersions(cfg);
+    assert.equal(versions.version, configVersion(cfg));
+    const steps = [
+      ['sensing.periodMs=900'],
+      ['sensing.periodMs=1000', 'channel.hysteresis=0.2'],
+      ['channelPlan.allowed=[1,6,11]'],
+      ['channelPlan.allowed=[]', 'log.level=debug', 'qos.classes=[]'],
+      ['node.name=renamed'],
+    ];
+    for (const overrides of steps) {
+      const next = applyOverrides(cfg, overrides);
+      assert.equal(versions.update(next, changedPaths(cfg, next)), configVersion(next), overrides.join(' '));
+      assert.equal(versions.version, configVersion(next));
+      cfg = next;
+    }
+    // The sections a change does not name are taken as they were: `changed` must be the whole difference.
+    const stale = applyOverrides(cfg, ['sensing.periodMs=1234']);
+    assert.notEqual(versions.update(stale, []), configVersion(stale));
   });
 });
 

@@ -6,7 +6,7 @@ import type { NodeConfig } from '../../src/config/types.js';
 import { ControlClient, TelemetryClient } from '../../src/control/client.js';
 import { REDACTED } from '../../src/config/live.js';
 import type { ControlReply } from '../../src/control/protocol.js';
-import { ControlServer } from '../../src/control/server.js';
+import { ControlServer, requestChannel, type RequestTrace } from '../../src/control/server.js';
 import type { RouterStatus } from '../../src/router/view.js';
 import { ControllerService } from '../../src/daemon/controller-service.js';
 import { memoryLogger, TestRouterView } from '../support/control-view.js';
@@ -291,6 +291,26 @@ describe('control API over ZeroMQ (no CURVE)', () => {
     } finally {
       view.controllerRole = undefined;
     }
+  });
+
+  test('each request served is published on the request channel, with when it came in, was answered and went out', async () => {
+    const traces: RequestTrace[] = [];
+    const take = (t: unknown): void => void traces.push(t as RequestTrace);
+    requestChannel.subscribe(take);
+    try {
+      ok(await client.request('status', {}, T));
+      err(await client.request('nosuch', {}, T));
+      err(await client.requestRaw('not json', T));
+    } finally {
+      requestChannel.unsubscribe(take);
+    }
+    assert.deepEqual(
+      traces.map((t) => t.ok),
+      [true, false, false],
+    );
+    for (const t of traces) assert.ok(t.receivedMs <= t.repliedMs && t.repliedMs <= t.sentMs, JSON.stringify(t));
+    ok(await client.request('status', {}, T));
+    assert.equal(traces.length, 3, 'nothing is published once nobody listens');
   });
 
   test('help lists every command with its arguments', async () => {

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { Writable } from 'node:stream';
 import { test } from 'node:test';
 import { VirtualClock } from '../../src/core/time.js';
@@ -45,4 +46,23 @@ test('json logs are one object a line, with the virtual time when there is one',
   assert.equal(objs[0]!.t_us, 42);
   assert.deepEqual(objs[0]!.node, { id: 1, name: 'n' });
   assert.equal(objs[2]!.msg, 'round 0');
+});
+
+test('background logs to standard output are all written, in order, by the time the process exits', () => {
+  // A child process: standard output is where background lines go, and exit is when the last of them must be out.
+  const script = [
+    `import { createLogger } from ${JSON.stringify(new URL('../../src/core/log.js', import.meta.url).href)};`,
+    "const log = createLogger({ level: 'info', format: 'json', background: true });",
+    "for (let i = 0; i < 2000; i++) log.info({ event: 'line', i }, 'line ' + i);",
+    'process.exit(0);',
+  ].join('\n');
+  const out = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8', maxBuffer: 1 << 24 });
+  const seen = out
+    .trim()
+    .split('\n')
+    .map((l) => (JSON.parse(l) as { i: number }).i);
+  assert.deepEqual(
+    seen,
+    Array.from({ length: 2000 }, (_, i) => i),
+  );
 });

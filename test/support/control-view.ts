@@ -76,6 +76,10 @@ export class TestRouterView implements RouterView {
     return structuredClone(this.cfg);
   }
 
+  runningConfig(): Readonly<NodeConfig> {
+    return this.cfg;
+  }
+
   configVersion(): string {
     return configVersion(this.cfg);
   }

@@ -115,6 +115,10 @@ export class MonitorTestView implements RouterView {
     return structuredClone(this.cfg);
   }
 
+  runningConfig(): Readonly<NodeConfig> {
+    return this.cfg;
+  }
+
   configVersion(): string {
     return configVersion(this.cfg);
   }
