@@ -236,35 +236,40 @@ try {
 }
 
 const ref = rows.find((r) => r.report);
-const exponent = (r: Row): number | null =>
-  ref && r.report && r !== ref ? Math.log(r.report.wallMs / ref.report!.wallMs) / Math.log(r.routers / ref.routers) : null;
+/** The growth exponent of wall time (or, with `cpu`, of CPU time: less moved by other work on the machine) against the reference run. */
+const exponent = (r: Row, cpu = false): number | null => {
+  if (!ref || !r.report || r === ref) return null;
+  const [now, then] = cpu ? [r.report.cpuMs, ref.report!.cpuMs] : [r.report.wallMs, ref.report!.wallMs];
+  return Math.log(now / then) / Math.log(r.routers / ref.routers);
+};
 
 if (values.json) {
   process.stdout.write(
-    `${JSON.stringify({ durationS, degree, flowsPerRouter, flowHops, rateMbps, cognitive, pn, heapMb, rows: rows.map((r) => ({ ...r, exponent: exponent(r) })) }, null, 2)}\n`,
+    `${JSON.stringify({ durationS, degree, flowsPerRouter, flowHops, rateMbps, cognitive, pn, heapMb, rows: rows.map((r) => ({ ...r, exponent: exponent(r), cpuExponent: exponent(r, true) })) }, null, 2)}\n`,
   );
 } else {
   const f = (x: number, d = 2): string => x.toFixed(d);
   const lines = [
-    `| routers | flows | wall (s) | CPU (s) | events | events/s | peak RSS (MB) | delivered | exponent vs ${ref?.routers ?? '-'} |`,
-    '| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+    `| routers | flows | wall (s) | CPU (s) | events | events/s | peak RSS (MB) | delivered | exponent vs ${ref?.routers ?? '-'} | CPU exponent |`,
+    '| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
   ];
   for (const r of rows) {
     const p = r.report;
     if (!p) {
-      lines.push(`| ${r.routers} | ${r.flows} | failed: ${r.error} | | | | | | |`);
+      lines.push(`| ${r.routers} | ${r.flows} | failed: ${r.error} | | | | | | | |`);
       continue;
     }
     const e = exponent(r);
+    const ec = exponent(r, true);
     lines.push(
-      `| ${r.routers} | ${r.flows} | ${f(p.wallMs / 1000)} | ${f(p.cpuMs / 1000)} | ${p.events} | ${Math.round(p.events / (p.wallMs / 1000))} | ${f(p.maxRssMb, 0)} | ${p.sent > 0 ? f((100 * p.delivered) / p.sent, 1) + '%' : '-'} | ${e === null ? '-' : f(e)} |`,
+      `| ${r.routers} | ${r.flows} | ${f(p.wallMs / 1000)} | ${f(p.cpuMs / 1000)} | ${p.events} | ${Math.round(p.events / (p.wallMs / 1000))} | ${f(p.maxRssMb, 0)} | ${p.sent > 0 ? f((100 * p.delivered) / p.sent, 1) + '%' : '-'} | ${e === null ? '-' : f(e)} | ${ec === null ? '-' : f(ec)} |`,
     );
   }
   process.stdout.write(`${lines.join('\n')}\n\n`);
   process.stdout.write(
     `${f(durationS, 0)} s simulated per mesh, cognitive ${cognitive ? 'on' : 'off'}, PNs ${pn ? 'on' : 'off'}; ${degree} neighbours per router on average, ` +
       `${flowsPerRouter} flows per router of ${flowHops} hops at ${rateMbps} Mbps; one process per mesh, heap capped at ${heapMb} MB; ` +
-      `exponent = log(wall_N / wall_ref) / log(N / ref), 1 is linear.\n`,
+      `exponent = log(wall_N / wall_ref) / log(N / ref), 1 is linear; the CPU exponent is the same of CPU time, which other work on the machine moves less.\n`,
   );
   const at300 = rows.find((r) => r.routers === 300)?.report;
   const worst = Math.max(...rows.map((r) => exponent(r) ?? -Infinity));

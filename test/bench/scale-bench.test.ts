@@ -14,6 +14,7 @@ test('bench:scale runs each mesh in a process of its own and reports events, RSS
       routers: number;
       flows: number;
       exponent: number | null;
+      cpuExponent: number | null;
       report?: { wallMs: number; events: number; maxRssMb: number; sent: number; delivered: number };
     }>;
   };
@@ -33,6 +34,8 @@ test('bench:scale runs each mesh in a process of its own and reports events, RSS
   assert.ok(out.rows[1]!.report!.events > out.rows[0]!.report!.events);
   assert.equal(out.rows[0]!.exponent, null);
   assert.ok(Number.isFinite(out.rows[1]!.exponent));
+  assert.equal(out.rows[0]!.cpuExponent, null);
+  assert.ok(Number.isFinite(out.rows[1]!.cpuExponent));
 });
 
 test('bench:scale refuses a bad size, naming the flag', () => {
