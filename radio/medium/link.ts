@@ -11,7 +11,7 @@ import type { MediumParams, PhyParams, Position, SendOutcome, StationCounters, S
  * them (framing below): the per-frame ones in binary, the rare
  * control ones as JSON. Layout in docs/testbed.md.
  */
-export const LINK_VERSION = 2;
+export const LINK_VERSION = 3;
 
 /** What the medium tells a router when it joins: all it needs to sense the same band and use the same channels. */
 export interface Welcome {
@@ -37,6 +37,7 @@ export type UpMessage =
   | { t: 'station'; spec: StationDecl }
   | { t: 'send'; st: string; seq: number; src: number; dst: number; payload: Uint8Array }
   | { t: 'retune'; st: string; channel: number | null; overheadUs: Micros }
+  | { t: 'hold'; st: string }
   | { t: 'detach'; st: string }
   | { t: 'beat' }
   | { t: 'leave' };
@@ -225,7 +226,7 @@ export function encodeLink(...messages: LinkMessage[]): Uint8Array {
 const infinityOut = (_k: string, v: unknown): unknown => (v === Infinity ? 'Infinity' : v);
 const infinityIn = (_k: string, v: unknown): unknown => (v === 'Infinity' ? Infinity : v);
 
-const UP = new Set(['join', 'station', 'send', 'retune', 'detach', 'beat', 'leave']);
+const UP = new Set(['join', 'station', 'send', 'retune', 'hold', 'detach', 'beat', 'leave']);
 const DOWN = new Set(['welcome', 'refused', 'rx', 'sent', 'attempt', 'counters']);
 
 /** Reads a link message a router sent the medium (without its length). Never throws. */
@@ -283,7 +284,7 @@ function control(body: Buffer): Result<LinkMessage, LinkError> {
   return ok(o as unknown as LinkMessage);
 }
 
-const CONTROL_TYPES = new Set(['join', 'station', 'retune', 'detach', 'beat', 'leave', 'welcome', 'refused', 'counters']);
+const CONTROL_TYPES = new Set(['join', 'station', 'retune', 'hold', 'detach', 'beat', 'leave', 'welcome', 'refused', 'counters']);
 const FIXED: Record<number, [string, number]> = {
   [Rec.SEND]: ['send', 10],
   [Rec.RX]: ['rx', 12],
@@ -372,6 +373,7 @@ function check(o: Record<string, unknown>): string | undefined {
         need(isInt(o.overheadUs, 0, 10_000_000), 'overheadUs', '0..10000000 µs')
       );
     case 'detach':
+    case 'hold':
       return need(isId(o.st), 'st', 'a station id');
     case 'welcome':
       return (

@@ -283,8 +283,16 @@ export class MediumServer {
       case 'send':
         this.station(peer, msg.st).send({ src: msg.src, dst: msg.dst, payload: msg.payload, tag: msg.seq });
         return;
-      case 'retune':
-        this.station(peer, msg.st).retune(msg.channel ?? undefined, msg.overheadUs);
+      case 'retune': {
+        // A router's retune takes back everything its radio holds: frames it queued for the channel
+        // it leaves must not go out on the next one (the router keeps a window of them queued here).
+        const st = this.station(peer, msg.st);
+        st.hold();
+        st.retune(msg.channel ?? undefined, msg.overheadUs);
+        return;
+      }
+      case 'hold':
+        this.station(peer, msg.st).hold();
         return;
       case 'detach':
         this.station(peer, msg.st).detach();
