@@ -236,8 +236,10 @@ export class MeshRouter {
       { id: `${id}/R1`, node: this.addr, position: at, acceptsUnicast: true, acceptsBroadcast: false },
       { onReceive: (f, now) => this.receive(f, now), onSent: () => undefined },
     );
+    // R2's station holds the scheduler's MAC window: the frame in service and those queued behind it.
+    const r2Queue = Math.max(1, (p.medium.sendWindow ?? 1) - 1);
     this.r2 = p.medium.addStation(
-      { id: `${id}/R2`, node: this.addr, position: at, acceptsUnicast: false, acceptsBroadcast: false, queueLimit: 1 },
+      { id: `${id}/R2`, node: this.addr, position: at, acceptsUnicast: false, acceptsBroadcast: false, queueLimit: r2Queue },
       { onReceive: () => undefined, onSent: (f, o) => this.r2Sent(f, o) },
     );
     this.r3 = p.medium.addStation(
