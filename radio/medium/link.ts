@@ -169,7 +169,7 @@ export class LinkWriter {
   }
 
   private binary(type: Rec, m: LinkMessage, st: string, rest: number, seq?: number): Staged {
-    const idLen = Buffer.byteLength(st);
+    const idLen = idBytes(st).byteLength;
     if (idLen === 0 || idLen > MAX_ID) throw new RangeError(`station id ${JSON.stringify(st)}: 1 to ${MAX_ID} bytes of UTF-8`);
     if (seq !== undefined && !(Number.isSafeInteger(seq) && seq >= 0 && seq <= MAX_LINK_SEQ)) throw new RangeError(`seq ${seq}: 0..2^48-1`);
     return { type, len: 1 + idLen + rest, m, idLen };
@@ -180,7 +180,8 @@ export class LinkWriter {
 function writeBody(buf: Buffer, o: number, s: Staged): number {
   const m = s.m as Extract<LinkMessage, { st: string }>;
   buf[o] = s.idLen;
-  o += 1 + buf.write(m.st, o + 1, s.idLen, 'utf8');
+  buf.set(idBytes(m.st), o + 1);
+  o += 1 + s.idLen;
   switch (m.t) {
     case 'send':
       buf.writeUIntBE(m.seq, o, 6);
@@ -301,7 +302,7 @@ function binary(type: number, buf: Buffer, body: number, end: number): Result<Li
   if (idLen === 0 || idLen > MAX_ID) return bad('LINK_BAD_FIELD', `${t}: a station id of ${idLen} bytes, expected 1..${MAX_ID}`);
   const o = body + 1 + idLen;
   if (end - o < fixed) return bad('LINK_MALFORMED', `${t}: ${end - body} bytes, too short for its fields`);
-  const st = buf.toString('utf8', body + 1, o);
+  const st = idOf(buf, body + 1, o);
   switch (type) {
     case Rec.SEND: {
       if (end - o === fixed) return bad('LINK_BAD_FIELD', 'send: an empty packet');
@@ -333,10 +334,56 @@ function binary(type: number, buf: Buffer, body: number, end: number): Result<Li
 }
 
 /**
- * A packet's bytes, copied out of the message: a packet may be kept (queued,
- * changed in place) long after the rest of its batch is gone.
+ * A packet's bytes, a view into the message, not a copy. A packet may be kept
+ * (queued, changed in place) after the rest of its batch is read: that is
+ * safe because every message a reader hands out lies in memory of its own
+ * (Node allocates each read's buffer afresh, and the reader's joins of
+ * chunks are new buffers too), which nothing writes again. Keeping one
+ * packet keeps the read it came in (tens of kB at most) alive with it.
  */
-const packet = (buf: Buffer, from: number, to: number): Uint8Array => new Uint8Array(buf.buffer, buf.byteOffset + from, to - from).slice();
+const packet = (buf: Buffer, from: number, to: number): Uint8Array => new Uint8Array(buf.buffer, buf.byteOffset + from, to - from);
+
+/*
+ * Station ids, a few per router and on every record: their UTF-8 bytes and
+ * their strings are kept rather than encoded and decoded each time (a
+ * bounded cache: ids a process no longer sees are forgotten when it fills).
+ */
+const ID_CACHE = 256;
+const idBytesOf = new Map<string, Uint8Array>();
+const idStrings: Array<{ bytes: Uint8Array; id: string }> = [];
+
+function idBytes(st: string): Uint8Array {
+  const known = idBytesOf.get(st);
+  if (known !== undefined) return known;
+  if (idBytesOf.size >= ID_CACHE) idBytesOf.clear();
+  const b = new TextEncoder().encode(st);
+  idBytesOf.set(st, b);
+  return b;
+}
+
+/** The id in buf[from, to), as a string. */
+function idOf(buf: Buffer, from: number, to: number): string {
+  const n = to - from;
+  for (let i = 0; i < idStrings.length; i++) {
+    const c = idStrings[i]!;
+    const b = c.bytes;
+    if (b.byteLength !== n) continue;
+    let k = 0;
+    while (k < n && b[k] === buf[from + k]) k++;
+    if (k === n) {
+      // Most recently seen first: a run of records for one station finds it at once.
+      if (i > 0) {
+        idStrings.splice(i, 1);
+        idStrings.unshift(c);
+      }
+      return c.id;
+    }
+  }
+  const id = buf.toString('utf8', from, to);
+  if (idStrings.length >= 16) idStrings.pop();
+  idStrings.unshift({ bytes: Uint8Array.prototype.slice.call(buf, from, to), id });
+  return id;
+}
 
 const isInt = (v: unknown, lo: number, hi: number): boolean => Number.isSafeInteger(v) && (v as number) >= lo && (v as number) <= hi;
 const isId = (v: unknown): boolean => typeof v === 'string' && v.length > 0 && v.length <= 80;

@@ -263,7 +263,8 @@ export class RemoteMedium implements StationHost {
           this.counters.malformed++;
           return;
         }
-        this.o.paced.inject((now) => st.hear(m, now));
+        // Inside the batch's inject (take): at the engine's time.
+        st.hear(m, this.o.paced.now());
       }
     }
   }
@@ -381,12 +382,18 @@ class RemoteStation implements Station {
         if (this.outstanding[0]?.seq === m.seq) this.headAttempts = m.attempts;
         return;
       case 'sent': {
-        const i = this.outstanding.findIndex((o) => o.seq === m.seq);
-        if (i < 0) return;
-        const [o] = this.outstanding.splice(i, 1);
-        if (i === 0) this.headAttempts = 0;
-        const outcome: SendOutcome = { ...m.outcome, atUs: now };
-        this.handlers.onSent(o!.frame, outcome);
+        const out = this.outstanding;
+        let i = 0;
+        while (i < out.length && out[i]!.seq !== m.seq) i++;
+        if (i === out.length) return;
+        const o = out[i]!;
+        if (i === 0) {
+          out.shift();
+          this.headAttempts = 0;
+        } else out.splice(i, 1);
+        const outcome: SendOutcome = m.outcome;
+        outcome.atUs = now;
+        this.handlers.onSent(o.frame, outcome);
         return;
       }
       case 'counters':
