@@ -255,8 +255,8 @@ export class ChannelScheduler<T = unknown> {
   /** Actions due now or earlier (tune, transmit, drop); [] when nothing is due. */
   tick(now: Micros): SchedAction<T>[] {
     this.advance(now);
-    if (this.timers.due(now).length === 0) return [];
-    return [...this.flushDrops(), ...this.step(now)];
+    if (!this.timers.takeDue(now)) return [];
+    return this.withDrops(this.step(now));
   }
 
   /**
@@ -269,7 +269,7 @@ export class ChannelScheduler<T = unknown> {
     if (i < 0) return [];
     this.out.splice(i, 1);
     this.settleReturned();
-    return [...this.flushDrops(), ...this.step(now)];
+    return this.withDrops(this.step(now));
   }
 
   /**
@@ -602,6 +602,14 @@ export class ChannelScheduler<T = unknown> {
   private drop(packet: QueuedPacket<T>, reason: DropReason): void {
     this.counters.drops[reason]++;
     this.pendingDrops.push({ kind: 'drop', packet, reason });
+  }
+
+  /** The pending drops, then `actions` (the same array when there are no drops: this runs on every packet). */
+  private withDrops(actions: SchedAction<T>[]): SchedAction<T>[] {
+    if (this.pendingDrops.length === 0) return actions;
+    const out = this.flushDrops();
+    for (const a of actions) out.push(a);
+    return out;
   }
 
   private flushDrops(): SchedAction<T>[] {
