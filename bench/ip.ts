@@ -27,7 +27,7 @@
  *      carry whole.
  *
  *   node --import tsx bench/ip.ts [--only tcp,udp,relay] [--tcp-seconds 10] [--udp-seconds 8]
- *                                 [--udp-rate 0] [--relay-pps 400,2000,5000] [--relay-seconds 10] [--profile DIR] [--tsx]
+ *                                 [--udp-rate 0] [--relay-pps 400,1000,2000,4000] [--relay-seconds 10] [--profile DIR] [--tsx]
  *
  * The testbeds run the compiled build (bin/cogmesh.js, as `cogmesh` runs;
  * `npm run build` first: a build older than the sources is refused), or
@@ -58,7 +58,7 @@ const { values } = parseArgs({
     'tcp-seconds': { type: 'string', default: '10' },
     'udp-seconds': { type: 'string', default: '8' },
     'udp-rate': { type: 'string', default: '0' },
-    'relay-pps': { type: 'string', default: '400,2000,5000' },
+    'relay-pps': { type: 'string', default: '400,1000,2000,4000' },
     'relay-seconds': { type: 'string', default: '10' },
     profile: { type: 'string' },
     tsx: { type: 'boolean', default: false },
