@@ -471,7 +471,6 @@ try {
     const tb = await startTestbed({ args: ['--hops', '2', ...IDEAL], routers: 3, fromSources: useTsx, ...profiling('relay') });
     const meshes: Array<Awaited<ReturnType<typeof stream>>> = [];
     let meshIdle: Record<string, number>;
-    let rxStatus: Record<string, unknown> | undefined;
     try {
       meshIdle = await idle(meshCpu(tb), relayS - 4);
       commands.push(`[relay] ${tb.command}   (up in ${fmt(tb.upS, 1)} s)`);
@@ -481,7 +480,6 @@ try {
         const around = profileDir && i === relayPps.length - 1 ? () => toggleProfiles(relaying) : undefined;
         meshes.push(await stream(pps, tb.hostNs(0), tb.hostAddr(2), [tb.hostNs(2), tb.hostDev(2)], meshCpu(tb), around));
       }
-      rxStatus = await status(tb, 1).catch(() => undefined);
     } finally {
       await tb.stop();
       if (profileDir) profiles.push('[relay]', ...summarizeProfiles(join(profileDir, 'relay')));
@@ -552,7 +550,6 @@ try {
           .map((r) => `${r.pps} pps offered: ${fmt((100 * r.mesh.pps) / r.pps, 0)}% arrived`)
           .join('; ') || 'every rate whole'
       })`,
-      ...(rxStatus ? [`r1's R2 after the runs: ${JSON.stringify((rxStatus as { medium?: unknown }).medium ?? {})}`] : []),
       best
         ? `goal (issue 17): <= 50 µs of CPU per packet forwarded at the relay, at the highest rate both carry whole (${best.pps} pps): ${best.relayUs <= 50 ? 'met' : 'not met'} (${fmt(best.relayUs, 1)} µs; ${fmt(best.relayNetUs, 1)} µs net of the idle background)`
         : 'goal (issue 17): <= 50 µs of CPU per packet forwarded at the relay: no rate was carried whole by both (lower --relay-pps)',
