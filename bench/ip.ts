@@ -18,14 +18,20 @@
  *      note the bench prints.
  *
  *  (c) CPU per packet at a relay (`npm run bench:relay`): the same UDP
- *      stream (256-byte datagrams at --relay-pps, a rate the mesh carries)
+ *      stream (256-byte datagrams at each rate of --relay-pps in turn)
  *      through the middle router of a 2-hop chain (h0 -> r0 -> r1 -> r2 ->
  *      h2), against a socat UDP relay (`socat -u UDP4-RECV UDP4-SENDTO`)
  *      between the bench's own namespaces: the relay's utime + stime over
- *      the window per packet the far host received.
+ *      the window per packet the far host received, at each rate against
+ *      socat's at the same rate; the goal line takes the highest rate both
+ *      carry whole.
  *
  *   node --import tsx bench/ip.ts [--only tcp,udp,relay] [--tcp-seconds 10] [--udp-seconds 8]
- *                                 [--udp-rate 0] [--relay-pps 400] [--relay-seconds 10] [--profile DIR]
+ *                                 [--udp-rate 0] [--relay-pps 400,1000,2000,4000] [--relay-seconds 10] [--profile DIR] [--tsx]
+ *
+ * The testbeds run the compiled build (bin/cogmesh.js, as `cogmesh` runs;
+ * `npm run build` first: a build older than the sources is refused), or
+ * the sources under tsx with --tsx.
  *
  * --profile DIR: V8 CPU profiles of each testbed process's main thread over
  * each measurement (bench/ip/profile-preload.mjs, toggled by SIGUSR2), kept
@@ -44,7 +50,7 @@ import { ControlClient } from '../src/control/client.js';
 import { profileEnv, summarizeProfiles, toggleProfiles } from './ip/profile.js';
 import { createRefNet, type RefNet } from './ip/refnet.js';
 import { cleanupAll, cleanupOnSignals, cpuOf, childrenOf, deadline, isInterrupted, linkPackets, machineCpu, onCleanup, procCpu, run, sleep } from './ip/sys.js';
-import { startTestbed, type Testbed } from './ip/testbed.js';
+import { buildStaleness, startTestbed, type Testbed } from './ip/testbed.js';
 
 const { values } = parseArgs({
   options: {
@@ -52,9 +58,10 @@ const { values } = parseArgs({
     'tcp-seconds': { type: 'string', default: '10' },
     'udp-seconds': { type: 'string', default: '8' },
     'udp-rate': { type: 'string', default: '0' },
-    'relay-pps': { type: 'string', default: '400' },
+    'relay-pps': { type: 'string', default: '400,1000,2000,4000' },
     'relay-seconds': { type: 'string', default: '10' },
     profile: { type: 'string' },
+    tsx: { type: 'boolean', default: false },
   },
 });
 const usage = (msg: string): never => {
@@ -69,11 +76,19 @@ const udpS = Number(values['udp-seconds']);
 if (!Number.isInteger(udpS) || udpS < 5 || udpS > 60) usage(`--udp-seconds: "${values['udp-seconds']}" is not an integer from 5 to 60`);
 const udpRate = values['udp-rate']!;
 if (!/^\d+(\.\d+)?[KMG]?$/.test(udpRate)) usage(`--udp-rate: "${udpRate}" is not an iperf3 bitrate (0: as fast as it can)`);
-const relayPps = Number(values['relay-pps']);
-if (!Number.isInteger(relayPps) || relayPps < 10 || relayPps > 100_000) usage(`--relay-pps: "${values['relay-pps']}" is not an integer from 10 to 100000`);
+const relayPps = values['relay-pps']!.split(',').map((v) => Number(v.trim()));
+if (relayPps.some((v) => !Number.isInteger(v) || v < 10 || v > 100_000))
+  usage(`--relay-pps: "${values['relay-pps']}" is not a list of integers from 10 to 100000 (e.g. 400,2000,5000)`);
+relayPps.sort((a, b) => a - b);
 const relayS = Number(values['relay-seconds']);
 if (!Number.isInteger(relayS) || relayS < 5 || relayS > 60) usage(`--relay-seconds: "${values['relay-seconds']}" is not an integer from 5 to 60`);
 if (process.getuid?.() !== 0) usage('needs root (network namespaces, veth pairs, TUN devices)');
+/** The testbeds run the compiled build (what `cogmesh` runs) unless --tsx asks for the sources. */
+const useTsx = values.tsx!;
+if (!useTsx) {
+  const stale = buildStaleness();
+  if (stale) usage(`${stale}: run \`npm run build\` first, or pass --tsx to run the testbeds from the sources`);
+}
 for (const tool of ['ip', 'iperf3', 'socat']) if ((await run('sh', ['-c', `command -v ${tool}`])).code !== 0) usage(`needs ${tool} on PATH`);
 
 /** An ideal medium: no PN sources, no sensing (R1 fixed on channel 6), 802.11g's fastest rate, and none of the scenario's own flows. */
@@ -218,7 +233,7 @@ try {
     commands.push(`[socat] ip netns exec ${net.client} iperf3 -c ${net.relayAddr} -p ${PORT} -t ${tcpS} -J`);
 
     const mesh = async (label: string, extra: string[]): Promise<TcpResult & { check: string }> => {
-      const tb = await startTestbed({ args: ['--hops', '2', ...extra, ...IDEAL], routers: 3, ...profiling(label) });
+      const tb = await startTestbed({ args: ['--hops', '2', ...extra, ...IDEAL], routers: 3, fromSources: useTsx, ...profiling(label) });
       const relaying = [...tb.routerPids, tb.mediumPid];
       try {
         const stopServer = await iperfServer(tb.hostNs(2));
@@ -321,7 +336,7 @@ try {
       `[kernel] ip netns exec ${net.client} ${floodArgs(net.serverAddr, udpRate).join(' ')}`,
     );
 
-    const tb = await startTestbed({ args: ['--hops', '1', ...IDEAL], routers: 2, ...profiling('flood') });
+    const tb = await startTestbed({ args: ['--hops', '1', ...IDEAL], routers: 2, fromSources: useTsx, ...profiling('flood') });
     const mesh: Flood[] = [];
     let mRtt = NaN;
     try {
@@ -387,11 +402,6 @@ try {
 
   if (only.has('relay')) {
     const SIZE = 256;
-    /**
-     * A paced UDP stream from `ns` to dst:PORT for relayS seconds (a small Node
-     * script, the same on both paths); the window is its middle: packets the
-     * far end's `rx` link received, and the CPU `cpu` reports, over it.
-     */
     /** CPU (cores) each process uses over `seconds` with no traffic: the background a per-packet figure leaves out. */
     const idle = async (cpu: () => Record<string, number>, seconds: number): Promise<Record<string, number>> => {
       const [c0, w0] = [cpu(), performance.now()];
@@ -401,37 +411,48 @@ try {
       for (const k of Object.keys(c1)) used[k] = (c1[k]! - (c0[k] ?? 0)) / ((w1 - w0) / 1000);
       return used;
     };
+    /**
+     * A paced UDP stream from `ns` to dst:PORT at `pps` for relayS seconds (a small Node
+     * script, the same on both paths); the window is its middle: packets the
+     * far end's `rx` link received, and the CPU `cpu` reports, over it.
+     */
     const stream = async (
+      pps: number,
       ns: string,
       dst: string,
       rx: [string, string],
       cpu: () => Record<string, number>,
+      around?: () => void,
     ): Promise<{ pps: number; sentPps: number; cpu: Record<string, number> }> => {
       const script =
         "const d=require('dgram').createSocket('udp4');const [h,p,pps,s,n]=process.argv.slice(1).map((v,i)=>i?Number(v):v);" +
         'const b=Buffer.alloc(n);let sent=0;const t0=Date.now();const end=t0+s*1000;' +
         'const tick=()=>{const now=Date.now();if(now>=end){d.close();return}const due=Math.floor((now-t0)*pps/1000);while(sent<due){d.send(b,p,h);sent++}setTimeout(tick,2)};tick();';
-      const args = ['netns', 'exec', ns, process.execPath, '-e', script, dst, PORT, String(relayPps), String(relayS), String(SIZE)];
+      const args = ['netns', 'exec', ns, process.execPath, '-e', script, dst, PORT, String(pps), String(relayS), String(SIZE)];
       const child = spawn('ip', args, { stdio: ['ignore', 'ignore', 'pipe'] });
       const stop = onCleanup(async () => void child.kill('SIGKILL'));
       let said = '';
       child.stderr.on('data', (d: Buffer) => (said = (said + d.toString()).slice(-1000)));
       const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
       await sleep(2000);
+      around?.();
       const [r0, c0, w0] = [await linkPackets(...rx), cpu(), performance.now()];
       await sleep((relayS - 4) * 1000);
       const [r1, c1, w1] = [await linkPackets(...rx), cpu(), performance.now()];
+      around?.();
       const code = await Promise.race([exit, deadline(20_000).then(() => -1)]);
       await stop();
       if (code !== 0) throw new Error(`the UDP stream from ${ns} to ${dst} failed (${code}): ${said.trim().slice(-300)}`);
       const wallS = (w1 - w0) / 1000;
       const used: Record<string, number> = {};
       for (const k of Object.keys(c1)) used[k] = (c1[k]! - (c0[k] ?? 0)) / wallS;
-      return { pps: (r1.rx - r0.rx) / wallS, sentPps: relayPps, cpu: used };
+      // A stream's queues drain before the next one starts.
+      await sleep(1000);
+      return { pps: (r1.rx - r0.rx) / wallS, sentPps: pps, cpu: used };
     };
-    commands.push(`[relay] ip netns exec <client> node -e <a paced UDP sender> <dst> ${PORT} ${relayPps} ${relayS} ${SIZE}`);
+    commands.push(`[relay] ip netns exec <client> node -e <a paced UDP sender> <dst> ${PORT} <pps: ${relayPps.join(', ')}> ${relayS} ${SIZE}`);
 
-    // The reference: socat relaying the datagrams in the middle namespace, one process, no fork.
+    // The reference: socat relaying the datagrams in the middle namespace, one process, no fork, every rate in turn.
     const net = await refNet();
     const socatArgs = ['netns', 'exec', net.relay, 'socat', '-u', `UDP4-RECV:${PORT},bind=${net.relayAddr}`, `UDP4-SENDTO:${net.serverAddr}:${PORT}`];
     const socat = spawn('ip', socatArgs, { stdio: 'ignore' });
@@ -442,35 +463,42 @@ try {
     await sleep(300);
     const socatCpu = (): Record<string, number> => ({ socat: cpuOf([socat.pid!]) });
     const refIdle = await idle(socatCpu, relayS - 4);
-    const ref = await stream(net.client, net.relayAddr, [net.server, net.serverDev], socatCpu);
+    const refs: Array<Awaited<ReturnType<typeof stream>>> = [];
+    for (const pps of relayPps) refs.push(await stream(pps, net.client, net.relayAddr, [net.server, net.serverDev], socatCpu));
     await stopSocat();
     commands.push(`[relay] ip ${socatArgs.join(' ')}`);
 
-    const tb = await startTestbed({ args: ['--hops', '2', ...IDEAL], routers: 3, ...profiling('relay') });
-    let mesh: Awaited<ReturnType<typeof stream>>;
+    const tb = await startTestbed({ args: ['--hops', '2', ...IDEAL], routers: 3, fromSources: useTsx, ...profiling('relay') });
+    const meshes: Array<Awaited<ReturnType<typeof stream>>> = [];
     let meshIdle: Record<string, number>;
     try {
       meshIdle = await idle(meshCpu(tb), relayS - 4);
       commands.push(`[relay] ${tb.command}   (up in ${fmt(tb.upS, 1)} s)`);
       const relaying = [...tb.routerPids, tb.mediumPid];
-      if (profileDir) toggleProfiles(relaying);
-      mesh = await stream(tb.hostNs(0), tb.hostAddr(2), [tb.hostNs(2), tb.hostDev(2)], meshCpu(tb));
-      if (profileDir) toggleProfiles(relaying);
+      for (const [i, pps] of relayPps.entries()) {
+        // With --profile, the highest rate is profiled.
+        const around = profileDir && i === relayPps.length - 1 ? () => toggleProfiles(relaying) : undefined;
+        meshes.push(await stream(pps, tb.hostNs(0), tb.hostAddr(2), [tb.hostNs(2), tb.hostDev(2)], meshCpu(tb), around));
+      }
     } finally {
       await tb.stop();
       if (profileDir) profiles.push('[relay]', ...summarizeProfiles(join(profileDir, 'relay')));
     }
     const usPer = (cores: number, pps: number): number => (cores * 1e6) / pps;
     const sum = (o: Record<string, number>): number => Object.values(o).reduce((a, b) => a + b, 0);
-    const refUs = usPer(ref.cpu.socat!, ref.pps);
-    const refNetUs = usPer(ref.cpu.socat! - refIdle.socat!, ref.pps);
-    const relayUs = usPer(mesh.cpu.r1!, mesh.pps);
-    const relayNetUs = usPer(mesh.cpu.r1! - meshIdle.r1!, mesh.pps);
-    const allUs = usPer(sum(mesh.cpu), mesh.pps);
-    const allNetUs = usPer(sum(mesh.cpu) - sum(meshIdle), mesh.pps);
-    const carried = mesh.pps / relayPps;
-    const row = (name: string, pps: number, cores: number, idleCores: number, us: number, netUs: number): string[] => [
+    const row = (
+      name: string,
+      offered: number,
+      pps: number,
+      cores: number,
+      idleCores: number,
+      us: number,
+      netUs: number,
+      refUs: number,
+      refNetUs: number,
+    ): string[] => [
       name,
+      fmt(offered, 0),
       fmt(pps, 0),
       fmt(cores, 3),
       fmt(idleCores, 3),
@@ -479,25 +507,52 @@ try {
       fmt(us / refUs, 1),
       fmt(netUs / refNetUs, 1),
     ];
+    const rows: string[][] = [];
+    const perRate = relayPps.map((pps, i) => {
+      const ref = refs[i]!;
+      const mesh = meshes[i]!;
+      const refUs = usPer(ref.cpu.socat!, ref.pps);
+      const refNetUs = usPer(ref.cpu.socat! - refIdle.socat!, ref.pps);
+      const relayUs = usPer(mesh.cpu.r1!, mesh.pps);
+      const relayNetUs = usPer(mesh.cpu.r1! - meshIdle.r1!, mesh.pps);
+      const allUs = usPer(sum(mesh.cpu), mesh.pps);
+      const allNetUs = usPer(sum(mesh.cpu) - sum(meshIdle), mesh.pps);
+      rows.push(
+        row('socat UDP relay (reference)', pps, ref.pps, ref.cpu.socat!, refIdle.socat!, refUs, refNetUs, refUs, refNetUs),
+        row('cogmesh r1 (the relay router)', pps, mesh.pps, mesh.cpu.r1!, meshIdle.r1!, relayUs, relayNetUs, refUs, refNetUs),
+        row('cogmesh r0 + r1 + r2 + medium', pps, mesh.pps, sum(mesh.cpu), sum(meshIdle), allUs, allNetUs, refUs, refNetUs),
+      );
+      // Carried whole: at least 95% of the offered rate arrived.
+      return { pps, relayUs, relayNetUs, whole: mesh.pps >= 0.95 * pps && ref.pps >= 0.95 * pps, mesh };
+    });
+    const best = perRate.filter((r) => r.whole).at(-1);
+    const most = Math.max(...meshes.map((m) => m.pps));
     out.push(
-      `(c) CPU per packet at a relay: ${SIZE}-byte UDP datagrams at ${relayPps} pps for ${relayS} s, ${relayS - 4} s window; 2-hop chain, ideal medium;`,
-      `    net: less the CPU each process used over ${relayS - 4} s with no traffic (a router's timers, heartbeats, HELLOs)`,
+      `(c) CPU per packet at a relay: ${SIZE}-byte UDP datagrams at ${relayPps.join(', ')} pps, ${relayS} s each, ${relayS - 4} s window; 2-hop chain, ideal medium;`,
+      `    net: less the CPU each process used over ${relayS - 4} s with no traffic (a router's timers, heartbeats, HELLOs); ratios against socat at the same rate`,
+      `    testbed run from ${useTsx ? 'the sources under tsx (--tsx)' : 'the compiled build (bin/cogmesh.js)'}`,
       '',
       table(
-        ['relay', 'received (pps)', 'CPU (cores)', 'idle CPU (cores)', 'µs per packet', 'net µs per packet', 'vs socat', 'net vs socat'],
-        [
-          row('socat UDP relay (reference)', ref.pps, ref.cpu.socat!, refIdle.socat!, refUs, refNetUs),
-          row('cogmesh r1 (the relay router)', mesh.pps, mesh.cpu.r1!, meshIdle.r1!, relayUs, relayNetUs),
-          row('cogmesh r0 + r1 + r2 + medium', mesh.pps, sum(mesh.cpu), sum(meshIdle), allUs, allNetUs),
-        ],
+        ['relay', 'offered (pps)', 'received (pps)', 'CPU (cores)', 'idle CPU (cores)', 'µs per packet', 'net µs per packet', 'vs socat', 'net vs socat'],
+        rows,
       ),
       '',
       'CPU: utime + stime of every thread (/proc/<pid>/stat), counted in clock ticks: a figure of a few hundredths of a core is coarse.',
-      `CPU by process (cores): ${Object.entries(mesh.cpu)
-        .map(([k, v]) => `${k} ${v.toFixed(3)}`)
-        .join(', ')}`,
-      `goal: <= 50 µs of CPU per packet forwarded at the relay: ${relayUs <= 50 ? 'met' : 'not met'} (${fmt(relayUs, 1)} µs; ${fmt(relayNetUs, 1)} µs net of the idle background)` +
-        (carried < 0.95 ? `; the mesh carried only ${fmt(carried * 100, 0)}% of the offered rate (lower --relay-pps)` : ''),
+      ...perRate.map(
+        (r) =>
+          `CPU by process at ${r.pps} pps (cores): ${Object.entries(r.mesh.cpu)
+            .map(([k, v]) => `${k} ${v.toFixed(3)}`)
+            .join(', ')}`,
+      ),
+      `the mesh carried at most ${fmt(most, 0)} pps (${
+        perRate
+          .filter((r) => !r.whole)
+          .map((r) => `${r.pps} pps offered: ${fmt((100 * r.mesh.pps) / r.pps, 0)}% arrived`)
+          .join('; ') || 'every rate whole'
+      })`,
+      best
+        ? `goal (issue 17): <= 50 µs of CPU per packet forwarded at the relay, at the highest rate both carry whole (${best.pps} pps): ${best.relayUs <= 50 ? 'met' : 'not met'} (${fmt(best.relayUs, 1)} µs; ${fmt(best.relayNetUs, 1)} µs net of the idle background)`
+        : 'goal (issue 17): <= 50 µs of CPU per packet forwarded at the relay: no rate was carried whole by both (lower --relay-pps)',
       '',
     );
   }

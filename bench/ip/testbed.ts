@@ -6,7 +6,9 @@
  * fails, killed and its namespaces removed here.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readdirSync, statSync } from 'node:fs';
 import { readdir, readFile, rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { childrenOf, deadline, netnsPids, onCleanup, removeNetns, run, sleep } from './sys.js';
@@ -22,6 +24,37 @@ export interface TestbedOptions {
   env?: Record<string, string>;
   /** How long to wait for it to come up (ms). */
   upTimeoutMs?: number;
+  /** Run the sources under tsx instead of the compiled build (bin/cogmesh.js). */
+  fromSources?: boolean;
+}
+
+/**
+ * Why the compiled build cannot stand for the sources (missing, or older
+ * than a source file or the schema it compiles), or undefined when it can.
+ */
+export function buildStaleness(): string | undefined {
+  const built = join(ROOT, 'dist/cli/main.js');
+  let builtMs: number;
+  try {
+    builtMs = statSync(built).mtimeMs;
+  } catch {
+    return 'no compiled build (dist/cli/main.js)';
+  }
+  const newest = (dir: string): { path: string; ms: number } => {
+    let best = { path: dir, ms: 0 };
+    for (const e of readdirSync(dir, { withFileTypes: true, recursive: true })) {
+      if (!e.isFile() || !/\.(ts|json)$/.test(e.name)) continue;
+      const path = join(e.path, e.name);
+      const ms = statSync(path).mtimeMs;
+      if (ms > best.ms) best = { path, ms };
+    }
+    return best;
+  };
+  for (const dir of ['src', 'radio', 'config']) {
+    const n = newest(join(ROOT, dir));
+    if (n.ms > builtMs) return `the compiled build is older than ${n.path.slice(ROOT.length)}`;
+  }
+  return undefined;
 }
 
 export interface Testbed {
@@ -44,7 +77,8 @@ export interface Testbed {
 }
 
 export async function startTestbed(o: TestbedOptions): Promise<Testbed> {
-  const cli = ['--import', 'tsx', 'src/cli/main.ts', 'testbed', 'config/scenarios/testbed-chain.json', '--netns', '--log-format', 'json', ...o.args];
+  const entry = o.fromSources ? ['--import', 'tsx', 'src/cli/main.ts'] : ['bin/cogmesh.js'];
+  const cli = [...entry, 'testbed', 'config/scenarios/testbed-chain.json', '--netns', '--log-format', 'json', ...o.args];
   const command = `node ${cli.map((a) => (/^[\w./:=,-]+$/.test(a) ? a : `'${a}'`)).join(' ')}`;
   const t0 = performance.now();
   // Its own process group: a Ctrl-C at the terminal reaches the bench alone, which sends the testbed exactly one SIGINT.

@@ -11,7 +11,7 @@ import type { MediumParams, PhyParams, Position, SendOutcome, StationCounters, S
  * them (framing below): the per-frame ones in binary, the rare
  * control ones as JSON. Layout in docs/testbed.md.
  */
-export const LINK_VERSION = 2;
+export const LINK_VERSION = 3;
 
 /** What the medium tells a router when it joins: all it needs to sense the same band and use the same channels. */
 export interface Welcome {
@@ -37,6 +37,7 @@ export type UpMessage =
   | { t: 'station'; spec: StationDecl }
   | { t: 'send'; st: string; seq: number; src: number; dst: number; payload: Uint8Array }
   | { t: 'retune'; st: string; channel: number | null; overheadUs: Micros }
+  | { t: 'hold'; st: string }
   | { t: 'detach'; st: string }
   | { t: 'beat' }
   | { t: 'leave' };
@@ -168,7 +169,7 @@ export class LinkWriter {
   }
 
   private binary(type: Rec, m: LinkMessage, st: string, rest: number, seq?: number): Staged {
-    const idLen = Buffer.byteLength(st);
+    const idLen = idBytes(st).byteLength;
     if (idLen === 0 || idLen > MAX_ID) throw new RangeError(`station id ${JSON.stringify(st)}: 1 to ${MAX_ID} bytes of UTF-8`);
     if (seq !== undefined && !(Number.isSafeInteger(seq) && seq >= 0 && seq <= MAX_LINK_SEQ)) throw new RangeError(`seq ${seq}: 0..2^48-1`);
     return { type, len: 1 + idLen + rest, m, idLen };
@@ -179,7 +180,8 @@ export class LinkWriter {
 function writeBody(buf: Buffer, o: number, s: Staged): number {
   const m = s.m as Extract<LinkMessage, { st: string }>;
   buf[o] = s.idLen;
-  o += 1 + buf.write(m.st, o + 1, s.idLen, 'utf8');
+  buf.set(idBytes(m.st), o + 1);
+  o += 1 + s.idLen;
   switch (m.t) {
     case 'send':
       buf.writeUIntBE(m.seq, o, 6);
@@ -225,7 +227,7 @@ export function encodeLink(...messages: LinkMessage[]): Uint8Array {
 const infinityOut = (_k: string, v: unknown): unknown => (v === Infinity ? 'Infinity' : v);
 const infinityIn = (_k: string, v: unknown): unknown => (v === 'Infinity' ? Infinity : v);
 
-const UP = new Set(['join', 'station', 'send', 'retune', 'detach', 'beat', 'leave']);
+const UP = new Set(['join', 'station', 'send', 'retune', 'hold', 'detach', 'beat', 'leave']);
 const DOWN = new Set(['welcome', 'refused', 'rx', 'sent', 'attempt', 'counters']);
 
 /** Reads a link message a router sent the medium (without its length). Never throws. */
@@ -283,7 +285,7 @@ function control(body: Buffer): Result<LinkMessage, LinkError> {
   return ok(o as unknown as LinkMessage);
 }
 
-const CONTROL_TYPES = new Set(['join', 'station', 'retune', 'detach', 'beat', 'leave', 'welcome', 'refused', 'counters']);
+const CONTROL_TYPES = new Set(['join', 'station', 'retune', 'hold', 'detach', 'beat', 'leave', 'welcome', 'refused', 'counters']);
 const FIXED: Record<number, [string, number]> = {
   [Rec.SEND]: ['send', 10],
   [Rec.RX]: ['rx', 12],
@@ -300,7 +302,7 @@ function binary(type: number, buf: Buffer, body: number, end: number): Result<Li
   if (idLen === 0 || idLen > MAX_ID) return bad('LINK_BAD_FIELD', `${t}: a station id of ${idLen} bytes, expected 1..${MAX_ID}`);
   const o = body + 1 + idLen;
   if (end - o < fixed) return bad('LINK_MALFORMED', `${t}: ${end - body} bytes, too short for its fields`);
-  const st = buf.toString('utf8', body + 1, o);
+  const st = idOf(buf, body + 1, o);
   switch (type) {
     case Rec.SEND: {
       if (end - o === fixed) return bad('LINK_BAD_FIELD', 'send: an empty packet');
@@ -332,10 +334,56 @@ function binary(type: number, buf: Buffer, body: number, end: number): Result<Li
 }
 
 /**
- * A packet's bytes, copied out of the message: a packet may be kept (queued,
- * changed in place) long after the rest of its batch is gone.
+ * A packet's bytes, a view into the message, not a copy. A packet may be kept
+ * (queued, changed in place) after the rest of its batch is read: that is
+ * safe because every message a reader hands out lies in memory of its own
+ * (Node allocates each read's buffer afresh, and the reader's joins of
+ * chunks are new buffers too), which nothing writes again. Keeping one
+ * packet keeps the read it came in (tens of kB at most) alive with it.
  */
-const packet = (buf: Buffer, from: number, to: number): Uint8Array => new Uint8Array(buf.buffer, buf.byteOffset + from, to - from).slice();
+const packet = (buf: Buffer, from: number, to: number): Uint8Array => new Uint8Array(buf.buffer, buf.byteOffset + from, to - from);
+
+/*
+ * Station ids, a few per router and on every record: their UTF-8 bytes and
+ * their strings are kept rather than encoded and decoded each time (a
+ * bounded cache: ids a process no longer sees are forgotten when it fills).
+ */
+const ID_CACHE = 256;
+const idBytesOf = new Map<string, Uint8Array>();
+const idStrings: Array<{ bytes: Uint8Array; id: string }> = [];
+
+function idBytes(st: string): Uint8Array {
+  const known = idBytesOf.get(st);
+  if (known !== undefined) return known;
+  if (idBytesOf.size >= ID_CACHE) idBytesOf.clear();
+  const b = new TextEncoder().encode(st);
+  idBytesOf.set(st, b);
+  return b;
+}
+
+/** The id in buf[from, to), as a string. */
+function idOf(buf: Buffer, from: number, to: number): string {
+  const n = to - from;
+  for (let i = 0; i < idStrings.length; i++) {
+    const c = idStrings[i]!;
+    const b = c.bytes;
+    if (b.byteLength !== n) continue;
+    let k = 0;
+    while (k < n && b[k] === buf[from + k]) k++;
+    if (k === n) {
+      // Most recently seen first: a run of records for one station finds it at once.
+      if (i > 0) {
+        idStrings.splice(i, 1);
+        idStrings.unshift(c);
+      }
+      return c.id;
+    }
+  }
+  const id = buf.toString('utf8', from, to);
+  if (idStrings.length >= 16) idStrings.pop();
+  idStrings.unshift({ bytes: Uint8Array.prototype.slice.call(buf, from, to), id });
+  return id;
+}
 
 const isInt = (v: unknown, lo: number, hi: number): boolean => Number.isSafeInteger(v) && (v as number) >= lo && (v as number) <= hi;
 const isId = (v: unknown): boolean => typeof v === 'string' && v.length > 0 && v.length <= 80;
@@ -372,6 +420,7 @@ function check(o: Record<string, unknown>): string | undefined {
         need(isInt(o.overheadUs, 0, 10_000_000), 'overheadUs', '0..10000000 µs')
       );
     case 'detach':
+    case 'hold':
       return need(isId(o.st), 'st', 'a station id');
     case 'welcome':
       return (

@@ -17,7 +17,19 @@ export class LinkOutbox {
   private readonly staged = new Map<LinkStream, LinkWriter>();
   private scheduled = false;
 
-  constructor(private readonly limitBytes = 32 * 1024 * 1024) {}
+  /**
+   * `manual`: the owner calls `flush` (the medium, once per run of its
+   * engine); otherwise the outbox flushes once per turn of the event loop.
+   */
+  constructor(
+    private readonly limitBytes = 32 * 1024 * 1024,
+    private readonly manual = false,
+  ) {}
+
+  /** Whether anything is staged. */
+  get pending(): boolean {
+    return this.staged.size > 0;
+  }
 
   /** Stages `m` for the peer at the other end of `to`; false when it was dropped. */
   post(to: LinkStream, m: LinkMessage): boolean {
@@ -31,7 +43,7 @@ export class LinkOutbox {
       this.staged.set(to, w);
     }
     w.add(m);
-    if (!this.scheduled) {
+    if (!this.scheduled && !this.manual) {
       this.scheduled = true;
       setImmediate(this.flush);
     }

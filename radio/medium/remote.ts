@@ -19,7 +19,12 @@ export interface RemoteMediumOptions {
   log: Logger;
   /** How long to wait for the medium's welcome (ms). */
   joinTimeoutMs?: number;
+  /** Frames a sender keeps queued at its station in the medium (`sim.medium.sendWindow`, default 8). */
+  sendWindow?: number;
 }
+
+/** The default of `sim.medium.sendWindow`. */
+export const SEND_WINDOW = 8;
 
 /**
  * A router's side of the air medium process: its radios are proxies whose
@@ -48,8 +53,20 @@ export class RemoteMedium implements StationHost {
   private lastRefusal: string | undefined;
   private waitWelcome: ((w: Welcome | Error) => void) | undefined;
 
+  /**
+   * R2's MAC window: frames queued at its station in the medium, so that the
+   * link's round trip (a few hundred µs to ms between processes) does not
+   * come between one frame's end and the next one's start. A retune or a
+   * hold gives back what the station holds (server.ts), so a frame is never
+   * sent on a channel other than the one it was queued for.
+   */
+  readonly sendWindow: number;
+
   private constructor(private readonly o: RemoteMediumOptions) {
     this.endpoint = parseLinkEndpoint(o.endpoint, 'sim.medium.endpoint');
+    const w = o.sendWindow ?? SEND_WINDOW;
+    if (!Number.isSafeInteger(w) || w < 1 || w > 64) throw new RangeArgumentError('sim.medium.sendWindow', w, 'an integer number of frames in 1..64');
+    this.sendWindow = w;
   }
 
   /** Connects, joins and waits for the medium's welcome (refused with a clear error when it does not come). */
@@ -246,7 +263,8 @@ export class RemoteMedium implements StationHost {
           this.counters.malformed++;
           return;
         }
-        this.o.paced.inject((now) => st.hear(m, now));
+        // Inside the batch's inject (take): at the engine's time.
+        st.hear(m, this.o.paced.now());
       }
     }
   }
@@ -319,6 +337,13 @@ class RemoteStation implements Station {
     return true;
   }
 
+  /** Gives back the frames queued behind the one in service (they come back 'aborted'). */
+  hold(): void {
+    if (this.detached || this.outstanding.length <= 1) return;
+    this.post({ t: 'hold', st: this.id });
+  }
+
+  /** On the medium, a remote retune also gives back the frames queued behind the one in service (server.ts). */
   retune(channel: number | undefined, overheadUs: Micros): void {
     if (this.detached) throw new FrontendError('RADIO_DETACHED', `station ${this.id} is detached from the medium`);
     if (channel !== undefined && !(Number.isInteger(channel) && channel >= 1 && channel <= this.channels)) {
@@ -357,12 +382,18 @@ class RemoteStation implements Station {
         if (this.outstanding[0]?.seq === m.seq) this.headAttempts = m.attempts;
         return;
       case 'sent': {
-        const i = this.outstanding.findIndex((o) => o.seq === m.seq);
-        if (i < 0) return;
-        const [o] = this.outstanding.splice(i, 1);
-        if (i === 0) this.headAttempts = 0;
-        const outcome: SendOutcome = { ...m.outcome, atUs: now };
-        this.handlers.onSent(o!.frame, outcome);
+        const out = this.outstanding;
+        let i = 0;
+        while (i < out.length && out[i]!.seq !== m.seq) i++;
+        if (i === out.length) return;
+        const o = out[i]!;
+        if (i === 0) {
+          out.shift();
+          this.headAttempts = 0;
+        } else out.splice(i, 1);
+        const outcome: SendOutcome = m.outcome;
+        outcome.atUs = now;
+        this.handlers.onSent(o.frame, outcome);
         return;
       }
       case 'counters':

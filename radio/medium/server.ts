@@ -46,6 +46,12 @@ export interface MediumServerOptions {
    * millisecond timer each (see `PacedEngine`).
    */
   aheadUs?: Micros;
+  /**
+   * How long what a router's input made the medium say may wait for the
+   * engine's next wake-up, to leave with what that wake-up says (µs,
+   * default `aheadUs`; 0: at the end of the turn, as before).
+   */
+  holdUs?: Micros;
 }
 
 interface Peer {
@@ -100,8 +106,10 @@ export class MediumServer {
     readonly setup: MediumSetup,
     private readonly o: MediumServerOptions,
   ) {
-    this.paced = new PacedEngine(undefined, { aheadUs: o.aheadUs ?? MediumServer.AHEAD_US });
-    this.outbox = new LinkOutbox();
+    const aheadUs = o.aheadUs ?? MediumServer.AHEAD_US;
+    this.holdUs = o.holdUs ?? aheadUs;
+    this.paced = new PacedEngine(undefined, { aheadUs, afterRun: (fromTimer) => this.afterRun(fromTimer) });
+    this.outbox = new LinkOutbox(undefined, true);
     this.endpoint = parseLinkEndpoint(o.endpoint);
     this.epochUs = this.paced.now();
     this.silenceUs = o.silenceUs ?? 2000 * US_PER_MS;
@@ -113,6 +121,32 @@ export class MediumServer {
 
   /** The default of `aheadUs`: about one tick of Node's timers. */
   static readonly AHEAD_US: Micros = 1000;
+
+  private readonly holdUs: Micros;
+  private flushSet = false;
+  private readonly flushNow = (): void => {
+    this.flushSet = false;
+    this.outbox.flush();
+  };
+
+  /**
+   * When what the engine's run staged leaves. A router's frame makes the MAC
+   * answer at once (its attempt, its neighbour's reception): each answer in
+   * a write of its own would wake the routers once more per frame. Such
+   * answers wait for the engine's next wake-up when it is at most `holdUs`
+   * away, and leave with what it says: a router then wakes about once per
+   * wake-up of the medium, however many frames cross. Either way they leave
+   * at the end of an event-loop turn, several inputs' in one write.
+   */
+  private afterRun(fromTimer: boolean): void {
+    if (this.flushSet || !this.outbox.pending) return;
+    if (!fromTimer && this.holdUs > 0) {
+      const wake = this.paced.nextWakeUs;
+      if (wake !== undefined && wake - this.paced.clock.now() <= this.holdUs) return;
+    }
+    this.flushSet = true;
+    setImmediate(this.flushNow);
+  }
 
   /** Binds the endpoint and serves until `stop`. */
   async start(): Promise<void> {
@@ -283,8 +317,16 @@ export class MediumServer {
       case 'send':
         this.station(peer, msg.st).send({ src: msg.src, dst: msg.dst, payload: msg.payload, tag: msg.seq });
         return;
-      case 'retune':
-        this.station(peer, msg.st).retune(msg.channel ?? undefined, msg.overheadUs);
+      case 'retune': {
+        // A router's retune takes back everything its radio holds: frames it queued for the channel
+        // it leaves must not go out on the next one (the router keeps a window of them queued here).
+        const st = this.station(peer, msg.st);
+        st.hold();
+        st.retune(msg.channel ?? undefined, msg.overheadUs);
+        return;
+      }
+      case 'hold':
+        this.station(peer, msg.st).hold();
         return;
       case 'detach':
         this.station(peer, msg.st).detach();

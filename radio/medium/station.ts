@@ -252,6 +252,18 @@ export class DcfStation implements Station {
     this.air.flush();
   }
 
+  hold(): void {
+    if (this.queued === 0) return;
+    const now = this.air.now();
+    const h = this.handlers;
+    for (let f = this.dequeue(); f; f = this.dequeue()) {
+      const frame = f;
+      this.counters.aborted++;
+      this.air.post(() => h.onSent(frame, { ok: false, reason: 'aborted', attempts: 0, atUs: now }));
+    }
+    this.air.flush();
+  }
+
   detach(): void {
     if (this.detached) return;
     const now = this.air.now();

@@ -95,9 +95,15 @@ export interface Station {
   /**
    * Deaf and silent for overheadUs, then on `channel` (undefined: stays deaf).
    * Aborts the exchange in service: its frame comes back through onSent with
-   * reason 'aborted'; queued frames stay queued.
+   * reason 'aborted'; queued frames stay queued (in process: a remote
+   * station's retune gives back its queued frames too, see remote.ts).
    */
   retune(channel: number | undefined, overheadUs: Micros): void;
+  /**
+   * The frames queued behind the one in service come back through onSent as
+   * 'aborted', in the order they were queued; the one in service goes on.
+   */
+  hold(): void;
   /** Leaves the medium: the frame in service and the queued ones come back through onSent as 'aborted'. */
   detach(): void;
 }
@@ -134,6 +140,12 @@ export interface StationHandlers {
 /** Where a router's radios attach: the air medium itself, or a proxy of it in another process. */
 export interface StationHost {
   addStation(spec: StationSpec, handlers: StationHandlers): Station;
+  /**
+   * How many frames a sender should keep queued at a station of this host
+   * (R2's MAC window): 1 (the default) when its MAC is at hand, more when a
+   * round trip separates them (the medium process).
+   */
+  readonly sendWindow?: number;
 }
 
 /** Named counters of one station, readable by the control API and the reports. */

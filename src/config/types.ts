@@ -51,7 +51,7 @@ export interface NodeConfig {
   qos: { classes: QosClassConfig[]; burstMs: number };
   routing: RoutingConfig;
   /** The emulated band the `sim` front-ends receive from, and the air medium process they join. */
-  sim: { band: BandConfig; medium: { endpoint: string; xM: number; yM: number } };
+  sim: { band: BandConfig; medium: { endpoint: string; xM: number; yM: number; sendWindow: number } };
   /** The ZeroMQ control API (docs/control-api.md). */
   control: {
     endpoint: string;

@@ -5,6 +5,11 @@ import { RealClock, type Clock, type Micros } from './time.js';
 export interface PacedOptions {
   /** Run events up to this far ahead of the real clock (µs), instead of a timer each; default 0. */
   aheadUs?: Micros;
+  /**
+   * Called once the engine has run what was due and set its next wake-up:
+   * after each timer wake-up (`fromTimer`) and each outermost `inject`.
+   */
+  afterRun?: (fromTimer: boolean) => void;
 }
 
 /**
@@ -46,6 +51,14 @@ export class PacedEngine {
     const ahead = options.aheadUs ?? 0;
     if (!Number.isSafeInteger(ahead) || ahead < 0) throw new RangeArgumentError('aheadUs', ahead, 'an integer number of µs >= 0');
     this.aheadUs = ahead;
+    this.afterRun = options.afterRun;
+  }
+
+  private readonly afterRun: ((fromTimer: boolean) => void) | undefined;
+
+  /** When (real time, µs) the engine's pending timer wakes it, or undefined when none is set. */
+  get nextWakeUs(): Micros | undefined {
+    return this.timer === undefined ? undefined : this.timerWallUs;
   }
 
   now(): Micros {
@@ -82,6 +95,7 @@ export class PacedEngine {
     } finally {
       this.depth--;
       this.reschedule();
+      if (this.depth === 0) this.afterRun?.(false);
     }
   }
 
@@ -96,6 +110,7 @@ export class PacedEngine {
     } finally {
       this.depth--;
       this.reschedule();
+      this.afterRun?.(true);
     }
   };
 
@@ -130,11 +145,15 @@ export class PacedEngine {
     if (this.timer !== undefined) clearTimeout(this.timer);
     // Node timers have millisecond resolution: wake at or just after the event, never before it.
     // Events already due (a slice ran out) run after pending I/O, not in a tight loop that starves it.
-    const waitMs = Math.max(0, Math.ceil((next - this.aheadUs - this.clock.now()) / 1000));
+    const now = this.clock.now();
+    const waitMs = Math.max(0, Math.ceil((next - this.aheadUs - now) / 1000));
     this.timerAt = next;
+    this.timerWallUs = now + waitMs * 1000;
     this.timer = setTimeout(this.pump, waitMs);
   }
 
   /** When the pending wake-up is for (engine time). */
   private timerAt = 0;
+  /** When it fires (real time, at the earliest). */
+  private timerWallUs = 0;
 }

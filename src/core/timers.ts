@@ -44,6 +44,18 @@ export class Timers<K> {
     return fired.map(([k]) => k);
   }
 
+  /** Removes the keys whose deadline is at or before `now`, as `due` does; whether there were any (nothing allocated). */
+  takeDue(now: Micros): boolean {
+    let any = false;
+    for (const [k, w] of this.at) {
+      if (w <= now) {
+        this.at.delete(k);
+        any = true;
+      }
+    }
+    return any;
+  }
+
   get size(): number {
     return this.at.size;
   }

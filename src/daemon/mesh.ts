@@ -102,7 +102,15 @@ export class MeshNode extends LiveConfigView implements RouterView {
     log.info({ event: 'sensing-backend', backend: choice.backend.name, probe: choice.probe }, `energy detector: ${choice.reason}`);
     const paced = new PacedEngine();
     const m = cfg.sim.medium;
-    const medium = await RemoteMedium.connect({ endpoint: m.endpoint, node: cfg.node.id, name: cfg.node.name, position: { xM: m.xM, yM: m.yM }, paced, log });
+    const medium = await RemoteMedium.connect({
+      endpoint: m.endpoint,
+      node: cfg.node.id,
+      name: cfg.node.name,
+      position: { xM: m.xM, yM: m.yM },
+      paced,
+      log,
+      sendWindow: m.sendWindow,
+    });
     const w = medium.welcome;
     if (w.channels !== cfg.channelPlan.channels) {
       medium.close();

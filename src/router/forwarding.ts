@@ -115,6 +115,8 @@ const flowKey = (h: DataHeader): string => `${h.proto} ${h.src} ${h.dst} ${h.flo
 
 /** Originates, receives, forwards and reroutes data packets (see the file's comment). */
 export class Forwarding {
+  /** The flow table's entry `note` took last (entries are never removed). */
+  private lastEntry: FlowEntry | undefined;
   /** Packets this router originated while their route is being discovered. */
   private readonly pending = new Map<NodeAddr, Array<{ packet: DataPacket; entry: FlowEntry | undefined; queue: number }>>();
   /** Traffic per flow, as the control API and the monitor show it. */
@@ -416,12 +418,17 @@ export class Forwarding {
 
   /** The flow-table entry of a packet seen here, counted; `route` notes the next hop it takes. */
   private note(h: DataHeader, role: FlowEntry['role'], bytes: number, now: Micros): FlowEntry {
-    const key = flowKey(h);
-    let e = this.flowTable.get(key);
+    // Packets come in runs of one flow: the last entry is checked before a key is built.
+    const last = this.lastEntry;
+    let e = last !== undefined && last.flow === h.flow && last.src === h.src && last.dst === h.dst && last.proto === h.proto ? last : undefined;
+    if (!e) {
+      e = this.flowTable.get(flowKey(h));
+      if (e) this.lastEntry = e;
+    }
     if (!e)
       this.flowTable.set(
-        key,
-        (e = { proto: h.proto, src: h.src, dst: h.dst, flow: h.flow, role, packets: 0, bytes: 0, nextHop: undefined, lastUs: now, label: 0 }),
+        flowKey(h),
+        (e = this.lastEntry = { proto: h.proto, src: h.src, dst: h.dst, flow: h.flow, role, packets: 0, bytes: 0, nextHop: undefined, lastUs: now, label: 0 }),
       );
     e.label = h.label ?? 0;
     e.packets++;

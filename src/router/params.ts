@@ -82,7 +82,8 @@ export function prefixParams(cfg: NodeConfig): PrefixParams {
 }
 
 /** The R2 channel scheduler's parameters from the node configuration, in core units. */
-export function schedulerParams(cfg: NodeConfig, channels: readonly number[]): ChannelSchedulerParams {
+/** R2's scheduler; `macWindow`: packets R2's MAC may hold at once (the medium's `sendWindow`: 1 in process). */
+export function schedulerParams(cfg: NodeConfig, channels: readonly number[], macWindow = 1): ChannelSchedulerParams {
   return {
     channels,
     queuePackets: cfg.switching.queuePackets,
@@ -90,6 +91,7 @@ export function schedulerParams(cfg: NodeConfig, channels: readonly number[]): C
     overheadUs: cfg.switching.overheadUs,
     adaptive: cfg.switching.adaptive,
     classes: qosClasses(cfg),
+    ...(macWindow !== 1 ? { macWindow } : {}),
   };
 }
 

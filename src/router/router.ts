@@ -174,7 +174,7 @@ export class MeshRouter {
     );
     // A daemon's first sequence number is its clock's seconds: a router that restarts announces newer than before.
     this.prefixes = new PrefixRoutes(this.addr, p.rng.fork('prefixes'), prefixParams(cfg), Math.floor(p.engine.now() / US_PER_S));
-    this.sched = new ChannelScheduler<DataPacket>(schedulerParams(cfg, p.plan.numbers), p.engine.now());
+    this.sched = new ChannelScheduler<DataPacket>(schedulerParams(cfg, p.plan.numbers, p.medium.sendWindow), p.engine.now());
     let toHost = p.toHost;
     this.setHostSide = (fn) => {
       toHost = fn;
@@ -236,8 +236,10 @@ export class MeshRouter {
       { id: `${id}/R1`, node: this.addr, position: at, acceptsUnicast: true, acceptsBroadcast: false },
       { onReceive: (f, now) => this.receive(f, now), onSent: () => undefined },
     );
+    // R2's station holds the scheduler's MAC window: the frame in service and those queued behind it.
+    const r2Queue = Math.max(1, (p.medium.sendWindow ?? 1) - 1);
     this.r2 = p.medium.addStation(
-      { id: `${id}/R2`, node: this.addr, position: at, acceptsUnicast: false, acceptsBroadcast: false, queueLimit: 1 },
+      { id: `${id}/R2`, node: this.addr, position: at, acceptsUnicast: false, acceptsBroadcast: false, queueLimit: r2Queue },
       { onReceive: () => undefined, onSent: (f, o) => this.r2Sent(f, o) },
     );
     this.r3 = p.medium.addStation(
@@ -327,8 +329,8 @@ export class MeshRouter {
     const now = this.p.engine.now();
     const f = frame.tag as InFlight;
     if (!outcome.ok && outcome.reason === 'aborted') {
-      // Aborted (a retune cut it): if a sensing round waited for this exchange to end, R2 leaves now.
-      if (this.leaveAfterExchange) {
+      // Aborted (a retune or a hold cut it): if a sensing round waited for R2's exchange to end, R2 leaves once it holds nothing.
+      if (this.leaveAfterExchange && this.r2.idle) {
         this.leaveAfterExchange = false;
         this.r2.retune(undefined, 0);
       }
@@ -336,13 +338,13 @@ export class MeshRouter {
       this.rearm();
       return;
     }
-    if (this.data.sent(f.packet, f.channel, outcome, now)) this.runSched(this.sched.txDone(now), now);
+    if (this.data.sent(f.packet, f.channel, outcome, now)) this.runSched(this.sched.txDone(now, f.packet), now);
     this.exchangeOver();
   }
 
-  /** R2's exchange ended: if a sensing round waits for it, R2 leaves now. */
+  /** One of R2's exchanges ended: if a sensing round waits for them, R2 leaves once it holds nothing. */
   private exchangeOver(): void {
-    if (this.leaveAfterExchange) {
+    if (this.leaveAfterExchange && this.r2.idle) {
       this.leaveAfterExchange = false;
       this.r2.retune(undefined, 0);
     }
@@ -436,9 +438,12 @@ export class MeshRouter {
           this.runSched(this.sched.pause(now), now);
           // A frame already on the air (or awaiting its ACK) finishes its
           // exchange first: cutting it would send it again later under a new
-          // MAC sequence number, and the receiver would take it twice.
-          if ((this.r2.serviceAttempts ?? 0) > 0) this.leaveAfterExchange = true;
-          else this.r2.retune(undefined, 0);
+          // MAC sequence number, and the receiver would take it twice. The
+          // frames queued behind it (a MAC window) come back at once.
+          if ((this.r2.serviceAttempts ?? 0) > 0) {
+            this.leaveAfterExchange = true;
+            this.r2.hold();
+          } else this.r2.retune(undefined, 0);
         }
       },
       resumeTx: (_round, now) => {
@@ -474,7 +479,7 @@ export class MeshRouter {
     this.p.detector.setThreshold(cfg.sensing.ccaThresholdDbm);
     this.retuneUs = cfg.switching.overheadUs;
     this.cfg = cfg;
-    this.runSched(this.sched.setParams(schedulerParams(cfg, this.p.plan.numbers), now), now);
+    this.runSched(this.sched.setParams(schedulerParams(cfg, this.p.plan.numbers, this.p.medium.sendWindow), now), now);
     this.data.learnLabels(cfg);
     this.p.onEvent?.({ kind: 'reconfigured', changed, atUs: now });
     this.rearm();
@@ -587,13 +592,18 @@ export class MeshRouter {
    * The dwell is over, other channels wait, and R2's MAC has not yet started
    * the packet it holds: its channel is held busy (a PN burst that the MAC's
    * carrier sense defers to). The packet goes back to its queue so that R2 can
-   * serve the others instead of waiting out the burst.
+   * serve the others instead of waiting out the burst. When the MAC holds a
+   * window of packets and has started the first, the ones behind it go back
+   * (a hold): the switch then waits for one exchange only.
    */
   private preempt(): void {
     const s = this.sched;
-    if (!s.handedOut || !s.othersWaiting() || this.r2.serviceAttempts !== 0) return;
-    this.counters.preempted++;
-    this.r2.retune(this.r2.channel, 0);
+    if (!s.handedOut || !s.othersWaiting()) return;
+    const attempts = this.r2.serviceAttempts;
+    if (attempts === 0) {
+      this.counters.preempted++;
+      this.r2.retune(this.r2.channel, 0);
+    } else if (attempts !== undefined && s.inFlight > 1) this.r2.hold();
   }
 
   /**

@@ -60,6 +60,19 @@ export const noDrops = (): Record<DropReason, number> => ({
  * one done (`txDone`). A packet in service when the dwell ends is never
  * preempted; the end-of-dwell decision waits for its `txDone`.
  *
+ * MAC window (`params.macWindow`, default 1): the MAC may hold up to that
+ * many packets at once, all of the channel R2 serves, so that a MAC in
+ * another process (the medium's) has the next frame at hand when one ends.
+ * Packets are only handed out during a dwell, all for its channel; a tune
+ * is only issued when the MAC holds none. When a dwell ends with packets in
+ * flight, R2 stays (a new dwell, more packets) if its channel is the only
+ * one with packets; otherwise the decision waits until the MAC has given
+ * every one back (done, or aborted and requeued). Packets the MAC gives back
+ * with `requeueFront` while others of the window are still out wait until
+ * the last of them is back, then all return to the heads of their queues in
+ * the order they were handed out; nothing is handed out meanwhile. With a
+ * window of 1 all of this is the one-at-a-time rule above.
+ *
  * QoS (`params.classes`): each channel queue holds one queue per class
  * (ClassedQueue, classes.ts), which decides which packet of the channel goes
  * next and which one a full queue drops (a push-out is a 'queue-full' drop
@@ -103,8 +116,11 @@ export class ChannelScheduler<T = unknown> {
   private readyUs: Micros = 0;
   private dwellEnd: Micros | undefined;
   private pausedNow = false;
-  /** The packet the MAC holds, if any: at most one. */
-  private outstanding: { channel: number; packet: QueuedPacket<T> } | undefined;
+  /** The packets the MAC holds, in the order they were handed out (at most `macWindow`); `back`: given back, to this channel's queue. */
+  private readonly out: Array<{ channel: number; packet: QueuedPacket<T>; back?: number }> = [];
+  /** Entries of `out` given back (they return to their queues when every entry is back or done). */
+  private returned = 0;
+  private window: number;
   /** Drops made by inputs that cannot return actions, handed out by the next call that can. */
   private pendingDrops: SchedAction<T>[] = [];
   private inputCount = 0;
@@ -116,6 +132,7 @@ export class ChannelScheduler<T = unknown> {
 
   constructor(params: ChannelSchedulerParams, startUs: Micros) {
     this.params = ChannelScheduler.check(params);
+    this.window = this.params.macWindow ?? 1;
     this.nowUs = startUs;
     this.counters = { enqueued: 0, handedOut: 0, switches: 0, stays: 0, removed: 0, drops: noDrops(), dwellUs: {} };
     for (const c of this.params.channels) {
@@ -144,6 +161,9 @@ export class ChannelScheduler<T = unknown> {
     if (!Number.isSafeInteger(p.overheadUs) || p.overheadUs < 0) {
       throw new RangeArgumentError('scheduler.overheadUs', p.overheadUs, 'an integer number of us >= 0');
     }
+    if (p.macWindow !== undefined && (!Number.isSafeInteger(p.macWindow) || p.macWindow < 1)) {
+      throw new RangeArgumentError('scheduler.macWindow', p.macWindow, 'an integer >= 1');
+    }
     return { ...p, channels: [...p.channels], classes: checkClasses(p.classes ?? NO_QOS) };
   }
 
@@ -164,7 +184,12 @@ export class ChannelScheduler<T = unknown> {
 
   /** Whether a packet is with the MAC (handed out, no txDone or requeueFront yet). */
   get handedOut(): boolean {
-    return this.outstanding !== undefined;
+    return this.out.length > this.returned;
+  }
+
+  /** Packets with the MAC (handed out, no txDone or requeueFront yet): at most `macWindow`. */
+  get inFlight(): number {
+    return this.out.length - this.returned;
   }
 
   /** Whether a channel other than the one R2 serves has packets waiting. */
@@ -230,31 +255,68 @@ export class ChannelScheduler<T = unknown> {
   /** Actions due now or earlier (tune, transmit, drop); [] when nothing is due. */
   tick(now: Micros): SchedAction<T>[] {
     this.advance(now);
-    if (this.timers.due(now).length === 0) return [];
-    return [...this.flushDrops(), ...this.step(now)];
-  }
-
-  /** R2's MAC finished the packet it was last handed (acked, given up, whatever): the next one may go. */
-  txDone(now: Micros): SchedAction<T>[] {
-    this.advance(now);
-    if (!this.outstanding) return [];
-    this.outstanding = undefined;
-    return [...this.flushDrops(), ...this.step(now)];
+    if (!this.timers.takeDue(now)) return [];
+    return this.withDrops(this.step(now));
   }
 
   /**
-   * The MAC aborted the packet it was handed: it goes back to the head of
+   * R2's MAC finished `packet` (acked, given up, whatever; without it: the
+   * oldest it holds): another one may go.
+   */
+  txDone(now: Micros, packet?: QueuedPacket<T>): SchedAction<T>[] {
+    this.advance(now);
+    const i = this.outIndex(packet);
+    if (i < 0) return [];
+    this.out.splice(i, 1);
+    this.settleReturned();
+    return this.withDrops(this.step(now));
+  }
+
+  /**
+   * The MAC aborted a packet it was handed: it goes back to the head of
    * `channel`'s queue, even when that queue is full (its newest packet is then
    * dropped 'queue-full'), and no longer counts as handed out. Without a queue
    * on `channel` the packet is dropped 'no-channel'. Drops come out of the next
-   * `tick`.
+   * `tick`. While other packets of the window are still with the MAC, it waits
+   * for them (see the class comment), so that packets given back one by one
+   * keep the order they were handed out in.
    */
   requeueFront(channel: number, packet: QueuedPacket<T>): void {
     this.inputCount++;
-    // Its bytes go back to the bucket it was charged to, whichever queue it joins now.
-    if (this.outstanding && this.outstanding.channel !== channel) this.q.get(this.outstanding.channel)?.refund(packet);
-    this.outstanding = undefined;
     this.counters.handedOut--;
+    const i = this.outIndex(packet);
+    if (i < 0) this.putBack(channel, packet, undefined);
+    else {
+      this.out[i]!.back = channel;
+      this.returned++;
+      this.settleReturned();
+    }
+    if (!this.pausedNow || this.pendingDrops.length > 0) this.timers.set('kick', this.nowUs);
+  }
+
+  /** Where `packet` (or, without it, the oldest packet the MAC holds) is in `out`; -1 when the MAC does not hold it. */
+  private outIndex(packet: QueuedPacket<T> | undefined): number {
+    for (let i = 0; i < this.out.length; i++) {
+      const e = this.out[i]!;
+      if (e.back === undefined && (packet === undefined || e.packet === packet)) return i;
+    }
+    return -1;
+  }
+
+  /** Once every packet of the window is back or done, those given back return to their queues' heads, in hand-out order. */
+  private settleReturned(): void {
+    if (this.returned === 0 || this.returned < this.out.length) return;
+    for (let i = this.out.length - 1; i >= 0; i--) {
+      const e = this.out[i]!;
+      this.putBack(e.back!, e.packet, e.channel);
+    }
+    this.out.length = 0;
+    this.returned = 0;
+  }
+
+  private putBack(channel: number, packet: QueuedPacket<T>, from: number | undefined): void {
+    // Its bytes go back to the bucket it was charged to, whichever queue it joins now.
+    if (from !== undefined && from !== channel) this.q.get(from)?.refund(packet);
     const q = this.q.get(channel);
     if (!q) {
       this.drop(packet, 'no-channel');
@@ -262,7 +324,6 @@ export class ChannelScheduler<T = unknown> {
       q.unshift(packet);
       if (q.length > q.capacity) this.drop(q.pop()!, 'queue-full');
     }
-    if (!this.pausedNow || this.pendingDrops.length > 0) this.timers.set('kick', this.nowUs);
   }
 
   /**
@@ -362,6 +423,7 @@ export class ChannelScheduler<T = unknown> {
       this.counters.dwellUs[c] ??= 0;
     }
     this.params = next;
+    this.window = next.macWindow ?? 1;
     this.relist();
     if (this.channel !== undefined && !this.q.has(this.channel) && this.phase === 'dwell' && !this.pausedNow) {
       this.dwellEnd = now;
@@ -375,7 +437,8 @@ export class ChannelScheduler<T = unknown> {
   /** Everything R2 can do at `now` given its state; the one place decisions are made. */
   private step(now: Micros): SchedAction<T>[] {
     this.timers.clear('kick');
-    if (this.pausedNow || this.outstanding) return [];
+    if (this.pausedNow) return [];
+    if (this.out.length > 0) return this.more(now);
     if (this.phase === 'untuned') {
       const c = this.oldestHead();
       return c === undefined ? [] : [this.tune(c, now)];
@@ -390,6 +453,17 @@ export class ChannelScheduler<T = unknown> {
     }
     // Idle: a packet for the current channel goes first.
     return this.decide(this.pick(this.channel, true), now);
+  }
+
+  /** With packets in flight: more of the dwell's channel, if the window has room and nothing waits to go back. */
+  private more(now: Micros): SchedAction<T>[] {
+    if (this.returned > 0 || this.out.length >= this.window || this.phase !== 'dwell') return [];
+    if (now < this.dwellEnd!) return this.handHead(now);
+    // The dwell is over: staying needs no drain; a switch (or going idle) waits until the MAC holds nothing.
+    if (this.pick(this.channel, false) !== this.channel) return [];
+    this.counters.stays++;
+    this.startDwell(now);
+    return this.handHead(now);
   }
 
   /** Stay (new dwell, no overhead), switch, or idle. */
@@ -443,13 +517,19 @@ export class ChannelScheduler<T = unknown> {
     }
   }
 
+  /** Hands the MAC packets of the current channel until its window is full or the queue empty. */
   private handHead(now: Micros): SchedAction<T>[] {
     const channel = this.channel!;
-    const packet = this.q.get(channel)?.shift(now);
-    if (!packet) return [];
-    this.outstanding = { channel, packet };
-    this.counters.handedOut++;
-    return [{ kind: 'transmit', channel, packet }];
+    const q = this.q.get(channel);
+    const actions: SchedAction<T>[] = [];
+    while (this.out.length < this.window) {
+      const packet = q?.shift(now);
+      if (!packet) break;
+      this.out.push({ channel, packet });
+      this.counters.handedOut++;
+      actions.push({ kind: 'transmit', channel, packet });
+    }
+    return actions;
   }
 
   /** See the file comment: the interval, scaled by the queue's share of the bytes when adaptive. */
@@ -501,7 +581,8 @@ export class ChannelScheduler<T = unknown> {
 
   /** Whether a packet just queued on `channel` can be acted on at once (a tune, a transmit, a decision). */
   private servesAtOnce(channel: number): boolean {
-    if (this.pausedNow || this.outstanding) return false;
+    if (this.pausedNow) return false;
+    if (this.out.length > 0) return this.phase === 'dwell' && channel === this.channel && this.returned === 0 && this.out.length < this.window;
     return this.phase === 'untuned' || this.phase === 'idle' || (this.phase === 'dwell' && channel === this.channel);
   }
 
@@ -521,6 +602,14 @@ export class ChannelScheduler<T = unknown> {
   private drop(packet: QueuedPacket<T>, reason: DropReason): void {
     this.counters.drops[reason]++;
     this.pendingDrops.push({ kind: 'drop', packet, reason });
+  }
+
+  /** The pending drops, then `actions` (the same array when there are no drops: this runs on every packet). */
+  private withDrops(actions: SchedAction<T>[]): SchedAction<T>[] {
+    if (this.pendingDrops.length === 0) return actions;
+    const out = this.flushDrops();
+    for (const a of actions) out.push(a);
+    return out;
   }
 
   private flushDrops(): SchedAction<T>[] {

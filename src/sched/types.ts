@@ -42,6 +42,12 @@ export interface ChannelSchedulerParams {
   adaptive: boolean;
   /** QoS classes inside each channel queue, highest priority first; one of them is queue 0. Absent: one best-effort queue. */
   classes?: readonly QosClass[];
+  /**
+   * Packets R2's MAC may hold at once (default 1: the next one only when the
+   * last is done). A MAC in another process (the medium's) takes a window
+   * of them, so that its round trip does not come between two frames.
+   */
+  macWindow?: number;
 }
 
 export type SchedAction<T = unknown> =

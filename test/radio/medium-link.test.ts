@@ -51,11 +51,24 @@ describe('medium link codec', () => {
     assert.deepEqual(parseDown(encodeLink(...msgs)).messages, msgs);
   });
 
-  test('a received packet is a copy: changing it leaves the frame it came in alone', () => {
+  test('a received packet is a view into the message it came in, not a copy (a read buffer is never written again)', () => {
     const f = encodeLink({ t: 'rx', st: 'a', src: 1, dst: 2, atUs: 5, payload: Uint8Array.from([1, 2, 3]) });
     const m = one(parseDown(f)) as Extract<LinkMessage, { t: 'rx' }>;
-    m.payload[0] = 99;
-    assert.deepEqual([...(one(parseDown(f)) as Extract<LinkMessage, { t: 'rx' }>).payload], [1, 2, 3]);
+    assert.deepEqual([...m.payload], [1, 2, 3]);
+    assert.equal(m.payload.buffer, f.buffer);
+    assert.equal(m.payload.byteOffset, f.byteOffset + f.byteLength - 3);
+  });
+
+  test('station ids survive the caches: many ids, ids of the same length, non-ASCII ids', () => {
+    const ids = [...Array.from({ length: 40 }, (_, i) => `r${i}/R2`), 'r1/R1', 'r1/R3', 'rø/R2', 'r1/R2'];
+    const f = encodeLink(...ids.map((st, i) => ({ t: 'attempt' as const, st, seq: i, attempts: 1 })));
+    const back = parseDown(f).messages.map((m) => (m as { st: string }).st);
+    assert.deepEqual(back, ids);
+    assert.deepEqual(
+      parseDown(f).messages.map((m) => (m as { st: string }).st),
+      ids,
+      'and again, from the caches',
+    );
   });
 
   test('a writer refuses what the link cannot carry, at once', () => {

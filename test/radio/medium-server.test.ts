@@ -179,4 +179,74 @@ describe('the air medium as a process of its own', () => {
       b.close();
     }
   });
+
+  test('a window of frames at a remote radio: a retune gives back all it holds (none goes out on the new channel), a hold those behind the one in service', async () => {
+    const a = await router(31, 0);
+    const b = await router(32, 100);
+    try {
+      const done: Array<{ id: number; ok: boolean }> = [];
+      const tx = a.medium.addStation(
+        { id: 'r31/R2', node: 31, position: { xM: 0, yM: 0 }, acceptsUnicast: false, acceptsBroadcast: false, channel: 6 },
+        { onReceive: () => undefined, onSent: (f, o) => done.push({ id: f.payload[0]!, ok: o.ok }) },
+      );
+      // Router 32 listens on both channels: what arrives on each is told apart.
+      const heard = new Map<number, number[]>([
+        [6, []],
+        [11, []],
+      ]);
+      for (const ch of [6, 11]) {
+        b.medium.addStation(
+          { id: `r32/ch${ch}`, node: 32, position: { xM: 100, yM: 0 }, acceptsUnicast: true, acceptsBroadcast: false, channel: ch },
+          { onReceive: (f) => heard.get(ch)!.push(f.payload[0]!), onSent: () => undefined },
+        );
+      }
+      await until('both routers on the air', () => server.routers().filter((r) => r.node >= 31 && r.stations.length > 0).length === 2);
+      // 1000-byte frames at 2 Mbps: about 4.5 ms each on the air, 20 of them: a loaded machine's late retune still finds some queued.
+      const frame = (id: number) => ({ src: 31, dst: 32, payload: new Uint8Array(1000).fill(id) });
+      a.paced.inject(() => {
+        for (let id = 0; id < 20; id++) assert.ok(tx.send(frame(id)));
+      });
+      await until('the first frame acknowledged', () => done.length >= 1);
+      a.paced.inject(() => tx.retune(11, 0));
+      await until('every frame back', () => done.length === 20);
+      const ok1 = done.filter((d) => d.ok).map((d) => d.id);
+      assert.ok(ok1.includes(0));
+      assert.deepEqual(heard.get(6), ok1, 'on channel 6: exactly the frames acknowledged');
+      assert.deepEqual(heard.get(11), [], 'nothing queued for channel 6 went out on 11');
+      assert.ok(ok1.length < 20, 'some were given back');
+      assert.deepEqual(
+        done.map((d) => d.id).sort((x, y) => x - y),
+        Array.from({ length: 20 }, (_, i) => i),
+        'each once',
+      );
+
+      // On channel 11 now: twenty more, and a hold once the first is on the air.
+      a.paced.inject(() => {
+        for (let id = 100; id < 120; id++) assert.ok(tx.send(frame(id)));
+      });
+      await until('the first exchange on the air', () => (tx.serviceAttempts ?? 0) > 0);
+      a.paced.inject(() => tx.hold());
+      await until('every frame back', () => done.length === 40);
+      const second = done.slice(20);
+      assert.deepEqual(
+        second.map((d) => d.id).sort((x, y) => x - y),
+        Array.from({ length: 20 }, (_, i) => 100 + i),
+        'each once',
+      );
+      assert.deepEqual(
+        heard.get(11),
+        second.filter((d) => d.ok).map((d) => d.id),
+        'on channel 11: exactly the frames acknowledged',
+      );
+      assert.equal(second.find((d) => d.id === 100)?.ok, true, 'the one in service went on');
+      assert.ok(
+        second.some((d) => !d.ok),
+        'those behind it came back',
+      );
+      assert.equal(tx.idle, true);
+    } finally {
+      a.close();
+      b.close();
+    }
+  });
 });

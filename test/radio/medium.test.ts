@@ -689,6 +689,37 @@ test('retune aborts the exchange in service; queued frames stay queued and go on
   assert.equal(a.st.counters.aborted, 2);
 });
 
+test('hold gives back the queued frames in order; the one in service goes on; nothing happens when nothing is queued', () => {
+  const r = rig();
+  const a = radio(r, 'a', 1, 0);
+  const b = radio(r, 'b', 2, 100);
+  a.st.hold();
+  r.engine.run();
+  assert.equal(a.sent.length, 0, 'an idle station: nothing to give back');
+  for (const tag of ['x', 'y', 'z']) a.st.send(pkt(1, 2, 1000, tag));
+  r.engine.run(2_000); // x is on the air
+  a.st.hold();
+  assert.deepEqual(
+    a.sent.map((s) => [s.frame.tag, s.outcome]),
+    [
+      ['y', { ok: false, reason: 'aborted', attempts: 0, atUs: 2_000 }],
+      ['z', { ok: false, reason: 'aborted', attempts: 0, atUs: 2_000 }],
+    ],
+  );
+  assert.equal(a.st.queued, 0);
+  assert.equal(a.st.serviceAttempts, 1, 'x goes on');
+  r.engine.run();
+  assert.deepEqual(
+    b.rx.map((x) => x.frame.tag),
+    ['x'],
+  );
+  assert.deepEqual(a.sent.at(-1)!.frame.tag, 'x');
+  assert.equal(a.sent.at(-1)!.outcome.ok, true);
+  assert.equal(a.st.idle, true);
+  assert.equal(a.st.counters.aborted, 2);
+  assert.equal(r.medium.counters.truncated, 0);
+});
+
 test('detach returns the frame in service and the queued ones as aborted', () => {
   const r = rig();
   const a = radio(r, 'a', 1, 0);

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { ism2g4 } from '../../radio/channels.js';
-import { AirMedium } from '../../radio/medium/index.js';
+import { AirMedium, type StationHost } from '../../radio/medium/index.js';
 import { EmulatedBand } from '../../radio/sim/band.js';
 import { EventEngine } from '../../src/core/engine.js';
 import { Rng } from '../../src/core/rng.js';
@@ -33,7 +33,13 @@ export function star(extra: (i: number) => Partial<RouterParts> = () => ({})): {
  */
 export function routersAt(
   positions: ReadonlyArray<{ xM: number; yM: number }>,
-  o: { seed: number; config?: (cfg: NodeConfig, i: number) => NodeConfig; extra?: (i: number) => Partial<RouterParts> },
+  o: {
+    seed: number;
+    config?: (cfg: NodeConfig, i: number) => NodeConfig;
+    extra?: (i: number) => Partial<RouterParts>;
+    /** What router i's radios attach to (default: the medium itself). */
+    host?: (medium: AirMedium, i: number) => StationHost;
+  },
 ): { engine: EventEngine; routers: MeshRouter[]; delivered: Map<number, number> } {
   const raw = JSON.parse(readFileSync(new URL('../../config/scenarios/testbed-chain.json', import.meta.url), 'utf8')) as Record<string, unknown>;
   raw.pn = { sources: [] };
@@ -51,7 +57,7 @@ export function routersAt(
     (cfg, i) =>
       new MeshRouter(cfg, {
         engine,
-        medium,
+        medium: o.host?.(medium, i) ?? medium,
         band,
         plan,
         detector: new EnergyDetector(cfg.sensing, cpuBackend),
