@@ -407,7 +407,12 @@ export class MeshRouter {
           break;
         case 'transmit': {
           const tag: InFlight = { packet: a.packet, channel: a.channel };
-          this.r2.send({ src: this.addr, dst: a.packet.nextHop, payload: a.packet.item.bytes, tag });
+          if (!this.r2.send({ src: this.addr, dst: a.packet.nextHop, payload: a.packet.item.bytes, tag })) {
+            // The radio refused it (its queue is full; the MAC window is meant to keep it from that):
+            // a drop, and the packet's place in the window is free again.
+            this.data.dropped(a.packet, 'queue-full');
+            this.runSched(this.sched.txDone(this.p.engine.now(), a.packet), this.p.engine.now());
+          }
           break;
         }
         case 'drop':

@@ -23,10 +23,13 @@ interface Watch {
   /** onSent for a frame the station did not hold (given back twice, or never sent). */
   strayOutcomes: number;
   held: number;
+  /** Frames R2 refused (remoteLike's refuseEvery). */
+  refused?: number;
 }
 
 /** The medium as a router process sees it: a window, and a retune that gives back everything the radio holds. */
-function remoteLike(medium: AirMedium, window: number, w: Watch): StationHost {
+function remoteLike(medium: AirMedium, window: number, w: Watch, refuseEvery = 0): StationHost {
+  let sends = 0;
   return {
     sendWindow: window,
     addStation(spec, handlers): Station {
@@ -67,6 +70,11 @@ function remoteLike(medium: AirMedium, window: number, w: Watch): StationHost {
           return st.serviceAttempts;
         },
         send(f) {
+          // A radio that refuses a frame now and then (a full queue), when asked to.
+          if (r2 && refuseEvery > 0 && ++sends % refuseEvery === 0) {
+            w.refused = (w.refused ?? 0) + 1;
+            return false;
+          }
           const ok = st.send(f);
           if (r2 && ok) {
             held.add(f);
@@ -139,4 +147,35 @@ test('a MAC window of 4 across sensing pauses and channel switches: frames only 
     assert.equal(r.sched.inFlight, 0);
     assert.equal(c.enqueued, c.handedOut + drops + c.removed + queued, `router ${r.addr}: every packet accounted for`);
   }
+});
+
+test('a frame R2 refuses is dropped and frees its place in the window: the router keeps sending', () => {
+  const watch: Watch = { wrongChannel: [], mostHeld: 0, strayOutcomes: 0, held: 0 };
+  let delivered = 0;
+  const { engine, routers } = routersAt(
+    [
+      { xM: 0, yM: 0 },
+      { xM: 200, yM: 0 },
+    ],
+    {
+      seed: 5,
+      config: (cfg: NodeConfig) => ({ ...cfg, channelPlan: { ...cfg.channelPlan, allowed: [6] } }),
+      host: (m) => remoteLike(m, 2, watch, 7),
+      extra: () => ({ deliver: () => void delivered++ }),
+    },
+  );
+  let seq = 0;
+  const send = (now: number): void => {
+    routers[0]!.originate(1, 'udp', 1, seq++, new Uint8Array(200), now);
+    if (now + 5 * US_PER_MS < seconds(8)) engine.at(now + 5 * US_PER_MS, send);
+  };
+  engine.at(seconds(3), send);
+  engine.run(seconds(10));
+  const r = routers[0]!;
+  assert.ok((watch.refused ?? 0) > 50, `${watch.refused} frames refused`);
+  // Without the refused frames' places freed, a window of 2 would stall after two refusals.
+  assert.ok(delivered > 0.7 * seq, `${delivered} of ${seq} delivered`);
+  assert.ok(delivered < seq, 'the refused frames are not delivered');
+  assert.equal(r.sched.inFlight, 0, 'nothing left in the window');
+  assert.equal(watch.strayOutcomes, 0);
 });
