@@ -133,54 +133,51 @@ export class Rng {
     let s2 = this.s2;
     let s3 = this.s3;
     for (let i = offset; i < end; i++) {
-      let g = -1;
       for (;;) {
-        for (;;) {
-          let r = Math.imul(s1, 5);
-          const hz = Math.imul((r << 7) | (r >>> 25), 9);
-          let t = s1 << 9;
-          s2 ^= s0;
-          s3 ^= s1;
-          s1 ^= s2;
-          s0 ^= s3;
-          s2 ^= t;
-          s3 = (s3 << 11) | (s3 >>> 21);
-          const iz = hz & 127;
-          let x: number;
-          if (Math.abs(hz) < kn[iz]!) x = hz * wn[iz]!;
-          else {
-            this.s0 = s0;
-            this.s1 = s1;
-            this.s2 = s2;
-            this.s3 = s3;
-            x = this.zigguratTail(hz, iz);
-            s0 = this.s0;
-            s1 = this.s1;
-            s2 = this.s2;
-            s3 = this.s3;
-          }
-          let v = 1 + c * x;
-          if (v > 0) {
-            // The uniform: nextU32, inlined.
-            r = Math.imul(s1, 5);
-            const u32 = Math.imul((r << 7) | (r >>> 25), 9) >>> 0;
-            t = s1 << 9;
-            s2 ^= s0;
-            s3 ^= s1;
-            s1 ^= s2;
-            s0 ^= s3;
-            s2 ^= t;
-            s3 = (s3 << 11) | (s3 >>> 21);
-            v = v * v * v;
-            const u = (u32 + 1) * 2.3283064365386963e-10;
-            const x2 = x * x;
-            if (u < 1 - 0.0331 * x2 * x2 || Math.log(u) < 0.5 * x2 + d * (1 - v + Math.log(v))) g = d * v;
-            break;
-          }
+        // The normal: the ziggurat's fast path on nextU32, inlined.
+        let r = Math.imul(s1, 5);
+        const hz = Math.imul((r << 7) | (r >>> 25), 9);
+        let t = s1 << 9;
+        s2 ^= s0;
+        s3 ^= s1;
+        s1 ^= s2;
+        s0 ^= s3;
+        s2 ^= t;
+        s3 = (s3 << 11) | (s3 >>> 21);
+        const iz = hz & 127;
+        let x: number;
+        if (Math.abs(hz) < kn[iz]!) x = hz * wn[iz]!;
+        else {
+          this.s0 = s0;
+          this.s1 = s1;
+          this.s2 = s2;
+          this.s3 = s3;
+          x = this.zigguratTail(hz, iz);
+          s0 = this.s0;
+          s1 = this.s1;
+          s2 = this.s2;
+          s3 = this.s3;
         }
-        if (g >= 0) break;
+        let v = 1 + c * x;
+        if (v <= 0) continue;
+        // The uniform: nextU32, inlined.
+        r = Math.imul(s1, 5);
+        const u32 = Math.imul((r << 7) | (r >>> 25), 9) >>> 0;
+        t = s1 << 9;
+        s2 ^= s0;
+        s3 ^= s1;
+        s1 ^= s2;
+        s0 ^= s3;
+        s2 ^= t;
+        s3 = (s3 << 11) | (s3 >>> 21);
+        v = v * v * v;
+        const u = (u32 + 1) * 2.3283064365386963e-10;
+        const x2 = x * x;
+        if (u < 1 - 0.0331 * x2 * x2 || Math.log(u) < 0.5 * x2 + d * (1 - v + Math.log(v))) {
+          out[i] = d * v * scale;
+          break;
+        }
       }
-      out[i] = g * scale;
     }
     this.s0 = s0;
     this.s1 = s1;

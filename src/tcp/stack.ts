@@ -1,5 +1,6 @@
 import type { Rng } from '../core/rng.js';
 import type { Micros } from '../core/time.js';
+import { sameBytes } from '../wire/bytes.js';
 import { TCP_RST, TCP_SYN, TCP_ACK, encodeTcp, parseTcp, type TcpSegment } from '../wire/tcp.js';
 import { checkTcpConfig, DEFAULT_TCP_CONFIG, resetFor, TcpConnection, TcpError, type TcpConfig, type TcpEvent } from './connection.js';
 
@@ -39,7 +40,8 @@ interface Entry {
  * dropped; segments for nothing get the RST of RFC 9293 3.10.7.1.
  */
 export class TcpStack {
-  private readonly conns = new Map<string, Entry>();
+  /** Live connections, in the order they were made (the order timers and polls visit them). */
+  private readonly conns = new Set<Entry>();
   /** The same entries by their two ports (`portsKey`), for the lookup every arriving segment makes. */
   private readonly byPorts = new Map<number, Entry[]>();
   private readonly listeners = new Map<number, { cfg: Readonly<TcpConfig>; accept: (conn: TcpConnection) => void }>();
@@ -127,7 +129,7 @@ export class TcpStack {
 
   /** Runs the timers that are due. */
   tick(now: Micros): void {
-    for (const e of [...this.conns.values()]) {
+    for (const e of [...this.conns]) {
       const d = e.conn.nextDeadline();
       if (d !== undefined && d <= now) {
         e.conn.tick(now);
@@ -138,7 +140,7 @@ export class TcpStack {
 
   nextDeadline(): Micros | undefined {
     let t: Micros | undefined;
-    for (const e of this.conns.values()) {
+    for (const e of this.conns) {
       const d = e.conn.nextDeadline();
       if (d !== undefined && (t === undefined || d < t)) t = d;
     }
@@ -150,13 +152,13 @@ export class TcpStack {
    * user calls (write, read, close, abort) made since.
    */
   poll(): { packets: TcpPacket[]; events: TcpStackEvent[] } {
-    for (const e of [...this.conns.values()]) this.collect(e.conn, e.remote);
+    for (const e of [...this.conns]) this.collect(e.conn, e.remote);
     return { packets: this.outbox.splice(0), events: this.events.splice(0) };
   }
 
   /** Live connections. */
   connections(): TcpConnection[] {
-    return [...this.conns.values()].map((e) => e.conn);
+    return [...this.conns].map((e) => e.conn);
   }
 
   private collect(conn: TcpConnection, remote: Uint8Array): void {
@@ -164,30 +166,34 @@ export class TcpStack {
       if (a.kind === 'segment') this.send(remote, a.seg);
       else this.events.push({ conn, event: a.event });
     }
-    if (conn.state === 'CLOSED') this.remove(remote, conn);
+    if (conn.state === 'CLOSED') this.remove(conn);
   }
 
   private find(remote: Uint8Array, remotePort: number, localPort: number): Entry | undefined {
     const list = this.byPorts.get(portsKey(remotePort, localPort));
-    if (list) for (const e of list) if (sameAddress(e.remote, remote)) return e;
+    if (list) for (const e of list) if (sameBytes(e.remote, remote)) return e;
     return undefined;
   }
 
   private add(e: Entry): void {
-    this.conns.set(key(e.remote, e.conn.remotePort, e.conn.localPort), e);
+    this.conns.add(e);
     const k = portsKey(e.conn.remotePort, e.conn.localPort);
     const list = this.byPorts.get(k);
     if (list) list.push(e);
     else this.byPorts.set(k, [e]);
   }
 
-  private remove(remote: Uint8Array, conn: TcpConnection): void {
-    const k0 = key(remote, conn.remotePort, conn.localPort);
-    if (this.conns.get(k0)?.conn !== conn) return;
-    this.conns.delete(k0);
+  private remove(conn: TcpConnection): void {
     const k = portsKey(conn.remotePort, conn.localPort);
-    const rest = (this.byPorts.get(k) ?? []).filter((e) => e.conn !== conn);
-    if (rest.length > 0) this.byPorts.set(k, rest);
+    const list = this.byPorts.get(k);
+    const e = list?.find((x) => x.conn === conn);
+    if (!list || !e) return;
+    this.conns.delete(e);
+    if (list.length > 1)
+      this.byPorts.set(
+        k,
+        list.filter((x) => x !== e),
+      );
     else this.byPorts.delete(k);
   }
 
@@ -198,13 +204,3 @@ export class TcpStack {
 }
 
 const portsKey = (remotePort: number, localPort: number): number => remotePort * 0x10000 + localPort;
-
-function sameAddress(a: Uint8Array, b: Uint8Array): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
-}
-
-function key(remote: Uint8Array, remotePort: number, localPort: number): string {
-  return `${remote.join('.')}:${remotePort}>${localPort}`;
-}

@@ -62,6 +62,13 @@ export function isUint(v: number, max: number): boolean {
   return Number.isInteger(v) && v >= 0 && v <= max;
 }
 
+/** Whether two byte arrays hold the same bytes. */
+export function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
 /** Encode-side range checks: a field that does not fit is a caller's error, named. */
 export function u8(field: string, v: number): void {
   if (!isUint(v, 0xff)) throw new RangeArgumentError(field, v, 'an integer in [0, 255]');

@@ -1,7 +1,7 @@
 import { RangeArgumentError } from '../core/errors.js';
 import { fold, sumWords } from './checksum.js';
 import { err, ok, type Result } from '../core/result.js';
-import { allocBytes, get16, put16, put32 } from './bytes.js';
+import { allocBytes, get16, put16, put32, sameBytes } from './bytes.js';
 import { WireError } from './codec.js';
 
 /**
@@ -781,12 +781,6 @@ function maskBytes(b: Uint8Array, length: number): Uint8Array {
     out[i] = keep <= 0 ? 0 : out[i]! & (0xff << (8 - keep));
   }
   return out;
-}
-
-function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
 }
 
 function checkPrefix(p: Prefix): void {
