@@ -12,12 +12,13 @@ import { DEFAULT_TESTBED_PORTS, planTestbed, type NetnsPlan, type TestbedPlan } 
 import { testbedExecCommand } from './testbed-exec.js';
 import { Supervisor } from '../testbed/supervisor.js';
 import { MAX_FOR_S } from './node.js';
+import { CC_NAMES, type CcName } from '../tcp/cc/types.js';
 
 interface TestbedOpts {
   seed?: string;
   set: string[];
   hops?: string;
-  tcp?: 'reno' | 'newreno' | 'vegas' | 'sack';
+  tcp?: CcName;
   acc?: string;
   accMode?: 'split' | 'e2e';
   for?: string;
@@ -49,7 +50,7 @@ export function testbedCommand(): Command {
     .option('--seed <n>', "seed of the PN processes, the MAC and the routers (default: the scenario's)")
     .option('--set <path=value>', 'override one scenario field (repeatable)', collect, [])
     .option('--hops <n>', 'for a chain scenario: its number of hops')
-    .addOption(new Option('--tcp <variant>', 'make every flow a bulk TCP flow of this variant').choices(['reno', 'newreno', 'vegas', 'sack']))
+    .addOption(new Option('--tcp <variant>', 'make every flow a bulk TCP flow of this variant').choices([...CC_NAMES]))
     .option('--acc <placement>', 'TCP-ACC VNFs (each in its sandbox): none, every, every-K, or a list of routers')
     .addOption(new Option('--acc-mode <mode>', 'TCP-ACC mode').choices(['split', 'e2e']))
     .option('--for <seconds>', 'stop after this many seconds (default: run until Ctrl-C)')

@@ -119,6 +119,10 @@ export interface TcpFlowSpec {
     minRtoMs: number;
     maxRtoMs: number;
     maxRetransmits: number;
+    /** HyStart++ (RFC 9406); absent: the variant's default (on with cubic). */
+    hystart?: boolean;
+    /** Proportional Rate Reduction (RFC 6937) in fast recovery. */
+    prr: boolean;
   };
 }
 
@@ -498,6 +502,9 @@ export function accParams(sc: Scenario, f: TcpFlowSpec): Record<string, unknown>
       minRtoMs: t.minRtoMs,
       maxRtoMs: t.maxRtoMs,
       maxRetransmits: t.maxRetransmits,
+      // Only when set: the parameters travel in the controller's messages, whose size the default must not change.
+      ...(t.prr ? { prr: true } : {}),
+      ...(t.hystart === undefined ? {} : { hystart: t.hystart }),
     },
   };
 }

@@ -110,7 +110,7 @@ export interface TrafficFlowConfig {
   rateMbps: number;
   packetBytes: number;
   port: number;
-  variant: 'reno' | 'newreno' | 'vegas' | 'sack';
+  variant: 'reno' | 'newreno' | 'vegas' | 'sack' | 'cubic';
   startS: number;
   stopS: number;
 }

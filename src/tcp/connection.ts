@@ -51,6 +51,14 @@ export interface TcpConfig {
   noDelay: boolean;
   dupThresh: number;
   vegas: { alpha: number; beta: number; gamma: number };
+  /**
+   * HyStart++ (RFC 9406) in the first slow start: true or false for any
+   * congestion control; undefined takes the variant's default (on with
+   * cubic, as Linux runs HyStart with CUBIC; off with the others).
+   */
+  hystart: boolean | undefined;
+  /** Proportional Rate Reduction (RFC 6937) in the fast recoveries that reduce cwnd (newreno, vegas, sack, cubic; Reno keeps window inflation). */
+  prr: boolean;
 }
 
 export const DEFAULT_TCP_CONFIG: Readonly<TcpConfig> = Object.freeze({
@@ -72,6 +80,8 @@ export const DEFAULT_TCP_CONFIG: Readonly<TcpConfig> = Object.freeze({
   noDelay: false,
   dupThresh: 3,
   vegas: Object.freeze({ alpha: 1, beta: 3, gamma: 1 }),
+  hystart: undefined,
+  prr: false,
 }) as Readonly<TcpConfig>;
 
 /** What happened to the connection, for its application. */
@@ -238,6 +248,9 @@ export class TcpConnection {
       initialWindow: initialWindow(mss, this.cfg.initialWindowSegments),
       dupThresh: this.cfg.dupThresh,
       vegas: { ...this.cfg.vegas },
+      sack: this.sackOn,
+      hystart: this.cfg.hystart,
+      prr: this.cfg.prr,
     });
   }
 
@@ -558,7 +571,7 @@ export class TcpConnection {
     const classicDup = ack === this.sndUna && seg.payload.length === 0 && !(seg.flags & (TCP_SYN | TCP_FIN)) && !windowChanged && this.sndMax > this.sndUna;
     // RFC 6675 counts an ACK with new SACK information as a duplicate; RFC 5681's senders only the classic kind.
     // An ACK closing the window answers a zero-window probe, never a loss (BSD counts no duplicates while persisting).
-    const dup = acked === 0 && wnd > 0 && (classicDup || (this.cc.name === 'sack' && newSack && this.sndMax > this.sndUna));
+    const dup = acked === 0 && wnd > 0 && (classicDup || (this.cc.sackRecovery === true && newSack && this.sndMax > this.sndUna));
     if (dup) this.stats.dupAcksReceived++;
     if (acked > 0) {
       this.rttSample(seg, ack, now);
@@ -1148,6 +1161,8 @@ export function checkTcpConfig(cfg: Readonly<TcpConfig>): void {
   if (!(cfg.initialRtoMs > 0)) bad('initialRtoMs', '> 0');
   if (!(cfg.delayedAckMs >= 0 && cfg.delayedAckMs <= 500)) bad('delayedAckMs', 'in [0, 500] (RFC 5681: under 500 ms)');
   if (!(Number.isInteger(cfg.dupThresh) && cfg.dupThresh >= 1)) bad('dupThresh', 'an integer >= 1');
+  if (cfg.hystart !== undefined && typeof cfg.hystart !== 'boolean') bad('hystart', "true, false, or absent (the variant's default: on with cubic)");
+  if (typeof cfg.prr !== 'boolean') bad('prr', 'true or false');
 }
 
 /** The RST answering an unacceptable segment (RFC 9293 3.10.7.1). */

@@ -188,6 +188,8 @@ export class BulkTcp {
       maxRtoMs: t.maxRtoMs,
       maxRetransmits: t.maxRetransmits,
       initialWindowSegments: t.initialWindowSegments,
+      prr: t.prr,
+      hystart: t.hystart,
     };
     const localPort = 10000 + flow;
     this.setFlowOf(src, localPort, dst, spec.port, flow);
@@ -201,7 +203,8 @@ export class BulkTcp {
       const cfg: Partial<TcpConfig> = {
         ...common,
         congestion: spec.variant,
-        sack: spec.variant === 'sack',
+        // CUBIC offers SACK as Linux does, and recovers by RFC 6675 when the sink agrees.
+        sack: spec.variant === 'sack' || spec.variant === 'cubic',
         sendBufferBytes: t.sendBufferBytes,
         receiveBufferBytes: 65535,
         delayedAckMs: t.delayedAckMs,

@@ -36,7 +36,7 @@ describe('TCP flows in the simulator', () => {
 
   it('gives every variant its own congestion control and recovers losses without corrupting the stream', async () => {
     const goodputs = new Map<string, number>();
-    for (const variant of ['reno', 'newreno', 'vegas', 'sack'] as const) {
+    for (const variant of ['reno', 'newreno', 'vegas', 'sack', 'cubic'] as const) {
       const sc = await loadScenario(chain, { hops: 2, tcp: variant, durationS: 20 });
       const r = runScenario(sc, 3);
       const f = r.flows[0]!;
@@ -95,9 +95,9 @@ describe('TCP flows in the simulator', () => {
   });
 
   it('the CLI refuses an unknown variant and a bad on/off', () => {
-    const a = cogmesh('sim', chain, '--tcp', 'cubic');
+    const a = cogmesh('sim', chain, '--tcp', 'bbr');
     assert.notEqual(a.code, 0);
-    assert.match(a.err, /--tcp: "cubic" is not one of reno, newreno, vegas, sack/);
+    assert.match(a.err, /--tcp: "bbr" is not one of reno, newreno, vegas, sack, cubic/);
     const b = cogmesh('sim', chain, '--pn', 'maybe');
     assert.notEqual(b.code, 0);
     assert.match(b.err, /--pn: "maybe" is not on or off/);

@@ -1,11 +1,14 @@
 import type { Micros } from '../../core/time.js';
+import { HyStartPlusPlus } from './hystart.js';
 import type { AckEvent, CcName, CcParams, CongestionControl, NextSegment, SendView } from './types.js';
 
 /**
  * TCP Reno (RFC 5681): slow start and congestion avoidance, fast retransmit
  * on the third duplicate ACK, fast recovery with window inflation, left on
  * the first ACK of new data. Subclasses change what a partial ACK does
- * (NewReno) or how the window grows (Vegas).
+ * (NewReno), how the window grows (Vegas, CUBIC) and how far a congestion
+ * event cuts it (CUBIC). With `hystart` set, the first slow start is
+ * HyStart++'s (RFC 9406).
  */
 export class Reno implements CongestionControl {
   readonly name: CcName = 'reno';
@@ -17,15 +20,17 @@ export class Reno implements CongestionControl {
   protected retransmitHead = false;
   /** Highest offset sent when recovery began (RFC 6582's `recover`); also guards against a false fast retransmit after a timeout. */
   protected recover = 0;
+  protected readonly hystart: HyStartPlusPlus | undefined;
 
   constructor(protected readonly p: CcParams) {
     this.cwnd = p.initialWindow;
+    this.hystart = p.hystart === true ? new HyStartPlusPlus() : undefined;
   }
 
   onAck(a: AckEvent, v: SendView): void {
     if (a.dup) {
       this.dupAcks++;
-      if (this.inRecovery) this.cwnd += v.mss;
+      if (this.inRecovery) this.recoveryDup(a, v);
       else if (this.dupAcks === this.p.dupThresh && this.mayEnterRecovery(a)) this.enterRecovery(a, v);
       return;
     }
@@ -43,8 +48,29 @@ export class Reno implements CongestionControl {
     return a.ack > this.recover || this.recover === 0;
   }
 
+  /** A duplicate ACK during fast recovery: window inflation (RFC 5681 3.2 step 4). */
+  protected recoveryDup(_a: AckEvent, v: SendView): void {
+    this.cwnd += v.mss;
+  }
+
+  /**
+   * A congestion event (a loss detected, or a timeout) with `flight` bytes
+   * outstanding: sets ssthresh, and ends HyStart++ (RFC 9406 4.2). Public
+   * so that a recovery built over this window growth (SackRecovery) cuts it
+   * the same way.
+   */
+  reduce(flight: number, v: SendView, now: Micros): void {
+    this.hystart?.end();
+    this.ssthresh = this.reducedSsthresh(flight, v, now);
+  }
+
+  /** RFC 5681 (4): half the flight, at least two segments. */
+  protected reducedSsthresh(flight: number, v: SendView, _now: Micros): number {
+    return Math.max(Math.floor(flight / 2), 2 * v.mss);
+  }
+
   protected enterRecovery(a: AckEvent, v: SendView): void {
-    this.ssthresh = Math.max(Math.floor(a.flightBefore / 2), 2 * v.mss);
+    this.reduce(a.flightBefore, v, a.now);
     this.cwnd = this.ssthresh + this.p.dupThresh * v.mss;
     this.recover = v.max;
     this.inRecovery = true;
@@ -65,13 +91,26 @@ export class Reno implements CongestionControl {
    * beyond what it has shown the path can carry.
    */
   protected grow(a: AckEvent, v: SendView): void {
+    if (this.hystart?.active && this.cwnd < this.ssthresh) {
+      this.hystartGrow(a, v);
+      return;
+    }
     if (!cwndLimited(a, v, this.cwnd)) return;
     if (this.cwnd < this.ssthresh) this.cwnd += Math.min(a.acked, v.mss);
     else this.cwnd += Math.max(1, Math.floor((v.mss * v.mss) / this.cwnd));
   }
 
-  onTimeout(v: SendView, _now: Micros): void {
-    this.ssthresh = Math.max(Math.floor((v.max - v.una) / 2), 2 * v.mss);
+  /** Slow start under HyStart++: it tracks rounds and RTTs on every ACK; the window grows only while it limits the sender. */
+  private hystartGrow(a: AckEvent, v: SendView): void {
+    const h = this.hystart!;
+    const { increase, toCa } = h.onAck(a.ack, a.acked, v.max, v.mss);
+    // CSS ran its rounds: congestion avoidance from this window (RFC 9406 4.2).
+    if (toCa) this.ssthresh = this.cwnd;
+    else if (cwndLimited(a, v, this.cwnd)) this.cwnd += increase;
+  }
+
+  onTimeout(v: SendView, now: Micros): void {
+    this.reduce(v.max - v.una, v, now);
     this.cwnd = v.mss;
     this.inRecovery = false;
     this.retransmitHead = false;
@@ -79,7 +118,9 @@ export class Reno implements CongestionControl {
     this.recover = v.max;
   }
 
-  onRtt(_rttUs: number, _now: Micros): void {}
+  onRtt(rttUs: number, _now: Micros): void {
+    this.hystart?.onRtt(rttUs);
+  }
 
   next(v: SendView): NextSegment | undefined {
     if (this.retransmitHead && v.una < v.max) {

@@ -1,5 +1,6 @@
 import type { Micros } from '../../core/time.js';
 import type { AckEvent, CcName, CcParams, CongestionControl, NextSegment, SendView } from './types.js';
+import { Prr } from './prr.js';
 import { newData, Reno } from './reno.js';
 
 /**
@@ -9,10 +10,21 @@ import { newData, Reno } from './reno.js';
  * goes out whenever cwnd - pipe allows, chosen by NextSeg (lost holes first,
  * then new data, then other holes). It ends when the cumulative ACK passes
  * the RecoveryPoint.
+ *
+ * The window outside recovery, and how far a congestion event cuts it, are
+ * the growth policy's: Reno's (the `sack` variant) or CUBIC's (the `cubic`
+ * variant once SACK is negotiated). With `prr`, Proportional Rate Reduction
+ * (RFC 6937, see prr.ts) decides how much goes out on each ACK of a
+ * recovery instead of cwnd - pipe.
  */
 export class SackRecovery implements CongestionControl {
-  readonly name: CcName = 'sack';
+  readonly name: CcName;
+  readonly sackRecovery = true;
   private readonly growth: Reno;
+  private readonly prr: Prr | undefined;
+  /** Bytes SACKed after the last ACK, and the IsLost boundary then (PRR's DeliveredData and SafeACK). */
+  private lastSacked = 0;
+  private lastLost = 0;
   inRecovery = false;
   private dupAcks = 0;
   private recoveryPoint = 0;
@@ -20,8 +32,13 @@ export class SackRecovery implements CongestionControl {
   private highRxt = 0;
   private retransmitHead = false;
 
-  constructor(private readonly p: CcParams) {
-    this.growth = new Reno(p);
+  constructor(
+    private readonly p: CcParams,
+    growth?: Reno,
+  ) {
+    this.growth = growth ?? new Reno(p);
+    this.name = growth ? growth.name : 'sack';
+    this.prr = p.prr === true ? new Prr() : undefined;
   }
 
   get cwnd(): number {
@@ -33,6 +50,7 @@ export class SackRecovery implements CongestionControl {
   }
 
   onAck(a: AckEvent, v: SendView): void {
+    const delivered = this.prr ? this.delivered(a, v) : 0;
     if (this.inRecovery) {
       if (a.ack >= this.recoveryPoint) {
         this.inRecovery = false;
@@ -40,6 +58,7 @@ export class SackRecovery implements CongestionControl {
         this.dupAcks = 0;
       }
       this.highRxt = Math.max(this.highRxt, v.una);
+      if (this.inRecovery && this.prr) this.prrAck(a, v, delivered);
       return;
     }
     if (a.acked > 0) {
@@ -50,17 +69,39 @@ export class SackRecovery implements CongestionControl {
     const lost = v.sackOn && v.scoreboard.isLost(v.una, v.mss);
     // As RFC 6582's `recover`: duplicates of what a timeout resent, acknowledged
     // up to the old RecoveryPoint, do not start a recovery (hence `>`).
-    if ((this.dupAcks >= this.p.dupThresh || lost) && v.una < v.max && a.ack > this.recoveryPoint) this.enter(a, v);
+    if ((this.dupAcks >= this.p.dupThresh || lost) && v.una < v.max && a.ack > this.recoveryPoint) this.enter(a, v, delivered);
   }
 
-  private enter(a: AckEvent, v: SendView): void {
+  private enter(a: AckEvent, v: SendView, delivered: number): void {
     this.inRecovery = true;
     this.recoveryPoint = v.max;
-    const half = Math.max(Math.floor(a.flightBefore / 2), 2 * v.mss);
-    this.growth.ssthresh = half;
-    this.growth.cwnd = half;
+    this.growth.reduce(a.flightBefore, v, a.now);
+    this.growth.cwnd = this.growth.ssthresh;
     this.highRxt = v.una;
     this.retransmitHead = true;
+    if (!this.prr) return;
+    this.prr.start(v.max - v.una);
+    this.prrAck(a, v, delivered);
+  }
+
+  /** RFC 6937's DeliveredData of this ACK: the change in SND.UNA plus the change in SACKed bytes. */
+  private delivered(a: AckEvent, v: SendView): number {
+    const sacked = v.scoreboard.sackedBytes;
+    const d = a.acked + sacked - this.lastSacked;
+    this.lastSacked = sacked;
+    return Math.max(0, d);
+  }
+
+  /** PRR's step on an ACK of the recovery; cwnd shows the pipe plus what may be sent on it. */
+  private prrAck(a: AckEvent, v: SendView, delivered: number): void {
+    const sb = v.scoreboard;
+    const lost = Math.max(v.una, Math.min(v.max, sb.lostBelow(v.mss)));
+    // SafeACK (RFC 9937): SND.UNA advanced and no byte newly deemed lost.
+    const safe = a.acked > 0 && sb.unsackedIn(Math.max(this.lastLost, v.una, this.highRxt), lost) === 0;
+    this.lastLost = lost;
+    const pipe = sb.pipe(v.una, v.max, this.highRxt, v.mss);
+    this.prr!.onAck(delivered, pipe, this.growth.ssthresh, v.mss, safe);
+    this.growth.cwnd = pipe + this.prr!.quota;
   }
 
   onTimeout(v: SendView, now: Micros): void {
@@ -71,9 +112,13 @@ export class SackRecovery implements CongestionControl {
     this.recoveryPoint = v.max;
     // RFC 2018 8: after a timeout the receiver may have reneged; SACKed bits are cleared.
     v.scoreboard.clear();
+    this.lastSacked = 0;
+    this.lastLost = 0;
   }
 
-  onRtt(): void {}
+  onRtt(rttUs: number, now: Micros): void {
+    this.growth.onRtt(rttUs, now);
+  }
 
   next(v: SendView): NextSegment | undefined {
     if (!this.inRecovery) {
@@ -111,5 +156,7 @@ export class SackRecovery implements CongestionControl {
   sent(seg: NextSegment, v: SendView): void {
     if (seg.seq === v.una) this.retransmitHead = false;
     if (this.inRecovery && seg.seq < v.max) this.highRxt = Math.max(this.highRxt, seg.seq + seg.len);
+    // Under PRR cwnd is pipe + quota: a segment moves bytes from the quota to the pipe (next() checks cwnd - pipe).
+    if (this.inRecovery && this.prr) this.prr.sent(seg.len);
   }
 }

@@ -1,8 +1,8 @@
 import type { Micros } from '../../core/time.js';
 import type { Scoreboard } from '../scoreboard.js';
 
-export type CcName = 'reno' | 'newreno' | 'vegas' | 'sack';
-export const CC_NAMES: readonly CcName[] = ['reno', 'newreno', 'vegas', 'sack'];
+export type CcName = 'reno' | 'newreno' | 'vegas' | 'sack' | 'cubic';
+export const CC_NAMES: readonly CcName[] = ['reno', 'newreno', 'vegas', 'sack', 'cubic'];
 
 /** What the congestion control sees of the sender (absolute offsets, see seq.ts). */
 export interface SendView {
@@ -57,6 +57,11 @@ export interface CongestionControl {
   readonly ssthresh: number;
   /** In fast recovery (or SACK loss recovery). */
   readonly inRecovery: boolean;
+  /**
+   * Loss recovery runs on the SACK scoreboard (RFC 6675): an ACK that brings
+   * new SACK information counts as a duplicate, not only the classic kind.
+   */
+  readonly sackRecovery?: boolean;
   onAck(a: AckEvent, v: SendView): void;
   /** The retransmission timer expired (the connection already rewound `nxt` to `una`). */
   onTimeout(v: SendView, now: Micros): void;
@@ -66,6 +71,12 @@ export interface CongestionControl {
   next(v: SendView): NextSegment | undefined;
   /** The connection sent what `next` returned. */
   sent(seg: NextSegment, v: SendView): void;
+  /**
+   * The last congestion event (a fast retransmit or a timeout) proved
+   * spurious: go back to the window and threshold it had before (`prior`),
+   * with whatever else the control keeps (CUBIC: RFC 9438 4.9).
+   */
+  undo?(prior: { cwnd: number; ssthresh: number }, v: SendView, now: Micros): void;
 }
 
 export interface CcParams {
@@ -75,6 +86,12 @@ export interface CcParams {
   dupThresh: number;
   /** Vegas' thresholds, in segments queued in the network. */
   vegas: { alpha: number; beta: number; gamma: number };
+  /** SACK was negotiated: CUBIC recovers by RFC 6675 then, by NewReno (RFC 6582) otherwise, as Linux does. */
+  sack?: boolean;
+  /** HyStart++ (RFC 9406) in the first slow start; absent or false: standard slow start. */
+  hystart?: boolean;
+  /** Proportional Rate Reduction (RFC 6937) in the recoveries that reduce cwnd (newreno, sack, cubic). */
+  prr?: boolean;
 }
 
 /** The initial window of RFC 5681 3.1 for a sender MSS, unless a number of segments is given. */

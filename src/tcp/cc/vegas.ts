@@ -21,7 +21,8 @@ export class Vegas extends NewReno {
     super(p);
   }
 
-  override onRtt(rttUs: number, _now: Micros): void {
+  override onRtt(rttUs: number, now: Micros): void {
+    super.onRtt(rttUs, now);
     if (rttUs <= 0) return;
     this.baseRttUs = Math.min(this.baseRttUs, rttUs);
     this.roundMinUs = Math.min(this.roundMinUs, rttUs);
