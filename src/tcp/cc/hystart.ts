@@ -4,9 +4,10 @@
  * round's smallest RTT has grown by a threshold over the last one's, slow
  * start gives way to Conservative Slow Start (CSS), which grows a quarter as
  * fast, goes back to slow start if the RTT falls back below the baseline,
- * and after CSS_ROUNDS rounds ends in congestion avoidance. It runs in the
- * first slow start only (RFC 9406 4.3: later ones have the ssthresh a loss
- * left): any congestion event ends it for good.
+ * and after CSS_ROUNDS rounds (the one it began in counts as the first)
+ * ends in congestion avoidance. It runs in the first slow start only
+ * (RFC 9406 4.3: later ones have the ssthresh a loss left): any congestion
+ * event ends it for good.
  */
 
 /** RFC 9406 4.3's constants (times in microseconds). */

@@ -14,9 +14,10 @@
  * SACKs that only report more of them would then grow the flight by slow
  * start into what may still be a queue. `ssrbAlways` gives RFC 6937's.
  *
- * Units are bytes. The connection's sender does not split segments for
- * PRR: a segment goes out while the quota covers it, as Linux counts whole
- * segments.
+ * Units are bytes, but the proportional part rounds up to whole segments
+ * and a segment goes out only when the quota covers it: Linux counts
+ * packets, and the sender does not split segments for PRR (a byte-exact
+ * CEIL would bank half segments and send each one an ACK late).
  */
 export class Prr {
   private delivered = 0;
@@ -46,8 +47,8 @@ export class Prr {
     this.delivered += deliveredData;
     let sndcnt: number;
     if (pipe > ssthresh) {
-      // Proportional Rate Reduction.
-      sndcnt = Math.ceil((this.delivered * ssthresh) / this.recoverFs) - this.out;
+      // Proportional Rate Reduction, rounded up to whole segments.
+      sndcnt = Math.ceil((this.delivered * ssthresh) / this.recoverFs / mss) * mss - this.out;
     } else {
       let limit = Math.max(this.delivered - this.out, deliveredData);
       if (safeAck || this.ssrbAlways) limit += mss;
