@@ -79,7 +79,7 @@ describe('TCP flows in the simulator', () => {
   });
 
   it('refuses a bad TCP flow whole, naming the field', () => {
-    const base = { name: 't', topology: { kind: 'chain', nodes: 3, spacingM: 200 }, flows: [{ kind: 'tcp-bulk', variant: 'cubic' }] };
+    const base = { name: 't', topology: { kind: 'chain', nodes: 3, spacingM: 200 }, flows: [{ kind: 'tcp-bulk', variant: 'bbr' }] };
     assert.throws(
       () => parseScenario(base),
       (e: unknown) => e instanceof ConfigError && e.issues.some((i) => i.path.startsWith('/flows/0') && JSON.stringify(i).includes('variant')),

@@ -150,6 +150,20 @@ describe('TCP-ACC', () => {
     assert.equal(new Set(isns).size, 4, 'four legs, four handshakes');
   });
 
+  test('legs run CUBIC with PRR and HyStart++ when told, through loss on both links; a bad option is refused', () => {
+    const chain = new VnfChain(1, { delayUs: 5 * MS, rateBps: 2e6 }, 3);
+    chain.managers[0]!.instantiate('tcp-acc', FLOW, { tcp: { congestion: 'cubic', prr: true, hystart: true } }, 0);
+    chain.fate = (_link, _dir, seg, rng) => (seg.payload.length > 0 && rng.next() < 0.03 ? { drop: true } : undefined);
+    const r = transfer(chain, 300_000);
+    chain.run(60_000_000);
+    assert.equal(r.got, 300_000);
+    assert.equal(r.bad, 0);
+    assert.throws(
+      () => new VnfManager(VNF_TYPES, 1).instantiate('tcp-acc', FLOW, { tcp: { congestion: 'cubic', prr: 'yes', hystart: 1 } }, 0),
+      (e: unknown) => e instanceof ConfigError && /tcp\.hystart: 1 is out of range, expected true, false, or absent/.test(e.message),
+    );
+  });
+
   test('the buffer never exceeds its bound when the server reads slowly', () => {
     const chain = new VnfChain(1, { delayUs: 5 * MS }, 2, {}, { receiveBufferBytes: 8000 });
     chain.managers[0]!.instantiate('tcp-acc', FLOW, { bufferBytes: 32_000 }, 0);
@@ -285,7 +299,7 @@ describe('VNF manager', () => {
       (e: unknown) => e instanceof VnfError && e.code === 'VNF_UNKNOWN_TYPE' && /tcp-acc/.test(e.message),
     );
     assert.throws(
-      () => m.instantiate('tcp-acc', FLOW, { bufferBytes: 1, tcp: { congestion: 'cubic', nagle: true } }, 0),
+      () => m.instantiate('tcp-acc', FLOW, { bufferBytes: 1, tcp: { congestion: 'bbr', nagle: true } }, 0),
       (e: unknown) => e instanceof ConfigError && ['/bufferBytes', '/tcp/congestion', '/tcp/nagle'].every((p) => e.issues.some((i) => i.path === p)),
     );
     assert.deepEqual(m.list(), [], 'nothing started by a refused request');
