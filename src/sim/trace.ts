@@ -95,6 +95,16 @@ export interface TraceEvent {
   cwnd: number;
   ssthresh: number | null;
   inFlight: number;
+  /** rto: how long until the sender's SND.UNA next moved (null: never). */
+  ackedAfterMs?: number | null;
+  /**
+   * rto: bytes the leg's receiver had already taken in order beyond the
+   * sender's SND.UNA when the timer fired (null: receiver not known). Above
+   * zero, the segment the timeout resends had arrived and only its ACK was
+   * late: a spurious timeout.
+   */
+  receiverAhead?: number | null;
+  spurious?: boolean | null;
 }
 
 export interface TraceLegSummary {
@@ -109,6 +119,8 @@ export interface TraceLegSummary {
   meanSndWnd: number;
   meanRcvWnd: number | null;
   timeouts: number;
+  /** RTOs that resent what the receiver already had (see TraceEvent.receiverAhead). */
+  spuriousTimeouts: number;
   sentSegs: number;
   retransSegs: number;
   retransPct: number;
@@ -192,6 +204,9 @@ interface End {
   timeouts: number;
   retrans: number;
   fast: number;
+  /** RTOs whose SND.UNA has not moved since, and where it was. */
+  openRtos: RawEvent[];
+  rtoUna: number;
   samples: EndSample[];
 }
 
@@ -205,6 +220,8 @@ interface RawEvent {
   cwnd: number;
   ssthresh: number | null;
   inFlight: number;
+  ackedAfterUs?: Micros;
+  receiverAhead?: number | null;
 }
 
 /** A segment R2 handed to its MAC, before it is told to its leg. */
@@ -347,6 +364,8 @@ export class RunTrace {
       timeouts: conn.stats.timeouts,
       retrans: conn.stats.retransmittedSegments,
       fast: conn.stats.fastRetransmits,
+      openRtos: [],
+      rtoUna: 0,
       samples: [],
     };
     this.ends.push(e);
@@ -357,16 +376,35 @@ export class RunTrace {
   /** The connection ran: timeouts and retransmissions since it last ran are events at `now`. */
   private check(e: End, now: Micros): void {
     const s = e.conn.stats;
-    if (s.timeouts === e.timeouts && s.retransmittedSegments === e.retrans) return;
     const c = e.conn;
+    if (e.openRtos.length > 0 && c.seq.una > e.rtoUna) {
+      for (const ev of e.openRtos) ev.ackedAfterUs = now - ev.t;
+      e.openRtos = [];
+    }
+    if (s.timeouts === e.timeouts && s.retransmittedSegments === e.retrans) return;
     const base = { t: now, end: e, rtoUs: c.rtt.rtoUs, cwnd: c.cwnd, ssthresh: finiteOrNull(c.ssthresh), inFlight: Math.max(0, c.seq.max - c.seq.una) };
-    for (let k = e.timeouts; k < s.timeouts; k++) this.events.push({ ...base, kind: 'rto', segments: 1, fast: 0 });
+    for (let k = e.timeouts; k < s.timeouts; k++) {
+      const r = this.receiverOf(e);
+      const ev: RawEvent = { ...base, kind: 'rto', segments: 1, fast: 0, receiverAhead: r ? r.conn.seq.rcvNxt - c.seq.una : null };
+      this.events.push(ev);
+      e.openRtos.push(ev);
+      e.rtoUna = c.seq.una;
+    }
     if (s.retransmittedSegments > e.retrans) {
       this.events.push({ ...base, kind: 'retransmit', segments: s.retransmittedSegments - e.retrans, fast: s.fastRetransmits - e.fast });
     }
     e.timeouts = s.timeouts;
     e.retrans = s.retransmittedSegments;
     e.fast = s.fastRetransmits;
+  }
+
+  /** The receiver of sender `e`'s leg as far as known now: the accelerator side its SYN opened, else the flow's sink. */
+  private receiverOf(e: End): End | undefined {
+    if (e.role !== 'source' && e.role !== 'acc-down') return undefined;
+    return (
+      this.ends.find((x) => x.role === 'acc-up' && x.flow === e.flow && x.synSeq === e.conn.iss) ??
+      this.ends.find((x) => x.role === 'sink' && x.flow === e.flow)
+    );
   }
 
   private snapshot(e: End, t: Micros): EndSample {
@@ -551,6 +589,13 @@ export class RunTrace {
       cwnd: e.cwnd,
       ssthresh: e.ssthresh,
       inFlight: e.inFlight,
+      ...(e.kind === 'rto'
+        ? {
+            ackedAfterMs: e.ackedAfterUs === undefined ? null : toMs(e.ackedAfterUs),
+            receiverAhead: e.receiverAhead ?? null,
+            spurious: e.receiverAhead === undefined || e.receiverAhead === null ? null : e.receiverAhead > 0,
+          }
+        : {}),
     }));
 
     const summaries = legs.map((l) => this.summary(l, totals[l.leg.leg]!, stalls[l.leg.leg]!));
@@ -608,6 +653,7 @@ export class RunTrace {
       meanSndWnd: mean(active.map((s) => s.sndWnd)),
       meanRcvWnd: rcv.length === 0 ? null : mean(rcv),
       timeouts: last.timeouts,
+      spuriousTimeouts: this.events.filter((e) => e.end === l.sender && e.kind === 'rto' && (e.receiverAhead ?? 0) > 0).length,
       sentSegs: last.segmentsSent,
       retransSegs: last.retransmittedSegments,
       retransPct: round3((100 * last.retransmittedSegments) / Math.max(1, last.segmentsSent)),

@@ -81,10 +81,14 @@ test('a traced run gives the result of the untraced one, and the trace has the f
     assert.ok(sum.dataSegs > 500 && sum.sensingMs > 0 && sum.switchingMs > 0, JSON.stringify(sum));
     assert.ok(sum.sensingStallPct > 0 && sum.sensingStallPct < 100 && sum.switchingStallPct < 100);
   }
-  // Every RTO event is counted in its leg's totals.
+  // Every RTO event is counted in its leg's totals, with what its receiver held then.
   for (const sum of r.summaries) {
-    const rtos = r.events.filter((e) => e.leg === sum.leg && e.kind === 'rto' && e.end === 'sender').length;
-    assert.equal(rtos, sum.timeouts);
+    const rtos = r.events.filter((e) => e.leg === sum.leg && e.kind === 'rto' && e.end === 'sender');
+    assert.equal(rtos.length, sum.timeouts);
+    // A SYN's timer may fire before its receiver exists: then neither is known.
+    for (const e of rtos) assert.equal(e.spurious, e.receiverAhead === null || e.receiverAhead === undefined ? null : e.receiverAhead > 0, JSON.stringify(e));
+    assert.ok(rtos.filter((e) => typeof e.receiverAhead === 'number').length >= rtos.length - 1, 'known for all but a SYN');
+    assert.equal(sum.spuriousTimeouts, rtos.filter((e) => e.spurious).length);
   }
   assert.deepEqual(
     r.r2.map((x) => x.router),
