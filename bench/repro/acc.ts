@@ -4,7 +4,7 @@
  * under random loss and reordering), reproduced on
  * config/scenarios/urbanx-chain.json and urbanx-dumbbell.json.
  *
- *   node --import tsx bench/repro/acc.ts [--only table2,every2,8,9,10,loss] [--seeds 5] [--duration 100]
+ *   node --import tsx bench/repro/acc.ts [--only table2,every2,8,9,10,loss,trace] [--seeds 5] [--duration 100]
  *                                        [--mode split|e2e] [--set PATH=VALUE]... [--plots DIR] [--json]
  *
  * Prints one Markdown table per experiment (mean and 95% confidence
@@ -15,9 +15,10 @@ import { spread, type SimResult, type Spread } from '../../src/sim/report.js';
 import type { ScenarioOverrides } from '../../src/config/scenario.js';
 import { CC_NAMES } from '../../src/tcp/cc/types.js';
 import { cell, goodput, kbps, repro, scenarioFile, toPoint } from './common.js';
-import { barChart, lineChart, type Series } from './plot.js';
+import { barChart, lineChart, panelChart, type ChartSpec, type Series } from './plot.js';
+import { RunTrace, type TraceResult, type TraceSample } from '../../src/sim/trace.js';
 
-const EXPERIMENTS = ['table2', 'every2', '8', '9', '10', 'loss'] as const;
+const EXPERIMENTS = ['table2', 'every2', '8', '9', '10', 'loss', 'trace'] as const;
 type Experiment = (typeof EXPERIMENTS)[number];
 
 const ctx = await repro('acc.ts', EXPERIMENTS, { mode: 'split' });
@@ -265,6 +266,121 @@ if (only.includes('loss')) {
     markdown: `seeds/004's table: goodput under loss and reordering on one link (2-hop chain, no PNs, one channel, accelerator on router 1), normalised to each one's loss-free goodput\n\n${md}`,
     data: grid.map((g) => ({ mode: g.mode, goodputMbps: g.results.map((r) => goodput(r)) })),
   });
+}
+
+if (only.includes('trace')) {
+  // Table 2's 4-hop point, one seed, traced: TCP-ACC on every router, and end-to-end Reno beside it (docs/simulator.md, "Tracing TCP legs").
+  const intervalUs = 20_000;
+  const runs: Array<{ name: string; r: SimResult; t: TraceResult }> = [];
+  for (const [name, acc] of [
+    ['TCP-ACC', 'every'],
+    ['Reno', 'none'],
+  ] as const) {
+    const trace = new RunTrace(intervalUs);
+    const r = await ctx.single(chainPath, [], { hops: 4, tcp: 'reno', accMode: mode, acc }, { trace });
+    runs.push({ name, r, t: trace.result() });
+  }
+  const legName = (t: TraceResult, leg: number): string => {
+    const l = t.header.legs[leg]!;
+    return `${l.from} -> ${l.to ?? '?'}`;
+  };
+  const kb = (v: number | null): string => (v === null ? 'n/a' : (v / 1024).toFixed(1));
+  const rows = runs.flatMap(({ name, t }) =>
+    t.summaries.map((s) => {
+      const segs = Math.max(1, s.dataSegs + s.ackSegs);
+      return {
+        name: `${name} ${legName(t, s.leg)}`,
+        s,
+        sensingPerSegMs: s.sensingMs / segs,
+        switchingPerSegMs: s.switchingMs / segs,
+        waitPerSegMs: s.waitMs / segs,
+      };
+    }),
+  );
+  const md = [
+    '| leg | mean cwnd (KB) | mean SRTT (ms) | mean RTO (ms) | RTOs (spurious) | retransmitted % | received twice, % of retransmitted | mean in flight (KB) | mean peer window (KB) | relay buffer mean / max (KB) | sensing: stalled % of run, ms per segment | switching: stalled % of run, ms per segment | queue wait per segment (ms) |',
+    '| :--- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+    ...rows.map(
+      ({ name, s, sensingPerSegMs, switchingPerSegMs, waitPerSegMs }) =>
+        `| ${name} | ${kb(s.meanCwnd)} | ${s.meanSrttMs?.toFixed(0) ?? 'n/a'} | ${s.meanRtoMs.toFixed(0)} | ${s.timeouts} (${s.spuriousTimeouts}) | ${s.retransPct.toFixed(1)} | ${
+          s.dupBytes === null || s.retransBytes === 0 ? 'n/a' : ((100 * s.dupBytes) / s.retransBytes).toFixed(0)
+        } | ${kb(s.meanInFlight)} | ${kb(s.meanSndWnd)} | ${s.meanRelay === null ? 'n/a' : `${kb(s.meanRelay)} / ${kb(s.maxRelay)}`} | ${s.sensingStallPct.toFixed(1)}%, ${sensingPerSegMs.toFixed(1)} | ${s.switchingStallPct.toFixed(1)}%, ${switchingPerSegMs.toFixed(1)} | ${waitPerSegMs.toFixed(1)} |`,
+    ),
+  ].join('\n');
+  const goodputs = runs.map(({ name, r }) => `${name} ${kbps(goodput(r))} kbps`).join(', ');
+  tables.push({
+    experiment: 'trace',
+    markdown: `Per-leg trace of Table 2's 4-hop point, seed ${runs[0]!.t.header.seed} (${goodputs}): TCP-ACC (${mode}) on every router, and end-to-end Reno. Means over the flow's active time, sampled every ${intervalUs / 1000} ms; spurious RTOs: those that resent what the receiver already had (only the ACK was late); received twice: bytes the receiver got twice (go-back-N after an RTO resends what was in flight) against bytes retransmitted; stalled: time at least one of the leg's segments (data or ACK) waited in an R2 queue while R2 was away sensing (switching); per segment: over the leg's data and ACK segments at every router they crossed\n\n${md}`,
+    data: runs.map(({ name, r, t }) => ({ name, goodput: goodput(r), legs: t.header.legs, summaries: t.summaries, r2: t.r2 })),
+  });
+
+  // A window of 20 s of the run reads better than the whole of it.
+  const fromMs = 1000 * Math.max(5, Math.min(40, ctx.durationS - 20));
+  const toMs = Math.min(fromMs + 20_000, 1000 * ctx.durationS);
+  const inWindow = (x: TraceSample): boolean => x.t >= fromMs && x.t <= toMs;
+  const window = `${fromMs / 1000}-${toMs / 1000} s`;
+  const legSeries = (t: TraceResult, leg: number, pick: Array<[string, (x: TraceSample) => number | null]>): Series[] =>
+    pick.map(([name, f]) => ({
+      name,
+      points: t.samples.filter((x) => x.leg === leg && inWindow(x) && f(x) !== null).map((x) => ({ x: x.t / 1000, y: f(x)! })),
+    }));
+  const perLeg = (pick: Array<[string, (x: TraceSample) => number | null]>, yLabel: string): ChartSpec[] =>
+    runs.flatMap(({ name, t }) =>
+      t.header.legs.map((l) => ({ title: `${name}, leg ${legName(t, l.leg)}`, xLabel: 'time (s)', yLabel, points: false, series: legSeries(t, l.leg, pick) })),
+    );
+  await plot(
+    'acc-trace-cwnd.svg',
+    panelChart(
+      `Congestion window, bytes in flight and the receiver's window per leg (4 hops, ${window})`,
+      perLeg(
+        [
+          ['cwnd', (x) => x.cwnd / 1024],
+          ['in flight', (x) => x.inFlight / 1024],
+          ['peer window', (x) => x.sndWnd / 1024],
+        ],
+        'KB',
+      ),
+    ),
+  );
+  await plot(
+    'acc-trace-rtt.svg',
+    panelChart(
+      `SRTT and RTO per leg (4 hops, ${window})`,
+      perLeg(
+        [
+          ['SRTT', (x) => x.srttMs],
+          ['RTO', (x) => x.rtoMs],
+        ],
+        'ms',
+      ),
+    ),
+  );
+  const acc = runs[0]!.t;
+  await plot(
+    'acc-trace-relay.svg',
+    lineChart({
+      title: `TCP-ACC relay buffer occupancy, data direction (4 hops, ${window})`,
+      xLabel: 'time (s)',
+      yLabel: 'KB held',
+      points: false,
+      series: acc.header.legs
+        .filter((l) => l.sender === 'acc-down')
+        .map((l) => ({ name: `router ${l.from}`, points: legSeries(acc, l.leg, [['relay', (x) => (x.relay === null ? null : x.relay / 1024)]])[0]!.points })),
+    }),
+  );
+  await plot(
+    'acc-trace-waits.svg',
+    barChart({
+      title: 'R2 queue wait per segment of each leg, by what R2 was doing (4 hops, whole run)',
+      xLabel: 'leg',
+      yLabel: 'ms per segment',
+      series: [
+        { name: 'away sensing', points: rows.map((w) => ({ x: w.name, y: w.sensingPerSegMs })) },
+        { name: 'switching', points: rows.map((w) => ({ x: w.name, y: w.switchingPerSegMs })) },
+        { name: 'on its own channel', points: rows.map((w) => ({ x: w.name, y: w.waitPerSegMs - w.sensingPerSegMs - w.switchingPerSegMs })) },
+      ],
+    }),
+  );
 }
 
 if (ctx.json)

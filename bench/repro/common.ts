@@ -6,6 +6,7 @@ import { chooseBackend } from '../../src/sensing/backend.js';
 import { type EnergyBackend } from '../../src/sensing/energy.js';
 import { defaultJobs, runSeeds } from '../../src/sim/parallel.js';
 import { summarize, type SimResult, type Spread } from '../../src/sim/report.js';
+import { runScenario, type RunOptions } from '../../src/sim/run.js';
 import { loadScenario, type ScenarioOverrides } from '../../src/config/scenario.js';
 import { writeChart } from './plot.js';
 
@@ -23,6 +24,8 @@ export interface Repro<E extends string> {
   flags: Record<string, string | undefined>;
   /** A point: a scenario with overrides (and --set's), over the seeds. */
   point(path: string, set: string[], o?: Partial<ScenarioOverrides>): Promise<SimResult>;
+  /** A point's first seed alone, in this thread, with run options (a trace). */
+  single(path: string, set: string[], o: Partial<ScenarioOverrides>, opts: RunOptions): Promise<SimResult>;
   /** Writes a plot into --plots (none with --plots ''). */
   plot(name: string, svg: Promise<string>): Promise<void>;
   /** The closing line: seeds, duration, wall time. */
@@ -77,6 +80,12 @@ export async function repro<E extends string>(script: string, experiments: reado
       );
       simulated += sc.seeds * sc.durationS;
       return summarize(sc.name, sc.durationS, runs);
+    },
+    async single(path, set, o, opts) {
+      const sc = await loadScenario(path, { durationS, ...o, seeds: 1, set: [...set, ...extra] });
+      const run = runScenario(sc, sc.seed, { ...(backend ? { backend } : {}), ...opts });
+      simulated += sc.durationS;
+      return summarize(sc.name, sc.durationS, [run]);
     },
     async plot(name, svg) {
       if (plotDir === '') return;

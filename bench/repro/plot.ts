@@ -36,6 +36,8 @@ export interface ChartSpec {
   xType?: 'quantitative' | 'ordinal';
   /** Whether the y scale includes zero; true unless given (bars always start at zero). */
   yZero?: boolean;
+  /** Line charts only: a dot at each value (true unless given); a time series of many samples reads better as bare lines. */
+  points?: boolean;
 }
 
 interface Row {
@@ -126,6 +128,27 @@ function colour(spec: ChartSpec): Record<string, unknown> {
 
 /** Lines with a point at each value, one colour per series; error bars where lo/hi are given. */
 export async function lineChart(spec: ChartSpec): Promise<string> {
+  return render({ ...frame(spec), layer: lineLayers(spec) } as TopLevelSpec);
+}
+
+/**
+ * Line charts stacked in one SVG under one title, each panel with its own
+ * title, y axis and legend (e.g. one panel per TCP leg, over a shared time
+ * axis). Each panel is a ChartSpec as lineChart takes it.
+ */
+export async function panelChart(title: string, panels: ChartSpec[]): Promise<string> {
+  if (panels.length === 0) throw new Error(`plot "${title}": no panels`);
+  return render({
+    $schema: 'https://vega.github.io/schema/vega-lite/v5.json',
+    title,
+    config: CONFIG,
+    spacing: 24,
+    resolve: { scale: { color: 'independent', y: 'independent' }, legend: { color: 'independent' } },
+    vconcat: panels.map((p) => ({ title: { text: p.title, fontSize: 13 }, width: p.width ?? 560, height: p.height ?? 160, layer: lineLayers(p) })),
+  } as unknown as TopLevelSpec);
+}
+
+function lineLayers(spec: ChartSpec): unknown[] {
   const data = rows(spec);
   const xType = spec.xType ?? (data.every((r) => typeof r.x === 'number') ? 'quantitative' : 'ordinal');
   if (xType === 'quantitative' && data.some((r) => typeof r.x !== 'number')) {
@@ -147,7 +170,7 @@ export async function lineChart(spec: ChartSpec): Promise<string> {
   const layer: unknown[] = [
     {
       data: { values: data },
-      mark: { type: 'line', strokeWidth: 2, point: { filled: true, size: 50 } },
+      mark: spec.points === false ? { type: 'line', strokeWidth: 1.25 } : { type: 'line', strokeWidth: 2, point: { filled: true, size: 50 } },
       encoding: { x, y, color: colour(spec) },
     },
   ];
@@ -164,7 +187,7 @@ export async function lineChart(spec: ChartSpec): Promise<string> {
       },
     });
   }
-  return render({ ...frame(spec), layer } as TopLevelSpec);
+  return layer;
 }
 
 /** Grouped bars: one group per x category, one bar per series within it; error bars where lo/hi are given. */

@@ -5,10 +5,12 @@ import { Command } from 'commander';
 import { UsageError } from '../core/errors.js';
 import { CC_NAMES, type CcName } from '../tcp/cc/types.js';
 import { chooseBackend } from '../sensing/backend.js';
-import { cpuBackend } from '../sensing/energy.js';
+import { cpuBackend, type EnergyBackend } from '../sensing/energy.js';
 import { flowsCsv, nodesCsv, summarize, textReport, type SimResult } from '../sim/report.js';
 import { defaultJobs, runSeeds } from '../sim/parallel.js';
-import { sumsIq } from '../sim/run.js';
+import { runScenario, sumsIq } from '../sim/run.js';
+import { RunTrace, traceJsonLines } from '../sim/trace.js';
+import { US_PER_MS } from '../core/time.js';
 import { loadScenario, type ScenarioOverrides } from '../config/scenario.js';
 
 export interface SimOptions {
@@ -27,6 +29,8 @@ export interface SimOptions {
   accMode?: string;
   controller?: boolean;
   sensingModel?: string;
+  trace?: string;
+  traceIntervalMs?: string;
 }
 
 const onOff = (flag: string, v: string | undefined): boolean | undefined => {
@@ -61,16 +65,26 @@ const int = (flag: string, v: string | undefined, min: number, max: number): num
   return n;
 };
 
-/** Runs a scenario file over one or more seeds and returns the result (also used by tests and reproductions). */
-export async function simulate(path: string, o: ScenarioOverrides, jobs?: number): Promise<{ result: SimResult; wallMs: number }> {
+/** The default sampling interval of `--trace` (a multiple of the run's 10 ms sampling period). */
+export const DEFAULT_TRACE_INTERVAL_MS = 100;
+
+/**
+ * Runs a scenario file over one or more seeds and returns the result (also
+ * used by tests and reproductions). With `trace`, the first seed runs in
+ * this thread and reports to it; the result is the same as without.
+ */
+export async function simulate(path: string, o: ScenarioOverrides, jobs?: number, trace?: RunTrace): Promise<{ result: SimResult; wallMs: number }> {
   const sc = await loadScenario(path, o);
   const seeds = Array.from({ length: sc.seeds }, (_, k) => sc.seed + k);
   const n = jobs ?? defaultJobs(seeds.length);
   // Every backend gives the same counts; the fastest one only saves wall time, and only where a detector sums IQ:
   // without (--cognitive off, or the statistical model) the probe would cost more than it saves.
-  const backend = n <= 1 ? (sumsIq(sc) ? (await chooseBackend('auto')).backend : cpuBackend) : undefined;
+  const probe = async (): Promise<EnergyBackend> => (sumsIq(sc) ? (await chooseBackend('auto')).backend : cpuBackend);
+  const backend = n <= 1 ? await probe() : undefined;
   const t0 = performance.now();
-  const runs = await runSeeds(sc, seeds, n, backend);
+  const runs = trace
+    ? [runScenario(sc, seeds[0]!, { backend: backend ?? (await probe()), trace }), ...(await runSeeds(sc, seeds.slice(1), n, backend))]
+    : await runSeeds(sc, seeds, n, backend);
   return { result: summarize(sc.name, sc.durationS, runs), wallMs: performance.now() - t0 };
 }
 
@@ -101,6 +115,8 @@ export function simCommand(): Command {
       '--sensing-model <model>',
       'how the energy detectors see the band: statistical (window energies drawn from their exact distribution; the default) or iq (synthesised samples, as on a real node: slower, and the results of versions before the statistical model, number for number)',
     )
+    .option('--trace <file>', "write a per-leg TCP trace of the first seed's run into this file (JSON Lines, see docs/simulator.md)")
+    .option('--trace-interval-ms <ms>', `sampling interval of --trace, a multiple of 10 ms (default ${DEFAULT_TRACE_INTERVAL_MS})`)
     .action(async (path: string, opts: SimOptions) => {
       const duration = opts.duration === undefined ? undefined : Number(opts.duration);
       if (duration !== undefined && !(duration > 0 && Number.isFinite(duration)))
@@ -119,7 +135,12 @@ export function simCommand(): Command {
         sensingModel: sensingModel(opts.sensingModel),
         ...(opts.controller ? { controller: true } : {}),
       };
-      const { result, wallMs } = await simulate(path, o, int('--jobs', opts.jobs, 1, 256));
+      const intervalMs = int('--trace-interval-ms', opts.traceIntervalMs, 10, 3_600_000) ?? DEFAULT_TRACE_INTERVAL_MS;
+      if (intervalMs % 10 !== 0) throw new UsageError(`--trace-interval-ms: "${opts.traceIntervalMs}" is not a multiple of 10`);
+      if (opts.traceIntervalMs !== undefined && !opts.trace) throw new UsageError('--trace-interval-ms: needs --trace');
+      const trace = opts.trace ? new RunTrace(intervalMs * US_PER_MS) : undefined;
+      const { result, wallMs } = await simulate(path, o, int('--jobs', opts.jobs, 1, 256), trace);
+      if (opts.trace && trace) await writeFile(opts.trace, traceJsonLines(trace.result()));
       const json = `${JSON.stringify(result, null, 2)}\n`;
       if (opts.out) {
         await mkdir(opts.out, { recursive: true });

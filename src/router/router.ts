@@ -56,6 +56,24 @@ export interface RouterParts {
   impairments?: readonly LinkImpairment[];
   /** The host side of the IP plane (the daemon's TUN): IP packets for the hosts this router serves. Settable later with `setHostSide`. */
   toHost?: (packet: Uint8Array, now: Micros) => void;
+  /** Watches R2 for a trace (the simulator's --trace); absent, R2's path pays one null check. */
+  r2Observer?: R2Observer;
+}
+
+/**
+ * What a trace learns of R2: when the scheduler retunes it, when sensing
+ * takes it away and gives it back, and each packet it hands to the MAC. From
+ * these alone a packet's time in a channel queue can be split by what R2 was
+ * doing meanwhile (src/sim/trace.ts). Called only for sensing on R2.
+ */
+export interface R2Observer {
+  /** The scheduler retunes R2 to `channel`, usable from `readyUs`. */
+  tuned(channel: number, readyUs: Micros, now: Micros): void;
+  /** A sensing round takes R2 away: nothing is handed out until `resumed`. */
+  paused(now: Micros): void;
+  resumed(now: Micros): void;
+  /** `packet`, queued on `channel`, goes to R2's MAC (again, if the MAC gave it back before). */
+  handedOut(packet: QueuedPacket<DataPacket>, channel: number, now: Micros): void;
 }
 
 /** A packet on its way through R2: the packet and the channel queue it was in. */
@@ -402,11 +420,13 @@ export class MeshRouter {
     for (const a of actions) {
       switch (a.kind) {
         case 'tune':
+          this.p.r2Observer?.tuned(a.channel, a.readyUs, this.p.engine.now());
           this.r2.retune(a.channel, this.retuneUs);
           this.p.onEvent?.({ kind: 'r2-tuned', channel: a.channel, atUs: this.p.engine.now() });
           break;
         case 'transmit': {
           const tag: InFlight = { packet: a.packet, channel: a.channel };
+          this.p.r2Observer?.handedOut(a.packet, a.channel, this.p.engine.now());
           if (!this.r2.send({ src: this.addr, dst: a.packet.nextHop, payload: a.packet.item.bytes, tag })) {
             // The radio refused it (its queue is full; the MAC window is meant to keep it from that):
             // a drop, and the packet's place in the window is free again.
@@ -440,6 +460,7 @@ export class MeshRouter {
         this.sensingRound = true;
         if (this.sensingOnR1) this.r1.retune(undefined, 0);
         else {
+          this.p.r2Observer?.paused(now);
           this.runSched(this.sched.pause(now), now);
           // A frame already on the air (or awaiting its ACK) finishes its
           // exchange first: cutting it would send it again later under a new
@@ -456,7 +477,10 @@ export class MeshRouter {
         this.leaveAfterExchange = false;
         if (this.sensingOnR1) {
           if (this.core.r1 !== undefined) this.r1.retune(this.core.r1, this.retuneUs);
-        } else this.runSched(this.sched.resume(now), now);
+        } else {
+          this.p.r2Observer?.resumed(now);
+          this.runSched(this.sched.resume(now), now);
+        }
       },
       capture: (v) => this.sense(v),
       tuneR1: (channel, now) => this.tuneR1(channel, now),

@@ -15,6 +15,9 @@ import { BulkTcp, type TcpFlowRecord } from '../traffic/bulk-tcp.js';
 import { attachController } from './controller.js';
 import { VnfManager } from '../vnf/manager.js';
 import { VNF_TYPES } from '../vnf/index.js';
+import { TcpAcc } from '../vnf/tcp-acc.js';
+import { RangeArgumentError } from '../core/errors.js';
+import type { RunTrace } from './trace.js';
 
 export interface RunOptions {
   /** Energy-detector backend (every backend gives the same counts; default the CPU loop). */
@@ -23,6 +26,13 @@ export interface RunOptions {
   queueSampleUs?: Micros;
   /** Every event of router i (sensing rounds with their w, R1 moves...), for studies beyond the report. */
   onRouterEvent?: (router: number, e: RouterEvent) => void;
+  /**
+   * A per-leg TCP trace of the run (trace.ts): the run's TCP ends, TCP-ACCs
+   * and R2s report to it. Its interval must be a multiple of the queue
+   * sampling period, whose events also take its samples (so a trace adds no
+   * event, and the result is the same with and without it).
+   */
+  trace?: RunTrace;
 }
 
 /** A VNF manager on each router that runs TCP-ACC under the scenario's placement (undefined elsewhere). */
@@ -66,6 +76,9 @@ export function runScenario(sc: Scenario, seed: number, opts: RunOptions = {}): 
   const air = airOf(sc);
   const medium = new AirMedium({ scheduler: engine, plan, rng: rng.fork('medium'), pn: band }, air.params, air.phy);
   const positions = placeNodes(sc.topology, m.txRangeM, seed);
+  const trace = opts.trace;
+  const sampleUs = opts.queueSampleUs ?? 10 * US_PER_MS;
+  if (trace && trace.intervalUs % sampleUs !== 0) throw new RangeArgumentError('trace interval', trace.intervalUs, `a multiple of ${sampleUs} us`);
 
   const flowEnd = (f: FlowSpec): Micros => (f.stopS > 0 ? Math.min(seconds(f.stopS), durationUs) : durationUs);
   const udpFlows = new Map<number, FlowRecord>();
@@ -89,11 +102,20 @@ export function runScenario(sc: Scenario, seed: number, opts: RunOptions = {}): 
   const sinks = new Map([...udpFlows.values()].map((r) => [r.flow, new FlowSink(r)]));
   // Routers exist before the TCP hosts send through them; the hosts reach them through this array.
   const routers: MeshRouter[] = [];
-  const tcp = new BulkTcp({
+  const tcp: BulkTcp = new BulkTcp({
     engine,
     rng: rng.fork('tcp'),
     // A TCP flow's id is its index in the scenario; both directions carry its label.
     originate: (from, to, flow, seq, bytes, now) => routers[from]!.originate(to, 'tcp', flow, seq, bytes, now, { label: sc.flows[flow]?.label ?? 0 }),
+    ...(trace ? { observer: trace.bulk((): TcpFlowRecord[] => tcp.records()) } : {}),
+  });
+  trace?.begin({
+    scenario: sc.name,
+    seed,
+    durationUs,
+    flows: sc.flows.flatMap((f, i) =>
+      f.kind === 'tcp-bulk' ? [{ flow: i, src: f.src, dst: flowDst(f, n), variant: f.variant, startUs: seconds(f.startS), endUs: flowEnd(f) }] : [],
+    ),
   });
 
   const boot = rng.fork('boot');
@@ -101,6 +123,12 @@ export function runScenario(sc: Scenario, seed: number, opts: RunOptions = {}): 
   const vnfs = sc.controller.enabled
     ? Array.from({ length: n }, (_, i) => (sc.acc.placement === 'none' ? undefined : new VnfManager(VNF_TYPES, (seed * 1000003 + i) >>> 0)))
     : accManagers(sc, n, seed);
+  if (trace)
+    vnfs.forEach((m, i) =>
+      m?.watch((vnf) => {
+        if (vnf instanceof TcpAcc) vnf.observe(trace.acc(i));
+      }),
+    );
   configs.forEach((cfg, i) => {
     const detector = new EnergyDetector(cfg.sensing, opts.backend ?? cpuBackend);
     // Routers do not boot in step: each starts its sensing rounds at its own offset.
@@ -125,6 +153,7 @@ export function runScenario(sc: Scenario, seed: number, opts: RunOptions = {}): 
       },
       ...(vnfs[i] ? { vnf: vnfs[i] } : {}),
       ...(opts.onRouterEvent ? { onEvent: (e: RouterEvent) => opts.onRouterEvent!(i, e) } : {}),
+      ...(trace ? { r2Observer: trace.r2(i) } : {}),
       impairments: sc.impairments
         .filter((m) => m.to === i)
         .map((m) => ({
@@ -156,10 +185,10 @@ export function runScenario(sc: Scenario, seed: number, opts: RunOptions = {}): 
     engine.at(seconds(e.atS), (now) => router.fail(now));
   }
 
-  const sampleUs = opts.queueSampleUs ?? 10 * US_PER_MS;
   const sample = (): void => {
     for (const r of routers) r.sampleQueues();
     tcp.sampleCwnd(engine.now());
+    trace?.sample(engine.now());
     if (engine.now() + sampleUs <= durationUs) engine.after(sampleUs, sample);
   };
   engine.at(0, sample);

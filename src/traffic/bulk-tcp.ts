@@ -119,6 +119,8 @@ export interface BulkTcpParts {
   originate: (from: NodeAddr, to: NodeAddr, flow: number, seq: number, bytes: Uint8Array, now: Micros) => void;
   /** The routers whose ends run here (a router daemon runs only its own); default all. */
   local?: (addr: NodeAddr) => boolean;
+  /** Told each time the stack of router `addr` ran (a segment in, a timer), once its output is on the mesh: a trace reads the connections then. */
+  observer?: (addr: NodeAddr, now: Micros) => void;
 }
 
 /**
@@ -301,6 +303,7 @@ export class BulkTcp {
       }
       for (const e of events) this.onEvent(e, now);
     }
+    this.p.observer?.(addr, now);
     this.arm(addr, h);
   }
 

@@ -31,6 +31,7 @@ export class VnfManager {
   /** What ended instances emitted on their way out (resets of the connections they held). */
   private readonly lastWords: VnfPacket[] = [];
   private nextId = 1;
+  private watcher: ((vnf: Vnf, info: Readonly<VnfInfo>) => void) | undefined;
 
   constructor(
     types: readonly VnfType[],
@@ -55,7 +56,18 @@ export class VnfManager {
     const info = newVnfInfo(id, type, flow, p, now);
     this.instances.set(id, { info, vnf });
     this.pendingEvents.push({ kind: 'started', id, type, atUs: now });
+    this.watcher?.(vnf, info);
     return { ...info };
+  }
+
+  /**
+   * Hands `fn` every instance, those running now and each one started
+   * later, for observation (a trace reads a TCP-ACC's connections). One
+   * watcher at a time.
+   */
+  watch(fn: (vnf: Vnf, info: Readonly<VnfInfo>) => void): void {
+    this.watcher = fn;
+    for (const inst of this.instances.values()) fn(inst.vnf, inst.info);
   }
 
   /** Stops an instance; its flow goes back to plain forwarding. */

@@ -72,6 +72,22 @@ function legConfig(tcp: Partial<TcpConfig>, bufferBytes: number): TcpConfig {
   return { ...DEFAULT_TCP_CONFIG, ...tcp, receiveBufferBytes: half, sendBufferBytes: half };
 }
 
+/**
+ * Watches an accelerator's connections for a trace (the simulator's
+ * --trace). `split` hands over both legs of a connection as it is split;
+ * `acted` follows every time they ran (a segment in, a timer, a stop), once
+ * the accelerator has moved what it could between them.
+ */
+export interface TcpAccObserver {
+  /**
+   * `up` faces the client and `down` the server; `synSeq` is the client's
+   * SYN's sequence number (the upstream sender's ISS), `tag` the carrier's
+   * tag of the flow.
+   */
+  split(legs: { up: TcpConnection; down: TcpConnection; synSeq: number; tag: number | undefined }, now: Micros): void;
+  acted(up: TcpConnection, down: TcpConnection, now: Micros): void;
+}
+
 interface Session {
   clientIp: Uint8Array;
   serverIp: Uint8Array;
@@ -119,6 +135,7 @@ export class TcpAcc implements Vnf {
   /** Round-trip samples of the downstream legs (this router to the next accelerator or the server). */
   private downRtt = { samples: 0, sumUs: 0 };
   private upRtt = { samples: 0, sumUs: 0 };
+  private observer: TcpAccObserver | undefined;
 
   constructor(
     readonly params: TcpAccParams,
@@ -172,10 +189,16 @@ export class TcpAcc implements Vnf {
       s.up.setAckLimit(1, now);
       s.down.setAckLimit(1, now);
     }
+    this.observer?.split({ up: s.up, down: s.down, synSeq: seg.seq, tag: s.tag }, now);
     s.up.handle(seg, now);
     s.down.connect(now);
     this.drain(s, now);
     return true;
+  }
+
+  /** Watches every connection split from now on (one observer; undefined stops watching). */
+  observe(o: TcpAccObserver | undefined): void {
+    this.observer = o;
   }
 
   private iss(): number {
@@ -215,6 +238,7 @@ export class TcpAcc implements Vnf {
     }
     const held = s.up.readable + s.down.unacknowledged + s.down.readable + s.up.unacknowledged;
     this.stats.maxHeldBytes = Math.max(this.stats.maxHeldBytes, held);
+    this.observer?.acted(s.up, s.down, now);
     if (s.up.state === 'CLOSED' && s.down.state === 'CLOSED') this.finish(s);
   }
 

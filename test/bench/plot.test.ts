@@ -3,7 +3,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { barChart, lineChart, writeChart, type ChartSpec } from '../../bench/repro/plot.js';
+import { barChart, lineChart, panelChart, writeChart, type ChartSpec } from '../../bench/repro/plot.js';
 
 const hops = [1, 2, 3, 4];
 
@@ -90,6 +90,19 @@ test('renders are deterministic: the same spec gives byte-identical SVG', async 
   const [c, d] = await Promise.all([barChart(barSpec), barChart(barSpec)]);
   assert.ok(c === d, 'two concurrent bar-chart renders are byte-identical');
   assert.ok(a !== c, 'different specs give different SVG');
+});
+
+test('panelChart stacks bare-line panels under one title, each with its own title and legend, deterministically', async () => {
+  const series = (k: number): ChartSpec['series'] => [
+    { name: `cwnd ${k}`, points: Array.from({ length: 200 }, (_, i) => ({ x: i / 10, y: (i * k) % 17 })) },
+    { name: `in flight ${k}`, points: Array.from({ length: 200 }, (_, i) => ({ x: i / 10, y: (i * k) % 11 })) },
+  ];
+  const panels: ChartSpec[] = [1, 2].map((k) => ({ title: `leg ${k}`, xLabel: 'time (s)', yLabel: 'KB', points: false, series: series(k) }));
+  const svg = await panelChart('Windows per leg', panels);
+  const shown = texts(svg);
+  for (const label of ['Windows per leg', 'leg 1', 'leg 2', 'cwnd 1', 'in flight 2', 'time (s)', 'KB']) assert.ok(shown.includes(label), `shows ${label}`);
+  assert.doesNotMatch(svg, /class="mark-symbol role-mark/, 'no dots on bare lines');
+  assert.equal(await panelChart('Windows per leg', panels), svg, 'byte-identical again');
 });
 
 test('charts reject specs they cannot draw faithfully', async () => {
