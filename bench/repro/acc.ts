@@ -2,10 +2,12 @@
  * The seeds' TCP-ACC results (seeds/000 section 5.2: Table 2, TCP-ACC on
  * every second node, Fig. 8's trends, Fig. 9 and Fig. 10; seeds/004's table
  * under random loss and reordering), reproduced on
- * config/scenarios/urbanx-chain.json and urbanx-dumbbell.json.
+ * config/scenarios/urbanx-chain.json and urbanx-dumbbell.json; and seeds/001's
+ * own setting (ES-TCP and AS-TCP at a split host between a far host behind a
+ * WAN and a mobile host) on config/scenarios/wan-split.json (`wan`).
  *
- *   node --import tsx bench/repro/acc.ts [--only table2,every2,8,9,10,loss,trace] [--seeds 5] [--duration 100]
- *                                        [--mode split|e2e] [--set PATH=VALUE]... [--plots DIR] [--json]
+ *   node --import tsx bench/repro/acc.ts [--only table2,every2,8,9,10,loss,trace,wan] [--seeds 5] [--duration 100]
+ *                                        [--mode split|e2e|as] [--set PATH=VALUE]... [--plots DIR] [--json]
  *
  * Prints one Markdown table per experiment (mean and 95% confidence
  * half-width over the seeds) and writes SVG plots into --plots (default
@@ -13,19 +15,19 @@
  */
 import { spread, type SimResult, type Spread } from '../../src/sim/report.js';
 import type { ScenarioOverrides } from '../../src/config/scenario.js';
-import { CC_NAMES } from '../../src/tcp/cc/types.js';
+import { CC_NAMES, type CcName } from '../../src/tcp/cc/types.js';
 import { cell, goodput, kbps, repro, scenarioFile, toPoint } from './common.js';
 import { barChart, lineChart, panelChart, type ChartSpec, type Series } from './plot.js';
 import { RunTrace, type TraceResult, type TraceSample } from '../../src/sim/trace.js';
 
-const EXPERIMENTS = ['table2', 'every2', '8', '9', '10', 'loss', 'trace'] as const;
+const EXPERIMENTS = ['table2', 'every2', '8', '9', '10', 'loss', 'trace', 'wan'] as const;
 type Experiment = (typeof EXPERIMENTS)[number];
 
 const ctx = await repro('acc.ts', EXPERIMENTS, { mode: 'split' });
 const only: string[] = ctx.only;
 const mode = ctx.flags.mode;
-if (mode !== 'split' && mode !== 'e2e') {
-  process.stderr.write(`bench/repro/acc.ts: --mode: "${mode}" is not split or e2e\n`);
+if (mode !== 'split' && mode !== 'e2e' && mode !== 'as') {
+  process.stderr.write(`bench/repro/acc.ts: --mode: "${mode}" is not split, e2e or as\n`);
   process.exit(2);
 }
 const plot = ctx.plot;
@@ -379,6 +381,71 @@ if (only.includes('trace')) {
         { name: 'switching', points: rows.map((w) => ({ x: w.name, y: w.switchingPerSegMs })) },
         { name: 'on its own channel', points: rows.map((w) => ({ x: w.name, y: w.waitPerSegMs - w.sensingPerSegMs - w.switchingPerSegMs })) },
       ],
+    }),
+  );
+}
+
+if (only.includes('wan')) {
+  // seeds/001's setting: a far host behind a 10 Mbps, 100 ms RTT WAN, the split host (TCP-ACC) on the
+  // gateway router 0, and the mobile host 1 or 2 mesh hops past it (wan-split.json).
+  const wanPath = scenarioFile('wan-split.json');
+  /** The congestion controls compared (extend the list as variants are added). */
+  const WAN_VARIANTS: readonly CcName[] = ['reno', 'cubic'];
+  const WAN_MODES = [
+    { key: 'e2e-tcp', name: 'end-to-end TCP', o: { acc: 'none' } },
+    { key: 'split', name: 'split', o: { acc: '0', accMode: 'split' as const } },
+    { key: 'es', name: 'e2e (ES-TCP)', o: { acc: '0', accMode: 'e2e' as const } },
+    { key: 'as', name: 'as (AS-TCP)', o: { acc: '0', accMode: 'as' as const } },
+  ];
+  // One hop: two routers, the far host is node 2; two hops: the scenario as it is (host 3, mobile host 2).
+  const WAN_HOPS = [
+    { hops: 1, set: ['topology.nodes=2', 'flows.0.src=2', 'flows.0.dst=1'] },
+    { hops: 2, set: [] as string[] },
+  ];
+  const rows: Array<{ variant: CcName; hops: number; results: SimResult[] }> = [];
+  for (const variant of WAN_VARIANTS)
+    for (const h of WAN_HOPS) {
+      const results: SimResult[] = [];
+      for (const m of WAN_MODES) results.push(await ctx.point(wanPath, h.set, { tcp: variant, ...m.o }));
+      rows.push({ variant, hops: h.hops, results });
+    }
+  const gain = (r: SimResult, base: SimResult): string => {
+    const b = goodput(base)?.mean ?? 0;
+    return b > 0 ? `${(100 * ((goodput(r)?.mean ?? 0) / b - 1)).toFixed(0)}%` : 'n/a';
+  };
+  const md = [
+    `| TCP | mesh hops | ${WAN_MODES.map((m) => `${m.name} (kbps)`).join(' | ')} | ${WAN_MODES.slice(1)
+      .map((m) => `${m.key === 'split' ? 'split' : m.key === 'es' ? 'ES-TCP' : 'AS-TCP'} gain`)
+      .join(' | ')} |`,
+    `| :--- | ---: | ${WAN_MODES.map(() => '---:').join(' | ')} | ${WAN_MODES.slice(1)
+      .map(() => '---:')
+      .join(' | ')} |`,
+    ...rows.map(
+      (row) =>
+        `| ${row.variant} | ${row.hops} | ${row.results.map((r) => kbps(goodput(r))).join(' | ')} | ${row.results
+          .slice(1)
+          .map((r) => gain(r, row.results[0]!))
+          .join(' | ')} |`,
+    ),
+  ].join('\n');
+  tables.push({
+    experiment: 'wan',
+    markdown: `seeds/001's setting: a far host behind a 10 Mbps, 100 ms RTT WAN, TCP-ACC on the gateway only, the mobile host 1-2 mesh hops past it (goodput; gain over end-to-end TCP)\n\n${md}`,
+    data: rows.map((row) => ({
+      variant: row.variant,
+      hops: row.hops,
+      ...Object.fromEntries(WAN_MODES.map((m, i) => [m.key, goodput(row.results[i]!)])),
+      sourceRttMs: Object.fromEntries(WAN_MODES.map((m, i) => [m.key, row.results[i]!.summary[0]?.rttMeanMs ?? null])),
+      timeouts: Object.fromEntries(WAN_MODES.map((m, i) => [m.key, row.results[i]!.summary[0]?.timeouts ?? null])),
+    })),
+  });
+  await plot(
+    'acc-wan.svg',
+    barChart({
+      title: "seeds/001's setting: far host, 10 Mbps / 100 ms WAN, split host on the gateway",
+      xLabel: 'TCP, mesh hops past the gateway',
+      yLabel: 'goodput (kbps)',
+      series: WAN_MODES.map((m, i) => ({ name: m.name, points: rows.map((row) => toPoint(`${row.variant} ${row.hops}`, goodput(row.results[i]!))) })),
     }),
   );
 }

@@ -11,7 +11,7 @@ interface ControllerOpts {
   listen: string;
   flow: string[];
   acc?: string;
-  accMode: 'split' | 'e2e';
+  accMode: 'split' | 'e2e' | 'as';
   hysteresis: string;
   for?: string;
   logFormat: 'pretty' | 'json';
@@ -40,7 +40,7 @@ export function controllerCommand(): Command {
     .option('--listen <host:port>', 'where routers connect', '127.0.0.1:6653')
     .option('--flow <proto:src-dst[:port][,label=L][,queue=Q]>', 'a flow to place, e.g. tcp:0-4:5001 or udp:0-4,label=0x100 (repeatable)', collect, [])
     .option('--acc <none|every|every-K>', 'TCP-ACC on the relays of TCP flows')
-    .addOption(new Option('--acc-mode <mode>', 'TCP-ACC mode').choices(['split', 'e2e']).default('split'))
+    .addOption(new Option('--acc-mode <mode>', 'TCP-ACC mode').choices(['split', 'e2e', 'as']).default('split'))
     .option('--hysteresis <fraction>', 'move a flow when its CETT is this much above the best', '0.2')
     .option('--for <seconds>', 'stop after this many seconds')
     .addOption(new Option('--log-format <format>', 'log lines for people or one JSON object a line').choices(['pretty', 'json']).default('pretty'))

@@ -40,10 +40,10 @@ const onOff = (flag: string, v: string | undefined): boolean | undefined => {
   throw new UsageError(`${flag}: "${v}" is not on or off`);
 };
 
-const accMode = (v: string | undefined): 'split' | 'e2e' | undefined => {
+const accMode = (v: string | undefined): 'split' | 'e2e' | 'as' | undefined => {
   if (v === undefined) return undefined;
-  if (v === 'split' || v === 'e2e') return v;
-  throw new UsageError(`--acc-mode: "${v}" is not split or e2e`);
+  if (v === 'split' || v === 'e2e' || v === 'as') return v;
+  throw new UsageError(`--acc-mode: "${v}" is not split, e2e or as`);
 };
 
 const sensingModel = (v: string | undefined): 'iq' | 'statistical' | undefined => {
@@ -110,7 +110,10 @@ export function simCommand(): Command {
     .option('--pn <on|off>', 'off: no primary-node traffic at all')
     .option('--acc <placement>', "TCP-ACC on the TCP flows' paths: none, every, every-K (every K-th router), or a list of routers (1,3)")
     .option('--controller', 'the CETT controller places every flow on its minimum-CETT path over OpenFlow, and the TCP-ACCs of --acc on its relays')
-    .option('--acc-mode <mode>', 'TCP-ACC mode: split (acknowledge on receipt) or e2e (acknowledge what downstream acknowledged)')
+    .option(
+      '--acc-mode <mode>',
+      'TCP-ACC mode: split (acknowledge on receipt), e2e (acknowledge what downstream acknowledged) or as (data on receipt, the FIN once the far end acknowledged it)',
+    )
     .option(
       '--sensing-model <model>',
       'how the energy detectors see the band: statistical (window energies drawn from their exact distribution; the default) or iq (synthesised samples, as on a real node: slower, and the results of versions before the statistical model, number for number)',

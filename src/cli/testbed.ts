@@ -20,7 +20,7 @@ interface TestbedOpts {
   hops?: string;
   tcp?: CcName;
   acc?: string;
-  accMode?: 'split' | 'e2e';
+  accMode?: 'split' | 'e2e' | 'as';
   for?: string;
   medium: string;
   controlBase: string;
@@ -52,7 +52,7 @@ export function testbedCommand(): Command {
     .option('--hops <n>', 'for a chain scenario: its number of hops')
     .addOption(new Option('--tcp <variant>', 'make every flow a bulk TCP flow of this variant').choices([...CC_NAMES]))
     .option('--acc <placement>', 'TCP-ACC VNFs (each in its sandbox): none, every, every-K, or a list of routers')
-    .addOption(new Option('--acc-mode <mode>', 'TCP-ACC mode').choices(['split', 'e2e']))
+    .addOption(new Option('--acc-mode <mode>', 'TCP-ACC mode').choices(['split', 'e2e', 'as']))
     .option('--for <seconds>', 'stop after this many seconds (default: run until Ctrl-C)')
     .option('--medium <endpoint>', "the medium's link endpoint (tcp://HOST:PORT or ipc://PATH)", DEFAULT_TESTBED_PORTS.medium)
     .option('--control-base <port>', "router 0's control API port (telemetry on the next; +10 per router)", String(DEFAULT_TESTBED_PORTS.controlBase))

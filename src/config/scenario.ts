@@ -9,7 +9,9 @@ import { Rng } from '../core/rng.js';
 import type { CcName } from '../tcp/cc/types.js';
 import { ipText } from '../vnf/flow.js';
 import type { FlowPattern } from '../vnf/types.js';
+import type { AccMode } from '../vnf/tcp-acc.js';
 import { meshIp } from '../wire/addresses.js';
+import { DATA_LABELLED_HEADER_BYTES } from '../wire/codec.js';
 
 /** A simulation scenario as validated against `config/scenario.schema.json`, defaults filled in. */
 export interface Scenario {
@@ -19,6 +21,8 @@ export interface Scenario {
   seeds: number;
   durationS: number;
   topology: Topology;
+  /** Hosts behind wired links to routers: host k is node `nodeCount(topology) + k`. */
+  hosts: WiredHost[];
   medium: MediumScenario;
   pn: {
     noiseFigureDb: number;
@@ -38,12 +42,26 @@ export interface Scenario {
   impairments: Array<{ from: number; to: number; lossProbability: number; reorderProbability: number; reorderDelayMs: number }>;
 }
 
+/**
+ * A node with no radio behind a full-duplex point-to-point wired link to
+ * router `router` (its gateway): a far host behind a WAN. Each direction
+ * of the link has the rate, delay and drop-tail queue given here.
+ */
+export interface WiredHost {
+  name: string;
+  router: number;
+  rateMbps: number;
+  delayMs: number;
+  queuePackets: number;
+  queueBytes: number;
+}
+
 /** TCP-ACC on the routers of the TCP flows' paths. */
 export interface AccScenario {
   /** none, every, every-K, or nodes (the routers listed in `nodes`). */
   placement: string;
   nodes: number[];
-  mode: 'split' | 'e2e';
+  mode: AccMode;
   bufferBytes: number;
 }
 
@@ -151,7 +169,7 @@ export interface ScenarioOverrides {
   acc?: string;
   /** true: the CETT controller places the flows and their TCP-ACCs. */
   controller?: boolean;
-  accMode?: 'split' | 'e2e';
+  accMode?: AccMode;
   /** true: the hosts' own TCP crosses the routers (a testbed with real IP), so TCP-ACC has flows without a tcp-bulk one. */
   hostsTcp?: boolean;
 }
@@ -415,10 +433,29 @@ function semanticIssues(sc: Scenario, hostsTcp: boolean): ConfigIssue[] {
       expected: b ? 'one of 1, 2, 5.5, 11 for 802.11b' : 'one of 6, 9, 12, 18, 24, 36, 48, 54 for 802.11g',
     });
   }
+  const h = sc.hosts.length;
+  // Hosts are nodes n..n+h-1: a flow may start or end at one.
+  const nodes = h > 0 ? `a router of the topology (0..${n - 1}) or a wired host (${n}..${n + h - 1})` : `a router of the topology (0..${n - 1})`;
+  sc.hosts.forEach((host, i) => {
+    if (host.router >= n)
+      issues.push({ path: `/hosts/${i}/router`, value: host.router, expected: `a router of the topology (0..${n - 1}): the host's gateway` });
+    if (host.queuePackets === 0 && host.queueBytes === 0)
+      issues.push({
+        path: `/hosts/${i}/queuePackets`,
+        value: 0,
+        expected: 'a queue limit: queuePackets or queueBytes above 0 (a wired link has a finite queue)',
+      });
+    if (host.queueBytes > 0 && host.queueBytes < maxPacketBytes(sc))
+      issues.push({
+        path: `/hosts/${i}/queueBytes`,
+        value: host.queueBytes,
+        expected: `0 (no byte limit) or at least one packet of the scenario's flows (${maxPacketBytes(sc)} bytes with the mesh header)`,
+      });
+  });
   sc.flows.forEach((f, i) => {
-    if (f.src >= n) issues.push({ path: `/flows/${i}/src`, value: f.src, expected: `a router of the topology (0..${n - 1})` });
+    if (f.src >= n + h) issues.push({ path: `/flows/${i}/src`, value: f.src, expected: nodes });
     const dst = flowDst(f, n);
-    if (dst >= n) issues.push({ path: `/flows/${i}/dst`, value: f.dst, expected: `a router of the topology (0..${n - 1}) or "last"` });
+    if (dst >= n + h) issues.push({ path: `/flows/${i}/dst`, value: f.dst, expected: `${nodes} or "last"` });
     else if (dst === f.src) issues.push({ path: `/flows/${i}/dst`, value: f.dst, expected: `a router other than the source (${f.src})` });
     if (f.stopS !== 0 && f.stopS <= f.startS) issues.push({ path: `/flows/${i}/stopS`, value: f.stopS, expected: `0 or later than startS (${f.startS} s)` });
   });
@@ -475,6 +512,12 @@ function semanticIssues(sc: Scenario, hostsTcp: boolean): ConfigIssue[] {
     }
   }
   return issues;
+}
+
+/** The largest packet the scenario's flows put on a link: payload (a TCP segment: its MSS and a 60-byte header at most) and the mesh header. */
+function maxPacketBytes(sc: Scenario): number {
+  const payload = sc.flows.reduce((m, f) => Math.max(m, f.kind === 'tcp-bulk' ? f.tcp.mss + 60 : f.packetBytes), 0);
+  return payload + DATA_LABELLED_HEADER_BYTES;
 }
 
 /** A TCP flow's identity: from its source router to its sink's port. */

@@ -74,7 +74,7 @@ export interface NodeConfig {
     reconnectMaxMs: number;
   };
   /** The CETT controller as a role of this router (listen empty: not). */
-  controller: { listen: string; flows: string[]; acc: string; accMode: 'split' | 'e2e'; hysteresis: number };
+  controller: { listen: string; flows: string[]; acc: string; accMode: 'split' | 'e2e' | 'as'; hysteresis: number };
   /** Real IP over the mesh (docs/ip.md): a TUN device, the router's own addresses and the LAN prefixes it serves. */
   ip: IpConfig;
   /** Test traffic over the mesh. */

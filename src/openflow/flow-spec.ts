@@ -2,7 +2,7 @@ import { err, ok, type Result } from '../core/result.js';
 
 /** TCP-ACC on a flow's relays. */
 export interface AccSpec {
-  mode: 'split' | 'e2e';
+  mode: 'split' | 'e2e' | 'as';
   /** A VNF on every everyHops-th relay (1: all relays). Default 1. */
   everyHops?: number;
   bufferBytes?: number;
@@ -61,7 +61,7 @@ export function parseFlowText(text: string, id: number, acc: FlowSpec['acc']): R
 }
 
 /** `every` or `every-K`: TCP-ACC on every K-th relay. */
-export function parseAccText(text: string, mode: 'split' | 'e2e'): Result<NonNullable<FlowSpec['acc']>, string> {
+export function parseAccText(text: string, mode: 'split' | 'e2e' | 'as'): Result<NonNullable<FlowSpec['acc']>, string> {
   const k = text === 'every' ? '1' : /^every-(\d+)$/.exec(text)?.[1];
   if (k === undefined || Number(k) < 1) return err(`"${text}" is not every or every-K (K >= 1)`);
   return ok({ mode, everyHops: Number(k) });
@@ -85,7 +85,7 @@ export function checkSpec(s: FlowSpec): string | undefined {
   if (s.queue !== undefined && !(Number.isInteger(s.queue) && s.queue >= 0 && s.queue <= 0xfffffffe)) return `queue ${s.queue}: a queue id 0-4294967294`;
   if (s.acc) {
     if (s.proto !== 'tcp') return 'acc: TCP-ACC needs a tcp flow';
-    if (s.acc.mode !== 'split' && s.acc.mode !== 'e2e') return `acc.mode ${String(s.acc.mode)}: split or e2e`;
+    if (s.acc.mode !== 'split' && s.acc.mode !== 'e2e' && s.acc.mode !== 'as') return `acc.mode ${String(s.acc.mode)}: split, e2e or as`;
     const k = s.acc.everyHops ?? 1;
     if (!Number.isInteger(k) || k < 1) return `acc.everyHops ${k}: an integer >= 1`;
   }

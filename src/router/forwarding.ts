@@ -104,6 +104,16 @@ export interface ForwardingParts {
     relay(header: DataHeader, payload: Uint8Array, now: Micros): 'malformed' | 'ttl-expired' | 'handled' | undefined;
     unreachable(header: DataHeader, payload: Uint8Array, now: Micros): void;
   };
+  /**
+   * Static routes to hosts beyond the mesh (a far host behind a wired
+   * link): the host's address and the router it hangs off (its gateway).
+   * A packet for such a host is routed through the mesh to the gateway, as
+   * a packet for the gateway itself would be; at the gateway it leaves on
+   * the wire. Undefined: no such hosts.
+   */
+  hostRoutes?: ReadonlyMap<NodeAddr, NodeAddr>;
+  /** At a gateway: a packet onto the wired link of the host `header.dst`; false if the link's queue refused it. */
+  toWire?(header: DataHeader, payload: Uint8Array, bytes: number, now: Micros): boolean;
   runAodv(actions: AodvAction[], now: Micros): void;
   runSched(actions: SchedAction<DataPacket>[], now: Micros): void;
   isDown(): boolean;
@@ -197,11 +207,26 @@ export class Forwarding {
   }
 
   private arrived(from: NodeAddr, header: DataHeader, payload: Uint8Array, size: number, now: Micros): void {
-    const p = this.p;
-    if (p.isDown()) return;
+    if (this.p.isDown()) return;
     const lk = this.link(from);
     lk.rxPackets++;
     lk.rxBytes += size;
+    this.take(header, payload, from, now);
+  }
+
+  /**
+   * A data packet from a host on this router's wired link (this router is
+   * its gateway). It enters the mesh here, so while a route to its
+   * destination is being discovered it waits, as this router's own packets do.
+   */
+  fromWire(header: DataHeader, payload: Uint8Array, now: Micros): void {
+    if (this.p.isDown()) this.drop('router-down', header);
+    else this.take(header, payload, undefined, now);
+  }
+
+  /** A packet that reached this router (from neighbour `prevHop`, or undefined: from the wire): delivered, taken by a VNF, or forwarded. */
+  private take(header: DataHeader, payload: Uint8Array, prevHop: NodeAddr | undefined, now: Micros): void {
+    const p = this.p;
     const entry = this.note(header, header.dst === p.addr ? 'sink' : 'relay', payload.length, now);
     if (header.dst === p.addr) {
       p.counters.delivered++;
@@ -209,12 +234,13 @@ export class Forwarding {
       return;
     }
     // A sandboxed VNF answers later: if it lets the packet go, it is forwarded then.
-    if ((header.proto === 'tcp' || isIp(header.proto)) && p.intercept?.(header, payload, now, () => this.forward(header, payload, from, p.now(), entry)))
+    if ((header.proto === 'tcp' || isIp(header.proto)) && p.intercept?.(header, payload, now, () => this.forward(header, payload, prevHop, p.now(), entry)))
       return;
-    this.forward(header, payload, from, now, entry);
+    this.forward(header, payload, prevHop, now, entry);
   }
 
-  private forward(header: DataHeader, payload: Uint8Array, prevHop: NodeAddr, now: Micros, entry: FlowEntry): void {
+  /** `prevHop` undefined: the packet came from this router's wired link. */
+  private forward(header: DataHeader, payload: Uint8Array, prevHop: NodeAddr | undefined, now: Micros, entry: FlowEntry): void {
     if (this.p.isDown()) {
       this.drop('router-down', header);
       return;
@@ -268,10 +294,16 @@ export class Forwarding {
   /** Sends a packet on toward its destination in QoS queue `queue`; `entry` is its line of the flow table, which learns the next hop taken. */
   private route(packet: DataPacket, prevHop: NodeAddr | undefined, now: Micros, queue: number, entry?: FlowEntry): void {
     const p = this.p;
-    const dst = packet.header.dst;
+    // A host beyond the mesh is reached through its gateway (and from the gateway, over the wire).
+    const gateway = p.hostRoutes?.get(packet.header.dst);
+    if (gateway === p.addr) {
+      this.wire(packet, entry);
+      return;
+    }
+    const dst = gateway ?? packet.header.dst;
     const hop = p.aodv.lookup(dst, now);
     if (!hop) {
-      if (prevHop === undefined) this.hold(packet, now, queue, entry);
+      if (prevHop === undefined) this.hold(packet, dst, now, queue, entry);
       else {
         this.drop('no-route', packet.header);
         this.unreachable(packet);
@@ -289,8 +321,16 @@ export class Forwarding {
     this.enqueue(channel, hop.nextHop, packet, queue, now);
   }
 
-  private hold(packet: DataPacket, now: Micros, queue: number, entry: FlowEntry | undefined): void {
-    const dst = packet.header.dst;
+  /** At a gateway: a packet for a host on its wired link leaves on the wire (a full link queue drops it). */
+  private wire(packet: DataPacket, entry: FlowEntry | undefined): void {
+    const h = packet.header;
+    if (entry) entry.nextHop = h.dst;
+    const ok = this.p.toWire?.(h, packet.bytes.subarray(dataHeaderBytes(h)), packet.bytes.length, this.p.now()) ?? false;
+    if (!ok) this.drop('queue-full', h);
+  }
+
+  /** Holds a packet while a route to `dst` (its destination, or the gateway of the host it is for) is being discovered. */
+  private hold(packet: DataPacket, dst: NodeAddr, now: Micros, queue: number, entry: FlowEntry | undefined): void {
     let q = this.pending.get(dst);
     if (!q) this.pending.set(dst, (q = []));
     if (q.length >= this.p.config().routing.bufferPackets) this.drop('buffer-full', packet.header);
@@ -384,7 +424,8 @@ export class Forwarding {
     const p = this.p;
     for (const pkt of packets) {
       const h = pkt.item.header;
-      const hop = p.aodv.lookup(h.dst, now);
+      const dst = p.hostRoutes?.get(h.dst) ?? h.dst;
+      const hop = p.aodv.lookup(dst, now);
       const channel = hop ? p.neighbourR1.get(hop.nextHop) : undefined;
       if (!hop || channel === undefined || hop.nextHop === pkt.nextHop) {
         this.drop(reason, h);
@@ -393,7 +434,7 @@ export class Forwarding {
       p.counters.rerouted++;
       const entry = this.flowTable.get(flowKey(h));
       if (entry) entry.nextHop = hop.nextHop;
-      p.aodv.forwarding(h.dst, undefined, hop.nextHop, now);
+      p.aodv.forwarding(dst, undefined, hop.nextHop, now);
       const r = p.sched.enqueue(channel, { ...pkt, nextHop: hop.nextHop }, now);
       if (!r.ok) this.refused(r.reason, hop.nextHop, pkt.queue, h);
     }

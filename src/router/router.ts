@@ -58,6 +58,10 @@ export interface RouterParts {
   toHost?: (packet: Uint8Array, now: Micros) => void;
   /** Watches R2 for a trace (the simulator's --trace); absent, R2's path pays one null check. */
   r2Observer?: R2Observer;
+  /** Static routes to hosts beyond the mesh: each wired host's address and its gateway router (see forwarding.ts). */
+  hostRoutes?: ReadonlyMap<NodeAddr, NodeAddr>;
+  /** At a gateway: sends a packet onto the wired link of the host `header.dst`; false if the link's queue refused it. */
+  toWire?: (header: DataHeader, payload: Uint8Array, bytes: number, now: Micros) => boolean;
 }
 
 /**
@@ -224,6 +228,8 @@ export class MeshRouter {
       ip: this.ip,
       ...(p.onDrop ? { onDrop: p.onDrop } : {}),
       ...(p.impairments ? { impairments: p.impairments } : {}),
+      ...(p.hostRoutes ? { hostRoutes: p.hostRoutes } : {}),
+      ...(p.toWire ? { toWire: p.toWire } : {}),
       forwarder: () => this.forwarder ?? p.forwarder,
       ...(p.vnf ? { intercept: (h: DataHeader, payload: Uint8Array, now: Micros, decline: () => void) => this.vnfs!.intercept(h, payload, now, decline) } : {}),
       runAodv: (actions, now) => this.runAodv(actions, now),
@@ -297,6 +303,13 @@ export class MeshRouter {
   fromHost(packet: Uint8Array, now: Micros): void {
     if (this.failed) return;
     this.ip.fromHost(packet, now);
+    this.rearm();
+  }
+
+  /** A data packet from a host on this router's wired link (this router is its gateway). */
+  fromWire(header: DataHeader, payload: Uint8Array, now: Micros): void {
+    if (this.failed) return;
+    this.data.fromWire(header, payload, now);
     this.rearm();
   }
 

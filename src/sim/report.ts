@@ -101,6 +101,24 @@ export interface RunResult {
   events: number;
   flows: FlowResult[];
   nodes: NodeResult[];
+  /** The wired hosts' links, both directions (only in a scenario with hosts). */
+  hosts?: HostResult[];
+}
+
+/** A wired host's link: packets sent into each direction, delivered, dropped at its full queue. */
+export interface HostResult {
+  host: number;
+  gateway: number;
+  up: WiredCounters;
+  down: WiredCounters;
+}
+
+export interface WiredCounters {
+  sent: number;
+  sentBytes: number;
+  delivered: number;
+  drops: number;
+  maxQueuePackets: number;
 }
 
 /** The figures a multi-seed summary gives per flow (TCP ones are null for UDP flows). */
@@ -440,6 +458,10 @@ export function textReport(res: SimResult, wallMs?: number): string {
       out.push(
         `  r${n.node}: R1 ch ${n.r1Channel ?? '-'} (${n.r1Changes.length} change(s)), R2 ${n.switches} switch(es), forwarded ${n.forwarded}, drops: ${drops}`,
       );
+    }
+    for (const h of last.hosts ?? []) {
+      const dir = (d: WiredCounters): string => `${d.sent} sent, ${d.drops} dropped at the queue (max ${d.maxQueuePackets} queued)`;
+      out.push(`  host ${h.host} (wired to r${h.gateway}): to the gateway ${dir(h.up)}; from it ${dir(h.down)}`);
     }
   }
   return `${out.join('\n')}\n`;

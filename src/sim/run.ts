@@ -9,6 +9,8 @@ import { cpuBackend, type EnergyBackend } from '../sensing/energy.js';
 import { EnergyDetector } from '../sensing/detector.js';
 import { CbrSource, FlowSink, runCbr, type FlowRecord } from '../traffic/cbr.js';
 import { MeshRouter, type RouterEvent } from '../router/router.js';
+import type { RouterDrop } from '../router/forwarding.js';
+import type { DataHeader, NodeAddr } from '../wire/mesh.js';
 import { accFlow, accParams, airOf, bandConfig, flowDst, nodeCount, placeNodes, routerConfig, type FlowSpec, type Scenario } from '../config/scenario.js';
 import { flowResult, nodeResult, tcpFlowResult, type RunResult } from './report.js';
 import { BulkTcp, type TcpFlowRecord } from '../traffic/bulk-tcp.js';
@@ -18,6 +20,7 @@ import { VNF_TYPES } from '../vnf/index.js';
 import { TcpAcc } from '../vnf/tcp-acc.js';
 import { RangeArgumentError } from '../core/errors.js';
 import type { RunTrace } from './trace.js';
+import { WiredHosts } from './wired-hosts.js';
 
 export interface RunOptions {
   /** Energy-detector backend (every backend gives the same counts; default the CPU loop). */
@@ -102,11 +105,25 @@ export function runScenario(sc: Scenario, seed: number, opts: RunOptions = {}): 
   const sinks = new Map([...udpFlows.values()].map((r) => [r.flow, new FlowSink(r)]));
   // Routers exist before the TCP hosts send through them; the hosts reach them through this array.
   const routers: MeshRouter[] = [];
+  // Hosts behind wired links (nodes n and up), when the scenario has any.
+  const wired =
+    sc.hosts.length > 0
+      ? new WiredHosts(sc.hosts, n, {
+          engine,
+          routers,
+          deliver: (host, h, payload, now) => deliver(host, h, payload, now),
+          dropped: (h, reason) => dropped(h, reason),
+        })
+      : undefined;
   const tcp: BulkTcp = new BulkTcp({
     engine,
     rng: rng.fork('tcp'),
     // A TCP flow's id is its index in the scenario; both directions carry its label.
-    originate: (from, to, flow, seq, bytes, now) => routers[from]!.originate(to, 'tcp', flow, seq, bytes, now, { label: sc.flows[flow]?.label ?? 0 }),
+    originate: (from, to, flow, seq, bytes, now) => {
+      const label = sc.flows[flow]?.label ?? 0;
+      if (from >= n) wired!.send(from, to, 'tcp', flow, bytes, now, label);
+      else routers[from]!.originate(to, 'tcp', flow, seq, bytes, now, { label });
+    },
     ...(trace ? { observer: trace.bulk((): TcpFlowRecord[] => tcp.records()) } : {}),
   });
   trace?.begin({
@@ -117,6 +134,13 @@ export function runScenario(sc: Scenario, seed: number, opts: RunOptions = {}): 
       f.kind === 'tcp-bulk' ? [{ flow: i, src: f.src, dst: flowDst(f, n), variant: f.variant, startUs: seconds(f.startS), endUs: flowEnd(f) }] : [],
     ),
   });
+  const deliver = (at: NodeAddr, h: DataHeader, payload: Uint8Array, now: Micros): void => {
+    if (h.proto === 'tcp') tcp.deliver(at, h, payload, now);
+    else sinks.get(h.flow)?.receive(h, payload, now);
+  };
+  const dropped = (h: DataHeader, reason: RouterDrop): void => {
+    if (h.proto === 'tcp') tcp.dropped(h, reason);
+  };
 
   const boot = rng.fork('boot');
   // With the controller, every router may be asked to run an accelerator (it picks the path's relays).
@@ -144,13 +168,11 @@ export function runScenario(sc: Scenario, seed: number, opts: RunOptions = {}): 
       position: { xM: positions[i]!.xM, yM: positions[i]!.yM },
       controlChannelPn: m.controlChannelPn,
       startUs,
-      deliver: (h, payload, now) => {
-        if (h.proto === 'tcp') tcp.deliver(i, h, payload, now);
-        else sinks.get(h.flow)?.receive(h, payload, now);
-      },
-      onDrop: (h, reason) => {
-        if (h.proto === 'tcp') tcp.dropped(h, reason);
-      },
+      deliver: (h, payload, now) => deliver(i, h, payload, now),
+      onDrop: dropped,
+      ...(wired
+        ? { hostRoutes: wired.routes, toWire: (h: DataHeader, payload: Uint8Array, bytes: number, now: Micros) => wired.toWire(h, payload, bytes, now) }
+        : {}),
       ...(vnfs[i] ? { vnf: vnfs[i] } : {}),
       ...(opts.onRouterEvent ? { onEvent: (e: RouterEvent) => opts.onRouterEvent!(i, e) } : {}),
       ...(trace ? { r2Observer: trace.r2(i) } : {}),
@@ -173,8 +195,10 @@ export function runScenario(sc: Scenario, seed: number, opts: RunOptions = {}): 
       continue;
     }
     const rec = udpFlows.get(i)!;
-    const router = routers[f.src]!;
-    const src = new CbrSource(rec, f.packetBytes, (flow, seq, payload, now) => router.originate(rec.dst, 'udp', flow, seq, payload, now, { label: f.label }));
+    const router = routers[f.src];
+    const src = new CbrSource(rec, f.packetBytes, (flow, seq, payload, now) =>
+      router ? router.originate(rec.dst, 'udp', flow, seq, payload, now, { label: f.label }) : wired!.send(f.src, rec.dst, 'udp', flow, payload, now, f.label),
+    );
     if (rec.startUs < rec.endUs) runCbr(engine, src, rec.startUs);
   }
 
@@ -204,5 +228,6 @@ export function runScenario(sc: Scenario, seed: number, opts: RunOptions = {}): 
       return t ? tcpFlowResult(t) : flowResult(udpFlows.get(i)!);
     }),
     nodes: routers.map((r, i) => nodeResult(r, positions[i]!)),
+    ...(wired ? { hosts: wired.counters() } : {}),
   };
 }

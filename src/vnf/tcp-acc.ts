@@ -3,18 +3,28 @@ import { Rng } from '../core/rng.js';
 import type { Micros } from '../core/time.js';
 import { CC_NAMES, type CcName } from '../tcp/cc/types.js';
 import { DEFAULT_TCP_CONFIG, checkTcpConfig, TcpConnection, type TcpConfig, type TcpEvent } from '../tcp/connection.js';
-import { encodeTcp, parseTcp, TCP_ACK, TCP_RST, TCP_SYN, type TcpSegment } from '../wire/tcp.js';
+import { encodeTcp, parseTcp, TCP_ACK, TCP_FIN, TCP_RST, TCP_SYN, type TcpSegment } from '../wire/tcp.js';
 import { ipText } from './flow.js';
 import type { FlowPattern, Vnf, VnfPacket, VnfType } from './types.js';
+
+/** The accelerator's modes (see TcpAccParams.mode). */
+export const ACC_MODES = ['split', 'e2e', 'as'] as const;
+export type AccMode = (typeof ACC_MODES)[number];
 
 export interface TcpAccParams {
   /**
    * `split`: acknowledge upstream on receipt (seeds/000's TCP-ACC,
    * TCPSpeaker). `e2e`: acknowledge upstream only what downstream has
    * acknowledged (seeds/001's ES-TCP), keeping end-to-end semantics while
-   * each leg still recovers its own losses.
+   * each leg still recovers its own losses. `as`: asymmetric, after
+   * seeds/001's AS-TCP: data is acknowledged on receipt, as in split (the
+   * sender's window runs on the short leg's RTT), but the connection's end
+   * keeps end-to-end semantics: the ACK of an end's FIN is held at the
+   * accelerator (ACKs cover everything up to the FIN, not the FIN) until the
+   * other end has acknowledged the FIN passed on to it. A sender whose close
+   * completes has thus every byte at the far end, as end to end.
    */
-  mode: 'split' | 'e2e';
+  mode: AccMode;
   /** Bytes the accelerator holds per direction of a connection (upstream receive buffer plus downstream send buffer). */
   bufferBytes: number;
   /**
@@ -42,7 +52,7 @@ function checkParams(input: unknown): TcpAccParams {
   if (!(Number.isInteger(everyHops) && (everyHops as number) >= 1 && (everyHops as number) <= 255))
     issues.push({ path: '/everyHops', value: everyHops, expected: 'an integer from 1 to 255' });
   const mode = o.mode ?? 'split';
-  if (mode !== 'split' && mode !== 'e2e') issues.push({ path: '/mode', value: mode, expected: '"split" or "e2e"' });
+  if (!ACC_MODES.includes(mode as AccMode)) issues.push({ path: '/mode', value: mode, expected: ACC_MODES.map((m) => `"${m}"`).join(', ') });
   const bufferBytes = o.bufferBytes ?? 64 * 1024;
   if (!(Number.isInteger(bufferBytes) && (bufferBytes as number) >= 2 && (bufferBytes as number) <= 1 << 30)) {
     issues.push({ path: '/bufferBytes', value: bufferBytes, expected: 'an integer from 2 to 2^30' });
@@ -63,7 +73,7 @@ function checkParams(input: unknown): TcpAccParams {
     }
   }
   if (issues.length > 0) throw new ConfigError(issues, 'tcp-acc parameters');
-  return { mode: mode as 'split' | 'e2e', bufferBytes: bufferBytes as number, everyHops: everyHops as number, tcp: { ...(tcp as Partial<TcpConfig>) } };
+  return { mode: mode as AccMode, bufferBytes: bufferBytes as number, everyHops: everyHops as number, tcp: { ...(tcp as Partial<TcpConfig>) } };
 }
 
 /** A leg's TCP: half the accelerator's buffer on each side of it. */
@@ -100,6 +110,14 @@ interface Session {
   tag: number | undefined;
   upClosed: boolean;
   downClosed: boolean;
+  /**
+   * Mode `as`: the sequence number (as on the wire) of the FIN each end
+   * sent, once seen (`up`: the client's, `down`: the server's), and the
+   * last ACK of it held back from that end, to be sent once the FIN passed
+   * on is acknowledged.
+   */
+  fin: { up?: number; down?: number };
+  heldFinAck: { up?: TcpSegment; down?: TcpSegment };
 }
 
 /**
@@ -132,6 +150,8 @@ export class TcpAcc implements Vnf {
     malformed: 0,
     passedThrough: 0,
   };
+  /** Mode `as`: ACKs of a FIN held back until the far end acknowledged the FIN passed on. */
+  private finAcksHeld = 0;
   /** Round-trip samples of the downstream legs (this router to the next accelerator or the server). */
   private downRtt = { samples: 0, sumUs: 0 };
   private upRtt = { samples: 0, sumUs: 0 };
@@ -156,12 +176,14 @@ export class TcpAcc implements Vnf {
     const seg = r.value;
     const fwd = this.sessions.get(key(pkt.src, seg.srcPort, pkt.dst, seg.dstPort));
     if (fwd) {
+      if (this.params.mode === 'as' && seg.flags & TCP_FIN) fwd.fin.up = (seg.seq + seg.payload.length) >>> 0;
       fwd.up.handle(seg, now);
       this.drain(fwd, now);
       return true;
     }
     const back = this.sessions.get(key(pkt.dst, seg.dstPort, pkt.src, seg.srcPort));
     if (back) {
+      if (this.params.mode === 'as' && seg.flags & TCP_FIN) back.fin.down = (seg.seq + seg.payload.length) >>> 0;
       back.down.handle(seg, now);
       this.drain(back, now);
       return true;
@@ -181,6 +203,8 @@ export class TcpAcc implements Vnf {
       tag: pkt.tag,
       upClosed: false,
       downClosed: false,
+      fin: {},
+      heldFinAck: {},
     };
     this.sessions.set(key(pkt.src, seg.srcPort, pkt.dst, seg.dstPort), s);
     this.stats.sessions++;
@@ -234,6 +258,7 @@ export class TcpAcc implements Vnf {
         if (s.down.state !== 'SYN-SENT') s.up.setWindowLimit(d.una + d.wnd, now);
         if (s.up.state !== 'SYN-RECEIVED') s.down.setWindowLimit(u.una + u.wnd, now);
       }
+      if (this.params.mode === 'as') busy = this.releaseFinAcks(s) || busy;
       if (!busy) break;
     }
     const held = s.up.readable + s.down.unacknowledged + s.down.readable + s.up.unacknowledged;
@@ -271,7 +296,40 @@ export class TcpAcc implements Vnf {
     return true;
   }
 
-  private send(s: Session, seg: TcpSegment, upstream: boolean): void {
+  /**
+   * Mode `as`: an ACK from a leg that covers its end's FIN while the FIN
+   * passed on over the other leg is not yet acknowledged goes out covering
+   * everything but the FIN (one less); the last such ACK is kept, to be
+   * sent whole once the far end has acknowledged (releaseFinAcks).
+   */
+  private holdFinAck(s: Session, seg: TcpSegment, upstream: boolean): TcpSegment {
+    const side = upstream ? 'up' : 'down';
+    const fin = s.fin[side];
+    if (fin === undefined || !(seg.flags & TCP_ACK) || seg.ack !== (fin + 1) >>> 0 || finAcked(upstream ? s.down : s.up)) return seg;
+    s.heldFinAck[side] = seg;
+    this.finAcksHeld++;
+    return { ...seg, ack: fin };
+  }
+
+  /** Mode `as`: the held ACK of a FIN goes, as a pure ACK, once the FIN passed on has been acknowledged. */
+  private releaseFinAcks(s: Session): boolean {
+    let sent = false;
+    for (const upstream of [true, false]) {
+      const side = upstream ? 'up' : 'down';
+      const held = s.heldFinAck[side];
+      if (!held || !finAcked(upstream ? s.down : s.up)) continue;
+      s.heldFinAck[side] = undefined;
+      // SND.NXT as of the held segment: nothing was sent on this leg after it, or that would have been held instead.
+      const seq = (held.seq + held.payload.length + (held.flags & TCP_FIN ? 1 : 0)) >>> 0;
+      const options = held.options.timestamp ? { timestamp: held.options.timestamp } : {};
+      this.send(s, { ...held, seq, flags: TCP_ACK, options, payload: new Uint8Array(0) }, upstream);
+      sent = true;
+    }
+    return sent;
+  }
+
+  private send(s: Session, segment: TcpSegment, upstream: boolean): void {
+    const seg = this.params.mode === 'as' ? this.holdFinAck(s, segment, upstream) : segment;
     // Each leg speaks with the addresses of the end it stands in for.
     const src = upstream ? s.serverIp : s.clientIp;
     const dst = upstream ? s.clientIp : s.serverIp;
@@ -329,6 +387,7 @@ export class TcpAcc implements Vnf {
     }
     return {
       ...this.stats,
+      ...(this.params.mode === 'as' ? { finAcksHeld: this.finAcksHeld } : {}),
       activeSessions: this.sessions.size,
       downRttMeanMs: down.samples > 0 ? down.sumUs / down.samples / 1000 : 0,
       upRttMeanMs: up.samples > 0 ? up.sumUs / up.samples / 1000 : 0,
@@ -359,6 +418,11 @@ export class TcpAcc implements Vnf {
 
 function writable(c: TcpConnection): boolean {
   return (c.state === 'ESTABLISHED' || c.state === 'CLOSE-WAIT' || c.state === 'SYN-SENT' || c.state === 'SYN-RECEIVED') && c.writable > 0;
+}
+
+/** Whether the FIN this accelerator sent on `c` has been acknowledged (its end has every byte before it). */
+function finAcked(c: TcpConnection): boolean {
+  return c.state === 'FIN-WAIT-2' || c.state === 'TIME-WAIT' || (c.state === 'CLOSED' && c.seq.una >= c.seq.max && c.seq.max > 1);
 }
 
 function canClose(c: TcpConnection): boolean {

@@ -131,6 +131,46 @@ describe('TCP-ACC', () => {
     assert.ok((ahead.split ?? 0) > 10_000, `split acknowledged up to ${ahead.split} bytes ahead of the server`);
   });
 
+  test("as: data is acknowledged on receipt, as split, but the client's FIN only once the server has acknowledged the FIN passed on", () => {
+    const bytes = 200_000;
+    const finAcked: Record<string, { client: number; server: number; ahead: number }> = {};
+    for (const mode of ['split', 'as'] as const) {
+      const chain = new VnfChain(1, { delayUs: 5 * MS, rateBps: 2e6 }, 3);
+      chain.managers[0]!.instantiate('tcp-acc', FLOW, { mode, tcp: { congestion: 'sack' } }, 0);
+      const r = transfer(chain, bytes);
+      chain.run(60_000_000);
+      assert.equal(r.got, bytes, `${mode}: every byte`);
+      assert.equal(r.bad, 0, `${mode}: in order`);
+      assert.ok(r.eofAt > 0, `${mode}: the FIN crossed`);
+      const [isnUp, isnDown] = synIsnsByLink(chain, 5001);
+      const rel = (seq: number, isn: number) => (seq - isn) >>> 0;
+      // Byte k of the stream is ISN + 1 + k; the FIN is ISN + 1 + bytes, acknowledged by ISN + 2 + bytes.
+      const acks = (link: number) => chain.wire.filter((w) => w.link === link && w.dir === 'ba' && !w.dropped && w.seg.flags & 0x10);
+      const firstFinAck = (link: number, isn: number) => acks(link).find((w) => rel(w.seg.ack, isn) === bytes + 2)?.at ?? -1;
+      let downAcked = 0;
+      let ahead = 0;
+      for (const w of chain.wire) {
+        if (w.dir !== 'ba' || w.dropped || !(w.seg.flags & 0x10) || w.seg.flags & TCP_SYN) continue;
+        if (w.link === 1) downAcked = Math.max(downAcked, rel(w.seg.ack, isnDown!));
+        else ahead = Math.max(ahead, Math.min(rel(w.seg.ack, isnUp!), bytes + 1) - downAcked);
+      }
+      finAcked[mode] = { client: firstFinAck(0, isnUp!), server: firstFinAck(1, isnDown!), ahead };
+      assert.ok(
+        acks(0).every((w) => rel(w.seg.ack, isnUp!) <= bytes + 2),
+        `${mode}: no ACK beyond the FIN`,
+      );
+      const c = chain.managers[0]!.list()[0]!.counters;
+      if (mode === 'as') assert.ok(c.finAcksHeld! >= 1, `held ${c.finAcksHeld} FIN ACK(s)`);
+      else assert.equal(c.finAcksHeld, undefined, 'split has no such counter');
+    }
+    const { split, as } = finAcked as Record<'split' | 'as', { client: number; server: number; ahead: number }>;
+    assert.ok(split.ahead > 2000 && as.ahead > 2000, `both acknowledged data segments ahead of the server (split ${split.ahead}, as ${as.ahead} bytes)`);
+    assert.ok(split.client > 0 && split.client < split.server, 'split acknowledges the FIN before the server has it');
+    assert.ok(as.client > 0 && as.server > 0, 'as acknowledged the FIN in the end');
+    // The server's ACK crosses link 1 (5 ms) before the accelerator lets the client's go.
+    assert.ok(as.client >= as.server + 5 * MS, `as: the client's FIN acknowledged at ${as.client} us, the server acknowledged it at ${as.server} us`);
+  });
+
   test('a chain of accelerators delivers every byte in order through loss on every link', () => {
     const chain = new VnfChain(3, { delayUs: 2 * MS, rateBps: 10e6 }, 5);
     for (const m of chain.managers) m.instantiate('tcp-acc', FLOW, { tcp: { congestion: 'sack' } }, 0);
