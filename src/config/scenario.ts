@@ -119,6 +119,11 @@ export interface TcpFlowSpec {
     minRtoMs: number;
     maxRtoMs: number;
     maxRetransmits: number;
+    /** F-RTO (RFC 5682), Eifel detection (RFC 3522), D-SACK (RFC 2883, RFC 3708) and RACK-TLP (RFC 8985); see TcpConfig. */
+    frto: boolean;
+    eifel: boolean;
+    dsack: boolean;
+    rack: boolean;
   };
 }
 
@@ -498,6 +503,10 @@ export function accParams(sc: Scenario, f: TcpFlowSpec): Record<string, unknown>
       minRtoMs: t.minRtoMs,
       maxRtoMs: t.maxRtoMs,
       maxRetransmits: t.maxRetransmits,
+      frto: t.frto,
+      eifel: t.eifel,
+      dsack: t.dsack,
+      rack: t.rack,
     },
   };
 }

@@ -188,6 +188,10 @@ export class BulkTcp {
       maxRtoMs: t.maxRtoMs,
       maxRetransmits: t.maxRetransmits,
       initialWindowSegments: t.initialWindowSegments,
+      frto: t.frto,
+      eifel: t.eifel,
+      dsack: t.dsack,
+      rack: t.rack,
     };
     const localPort = 10000 + flow;
     this.setFlowOf(src, localPort, dst, spec.port, flow);
