@@ -141,6 +141,11 @@ export interface TcpFlowSpec {
     hystart?: boolean;
     /** Proportional Rate Reduction (RFC 6937) in fast recovery. */
     prr: boolean;
+    /** F-RTO (RFC 5682), Eifel detection (RFC 3522), D-SACK (RFC 2883, RFC 3708) and RACK-TLP (RFC 8985); see TcpConfig. */
+    frto: boolean;
+    eifel: boolean;
+    dsack: boolean;
+    rack: boolean;
   };
 }
 
@@ -548,6 +553,10 @@ export function accParams(sc: Scenario, f: TcpFlowSpec): Record<string, unknown>
       // Only when set: the parameters travel in the controller's messages, whose size the default must not change.
       ...(t.prr ? { prr: true } : {}),
       ...(t.hystart === undefined ? {} : { hystart: t.hystart }),
+      ...(t.frto ? { frto: true } : {}),
+      ...(t.eifel ? { eifel: true } : {}),
+      ...(t.dsack ? { dsack: true } : {}),
+      ...(t.rack ? { rack: true } : {}),
     },
   };
 }

@@ -1,6 +1,7 @@
 import type { Micros } from '../core/time.js';
 import type { FlowRecord } from '../traffic/cbr.js';
 import type { TcpFlowRecord } from '../traffic/bulk-tcp.js';
+import type { TcpConnection, TcpStats } from '../tcp/connection.js';
 import type { MeshRouter } from '../router/router.js';
 
 /** One flow's figures in one run. */
@@ -29,8 +30,30 @@ export interface FlowResult {
   tcp: TcpFlowResult | null;
 }
 
-/** A TCP flow's figures in one run. */
-export interface TcpFlowResult {
+/**
+ * The counters of spurious-retransmission detection (F-RTO, Eifel, D-SACK)
+ * and RACK-TLP a flow reports, as TcpStats names them: the source's, but for
+ * the D-SACK blocks the sink sent.
+ */
+const RECOVERY_STATS = [
+  'spuriousTimeouts',
+  'spuriousFastRetransmits',
+  'dsackedRetransmits',
+  'undos',
+  'dsackBlocksSent',
+  'dsackBlocksReceived',
+  'tailLossProbes',
+  'tlpRepairs',
+  'rackLosses',
+] as const;
+type RecoveryStats = Pick<TcpStats, (typeof RECOVERY_STATS)[number]>;
+
+function recoveryStats(source: TcpConnection | undefined, sink: TcpConnection | undefined): RecoveryStats {
+  return Object.fromEntries(RECOVERY_STATS.map((k) => [k, (k === 'dsackBlocksSent' ? sink : source)?.stats[k] ?? 0])) as unknown as RecoveryStats;
+}
+
+/** A TCP flow's figures in one run (with the counters of RECOVERY_STATS). */
+export interface TcpFlowResult extends RecoveryStats {
   variant: string;
   /** In-order bytes the sink application read within the flow's active time. */
   bytesDelivered: number;
@@ -132,7 +155,9 @@ export type SummaryFigure =
   | 'retransmitRate'
   | 'rttMeanMs'
   | 'cwndMeanSegments'
-  | 'timeouts';
+  | 'timeouts'
+  | 'spuriousTimeouts'
+  | 'undos';
 
 /** Mean and spread of one figure over the runs of several seeds. */
 export interface Spread {
@@ -238,6 +263,7 @@ export function tcpFlowResult(f: TcpFlowRecord): FlowResult {
       rtoMs: rtt ? msOf(rtt.rtoUs) : null,
       cwndMeanSegments: f.cwndSamples > 0 ? sig(f.cwndSumSegments / f.cwndSamples) : null,
       cwndMaxSegments: f.cwndSamples > 0 ? sig(f.cwndMaxSegments) : null,
+      ...recoveryStats(c, f.receiver),
     },
   };
 }
@@ -316,6 +342,8 @@ export function summarize(scenario: string, durationS: number, runs: RunResult[]
     rttMeanMs: spread(runs.map((r) => r.flows[i]!.tcp?.rttMeanMs ?? null)),
     cwndMeanSegments: spread(runs.map((r) => r.flows[i]!.tcp?.cwndMeanSegments ?? null)),
     timeouts: spread(runs.map((r) => r.flows[i]!.tcp?.timeouts ?? null)),
+    spuriousTimeouts: spread(runs.map((r) => r.flows[i]!.tcp?.spuriousTimeouts ?? null)),
+    undos: spread(runs.map((r) => r.flows[i]!.tcp?.undos ?? null)),
   }));
   return { scenario, seeds: runs.map((r) => r.seed), durationS, runs, summary };
 }
@@ -438,7 +466,9 @@ export function textReport(res: SimResult, wallMs?: number): string {
     if (s.kind === 'tcp-bulk') {
       const v = res.runs[0]?.flows.find((x) => x.flow === s.flow)?.tcp?.variant ?? 'tcp';
       out.push(
-        `flow ${s.flow} (${s.src} -> ${s.dst}, tcp ${v}): goodput ${f(s.goodputMbps, ' Mbps')}, drops ${f(s.dropRate, '%', 100)}, retransmitted ${f(s.retransmitRate, '%', 100)}, RTT ${f(s.rttMeanMs, ' ms')}, cwnd ${f(s.cwndMeanSegments, ' seg')}, timeouts ${f(s.timeouts, '')}`,
+        `flow ${s.flow} (${s.src} -> ${s.dst}, tcp ${v}): goodput ${f(s.goodputMbps, ' Mbps')}, drops ${f(s.dropRate, '%', 100)}, retransmitted ${f(s.retransmitRate, '%', 100)}, RTT ${f(s.rttMeanMs, ' ms')}, cwnd ${f(s.cwndMeanSegments, ' seg')}, timeouts ${f(s.timeouts, '')}` +
+          // Only where a detection found something, so that a run without one reads as before.
+          ((s.spuriousTimeouts?.max ?? 0) > 0 || (s.undos?.max ?? 0) > 0 ? `, spurious timeouts ${f(s.spuriousTimeouts, '')}, undone ${f(s.undos, '')}` : ''),
       );
     } else {
       out.push(

@@ -2,6 +2,7 @@ import { CogmeshError } from '../core/errors.js';
 import { US_PER_MS, type Micros } from '../core/time.js';
 import { TCP_ACK, TCP_FIN, TCP_PSH, TCP_RST, TCP_SYN, type SackBlock, type TcpOptions, type TcpSegment } from '../wire/tcp.js';
 import { congestionControl, initialWindow, type CcName, type CongestionControl, type SendView } from './cc/index.js';
+import { Rack } from './rack.js';
 import { ByteRing } from './ring.js';
 import { RttEstimator } from './rtt.js';
 import { Scoreboard, type SeqRange } from './scoreboard.js';
@@ -59,6 +60,27 @@ export interface TcpConfig {
   hystart: boolean | undefined;
   /** Proportional Rate Reduction (RFC 6937) in the fast recoveries that reduce cwnd (newreno, vegas, sack, cubic; Reno keeps window inflation). */
   prr: boolean;
+  /**
+   * F-RTO (RFC 5682): after a timeout, two new segments before any
+   * go-back-N tell a spurious timeout from a loss (the SACK-enhanced
+   * algorithm of its section 3 when SACK is negotiated); a spurious one gets
+   * the Eifel response (RFC 4015).
+   */
+  frto: boolean;
+  /**
+   * Eifel detection (RFC 3522): the timestamp echoed by the first ACK after a
+   * timeout or fast retransmit tells whether it answers the original; a
+   * spurious one gets the Eifel response (RFC 4015). Needs timestamps.
+   */
+  eifel: boolean;
+  /**
+   * D-SACK (RFC 2883): as a receiver, report duplicate segments in the first
+   * SACK block; as a sender, undo a congestion response all of whose
+   * retransmissions came back as duplicates (RFC 3708). Needs SACK.
+   */
+  dsack: boolean;
+  /** RACK-TLP (RFC 8985): losses found by transmit time, and a probe for a lost tail. Needs SACK. */
+  rack: boolean;
 }
 
 export const DEFAULT_TCP_CONFIG: Readonly<TcpConfig> = Object.freeze({
@@ -82,6 +104,10 @@ export const DEFAULT_TCP_CONFIG: Readonly<TcpConfig> = Object.freeze({
   vegas: Object.freeze({ alpha: 1, beta: 3, gamma: 1 }),
   hystart: undefined,
   prr: false,
+  frto: false,
+  eifel: false,
+  dsack: false,
+  rack: false,
 }) as Readonly<TcpConfig>;
 
 /** What happened to the connection, for its application. */
@@ -126,6 +152,22 @@ export interface TcpStats {
   bytesReceived: number;
   /** Payload bytes that arrived twice (or arrived old). */
   duplicateBytes: number;
+  /** Timeouts F-RTO or Eifel found spurious (the original segments had arrived). */
+  spuriousTimeouts: number;
+  /** Fast retransmits Eifel found spurious. */
+  spuriousFastRetransmits: number;
+  /** Retransmitted segments a D-SACK reported as duplicates at the receiver (RFC 3708). */
+  dsackedRetransmits: number;
+  /** Congestion responses taken back (after a spurious timeout, fast retransmit or a recovery all of whose retransmissions were D-SACKed). */
+  undos: number;
+  /** D-SACK blocks this end sent as a receiver, and received as a sender. */
+  dsackBlocksSent: number;
+  dsackBlocksReceived: number;
+  /** Tail loss probes sent (RFC 8985 7), and the losses they repaired. */
+  tailLossProbes: number;
+  tlpRepairs: number;
+  /** Segments RACK marked lost by their transmit time (RFC 8985 6). */
+  rackLosses: number;
 }
 
 const SYNCHRONIZED: ReadonlySet<TcpState> = new Set(['ESTABLISHED', 'FIN-WAIT-1', 'FIN-WAIT-2', 'CLOSE-WAIT', 'CLOSING', 'LAST-ACK', 'TIME-WAIT']);
@@ -141,6 +183,27 @@ interface OooSegment {
   start: number;
   data: Uint8Array;
 }
+
+/** A congestion response that a later finding may take back (RFC 3522, 3708, 4015, 5682). */
+interface LossEpisode {
+  kind: 'timeout' | 'fast';
+  /** cwnd and ssthresh before the response. */
+  prior: { cwnd: number; ssthresh: number };
+  /** RFC 4015's pipe_prev: max(FlightSize, ssthresh) before the response. */
+  pipePrev: number;
+  /** RFC 4015's SRTT_prev and RTTVAR_prev (a timeout's). */
+  rttPrev: { srttUs: number; rttvarUs: number } | undefined;
+  /** RFC 3522's RetransmitTS, the timestamp of the first retransmission, until Eifel has judged the acceptable ACK. */
+  retransmitTs: number | undefined;
+  /** SND.MAX when it began. */
+  recover: number;
+  /** Its retransmissions, and whether a D-SACK reported each (RFC 3708). */
+  retransmits: Array<{ start: number; end: number; dsacked: boolean }>;
+  undone: boolean;
+}
+
+/** RFC 8985 7.2's WCDelAckT: the longest a receiver may delay the ACK of a lone segment. */
+const WC_DEL_ACK_US = 200 * US_PER_MS;
 
 export class TcpConnection {
   state: TcpState = 'CLOSED';
@@ -158,6 +221,15 @@ export class TcpConnection {
     zeroWindowProbes: 0,
     bytesReceived: 0,
     duplicateBytes: 0,
+    spuriousTimeouts: 0,
+    spuriousFastRetransmits: 0,
+    dsackedRetransmits: 0,
+    undos: 0,
+    dsackBlocksSent: 0,
+    dsackBlocksReceived: 0,
+    tailLossProbes: 0,
+    tlpRepairs: 0,
+    rackLosses: 0,
   };
   readonly rtt: RttEstimator;
   readonly scoreboard: Scoreboard;
@@ -219,6 +291,23 @@ export class TcpConnection {
   private persistShift = 0;
   private timeWaitAt: Micros | undefined;
 
+  // Spurious retransmissions (RFC 3522, 3708, 4015, 5682) and RACK-TLP (RFC 8985): idle unless configured.
+  /** The last loss episode, while its response may still be taken back. */
+  private episode: LossEpisode | undefined;
+  /** F-RTO after a timeout: the step that waits for the next ACK (RFC 5682 2 and 3), and its "recover". */
+  private frto: { step: 2 | 3; recover: number } | undefined;
+  /** "recover" of the last timeout: another before SND.UNA passes it is still RTO recovery (RFC 5682 step 1). */
+  private rtoRecover: number | undefined;
+  /** The timer before a timeout found spurious, for the next round-trip sample (RFC 4015 3.2). */
+  private adaptRto: { srttUs: number; rttvarUs: number } | undefined;
+  /** Duplicate data for the first SACK block of the next ACK (RFC 2883 4). */
+  private dsackOut: SeqRange | undefined;
+  private readonly rack: Rack | undefined;
+  /** The tail loss probe out (RFC 8985 7.4's TLP.end_seq, and what it sent). */
+  private tlp: { end: number; seq: number; len: number; retransmit: boolean } | undefined;
+  private tlpAt: Micros | undefined;
+  private rackAt: Micros | undefined;
+
   constructor(
     readonly cfg: Readonly<TcpConfig>,
     readonly localPort: number,
@@ -240,6 +329,7 @@ export class TcpConnection {
     });
     this.scoreboard = new Scoreboard(cfg.dupThresh);
     this.cc = this.makeCc(cfg.mss);
+    this.rack = cfg.rack ? new Rack() : undefined;
   }
 
   private makeCc(mss: number): CongestionControl {
@@ -452,6 +542,8 @@ export class TcpConnection {
     const ts = seg.options.timestamp;
     if (this.tsOn && ts && !rst && seqLt(ts.value, this.tsRecent)) {
       this.stats.outOfWindow++;
+      // As Linux does: an old duplicate refused by PAWS is still one (RFC 2883 4).
+      this.noteDuplicate(segSeq, seg.payload.length);
       this.sendAck(now);
       return;
     }
@@ -459,7 +551,10 @@ export class TcpConnection {
     // First: sequence number acceptable?
     if (!this.acceptable(segSeq, segLen)) {
       this.stats.outOfWindow++;
-      if (seg.payload.length > 0) this.stats.duplicateBytes += seg.payload.length;
+      if (seg.payload.length > 0) {
+        this.stats.duplicateBytes += seg.payload.length;
+        this.noteDuplicate(segSeq, seg.payload.length);
+      }
       if (this.state === 'TIME-WAIT' && fin) this.timeWaitAt = now + this.cfg.timeWaitMs * US_PER_MS;
       if (!rst) this.sendAck(now);
       return;
@@ -559,12 +654,24 @@ export class TcpConnection {
       this.sndWl2 = ack;
     }
     let newSack = false;
+    let dsack: SeqRange | undefined;
+    /** For SACK-enhanced F-RTO: whether the ACK reports data above its "recover", or newly below it. */
+    const frtoSeen = { above: ack > (this.frto?.recover ?? Infinity), newBelow: ack > this.sndUna };
     if (this.sackOn && seg.options.sack && seg.options.sack.length > 0) {
       const blocks: SeqRange[] = seg.options.sack.map((b) => {
         const start = fromWire(this.iss, b.left, this.sndUna);
         return { start, end: start + ((b.right - b.left) >>> 0) };
       });
+      dsack = dsackBlock(blocks, Math.max(ack, this.sndUna));
+      const from = Math.max(ack, this.sndUna);
+      const recover = Math.max(from, this.frto?.recover ?? from);
+      const sackedBelow = (): number => recover - from - this.scoreboard.unsackedIn(from, recover);
+      const before = this.frto ? sackedBelow() : 0;
       newSack = this.scoreboard.update(blocks, Math.max(ack, this.sndUna), this.sndMax);
+      if (this.frto) {
+        frtoSeen.above ||= blocks.some((b) => b !== dsack && b.end > recover);
+        frtoSeen.newBelow ||= sackedBelow() > before;
+      }
     } else if (ack > this.sndUna) this.scoreboard.update([], ack, this.sndMax);
     const flightBefore = this.sndMax - this.sndUna;
     const acked = Math.max(0, ack - this.sndUna);
@@ -573,6 +680,10 @@ export class TcpConnection {
     // An ACK closing the window answers a zero-window probe, never a loss (BSD counts no duplicates while persisting).
     const dup = acked === 0 && wnd > 0 && (classicDup || (this.cc.sackRecovery === true && newSack && this.sndMax > this.sndUna));
     if (dup) this.stats.dupAcksReceived++;
+    // Spurious or not is judged before the ACK's round-trip sample is taken: after a spurious timeout the sample adapts the timer.
+    const spurious = acked > 0 ? this.eifelDetect(seg) : undefined;
+    const frtoAct = this.frto && (acked > 0 || dup) ? this.frtoStep(ack, acked, frtoSeen) : undefined;
+    if ((spurious?.kind === 'timeout' || frtoAct === 'spurious') && this.episode) this.adaptRto = this.episode.rttPrev;
     if (acked > 0) {
       this.rttSample(seg, ack, now);
       this.sndUna = ack;
@@ -586,15 +697,291 @@ export class TcpConnection {
       this.retries = 0;
       this.persistShift = 0;
     }
+    if (this.rack && this.sackOn) {
+      this.rack.onAck(this.sndUna, this.writeEnd, this.scoreboard, now, this.tsOn ? seg.options.timestamp?.echo : undefined);
+      if (dsack) this.rack.onDsack(this.sndMax, this.sndUna);
+      this.rackDetect(now);
+    }
     const wasRecovering = this.cc.inRecovery;
+    const prior = { cwnd: this.cc.cwnd, ssthresh: this.cc.ssthresh };
     if (acked > 0 || dup) this.cc.onAck({ now, ack, acked, dup, flightBefore }, this.view());
-    if (!wasRecovering && this.cc.inRecovery) this.stats.fastRetransmits++;
+    this.afterCcAck(wasRecovering, prior, flightBefore, now);
+    if (spurious) this.respondSpurious(spurious, acked, now);
+    else if (frtoAct === 'spurious' && this.episode) this.respondSpurious(this.episode, acked, now);
+    else if (frtoAct === 'new-data') {
+      // RFC 5682 step 2b: two previously unsent segments, past the window if need be.
+      this.sndNxt = this.sndMax;
+      this.sendNew(2, now);
+    } else if (frtoAct === 'go-back') this.sndNxt = this.sndUna;
+    if (dsack && this.cfg.dsack) this.dsackArrived(dsack);
+    if (this.cfg.dsack && this.episode && !this.episode.undone) this.dsackUndo(now);
+    if (this.tlp && ack >= this.tlp.end) this.tlpAcked(ack, dsack, now);
     // RFC 6298 5.2 and 5.3.
     if (acked > 0) {
       if (this.sndUna >= this.sndMax) this.rtoAt = undefined;
       else this.rtoAt = now + this.rtt.rtoUs;
+      this.armTlp(now);
     }
     if (this.sndWnd > 0) this.persistAt = undefined;
+  }
+
+  // ---------------------------------------------------------------------------
+  // Spurious retransmissions: Eifel detection (RFC 3522), F-RTO (RFC 5682),
+  // D-SACK (RFC 2883, RFC 3708), and the Eifel response (RFC 4015)
+
+  private get eifelOn(): boolean {
+    return this.cfg.eifel && this.tsOn;
+  }
+
+  /** Whether any of the detections may judge a loss episode. */
+  private get judgesEpisodes(): boolean {
+    return this.cfg.frto || this.eifelOn || (this.cfg.dsack && this.sackOn);
+  }
+
+  /** cwnd and ssthresh before a congestion response, and what RFC 4015 3.2 step 0 keeps with them. */
+  private beginEpisode(kind: LossEpisode['kind'], prior: { cwnd: number; ssthresh: number }, flight: number, now: Micros): void {
+    this.episode = {
+      kind,
+      prior,
+      pipePrev: Math.max(flight, prior.ssthresh),
+      rttPrev: kind === 'timeout' ? this.rtt.beforeRetransmit() : undefined,
+      // The retransmission leaves now, carrying this timestamp.
+      retransmitTs: this.eifelOn ? this.tsNow(now) : undefined,
+      recover: this.sndMax,
+      retransmits: [],
+      undone: false,
+    };
+  }
+
+  /** What follows the congestion control's view of an ACK (or of a RACK timer): a fast retransmit starts an episode. */
+  private afterCcAck(wasRecovering: boolean, prior: { cwnd: number; ssthresh: number }, flightBefore: number, now: Micros): void {
+    if (!wasRecovering && this.cc.inRecovery) {
+      this.stats.fastRetransmits++;
+      if (this.judgesEpisodes) this.beginEpisode('fast', prior, flightBefore, now);
+    }
+    if (wasRecovering && !this.cc.inRecovery) this.rack?.recoveryEnded();
+  }
+
+  /** A timeout: an episode of its own unless it repeats one (RFC 3522 keeps the first retransmission's timestamp), and F-RTO's step 1. */
+  private timeoutEpisode(now: Micros): void {
+    const first = this.retries === 1;
+    if (this.cfg.frto && !this.eifelOn) {
+      // RFC 5682 step 1: a timeout during the RTO recovery of an earlier one goes on conventionally.
+      const inRtoRecovery = !first || (this.rtoRecover !== undefined && this.rtoRecover >= this.sndUna);
+      this.frto = inRtoRecovery ? undefined : { step: 2, recover: this.sndMax };
+      this.rtoRecover = this.sndMax;
+    }
+    if (!this.judgesEpisodes || (!first && this.episode?.kind === 'timeout')) return;
+    this.beginEpisode('timeout', { cwnd: this.cc.cwnd, ssthresh: this.cc.ssthresh }, this.sndMax - this.sndUna, now);
+  }
+
+  /**
+   * Eifel detection (RFC 3522 3.2) on the first ACK of new data after a
+   * retransmission: an echoed timestamp older than the retransmission's
+   * says the original arrived, so the retransmission was not needed.
+   */
+  private eifelDetect(seg: TcpSegment): LossEpisode | undefined {
+    const ep = this.episode;
+    if (!ep || ep.retransmitTs === undefined) return undefined;
+    const sent = ep.retransmitTs;
+    ep.retransmitTs = undefined;
+    const ts = seg.options.timestamp;
+    if (ep.undone || !ts || ((ts.echo - sent) | 0) >= 0) return undefined;
+    return ep;
+  }
+
+  /**
+   * F-RTO (RFC 5682) on an ACK after a timeout: step 2 sends new data
+   * instead of going back, step 3 judges by what the next ACK acknowledges.
+   * Without SACK (section 2) a duplicate ACK means a loss; with it (section
+   * 3) the SACK blocks say whether the originals below "recover" arrived.
+   */
+  private frtoStep(ack: number, acked: number, seen: { above: boolean; newBelow: boolean }): 'spurious' | 'new-data' | 'go-back' | undefined {
+    const f = this.frto!;
+    if (f.step === 2) {
+      if (acked === 0) {
+        // A duplicate ACK: the basic algorithm reverts (2a); the SACK one waits for the retransmission's ACK.
+        if (!this.sackOn) this.frto = undefined;
+        return undefined;
+      }
+      const end = this.writeEnd + (this.finQueued ? 1 : 0);
+      const canSendNew = end > this.sndMax && ack + this.sndWnd > this.sndMax;
+      // 2a: everything up to "recover" acknowledged, or nothing new to send: conventional recovery.
+      if (ack >= f.recover || !canSendNew) {
+        this.frto = undefined;
+        return undefined;
+      }
+      f.step = 3;
+      return 'new-data';
+    }
+    this.frto = undefined;
+    if (!this.sackOn) return acked > 0 ? 'spurious' : 'go-back';
+    // Section 3 step 3: data above "recover" (the new segments) reported means a hole below it: a loss.
+    if (seen.above || !seen.newBelow) return 'go-back';
+    return 'spurious';
+  }
+
+  /**
+   * The Eifel response (RFC 4015 3.2; RFC 5682 4 for F-RTO): after a
+   * spurious timeout, carry on with new data where go-back-N would have
+   * started, with cwnd = FlightSize + min(bytes_acked, IW) and ssthresh =
+   * pipe_prev; the timer adapts on the next sample (adaptRto). After a
+   * spurious fast retransmit, cwnd and ssthresh as they were.
+   */
+  private respondSpurious(ep: LossEpisode, acked: number, now: Micros): void {
+    ep.undone = true;
+    this.frto = undefined;
+    this.rtoRecover = undefined;
+    if (ep.kind === 'timeout') {
+      this.stats.spuriousTimeouts++;
+      this.sndNxt = this.sndMax;
+      const iw = initialWindow(this.sendMss, this.cfg.initialWindowSegments);
+      this.cc.undo({ cwnd: this.sndMax - this.sndUna + Math.min(acked, iw), ssthresh: ep.pipePrev }, this.view(), now);
+    } else {
+      this.stats.spuriousFastRetransmits++;
+      this.cc.undo(ep.prior, this.view(), now);
+    }
+    this.stats.undos++;
+  }
+
+  /** A D-SACK (RFC 3708 3): it marks the episode's retransmission it covers. */
+  private dsackArrived(d: SeqRange): void {
+    this.stats.dsackBlocksReceived++;
+    for (const r of this.episode?.retransmits ?? []) {
+      if (!r.dsacked && d.start <= r.start && r.end <= d.end) {
+        r.dsacked = true;
+        this.stats.dsackedRetransmits++;
+      }
+    }
+  }
+
+  /**
+   * RFC 3708 3: once every retransmission of the episode is D-SACKed and the
+   * cumulative ACK has passed where the episode began, none was needed: the
+   * response is undone, to no less than the window it left (RFC 3708 5).
+   */
+  private dsackUndo(now: Micros): void {
+    const ep = this.episode!;
+    if (ep.retransmits.length === 0 || this.sndUna < ep.recover || !ep.retransmits.every((r) => r.dsacked)) return;
+    ep.undone = true;
+    this.stats.undos++;
+    this.cc.undo({ cwnd: Math.max(this.cc.cwnd, ep.prior.cwnd), ssthresh: Math.max(this.cc.ssthresh, ep.prior.ssthresh) }, this.view(), now);
+  }
+
+  /** Up to `n` previously unsent segments, whatever cwnd says (F-RTO's step 2b, RFC 8985's probe); returns how many went. */
+  private sendNew(n: number, now: Micros): number {
+    let sent = 0;
+    for (; sent < n; sent++) {
+      const v = this.view();
+      const room = Math.min(v.end, v.wndEnd) - this.sndMax;
+      if (room <= 0) break;
+      const next = { seq: this.sndMax, len: Math.min(v.mss, room) };
+      this.sendRange(next.seq, next.len, now);
+      this.cc.sent(next, v);
+    }
+    return sent;
+  }
+
+  /** The receiver's side of RFC 2883 4: the first contiguous run of [start, start + len) it already holds. */
+  private noteDuplicate(start: number, len: number): void {
+    if (!this.cfg.dsack || !this.sackOn || len <= 0) return;
+    const end = start + len;
+    if (start < this.rcvNxt) {
+      this.dsackOut = { start, end: Math.min(end, this.rcvNxt) };
+      return;
+    }
+    let run: SeqRange | undefined;
+    for (const s of this.ooo) {
+      const a = Math.max(start, s.start);
+      const b = Math.min(end, s.start + s.data.length);
+      if (b <= a) continue;
+      if (run && a > run.end) break;
+      run = run ? { start: run.start, end: b } : { start: a, end: b };
+    }
+    if (run) this.dsackOut = run;
+  }
+
+  // ---------------------------------------------------------------------------
+  // RACK-TLP (RFC 8985)
+
+  /** RACK's loss detection (6.2 step 5): what it marks lost the scoreboard shows the congestion control; the rest arms its timer. */
+  private rackDetect(now: Micros): boolean {
+    const rack = this.rack!;
+    const r = rack.detectLoss(now, rack.reoWnd(this.cc.inRecovery || this.retries > 0, this.cfg.dupThresh, this.rtt.srtt));
+    this.stats.rackLosses += r.newlyLost;
+    if (r.lostEnd > 0) this.scoreboard.markLostBelow(r.lostEnd);
+    this.rackAt = r.timeoutUs > 0 ? now + Math.ceil(r.timeoutUs) : undefined;
+    return r.newlyLost > 0;
+  }
+
+  /** The reordering timer (6.3): segments lost by now start or feed a recovery, as an ACK reporting them would. */
+  private onRackTimer(now: Micros): void {
+    this.rackAt = undefined;
+    if (!this.rack || !this.sackOn || !SENDING.has(this.state) || this.sndUna >= this.sndMax) return;
+    if (!this.rackDetect(now)) return;
+    const wasRecovering = this.cc.inRecovery;
+    const prior = { cwnd: this.cc.cwnd, ssthresh: this.cc.ssthresh };
+    const flight = this.sndMax - this.sndUna;
+    this.cc.onAck({ now, ack: this.sndUna, acked: 0, dup: false, flightBefore: flight }, this.view());
+    this.afterCcAck(wasRecovering, prior, flight, now);
+    this.output(now);
+  }
+
+  /**
+   * Arms the probe timeout (7.2) while data is in flight and no recovery or
+   * probe is under way: 2 SRTT (plus the worst delayed ACK when one segment
+   * is out), 1 s before any sample, never past the RTO.
+   */
+  private armTlp(now: Micros): void {
+    if (!this.rack) return;
+    this.tlpAt = undefined;
+    if (!this.sackOn || !SENDING.has(this.state) || this.sndUna >= this.sndMax || this.sndNxt < this.sndMax) return;
+    if (this.cc.inRecovery || this.retries > 0 || this.tlp || this.sndWnd === 0) return;
+    const srtt = this.rtt.srtt;
+    let pto = srtt === undefined ? 1_000_000 : Math.ceil(2 * srtt);
+    if (srtt !== undefined && this.sndMax - this.sndUna <= this.sendMss) pto += WC_DEL_ACK_US;
+    this.tlpAt = this.rtoAt === undefined ? now + pto : Math.min(now + pto, this.rtoAt);
+  }
+
+  /** The probe (7.3): a new segment if the window allows, else the last one sent again; then the RTO, not another probe. */
+  private onTlp(now: Micros): void {
+    this.tlpAt = undefined;
+    if (!SENDING.has(this.state) || this.sndUna >= this.sndMax || this.tlp || this.sndNxt < this.sndMax) return;
+    let seq = this.sndMax;
+    let len: number;
+    let retransmit = false;
+    if (this.sendNew(1, now) === 1) len = this.sndMax - seq;
+    else {
+      // The last segment as it was sent, with a FIN sent apart from it: resending the FIN alone would repair nothing.
+      seq = Math.max(this.sndUna, this.rack?.lastStartBelow(Math.min(this.sndMax, this.writeEnd)) ?? this.sndMax - this.sendMss);
+      len = this.sndMax - seq;
+      retransmit = true;
+      this.sendRange(seq, len, now);
+      this.cc.sent({ seq, len }, this.view());
+    }
+    this.stats.tailLossProbes++;
+    this.tlp = { end: this.sndMax, seq, len, retransmit };
+    this.rtoAt = now + this.rtt.rtoUs;
+  }
+
+  /**
+   * The ACK of a probe (7.4.2): new data or a D-SACK of the probe means
+   * nothing was lost; an ACK past it without that D-SACK means the probe
+   * repaired a loss, which gets the congestion response a fast recovery of
+   * it would have (half the window). The episode is over by then, so the
+   * congestion control is set through `undo`, as a recovery left at once.
+   */
+  private tlpAcked(ack: number, dsack: SeqRange | undefined, now: Micros): void {
+    const t = this.tlp!;
+    if (!t.retransmit || (dsack && dsack.start <= t.seq && t.seq + t.len <= dsack.end)) {
+      this.tlp = undefined;
+      return;
+    }
+    if (ack <= t.end) return;
+    this.tlp = undefined;
+    this.stats.tlpRepairs++;
+    const half = Math.max(Math.floor(this.cc.cwnd / 2), 2 * this.sendMss);
+    this.cc.undo({ cwnd: half, ssthresh: half }, this.view(), now);
   }
 
   private rttSample(seg: TcpSegment, ack: number, now: Micros): void {
@@ -604,7 +991,9 @@ export class TcpConnection {
     else if (this.timing && ack >= this.timing.end) sample = now - this.timing.at;
     if (this.timing && ack >= this.timing.end) this.timing = undefined;
     if (sample === undefined || sample > this.cfg.maxRtoMs * US_PER_MS * 4) return;
-    this.rtt.sample(sample);
+    if (this.adaptRto) this.rtt.sampleAfterSpurious(sample, this.adaptRto);
+    else this.rtt.sample(sample);
+    this.adaptRto = undefined;
     this.cc.onRtt(sample, now);
   }
 
@@ -612,6 +1001,7 @@ export class TcpConnection {
     let start = segSeq;
     let data = payload;
     if (start < this.rcvNxt) {
+      this.noteDuplicate(start, payload.length);
       const cut = this.rcvNxt - start;
       this.stats.duplicateBytes += Math.min(cut, data.length);
       data = data.subarray(cut);
@@ -633,6 +1023,8 @@ export class TcpConnection {
     const filledHole = this.ooo.length > 0;
     this.deliver(data);
     this.pullOoo();
+    // A D-SACK to report is not delayed (RFC 2883 4 wants it in the next ACK; RFC 5681 4.2 answers duplicates at once).
+    if (this.dsackOut) this.ackNow();
     // Under an acknowledgement limit, in-order data has nothing new to acknowledge:
     // an ACK would only look like a duplicate to the sender (and start a false
     // recovery). The ACK goes when the limit rises.
@@ -673,6 +1065,7 @@ export class TcpConnection {
     let fresh = 0;
     for (const p of pieces) fresh += p.data.length;
     this.stats.duplicateBytes += data.length - fresh;
+    if (fresh < data.length) this.noteDuplicate(start, data.length);
     if (pieces.length > 0) {
       this.ooo.push(...pieces);
       this.ooo.sort((x, y) => x.start - y.start);
@@ -694,7 +1087,8 @@ export class TcpConnection {
   /** SACK blocks for the next ACK: the block holding the newest arrival first, then the others newest first (RFC 2018 4). */
   private sackBlocks(fit: number): SackBlock[] {
     const held = this.ackPoint < this.rcvNxt;
-    if (!this.sackOn || (this.ooo.length === 0 && !held) || fit <= 0) return [];
+    const dsack = this.dsackOut;
+    if (!this.sackOn || (this.ooo.length === 0 && !held && !dsack) || fit <= 0) return [];
     const blocks: SeqRange[] = [];
     // Bytes taken in under an acknowledgement limit are reported as held, so
     // that a sender does not take them for lost and send them again.
@@ -711,6 +1105,15 @@ export class TcpConnection {
       if (b && !ordered.includes(b)) ordered.push(b);
     }
     for (const b of [...blocks].reverse()) if (!ordered.includes(b)) ordered.push(b);
+    if (dsack) {
+      // RFC 2883 4: the D-SACK block first, then the block holding it (if it lies above the cumulative ACK), then the rest.
+      const holding = ordered.find((b) => dsack.start >= b.start && dsack.end <= b.end);
+      const rest = ordered.filter((b) => b !== holding);
+      ordered.splice(0, ordered.length, dsack, ...(holding ? [holding] : []), ...rest);
+      // Each duplicate is reported once.
+      this.dsackOut = undefined;
+      this.stats.dsackBlocksSent++;
+    }
     const max = Math.min(fit, this.tsOn ? 3 : 4);
     return ordered.slice(0, max).map((b) => ({ left: toWire(this.irs, b.start), right: toWire(this.irs, b.end) }));
   }
@@ -800,6 +1203,8 @@ export class TcpConnection {
   private enterTimeWait(now: Micros): void {
     this.state = 'TIME-WAIT';
     this.rtoAt = undefined;
+    this.tlpAt = undefined;
+    this.rackAt = undefined;
     this.persistAt = undefined;
     this.delackAt = undefined;
     this.timeWaitAt = now + this.cfg.timeWaitMs * US_PER_MS;
@@ -808,6 +1213,8 @@ export class TcpConnection {
   private enterClosed(e: TcpEvent): void {
     this.state = 'CLOSED';
     this.rtoAt = undefined;
+    this.tlpAt = undefined;
+    this.rackAt = undefined;
     this.delackAt = undefined;
     this.persistAt = undefined;
     this.timeWaitAt = undefined;
@@ -870,6 +1277,7 @@ export class TcpConnection {
       if (!this.cfg.noDelay && next.seq >= this.sndMax && next.len < v.mss && this.sndUna < this.sndMax && !carriesFin) break;
       this.sendRange(next.seq, next.len, now);
       this.cc.sent(next, v);
+      if (this.rack && next.seq >= v.max && this.tlpAt === undefined) this.armTlp(now);
     }
     // Nothing in flight to bring an ACK, yet data waits: the window is closed
     // or too small for a segment (sender SWS avoidance). The persist timer
@@ -896,6 +1304,8 @@ export class TcpConnection {
       if (this.timing && seq < this.timing.end) this.timing = undefined;
     } else if (!this.timing && !probe) this.timing = { end: seq + len, at: now };
     this.stats.bytesSent += payload.length;
+    if (retransmit && this.episode && !this.episode.undone && this.cfg.dsack) this.episode.retransmits.push({ start: seq, end: seq + len, dsacked: false });
+    if (this.rack && this.sackOn && !probe) this.rack.onSend(seq, seq + len, now, retransmit);
     this.emitSegment(this.makeSegment(seq, payload, flags, now, true), now);
     if (!probe) this.sndNxt = Math.max(this.sndNxt, seq + len);
     this.sndMax = Math.max(this.sndMax, this.sndNxt, seq + len);
@@ -1031,7 +1441,7 @@ export class TcpConnection {
 
   nextDeadline(): Micros | undefined {
     let t: Micros | undefined;
-    for (const d of [this.rtoAt, this.delackAt, this.persistAt, this.timeWaitAt]) {
+    for (const d of [this.rtoAt, this.delackAt, this.persistAt, this.timeWaitAt, this.rackAt, this.tlpAt]) {
       if (d !== undefined && (t === undefined || d < t)) t = d;
     }
     return t;
@@ -1047,6 +1457,8 @@ export class TcpConnection {
       if (this.ackPending) this.sendAck(now);
     }
     if (this.persistAt !== undefined && now >= this.persistAt) this.onPersist(now);
+    if (this.rackAt !== undefined && now >= this.rackAt) this.onRackTimer(now);
+    if (this.tlpAt !== undefined && now >= this.tlpAt) this.onTlp(now);
     if (this.rtoAt !== undefined && now >= this.rtoAt) this.onRto(now);
   }
 
@@ -1068,10 +1480,14 @@ export class TcpConnection {
       return;
     }
     this.stats.timeouts++;
+    this.timeoutEpisode(now);
     this.rtt.backoff();
     this.sndNxt = this.sndUna;
     this.timing = undefined;
     this.cc.onTimeout(this.view(), now);
+    this.tlp = undefined;
+    this.tlpAt = undefined;
+    this.rackAt = undefined;
     this.output(now);
     if (this.sndWnd > 0) this.rtoAt ??= now + this.rtt.rtoUs;
   }
@@ -1163,6 +1579,18 @@ export function checkTcpConfig(cfg: Readonly<TcpConfig>): void {
   if (!(Number.isInteger(cfg.dupThresh) && cfg.dupThresh >= 1)) bad('dupThresh', 'an integer >= 1');
   if (cfg.hystart !== undefined && typeof cfg.hystart !== 'boolean') bad('hystart', "true, false, or absent (the variant's default: on with cubic)");
   if (typeof cfg.prr !== 'boolean') bad('prr', 'true or false');
+}
+
+/**
+ * The D-SACK block of an ACK's SACK blocks, if it has one (RFC 2883 5): the
+ * first block when it lies below the cumulative ACK or inside the second.
+ */
+export function dsackBlock(blocks: readonly SeqRange[], ack: number): SeqRange | undefined {
+  const first = blocks[0];
+  if (!first) return undefined;
+  if (first.start < ack) return first;
+  const second = blocks[1];
+  return second && first.start >= second.start && first.end <= second.end ? first : undefined;
 }
 
 /** The RST answering an unacceptable segment (RFC 9293 3.10.7.1). */

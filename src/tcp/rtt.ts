@@ -45,6 +45,35 @@ export class RttEstimator {
     this.shift = 0;
   }
 
+  /**
+   * What RFC 4015 3.2 keeps (its step 0) when a retransmission starts a loss
+   * episode: SRTT_prev = SRTT + 2G and RTTVAR_prev = RTTVAR (undefined
+   * before the first sample).
+   */
+  beforeRetransmit(): { srttUs: number; rttvarUs: number } | undefined {
+    if (this.srttUs === undefined) return undefined;
+    return { srttUs: this.srttUs + 2 * this.p.granularityUs, rttvarUs: this.rttvarUs };
+  }
+
+  /**
+   * The first round-trip sample after a timeout found spurious (RFC 4015
+   * 3.2, the adaptation of the retransmission timer): the estimator starts again from the sample, but no lower than
+   * it stood before the timeout (`prev`, from beforeRetransmit), so that the
+   * delay that fooled the timer once does not fool it again; the backoff
+   * ends as with any sample.
+   */
+  sampleAfterSpurious(rUs: number, prev: { srttUs: number; rttvarUs: number }): void {
+    const r = Math.max(0, rUs);
+    this.samples++;
+    this.sumUs += r;
+    this.minSampleUs = Math.min(this.minSampleUs, r);
+    this.maxSampleUs = Math.max(this.maxSampleUs, r);
+    this.srttUs = Math.max(prev.srttUs, r);
+    this.rttvarUs = Math.max(prev.rttvarUs, r / 2);
+    this.baseRtoUs = this.srttUs + Math.max(this.p.granularityUs, 4 * this.rttvarUs);
+    this.shift = 0;
+  }
+
   /** The timer expired: the next RTO is twice this one (capped at the maximum). */
   backoff(): void {
     if (this.rtoUs < this.p.maxUs) this.shift++;

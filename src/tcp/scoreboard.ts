@@ -12,6 +12,13 @@ export interface SeqRange {
  */
 export class Scoreboard {
   private ranges: SeqRange[] = [];
+  /**
+   * End of the highest segment RACK (RFC 8985) marked lost by time; every
+   * unSACKed byte below counts as lost. It only grows until cleared, so a
+   * lost segment once retransmitted counts once in the pipe, as RFC 6675's
+   * lost-and-retransmitted octets do.
+   */
+  private rackLostEnd = 0;
 
   constructor(private readonly dupThresh: number) {}
 
@@ -34,6 +41,12 @@ export class Scoreboard {
 
   clear(): void {
     this.ranges = [];
+    this.rackLostEnd = 0;
+  }
+
+  /** RACK found the segments ending at or below `end` lost (RFC 8985 6.2 step 5). */
+  markLostBelow(end: number): void {
+    this.rackLostEnd = Math.max(this.rackLostEnd, end);
   }
 
   /**
@@ -94,6 +107,10 @@ export class Scoreboard {
    * ranges, SACKed above it; 0 when nothing is lost.
    */
   lostBelow(mss: number): number {
+    return Math.max(this.rackLostEnd, this.lostByDupThresh(mss));
+  }
+
+  private lostByDupThresh(mss: number): number {
     let bytes = 0;
     for (let i = this.ranges.length - 1; i >= 0; i--) {
       const r = this.ranges[i]!;

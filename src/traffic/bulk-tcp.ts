@@ -192,6 +192,10 @@ export class BulkTcp {
       initialWindowSegments: t.initialWindowSegments,
       prr: t.prr,
       hystart: t.hystart,
+      frto: t.frto,
+      eifel: t.eifel,
+      dsack: t.dsack,
+      rack: t.rack,
     };
     const localPort = 10000 + flow;
     this.setFlowOf(src, localPort, dst, spec.port, flow);

@@ -155,12 +155,12 @@ export class Cubic extends NewReno {
   }
 
   /**
-   * RFC 9438 4.9: the last congestion event was spurious. cwnd and ssthresh
-   * go back to `prior` (never below what they are now: Linux's
-   * tcp_undo_cwnd_reduction), and W_max, K, the epoch, W_est and cwnd_prior
-   * to what they were before it; recovery ends.
+   * RFC 9438 4.9: the last congestion event was spurious. W_max, K, the
+   * epoch, W_est and cwnd_prior go back to what they were before it; cwnd,
+   * ssthresh and the recovery state as for Reno (the connection computes
+   * `prior`).
    */
-  undo(prior: { cwnd: number; ssthresh: number }, _v: SendView, _now: Micros): void {
+  override undo(prior: { cwnd: number; ssthresh: number }, v: SendView, now: Micros): void {
     const s = this.saved;
     if (s) {
       this.wMax = s.wMax;
@@ -172,10 +172,6 @@ export class Cubic extends NewReno {
       this.afterTimeout = s.afterTimeout;
       this.saved = undefined;
     }
-    this.cwnd = Math.max(this.cwnd, prior.cwnd);
-    this.ssthresh = Math.max(this.ssthresh, prior.ssthresh);
-    this.inRecovery = false;
-    this.retransmitHead = false;
-    this.dupAcks = 0;
+    super.undo(prior, v, now);
   }
 }

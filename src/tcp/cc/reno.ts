@@ -122,6 +122,16 @@ export class Reno implements CongestionControl {
     this.hystart?.onRtt(rttUs);
   }
 
+  /** RFC 4015 3.2 step (3) and RFC 3708 5: back to the window before the response; a later loss may start a recovery at once. */
+  undo(prior: { cwnd: number; ssthresh: number }, v: SendView, _now: Micros): void {
+    this.cwnd = Math.max(v.mss, prior.cwnd);
+    this.ssthresh = Math.max(2 * v.mss, prior.ssthresh);
+    this.inRecovery = false;
+    this.retransmitHead = false;
+    this.dupAcks = 0;
+    this.recover = 0;
+  }
+
   next(v: SendView): NextSegment | undefined {
     if (this.retransmitHead && v.una < v.max) {
       return { seq: v.una, len: Math.min(v.mss, v.max - v.una) };

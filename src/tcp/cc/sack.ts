@@ -120,6 +120,16 @@ export class SackRecovery implements CongestionControl {
     this.growth.onRtt(rttUs, now);
   }
 
+  /** As Reno's: recovery left, RecoveryPoint forgotten (a loss found later starts a new one), cwnd and ssthresh as given. */
+  undo(prior: { cwnd: number; ssthresh: number }, v: SendView, now: Micros): void {
+    this.growth.undo(prior, v, now);
+    this.inRecovery = false;
+    this.dupAcks = 0;
+    this.retransmitHead = false;
+    this.recoveryPoint = 0;
+    this.highRxt = v.una;
+  }
+
   next(v: SendView): NextSegment | undefined {
     if (!this.inRecovery) {
       const seg = newData(v, v.nxt - v.una, this.cwnd);

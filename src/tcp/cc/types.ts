@@ -67,16 +67,20 @@ export interface CongestionControl {
   onTimeout(v: SendView, now: Micros): void;
   /** A valid round-trip sample. */
   onRtt(rttUs: number, now: Micros): void;
+  /**
+   * The last congestion response was taken back: the retransmission that
+   * caused it is known spurious (RFC 3522, RFC 5682, RFC 3708). Leaves fast
+   * recovery (or loss recovery) and the guard against a second response for
+   * the same window, and sets cwnd and ssthresh to `prior`, which the
+   * connection computes as RFC 4015 section 3.2 (a timeout) or RFC 3708
+   * section 5 (a fast retransmit) says. A control with state of its own
+   * puts that back too (CUBIC: RFC 9438 4.9).
+   */
+  undo(prior: { cwnd: number; ssthresh: number }, v: SendView, now: Micros): void;
   /** The next segment allowed out now, or undefined. */
   next(v: SendView): NextSegment | undefined;
   /** The connection sent what `next` returned. */
   sent(seg: NextSegment, v: SendView): void;
-  /**
-   * The last congestion event (a fast retransmit or a timeout) proved
-   * spurious: go back to the window and threshold it had before (`prior`),
-   * with whatever else the control keeps (CUBIC: RFC 9438 4.9).
-   */
-  undo?(prior: { cwnd: number; ssthresh: number }, v: SendView, now: Micros): void;
 }
 
 export interface CcParams {
