@@ -19,6 +19,11 @@ export interface ChannelSchedulerCounters {
   switches: number;
   /** New dwells on the channel R2 is already on, without overhead. */
   stays: number;
+  /**
+   * Dwells ended before their time by the work-conserving rule (its queue
+   * empty, another waiting); each one's tune is also in `switches`.
+   */
+  earlyLeaves: number;
   /** Packets taken out by `removeNextHop` for rerouting. */
   removed: number;
   drops: Record<DropReason, number>;
@@ -86,6 +91,20 @@ export const noDrops = (): Record<DropReason, number> => ({
  * if it is for another. While a dwell runs R2 does not leave early: an empty
  * current queue means waiting on the channel for packets until the dwell ends.
  *
+ * Work-conserving dwells (`params.workConserving`, default false): a dwell
+ * ends at once, before its time, when its channel's queue is empty, the MAC
+ * holds none of R2's packets (with a window, the same wait for every packet
+ * to be back as at the end of a dwell) and another queue has packets; R2 then
+ * takes the next non-empty queue in round-robin order, with the overhead, as
+ * at the end of a dwell (counted in `earlyLeaves`). That is the moment the
+ * last packet is done, or a packet for another channel arrives while R2
+ * waits on its empty one, or the option is turned on live. With every queue
+ * empty R2 waits on its channel as above, and a dwell whose queue never
+ * empties still lasts the interval (or the adaptive length). It is for a
+ * relay that alternates between a data and an ACK direction: a short burst
+ * of ACKs would otherwise keep R2 idle on their channel for the rest of the
+ * dwell while data waits for the other.
+ *
  * Adaptive dwell (`params.adaptive`): when a dwell on channel c starts (the tune
  * completes, or R2 stays), it lasts
  *   switchingIntervalUs * clamp(bytes_c / mean bytes over the non-empty queues, 0.5, 2)
@@ -100,9 +119,9 @@ export const noDrops = (): Record<DropReason, number> => ({
  *
  * Sans-IO: inputs carry the time, actions come out, and `nextDeadline()` says
  * when `tick` next has something to do. Inputs that return no actions
- * (`enqueue`, `requeueFront`) set a deadline at the current time when they make
- * something due, so a driver that ticks at `nextDeadline()` after every input
- * misses nothing.
+ * (`enqueue`, `requeueFront`) set a deadline at the current time when they
+ * make something due (a work-conserving leave included), so a driver that
+ * ticks at `nextDeadline()` after every input misses nothing.
  */
 export class ChannelScheduler<T = unknown> {
   private params: ChannelSchedulerParams;
@@ -134,7 +153,7 @@ export class ChannelScheduler<T = unknown> {
     this.params = ChannelScheduler.check(params);
     this.window = this.params.macWindow ?? 1;
     this.nowUs = startUs;
-    this.counters = { enqueued: 0, handedOut: 0, switches: 0, stays: 0, removed: 0, drops: noDrops(), dwellUs: {} };
+    this.counters = { enqueued: 0, handedOut: 0, switches: 0, stays: 0, earlyLeaves: 0, removed: 0, drops: noDrops(), dwellUs: {} };
     for (const c of this.params.channels) {
       this.q.set(c, new ClassedQueue<T>(this.params.queuePackets, this.params.classes ?? NO_QOS, startUs));
       this.counters.dwellUs[c] = 0;
@@ -398,7 +417,8 @@ export class ChannelScheduler<T = unknown> {
    * New parameters, live. Queues of removed channels are emptied ('no-channel'
    * drops); a smaller capacity drops from the tails ('queue-full'). A new
    * interval or adaptive setting applies from the next dwell, a new overhead
-   * from the next tune. If R2's channel lost its queue, its dwell ends now
+   * from the next tune; turning `workConserving` on ends a dwell at once if
+   * its rule says so. If R2's channel lost its queue, its dwell ends now
    * (after the packet in service, if any).
    */
   setParams(p: ChannelSchedulerParams, now: Micros): SchedAction<T>[] {
@@ -448,7 +468,10 @@ export class ChannelScheduler<T = unknown> {
       this.tuneCompleted();
     }
     if (this.phase === 'dwell') {
-      if (now < this.dwellEnd!) return this.handHead(now);
+      if (now < this.dwellEnd!) {
+        if (!this.leavesEarly()) return this.handHead(now);
+        this.counters.earlyLeaves++;
+      }
       return this.decide(this.pick(this.channel, false), now);
     }
     // Idle: a packet for the current channel goes first.
@@ -517,6 +540,15 @@ export class ChannelScheduler<T = unknown> {
     }
   }
 
+  /**
+   * The work-conserving rule (see the file comment): a running dwell with an
+   * empty queue and nothing at the MAC ends now when another queue waits.
+   */
+  private leavesEarly(): boolean {
+    if (this.params.workConserving !== true || this.phase !== 'dwell' || this.pausedNow || this.out.length > 0) return false;
+    return (this.q.get(this.channel!)?.length ?? 0) === 0 && this.othersWaiting();
+  }
+
   /** Hands the MAC packets of the current channel until its window is full or the queue empty. */
   private handHead(now: Micros): SchedAction<T>[] {
     const channel = this.channel!;
@@ -583,7 +615,7 @@ export class ChannelScheduler<T = unknown> {
   private servesAtOnce(channel: number): boolean {
     if (this.pausedNow) return false;
     if (this.out.length > 0) return this.phase === 'dwell' && channel === this.channel && this.returned === 0 && this.out.length < this.window;
-    return this.phase === 'untuned' || this.phase === 'idle' || (this.phase === 'dwell' && channel === this.channel);
+    return this.phase === 'untuned' || this.phase === 'idle' || (this.phase === 'dwell' && channel === this.channel) || this.leavesEarly();
   }
 
   /** Takes out the packets `match` accepts from every queue, oldest first (stable across queues). */

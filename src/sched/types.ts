@@ -40,6 +40,12 @@ export interface ChannelSchedulerParams {
   overheadUs: Micros;
   /** Scale each dwell by the queue's share of the load (0.5x to 2x the interval). */
   adaptive: boolean;
+  /**
+   * Work-conserving dwells (default false): a dwell whose queue is empty,
+   * with none of R2's packets at the MAC, ends at once when another queue
+   * has packets, instead of waiting on the channel until it ends.
+   */
+  workConserving?: boolean;
   /** QoS classes inside each channel queue, highest priority first; one of them is queue 0. Absent: one best-effort queue. */
   classes?: readonly QosClass[];
   /**

@@ -507,14 +507,16 @@ const CLASSES: QosClass[] = [
   { queue: 0, minKbps: 0, burstUs: 0 },
 ];
 
-test('randomized: conservation, one packet at the MAC, transmits only on the tuned channel inside a dwell', () => {
+test('randomized: conservation, one packet at the MAC, transmits only on the tuned channel inside a dwell, no work-conserving leave missed', () => {
   for (const seed of [1, 2, 3, 4, 5, 6, 7, 8]) {
     const rng = Rng.fromSeed(seed);
     const pool = [1, 6, 11, 2];
     // Seeds 5 to 8 run QoS classes (packets of queues 0, 1, 2 and 7, which has no class) and change them live.
     const qos = seed > 4;
     const classesOf = (): QosClass[] | undefined => (qos ? CLASSES.filter((c) => c.queue === 0 || rng.next() < 0.8) : undefined);
-    let params: ChannelSchedulerParams = { ...P, queuePackets: 6, adaptive: seed % 2 === 0, classes: classesOf() };
+    // Seeds 3 and 6 run work-conserving dwells.
+    const workConserving = seed % 3 === 0;
+    let params: ChannelSchedulerParams = { ...P, queuePackets: 6, adaptive: seed % 2 === 0, workConserving, classes: classesOf() };
     const s = new ChannelScheduler<number>(params, 0);
     const hopChannel = new Map<number, number>();
     for (let h = 1; h <= 6; h++) hopChannel.set(h, pool[rng.int(0, 2)]!);
@@ -566,6 +568,10 @@ test('randomized: conservation, one packet at the MAC, transmits only on the tun
       }
       const d = s.nextDeadline();
       if (d !== undefined && d > clock) assert.deepEqual(s.tick(clock), [], 'nothing before the deadline');
+      if (workConserving && s.dwellEndUs !== undefined && !s.paused && s.inFlight === 0) {
+        const own = s.queues().find((q) => q.channel === s.tunedChannel)?.packets ?? 0;
+        assert.ok(own > 0 || !s.othersWaiting(), `a dwell on an empty queue with others waiting was left (seed ${seed})`);
+      }
       clock = t;
     };
 
@@ -608,6 +614,8 @@ test('randomized: conservation, one packet at the MAC, transmits only on the tun
       assert.equal(c.enqueued, c.handedOut + dropped + c.removed + queued, `conservation, seed ${seed} step ${step}`);
       assert.equal(c.handedOut, handed);
       assert.equal(c.removed, removed);
+      assert.ok(c.earlyLeaves <= c.switches, 'each early leave is a switch');
+      if (!workConserving) assert.equal(c.earlyLeaves, 0);
       for (const q of s.queues()) {
         assert.ok(q.packets <= params.queuePackets, 'a channel queue holds at most its capacity');
         assert.equal(
@@ -620,5 +628,164 @@ test('randomized: conservation, one packet at the MAC, transmits only on the tun
     const tuned = Object.values(s.counters.dwellUs).reduce((x, y) => x + y, 0);
     assert.ok(tuned <= clock, 'time tuned never exceeds the time elapsed');
     assert.ok(s.counters.handedOut > 200, `traffic flowed (seed ${seed}: ${s.counters.handedOut})`);
+    if (workConserving) assert.ok(s.counters.earlyLeaves > 10, `dwells were left early (seed ${seed}: ${s.counters.earlyLeaves})`);
   }
+});
+
+describe('work-conserving dwells', () => {
+  const wc = (over: Partial<ChannelSchedulerParams> = {}) => sched({ workConserving: true, ...over });
+  const packetsOn = (s: ChannelScheduler<number>, channel: number) => s.queues().find((q) => q.channel === channel)!.packets;
+
+  test('off (the default): an empty queue keeps R2 on its channel until the dwell ends', () => {
+    for (const s of [sched(), sched({ workConserving: false })]) {
+      fill(s, 1, 1, 0);
+      const b = fill(s, 6, 1, 0);
+      start(s, 1, 0);
+      assert.deepEqual(s.txDone(2_000), [], 'channel 6 waits');
+      s.enqueue(11, pkt(11, 3_000), 3_000);
+      assert.equal(s.nextDeadline(), OVH + IVL, 'an arrival for another channel makes nothing due');
+      assert.deepEqual(s.tick(OVH + IVL - 1), []);
+      assert.deepEqual(s.tick(OVH + IVL), [tune(6, OVH + IVL + OVH)]);
+      assert.deepEqual(s.tick(OVH + IVL + OVH), [tx(6, b[0]!)]);
+      assert.equal(s.counters.earlyLeaves, 0);
+    }
+  });
+
+  test('the queue empties with others waiting: the dwell ends at once, to the next in round-robin order, with the overhead', () => {
+    const s = wc();
+    const a = fill(s, 1, 2, 0);
+    assert.deepEqual(s.tick(0), [tune(1, OVH)]);
+    // Channel 11's packet is older than channel 6's: round robin still takes 6 first (after 1).
+    const c = fill(s, 11, 1, 100);
+    const b = fill(s, 6, 1, 500);
+    assert.deepEqual(s.tick(OVH), [tx(1, a[0]!)]);
+    assert.deepEqual(s.txDone(2_000), [tx(1, a[1]!)]);
+    assert.deepEqual(s.txDone(3_000), [tune(6, 3_000 + OVH)], 'the last packet done: leave now, not at the dwell end');
+    assert.equal(s.dwellEndUs, undefined);
+    assert.equal(s.counters.dwellUs[1], 2_000, 'tuned to channel 1 from the end of its tune until it left');
+    assert.deepEqual(s.tick(3_000 + OVH - 1), [], 'nothing during the overhead');
+    assert.deepEqual(s.tick(3_000 + OVH), [tx(6, b[0]!)]);
+    assert.equal(s.dwellEndUs, 3_000 + OVH + IVL, 'a full dwell on the next channel');
+    assert.deepEqual(s.txDone(5_000), [tune(11, 5_000 + OVH)]);
+    assert.deepEqual(s.tick(5_000 + OVH), [tx(11, c[0]!)]);
+    assert.equal(s.counters.earlyLeaves, 2);
+    assert.equal(s.counters.switches, 3, 'each early leave is a switch');
+    assert.equal(s.counters.stays, 0);
+  });
+
+  test('every queue empty: R2 waits on its channel; a packet for it goes at once within the dwell', () => {
+    const s = wc();
+    fill(s, 1, 1, 0);
+    start(s, 1, 0);
+    assert.deepEqual(s.txDone(2_000), []);
+    assert.equal(s.tunedChannel, 1);
+    assert.equal(s.dwellEndUs, OVH + IVL, 'the dwell runs on');
+    assert.equal(s.nextDeadline(), OVH + IVL);
+    const late = pkt(1, 10_000);
+    s.enqueue(1, late, 10_000);
+    assert.deepEqual(s.tick(10_000), [tx(1, late)]);
+    assert.deepEqual(s.txDone(11_000), []);
+    assert.deepEqual(s.tick(OVH + IVL), [], 'the dwell ends with nothing to serve: idle');
+    assert.equal(s.dwellEndUs, undefined);
+    assert.equal(s.tunedChannel, 1);
+    assert.equal(s.counters.earlyLeaves, 0);
+  });
+
+  test('a packet for another channel arriving during an empty dwell makes the switch due at that time', () => {
+    const s = wc();
+    fill(s, 1, 1, 0);
+    start(s, 1, 0);
+    assert.deepEqual(s.txDone(2_000), []);
+    assert.deepEqual(s.tick(19_999), []);
+    const p = pkt(11, 20_000);
+    assert.deepEqual(s.enqueue(11, p, 20_000), { ok: true });
+    assert.equal(s.nextDeadline(), 20_000, 'a driver ticking at nextDeadline sees it now');
+    assert.deepEqual(s.tick(20_000), [tune(11, 20_000 + OVH)]);
+    assert.deepEqual(s.tick(20_000 + OVH), [tx(11, p)]);
+    assert.equal(s.counters.earlyLeaves, 1);
+  });
+
+  test('with a MAC window of 3 the leave waits until every packet is back', () => {
+    const s = wc({ macWindow: 3, queuePackets: 8 });
+    const a = fill(s, 6, 2, 0);
+    const b = fill(s, 11, 1, 0);
+    assert.deepEqual(s.tick(0), [tune(6, OVH)]);
+    assert.deepEqual(s.tick(OVH), [tx(6, a[0]!), tx(6, a[1]!)]);
+    assert.equal(s.nextDeadline(), OVH + IVL, 'the queue is empty, but the MAC still holds packets');
+    assert.deepEqual(s.txDone(2_000, a[1]), [], 'one still with the MAC');
+    // One aborted and given back: channel 6 has a packet again, so R2 serves it rather than leave.
+    s.requeueFront(6, a[0]!);
+    assert.equal(s.nextDeadline(), 2_000);
+    assert.deepEqual(s.tick(2_000), [tx(6, a[0]!)]);
+    const late = pkt(11, 2_500);
+    s.enqueue(11, late, 2_500);
+    assert.equal(s.nextDeadline(), OVH + IVL, 'an arrival for another channel waits for the MAC too');
+    assert.deepEqual(s.txDone(3_000, a[0]), [tune(11, 3_000 + OVH)], 'the last one back: leave now');
+    assert.deepEqual(s.tick(3_000 + OVH), [tx(11, b[0]!), tx(11, late)]);
+    assert.equal(s.counters.earlyLeaves, 1);
+    assert.equal(packetsOn(s, 6), 0);
+  });
+
+  test('a dwell whose queue never empties still ends at the interval', () => {
+    const s = wc({ queuePackets: 8 });
+    const a = fill(s, 1, 8, 0);
+    const b = fill(s, 6, 1, 0);
+    start(s, 1, 0);
+    const end = OVH + IVL;
+    for (let t = 11_000; t < end; t += 10_000) assert.equal(sent(s.txDone(t)).length, 1);
+    assert.deepEqual(s.txDone(end), [tune(6, end + OVH)], 'the interval is over: switch, packets of channel 1 still queued');
+    assert.equal(packetsOn(s, 1), a.length - 4);
+    assert.deepEqual(s.tick(end + OVH), [tx(6, b[0]!)]);
+    assert.equal(s.counters.earlyLeaves, 0);
+    assert.equal(s.counters.switches, 2);
+  });
+
+  test('after a sensing round: the fresh dwell ends once its queue empties', () => {
+    const s = wc();
+    const a = fill(s, 1, 2, 0);
+    const b = fill(s, 6, 1, 0);
+    assert.equal(start(s, 1, 0), a[0]);
+    s.pause(5_000);
+    assert.deepEqual(s.txDone(6_000), [], 'paused: no leave, no transmit');
+    assert.equal(s.nextDeadline(), undefined);
+    s.enqueue(11, pkt(11, 7_000), 7_000);
+    assert.equal(s.nextDeadline(), undefined, 'nothing is due while R2 is away');
+    assert.deepEqual(s.resume(80_000), [tune(1, 80_000 + OVH)], 'channel 1 still has a packet');
+    assert.deepEqual(s.tick(80_000 + OVH), [tx(1, a[1]!)]);
+    assert.deepEqual(s.txDone(82_000), [tune(6, 82_000 + OVH)]);
+    assert.deepEqual(s.tick(82_000 + OVH), [tx(6, b[0]!)]);
+    assert.equal(s.counters.earlyLeaves, 1);
+  });
+
+  test('with QoS classes the queue is empty only when every class is', () => {
+    const s = wc({ classes: CLASSES });
+    const hi = { ...pkt(1, 0), queue: 1 };
+    const be = pkt(1, 0);
+    s.enqueue(1, be, 0);
+    s.enqueue(1, hi, 0);
+    const b = fill(s, 6, 1, 0);
+    assert.deepEqual(s.tick(0), [tune(1, OVH)]);
+    assert.deepEqual(s.tick(OVH), [tx(1, hi)], 'the high class first');
+    assert.deepEqual(s.txDone(2_000), [tx(1, be)], 'best effort still waits on channel 1: no leave');
+    assert.deepEqual(s.txDone(3_000), [tune(6, 3_000 + OVH)]);
+    assert.deepEqual(s.tick(3_000 + OVH), [tx(6, b[0]!)]);
+    assert.equal(s.counters.earlyLeaves, 1);
+  });
+
+  test('set live: turning it on ends an empty dwell at once; turning it off waits again', () => {
+    const s = sched();
+    fill(s, 1, 1, 0);
+    const b = fill(s, 6, 1, 0);
+    start(s, 1, 0);
+    assert.deepEqual(s.txDone(2_000), []);
+    assert.equal(s.nextDeadline(), OVH + IVL);
+    assert.deepEqual(s.setParams({ ...P, workConserving: true }, 5_000), [tune(6, 5_000 + OVH)]);
+    assert.deepEqual(s.tick(5_000 + OVH), [tx(6, b[0]!)]);
+    assert.equal(s.counters.earlyLeaves, 1);
+    assert.deepEqual(s.setParams({ ...P, workConserving: false }, 7_000), []);
+    assert.deepEqual(s.txDone(8_000), []);
+    s.enqueue(11, pkt(11, 9_000), 9_000);
+    assert.equal(s.nextDeadline(), 5_000 + OVH + IVL, 'off again: the dwell runs to its end');
+    assert.equal(s.counters.earlyLeaves, 1);
+  });
 });

@@ -138,10 +138,12 @@ describe('a MAC window', () => {
  * in an order of the RNG's choosing (records may come back in any order).
  */
 test('randomized: the window bound, transmits only on the tuned channel, nothing lost or duplicated across switches and pauses', () => {
-  for (const seed of [1, 2, 3, 4, 5, 6]) {
+  for (const seed of [1, 2, 3, 4, 5, 6, 7, 8, 9]) {
     const rng = Rng.fromSeed(seed);
     const window = [2, 3, 8][seed % 3]!;
-    const params: ChannelSchedulerParams = { ...P, queuePackets: 6, adaptive: seed % 2 === 0, macWindow: window };
+    // Seeds 7 to 9 run work-conserving dwells: a leave, too, waits for every packet to be back.
+    const workConserving = seed > 6;
+    const params: ChannelSchedulerParams = { ...P, queuePackets: 6, adaptive: seed % 2 === 0, macWindow: window, workConserving };
     const s = new ChannelScheduler<number>(params, 0);
     const pool = [1, 6, 11];
     const hopChannel = new Map<number, number>();
@@ -210,6 +212,9 @@ test('randomized: the window bound, transmits only on the tuned channel, nothing
           handle(s.txDone(clock, head.packet));
         } else handle(s.tick(clock));
       }
+      if (workConserving && s.dwellEndUs !== undefined && !s.paused && s.inFlight === 0 && mac.length === 0) {
+        assert.ok(packetsOn(s, s.tunedChannel!) > 0 || !s.othersWaiting(), `a dwell on an empty queue with others waiting was left (seed ${seed})`);
+      }
       clock = t;
     };
 
@@ -263,5 +268,8 @@ test('randomized: the window bound, transmits only on the tuned channel, nothing
     assert.equal(c.enqueued, c.handedOut + drops + c.removed);
     assert.equal(c.handedOut, done.size);
     assert.ok(done.size > 500, `seed ${seed}: ${done.size} packets done`);
+    assert.ok(c.earlyLeaves <= c.switches, 'each early leave is a switch');
+    if (workConserving) assert.ok(c.earlyLeaves > 10, `seed ${seed}: ${c.earlyLeaves} dwells left early`);
+    else assert.equal(c.earlyLeaves, 0);
   }
 });
