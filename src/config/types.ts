@@ -42,6 +42,8 @@ export interface NodeConfig {
     intervalMs: number;
     /** Adapt the interval to queue load. */
     adaptive: boolean;
+    /** Leave a dwell early when its queue is empty and another has packets. */
+    workConserving: boolean;
     /** Time lost per channel switch (radio deaf meanwhile). */
     overheadUs: number;
     /** Packets each channel queue holds. */

@@ -90,6 +90,7 @@ export function schedulerParams(cfg: NodeConfig, channels: readonly number[], ma
     switchingIntervalUs: cfg.switching.intervalMs * US_PER_MS,
     overheadUs: cfg.switching.overheadUs,
     adaptive: cfg.switching.adaptive,
+    workConserving: cfg.switching.workConserving,
     classes: qosClasses(cfg),
     ...(macWindow !== 1 ? { macWindow } : {}),
   };

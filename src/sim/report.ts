@@ -100,6 +100,8 @@ export interface NodeResult {
   neighbours: Array<{ addr: number; r1Channel: number }>;
   switches: number;
   stays: number;
+  /** Dwells R2 left early by the work-conserving rule (of `switches`); only with `switching.workConserving`, so that other runs read as before. */
+  earlyLeaves?: number;
   /** Time R2 was tuned to each channel, s. */
   r2DwellS: Record<string, number>;
   queues: Array<{ channel: number; meanPackets: number; maxPackets: number }>;
@@ -286,6 +288,7 @@ export function nodeResult(r: MeshRouter, pos: { xM: number; yM: number }): Node
     neighbours: r.neighbourChannels(),
     switches: r.sched.counters.switches,
     stays: r.sched.counters.stays,
+    ...(r.config.switching.workConserving ? { earlyLeaves: r.sched.counters.earlyLeaves } : {}),
     r2DwellS: dwell,
     queues: r.queueStats().map((q) => ({ channel: q.channel, meanPackets: sig(q.meanPackets), maxPackets: q.maxPackets })),
     drops,
@@ -416,6 +419,9 @@ export function nodesCsv(res: SimResult): string {
     'macCollisions',
     'macPnLosses',
   ];
+  // A last column only when a run counted early leaves (switching.workConserving), so that other files read as before.
+  const early = res.runs.some((r) => r.nodes.some((n) => n.earlyLeaves !== undefined));
+  if (early) head.push('earlyLeaves');
   const lines = [head.join(',')];
   for (const r of res.runs) {
     for (const n of r.nodes) {
@@ -445,6 +451,7 @@ export function nodesCsv(res: SimResult): string {
           sum('retries'),
           sum('collisions'),
           sum('pnLosses'),
+          ...(early ? [n.earlyLeaves ?? null] : []),
         ]
           .map(csvCell)
           .join(','),
@@ -486,7 +493,7 @@ export function textReport(res: SimResult, wallMs?: number): string {
           .map(([k, v]) => `${k} ${v}`)
           .join(', ') || 'none';
       out.push(
-        `  r${n.node}: R1 ch ${n.r1Channel ?? '-'} (${n.r1Changes.length} change(s)), R2 ${n.switches} switch(es), forwarded ${n.forwarded}, drops: ${drops}`,
+        `  r${n.node}: R1 ch ${n.r1Channel ?? '-'} (${n.r1Changes.length} change(s)), R2 ${n.switches} switch(es)${n.earlyLeaves !== undefined ? ` (${n.earlyLeaves} early)` : ''}, forwarded ${n.forwarded}, drops: ${drops}`,
       );
     }
     for (const h of last.hosts ?? []) {

@@ -83,7 +83,7 @@ describe('parseNodeConfig: defaults', () => {
       controlGuard: 0.05,
       contendedMoveProbability: 0.5,
     });
-    assert.deepEqual(c.switching, { intervalMs: 50, adaptive: false, overheadUs: 1000, queuePackets: 50 });
+    assert.deepEqual(c.switching, { intervalMs: 50, adaptive: false, workConserving: false, overheadUs: 1000, queuePackets: 50 });
     assert.deepEqual(c.qos, {
       classes: [
         { name: 'high', label: 0x00100, queue: 1, minKbps: 400 },

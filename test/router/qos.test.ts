@@ -1,43 +1,16 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { seconds, US_PER_MS, type Micros } from '../../src/core/time.js';
-import type { NodeConfig } from '../../src/config/types.js';
 import { liveChange } from '../../src/config/live.js';
 import { ConfigError } from '../../src/core/errors.js';
-import type { Logger } from '../../src/core/log.js';
-import { LiveConfigView } from '../../src/daemon/live-view.js';
 import type { MeshRouter } from '../../src/router/router.js';
 import { flowMod } from '../../src/wire/openflow/actions.js';
 import { FlowTables } from '../../src/openflow/pipeline.js';
 import { FlowTableForwarder } from '../../src/openflow/forwarder.js';
 import { portOfNeighbour } from '../../src/openflow/ports.js';
 import { memoryLogger } from '../support/control-view.js';
+import { RouterOnlyView } from '../support/router-only-view.js';
 import { star } from '../support/star.js';
-
-/** The live-configuration side of a router daemon (MeshNode's), over a router of the star: a checked change goes to `MeshRouter.reconfigure` at once. */
-class RouterOnlyView extends LiveConfigView {
-  readonly id: number;
-  readonly name: string;
-  protected readonly startedUs = 0;
-
-  constructor(
-    private readonly router: MeshRouter,
-    private readonly engine: { now(): Micros },
-    log: Logger,
-  ) {
-    super(router.config, log);
-    this.id = router.config.node.id;
-    this.name = router.config.node.name;
-  }
-
-  now(): Micros {
-    return this.engine.now();
-  }
-
-  protected applyLive(next: NodeConfig, changed: string[]): void {
-    this.router.reconfigure(next, changed, this.engine.now());
-  }
-}
 
 /** Packets router `r` sent to neighbour `n`, per QoS queue id (queues with none left out). */
 const sentPerQueue = (r: MeshRouter, n: number): Record<number, number> =>
