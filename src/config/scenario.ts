@@ -141,11 +141,16 @@ export interface TcpFlowSpec {
     hystart?: boolean;
     /** Proportional Rate Reduction (RFC 6937) in fast recovery. */
     prr: boolean;
-    /** F-RTO (RFC 5682), Eifel detection (RFC 3522), D-SACK (RFC 2883, RFC 3708) and RACK-TLP (RFC 8985); see TcpConfig. */
-    frto: boolean;
-    eifel: boolean;
-    dsack: boolean;
-    rack: boolean;
+    /**
+     * F-RTO (RFC 5682), Eifel detection (RFC 3522), D-SACK (RFC 2883, RFC
+     * 3708) and RACK-TLP (RFC 8985); see TcpConfig. Absent: off at the
+     * flow's ends (ns-2's agents have none of them), the stack's default in
+     * TCP-ACC's legs (DEFAULT_TCP_CONFIG).
+     */
+    frto?: boolean;
+    eifel?: boolean;
+    dsack?: boolean;
+    rack?: boolean;
   };
 }
 
@@ -553,10 +558,10 @@ export function accParams(sc: Scenario, f: TcpFlowSpec): Record<string, unknown>
       // Only when set: the parameters travel in the controller's messages, whose size the default must not change.
       ...(t.prr ? { prr: true } : {}),
       ...(t.hystart === undefined ? {} : { hystart: t.hystart }),
-      ...(t.frto ? { frto: true } : {}),
-      ...(t.eifel ? { eifel: true } : {}),
-      ...(t.dsack ? { dsack: true } : {}),
-      ...(t.rack ? { rack: true } : {}),
+      ...(t.frto === undefined ? {} : { frto: t.frto }),
+      ...(t.eifel === undefined ? {} : { eifel: t.eifel }),
+      ...(t.dsack === undefined ? {} : { dsack: t.dsack }),
+      ...(t.rack === undefined ? {} : { rack: t.rack }),
     },
   };
 }

@@ -104,10 +104,11 @@ export const DEFAULT_TCP_CONFIG: Readonly<TcpConfig> = Object.freeze({
   vegas: Object.freeze({ alpha: 1, beta: 3, gamma: 1 }),
   hystart: undefined,
   prr: false,
-  frto: false,
+  // Linux's loss recovery: F-RTO, D-SACK and RACK-TLP on (tcp_frto, tcp_dsack, tcp_recovery); Eifel needs timestamps and is off.
+  frto: true,
   eifel: false,
-  dsack: false,
-  rack: false,
+  dsack: true,
+  rack: true,
 }) as Readonly<TcpConfig>;
 
 /** What happened to the connection, for its application. */

@@ -192,10 +192,11 @@ export class BulkTcp {
       initialWindowSegments: t.initialWindowSegments,
       prr: t.prr,
       hystart: t.hystart,
-      frto: t.frto,
-      eifel: t.eifel,
-      dsack: t.dsack,
-      rack: t.rack,
+      // The flow's ends are ns-2's agents unless told: none of the loss detections newer than SACK.
+      frto: t.frto ?? false,
+      eifel: t.eifel ?? false,
+      dsack: t.dsack ?? false,
+      rack: t.rack ?? false,
     };
     const localPort = 10000 + flow;
     this.setFlowOf(src, localPort, dst, spec.port, flow);

@@ -64,7 +64,9 @@ function firstOf(ks: number[], mss: number, fate: LinkFate): LinkParams {
 
 /** A bulk transfer A to B over `link`, the sender's state after every segment it takes in. */
 function run(linkOf: { link: LinkParams; bind?: (p: TcpPair) => void }, cfgA: Partial<TcpConfig>, cfgB: Partial<TcpConfig> = {}, bytes = 3_000_000) {
-  const pair = new TcpPair(linkOf.link, 1, { timeWaitMs: 100, ...cfgA }, { timeWaitMs: 100, ...cfgB });
+  // Each test turns on what it is about: the stack's defaults (F-RTO, D-SACK, RACK-TLP) start off here.
+  const none: Partial<TcpConfig> = { timeWaitMs: 100, frto: false, eifel: false, dsack: false, rack: false };
+  const pair = new TcpPair(linkOf.link, 1, { ...none, ...cfgA }, { ...none, ...cfgB });
   linkOf.bind?.(pair);
   const r = bulk(pair, { ab: bytes, cfgA, cfgB });
   const samples: Sample[] = [];

@@ -5,6 +5,8 @@ import { RttEstimator } from '../../src/tcp/rtt.js';
 import { TcpPair, bulk, dropFirstAt, segmentOffsets, type LinkParams } from '../support/tcp-net.js';
 
 const MS = 1_000;
+/** The retransmission timer alone: no tail loss probe ahead of it, no F-RTO after it (both on by default). */
+const RTO_ONLY = { frto: false, rack: false };
 
 /** A connection A to B on `link`; `write` bytes go out at `writeAt`. */
 function oneWrite(link: LinkParams, bytes: number, cfgA: Parameters<TcpPair['a']['connect']>[3] = {}, seed = 1, writeAt = 100 * MS, read = true) {
@@ -98,7 +100,7 @@ describe('tcp retransmission timer', () => {
       queuePackets: 0,
       fate: (seg, dir) => (dir === 'ab' && seg.payload.length > 0 ? { drop: true } : undefined),
     };
-    const t = oneWrite(link, 500, { minRtoMs: 200, maxRtoMs: 2_000, maxRetransmits: 6 });
+    const t = oneWrite(link, 500, { ...RTO_ONLY, minRtoMs: 200, maxRtoMs: 2_000, maxRetransmits: 6 });
     t.pair.run(60_000_000);
     const sends = t.pair.data('ab').map((d) => d.at);
     assert.equal(sends.length, 7, 'the original and maxRetransmits retransmissions');
@@ -129,7 +131,7 @@ describe('tcp retransmission timer', () => {
       queuePackets: 0,
       fate: (seg, dir) => (dir === 'ab' && seg.payload.length > 0 ? { drop: true } : undefined),
     };
-    const t = oneWrite(link, 100, { maxRtoMs: 4_000, maxRetransmits: 4 }, 1, 1_000 * MS);
+    const t = oneWrite(link, 100, { ...RTO_ONLY, maxRtoMs: 4_000, maxRetransmits: 4 }, 1, 1_000 * MS);
     t.pair.run(60_000_000);
     const sends = t.pair.data('ab').map((d) => d.at);
     const gaps = sends.slice(1).map((x, i) => x - sends[i]!);
@@ -143,7 +145,7 @@ describe('tcp retransmission timer', () => {
 
   test('Karn: without timestamps a retransmitted segment gives no RTT sample, and the backed-off RTO stays', () => {
     const link: LinkParams = { delayUs: 10 * MS, rateBps: 0, queuePackets: 0, fate: dropFirstAt('ab', segmentOffsets([0], 1460)) };
-    const t = oneWrite(link, 300, { timestamps: false });
+    const t = oneWrite(link, 300, { ...RTO_ONLY, timestamps: false });
     t.pair.run(2_500_000);
     assert.equal(t.got, 300);
     assert.equal(t.client.negotiated.timestamps, false);
@@ -164,7 +166,7 @@ describe('tcp retransmission timer', () => {
 
   test('with timestamps the ACK of a retransmission is a valid sample (RFC 7323 4): it measures the retransmission', () => {
     const link: LinkParams = { delayUs: 10 * MS, rateBps: 0, queuePackets: 0, fate: dropFirstAt('ab', segmentOffsets([0])) };
-    const t = oneWrite(link, 300, {});
+    const t = oneWrite(link, 300, RTO_ONLY);
     t.pair.run(5_000_000);
     assert.equal(t.got, 300);
     assert.equal(t.client.stats.timeouts, 1);
