@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { Micros } from '../../src/core/time.js';
+import { congestionControl, type CongestionControl, type SendView } from '../../src/tcp/cc/index.js';
 import type { TcpConfig } from '../../src/tcp/connection.js';
+import { Scoreboard } from '../../src/tcp/scoreboard.js';
 import { TCP_SYN, type TcpSegment } from '../../src/wire/tcp.js';
 import { DirectPair, TcpPair, bulk, pattern, segmentOffsets, type LinkFate, type LinkParams } from '../support/tcp-net.js';
 
@@ -348,4 +350,40 @@ describe('RACK-TLP (RFC 8985)', () => {
     assert.equal(res.c.stats.rackLosses, 0);
     assert.equal(res.c.stats.timeouts, 0);
   });
+});
+
+describe('undo in the congestion controls (RFC 4015 3.2, RFC 3708 5)', () => {
+  const MSS = 1000;
+  const p = { mss: MSS, initialWindow: 10 * MSS, dupThresh: 3, vegas: { alpha: 1, beta: 3, gamma: 1 }, hystart: false };
+  const view = (una: number, max: number): SendView => ({
+    mss: MSS,
+    una,
+    nxt: max,
+    max,
+    end: 1e12,
+    wndEnd: 1e12,
+    maxWnd: 1e9,
+    scoreboard: new Scoreboard(3),
+    sackOn: false,
+  });
+  const dupAcks = (cc: CongestionControl, una: number, max: number): void => {
+    for (let i = 0; i < 3; i++) cc.onAck({ now: 0, ack: una, acked: 0, dup: true, flightBefore: max - una }, view(una, max));
+  };
+
+  for (const name of ['reno', 'newreno', 'cubic'] as const) {
+    test(`${name}: an undone fast retransmit leaves recovery with the prior window, and a later loss starts a new recovery at once`, () => {
+      const cc = congestionControl(name, p);
+      dupAcks(cc, 1, 1 + 20 * MSS);
+      assert.equal(cc.inRecovery, true);
+      const reduced = cc.ssthresh;
+      cc.undo({ cwnd: 20 * MSS, ssthresh: 40 * MSS }, view(1, 1 + 20 * MSS), 0);
+      assert.equal(cc.inRecovery, false);
+      assert.equal(cc.cwnd, 20 * MSS);
+      assert.equal(cc.ssthresh, 40 * MSS);
+      assert.ok(reduced < 20 * MSS, 'the fast retransmit had cut ssthresh');
+      // The guard against a second response in the same window is gone: three duplicates below the old recovery point start one.
+      dupAcks(cc, 1 + 5 * MSS, 1 + 20 * MSS);
+      assert.equal(cc.inRecovery, true);
+    });
+  }
 });
