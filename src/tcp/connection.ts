@@ -969,8 +969,8 @@ export class TcpConnection {
    * The ACK of a probe (7.4.2): new data or a D-SACK of the probe means
    * nothing was lost; an ACK past it without that D-SACK means the probe
    * repaired a loss, which gets the congestion response a fast recovery of
-   * it would have (half the window). The episode is over by then, so the
-   * congestion control is set through `undo`, as a recovery left at once.
+   * it would have: the control's own cut of its window (Reno's half,
+   * CUBIC's 0.7), as a recovery left at once, as Linux does.
    */
   private tlpAcked(ack: number, dsack: SeqRange | undefined, now: Micros): void {
     const t = this.tlp!;
@@ -981,8 +981,7 @@ export class TcpConnection {
     if (ack <= t.end) return;
     this.tlp = undefined;
     this.stats.tlpRepairs++;
-    const half = Math.max(Math.floor(this.cc.cwnd / 2), 2 * this.sendMss);
-    this.cc.undo({ cwnd: half, ssthresh: half }, this.view(), now);
+    this.cc.congestionEvent(this.cc.cwnd, this.view(), now);
   }
 
   private rttSample(seg: TcpSegment, ack: number, now: Micros): void {

@@ -387,3 +387,23 @@ describe('undo in the congestion controls (RFC 4015 3.2, RFC 3708 5)', () => {
     });
   }
 });
+
+describe("a loss repaired by a tail loss probe (RFC 8985 7.4.2): the control's own cut", () => {
+  const MSS = 1000;
+  const p = { mss: MSS, initialWindow: 20 * MSS, dupThresh: 3, vegas: { alpha: 1, beta: 3, gamma: 1 }, hystart: false };
+  const v: SendView = { mss: MSS, una: 1, nxt: 1, max: 1, end: 1e12, wndEnd: 1e12, maxWnd: 1e9, scoreboard: new Scoreboard(3), sackOn: false };
+  for (const [name, sack, cut] of [
+    ['reno', false, 10],
+    ['newreno', false, 10],
+    ['cubic', false, 14],
+    ['cubic', true, 14],
+  ] as const) {
+    test(`${name}${sack ? ' over SACK' : ''}: ssthresh and cwnd to ${cut} of 20 segments, out of any recovery`, () => {
+      const cc = congestionControl(name, { ...p, sack });
+      cc.congestionEvent(cc.cwnd, v, 0);
+      assert.equal(cc.ssthresh, cut * MSS);
+      assert.equal(cc.cwnd, cut * MSS);
+      assert.equal(cc.inRecovery, false);
+    });
+  }
+});

@@ -69,6 +69,11 @@ export class Reno implements CongestionControl {
     return Math.max(Math.floor(flight / 2), 2 * v.mss);
   }
 
+  congestionEvent(flight: number, v: SendView, now: Micros): void {
+    this.reduce(flight, v, now);
+    this.cwnd = Math.min(this.cwnd, Math.max(v.mss, this.ssthresh));
+  }
+
   protected enterRecovery(a: AckEvent, v: SendView): void {
     this.reduce(a.flightBefore, v, a.now);
     this.cwnd = this.ssthresh + this.p.dupThresh * v.mss;

@@ -130,6 +130,10 @@ export class SackRecovery implements CongestionControl {
     this.highRxt = v.una;
   }
 
+  congestionEvent(flight: number, v: SendView, now: Micros): void {
+    this.growth.congestionEvent(flight, v, now);
+  }
+
   next(v: SendView): NextSegment | undefined {
     if (!this.inRecovery) {
       const seg = newData(v, v.nxt - v.una, this.cwnd);

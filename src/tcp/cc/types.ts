@@ -77,6 +77,13 @@ export interface CongestionControl {
    * puts that back too (CUBIC: RFC 9438 4.9).
    */
   undo(prior: { cwnd: number; ssthresh: number }, v: SendView, now: Micros): void;
+  /**
+   * A loss found and repaired outside any recovery (a tail loss probe that
+   * repaired one, RFC 8985 7.4.2): the congestion response a fast recovery
+   * of it would have given, as a recovery left at once: ssthresh cut by the
+   * control's own rule from a flight of `flight` bytes, cwnd down to it.
+   */
+  congestionEvent(flight: number, v: SendView, now: Micros): void;
   /** The next segment allowed out now, or undefined. */
   next(v: SendView): NextSegment | undefined;
   /** The connection sent what `next` returned. */
