@@ -10,6 +10,7 @@ import type { NeighbourView, RouteView } from '../routing/aodv.js';
 import { chooseBackend } from '../sensing/backend.js';
 import { cpuBackend } from '../sensing/energy.js';
 import { EnergyDetector } from '../sensing/detector.js';
+import type { TcpConnection } from '../tcp/connection.js';
 import { CbrSource, FlowSink, runCbr, type FlowRecord } from '../traffic/cbr.js';
 import { tcpFlowSpec } from '../config/scenario.js';
 import { BulkTcp, type TcpFlowRecord } from '../traffic/bulk-tcp.js';
@@ -38,7 +39,7 @@ export interface TrafficView {
   sent: number;
   /** Packets received (UDP sink). */
   received: number;
-  /** Payload bytes sent (UDP source) or that arrived (UDP sink; TCP: bytes read in order and checked). */
+  /** Payload bytes sent (UDP source) or that arrived (UDP sink); TCP: bytes the sink acknowledged (source) or read in order and checked (sink). */
   bytes: number;
   /** Over the last few seconds, Mbps. */
   recentMbps: number;
@@ -333,7 +334,8 @@ export class MeshNode extends LiveConfigView implements RouterView {
           ...base,
           sent: r?.dataPackets ?? 0,
           received: 0,
-          bytes: r?.goodputBytes ?? 0,
+          // The sink's goodput is counted where it reads; the source sees its progress in what the sink acknowledged.
+          bytes: role === 'source' ? ackedBytes(conn) : (r?.goodputBytes ?? 0),
           recentMbps: this.recentMbps(f.id),
           corruptBytes: r?.corruptBytes ?? 0,
           state: conn?.state ?? 'waiting',
@@ -468,4 +470,9 @@ export class MeshNode extends LiveConfigView implements RouterView {
   get emulatedBand(): EmulatedBand {
     return this.band;
   }
+}
+
+/** Bytes a TCP sender has had acknowledged (absolute offsets: data byte k is k + 1; an acknowledged FIN adds one). */
+function ackedBytes(conn: TcpConnection | undefined): number {
+  return conn ? Math.max(0, conn.seq.una - 1) : 0;
 }

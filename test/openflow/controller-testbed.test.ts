@@ -94,6 +94,10 @@ describe('the CETT controller places a flow and its TCP-ACC on a testbed of rout
       90_000,
     );
     assert.equal(got.corruptBytes, 0, 'every byte as the source sent it');
+    // The source sees its progress in what the sink acknowledged (its own status cannot count the sink's reads).
+    const source = await ctl(0).request('status', {}, 2000);
+    const sent = source.ok ? (source.result as Status).traffic.find((x) => x.id === 0) : undefined;
+    assert.ok(sent && sent.bytes >= 150_000, `the source's acknowledged bytes: ${JSON.stringify(sent)}`);
     const relay = await ctl(1).request('status', {}, 2000);
     assert.ok(
       relay.ok && (relay.result as Status).counters.byFlowTable > 50,
