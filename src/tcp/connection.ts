@@ -254,8 +254,19 @@ export class TcpConnection {
   private sndWl2 = 0;
   private sndWscale = 0;
   private peerMss = 536;
-  /** The segment being timed without timestamps (Karn): its end and when it left. */
-  private timing: { end: number; at: Micros } | undefined;
+  /** The segment being timed without timestamps (Karn): where it starts and ends, and when it left. */
+  private timing: { seq: number; end: number; at: Micros } | undefined;
+  /**
+   * The round trip of the delay that fooled the timer, the sample RFC 4015
+   * 3.2 adapts it with, which Karn's rule would lose without timestamps.
+   * F-RTO keeps, from the first timeout of an episode, when it struck and
+   * the segment then being timed. If the timeout proves spurious and that
+   * segment was never retransmitted, its round trip (`ackedAt` - `at`) is
+   * the sample; else the time from the timeout to the ACK that proved it,
+   * a lower bound on the round trip of the originals that ACK covers (all
+   * sent before the timeout, none retransmitted).
+   */
+  private frtoClock: { firedAt: Micros; timed?: { seq: number; end: number; at: Micros; ackedAt?: Micros } } | undefined;
   private retries = 0;
   private synSentAt: Micros | undefined;
   private synRetransmitted = false;
@@ -683,9 +694,13 @@ export class TcpConnection {
     if (dup) this.stats.dupAcksReceived++;
     // Spurious or not is judged before the ACK's round-trip sample is taken: after a spurious timeout the sample adapts the timer.
     const spurious = acked > 0 ? this.eifelDetect(seg) : undefined;
+    const timed = this.frtoClock?.timed;
+    if (timed && ack >= timed.end) timed.ackedAt ??= now;
     const frtoAct = this.frto && (acked > 0 || dup) ? this.frtoStep(ack, acked, frtoSeen) : undefined;
     if ((spurious?.kind === 'timeout' || frtoAct === 'spurious') && this.episode) this.adaptRto = this.episode.rttPrev;
     if (acked > 0) {
+      if (frtoAct === 'spurious') this.frtoSample(ack, now);
+      else if (!this.frto) this.frtoClock = undefined;
       this.rttSample(seg, ack, now);
       this.sndUna = ack;
       if (this.sndNxt < ack) this.sndNxt = ack;
@@ -767,9 +782,12 @@ export class TcpConnection {
   private timeoutEpisode(now: Micros): void {
     const first = this.retries === 1;
     if (this.cfg.frto && !this.eifelOn) {
-      // RFC 5682 step 1: a timeout during the RTO recovery of an earlier one goes on conventionally.
-      const inRtoRecovery = !first || (this.rtoRecover !== undefined && this.rtoRecover >= this.sndUna);
-      this.frto = inRtoRecovery ? undefined : { step: 2, recover: this.sndMax };
+      // RFC 5682 step 1: a timeout during the RTO recovery of an earlier one goes on conventionally. A timeout
+      // that recurs before any ACK, on the same SND.UNA, is no news: F-RTO goes on waiting for its first ACK,
+      // as Linux's does (tcp_enter_loss), so a delay longer than two timeouts can still be found spurious.
+      const recurring = !first && this.frto?.step === 2;
+      const inRtoRecovery = first ? this.rtoRecover !== undefined && this.rtoRecover >= this.sndUna : !recurring;
+      if (!recurring) this.frto = inRtoRecovery ? undefined : { step: 2, recover: this.sndMax };
       this.rtoRecover = this.sndMax;
     }
     if (!this.judgesEpisodes || (!first && this.episode?.kind === 'timeout')) return;
@@ -984,13 +1002,33 @@ export class TcpConnection {
     this.cc.congestionEvent(this.cc.cwnd, this.view(), now);
   }
 
+  /**
+   * F-RTO found the timeout spurious: the original transmit it kept timing
+   * gives the adapting sample (or goes on being timed, if not yet
+   * acknowledged); without one, the next sample adapts the timer.
+   */
+  private frtoSample(ack: number, now: Micros): void {
+    const clock = this.frtoClock;
+    this.frtoClock = undefined;
+    if (!clock) return;
+    const t = clock.timed;
+    if (!t) this.timedSample(now - clock.firedAt, now);
+    else if (t.ackedAt === undefined && ack < t.end) this.timing = { seq: t.seq, end: t.end, at: t.at };
+    else this.timedSample((t.ackedAt ?? now) - t.at, now);
+  }
+
   private rttSample(seg: TcpSegment, ack: number, now: Micros): void {
     let sample: number | undefined;
     const ts = seg.options.timestamp;
     if (this.tsOn && ts && ts.echo !== 0) sample = ((this.tsNow(now) - ts.echo) >>> 0) * US_PER_MS;
     else if (this.timing && ack >= this.timing.end) sample = now - this.timing.at;
     if (this.timing && ack >= this.timing.end) this.timing = undefined;
-    if (sample === undefined || sample > this.cfg.maxRtoMs * US_PER_MS * 4) return;
+    if (sample !== undefined) this.timedSample(sample, now);
+  }
+
+  /** One round-trip sample into the timer (adapting it after a spurious timeout) and the congestion control. */
+  private timedSample(sample: number, now: Micros): void {
+    if (sample > this.cfg.maxRtoMs * US_PER_MS * 4) return;
     if (this.adaptRto) this.rtt.sampleAfterSpurious(sample, this.adaptRto);
     else this.rtt.sample(sample);
     this.adaptRto = undefined;
@@ -1302,7 +1340,9 @@ export class TcpConnection {
       this.stats.retransmittedSegments++;
       this.stats.retransmittedBytes += payload.length;
       if (this.timing && seq < this.timing.end) this.timing = undefined;
-    } else if (!this.timing && !probe) this.timing = { end: seq + len, at: now };
+      const timed = this.frtoClock?.timed;
+      if (timed && seq < timed.end && seq + len > timed.seq) this.frtoClock!.timed = undefined;
+    } else if (!this.timing && !probe) this.timing = { seq, end: seq + len, at: now };
     this.stats.bytesSent += payload.length;
     if (retransmit && this.episode && !this.episode.undone && this.cfg.dsack) this.episode.retransmits.push({ start: seq, end: seq + len, dsacked: false });
     if (this.rack && this.sackOn && !probe) this.rack.onSend(seq, seq + len, now, retransmit);
@@ -1483,6 +1523,9 @@ export class TcpConnection {
     this.timeoutEpisode(now);
     this.rtt.backoff();
     this.sndNxt = this.sndUna;
+    // What F-RTO's RTO adaptation keeps: the episode's first timeout and the original transmit then timed.
+    if (!this.frto || this.tsOn) this.frtoClock = undefined;
+    else if (this.retries === 1) this.frtoClock = { firedAt: now, timed: this.timing };
     this.timing = undefined;
     this.cc.onTimeout(this.view(), now);
     this.tlp = undefined;

@@ -163,6 +163,30 @@ describe('spurious timeouts: F-RTO (RFC 5682) and Eifel (RFC 3522) with the Eife
     assert.ok(res.c.rtt.maxSampleUs > 600 * MS);
   });
 
+  test('F-RTO: the timer adapts on the round trip of the held original (RFC 4015 3.2), which Karn would discard after go-back-N', () => {
+    const frto = run(spurious(), { congestion: 'newreno', sack: false, timestamps: false, frto: true });
+    assertSpuriousTimeout(frto, MSS);
+    // The held segments waited from the timeout (640 ms) to the end of the hold (1 s) at least.
+    assert.ok(frto.c.rtt.maxSampleUs >= 350 * MS, `the hold counts: largest sample ${frto.c.rtt.maxSampleUs} us`);
+    const plain = run(spurious(), { congestion: 'newreno', sack: false, timestamps: false });
+    assert.ok(plain.c.rtt.maxSampleUs < 200 * MS, `without F-RTO no held segment is timed: largest sample ${plain.c.rtt.maxSampleUs} us`);
+  });
+
+  for (const [name, cfg] of [
+    ['without SACK', { congestion: 'newreno', sack: false, timestamps: false, frto: true }],
+    ['with SACK', { congestion: 'sack', timestamps: false, frto: true }],
+  ] as Array<[string, Partial<TcpConfig>]>) {
+    test(`F-RTO ${name}: a timeout that recurs before any ACK (a 1.2 s hold) is still found spurious, with no go-back-N`, () => {
+      const res = run(hold(400 * MS, 1200 * MS), cfg);
+      assert.equal(res.c.stats.timeouts, 2, 'the timeout and its backed-off repeat');
+      assert.equal(res.c.stats.spuriousTimeouts, 1, 'one episode, found spurious');
+      assert.equal(res.c.stats.undos, 1);
+      assert.equal(res.c.stats.retransmittedSegments, 2, 'the first segment twice, nothing else');
+      // From the first timeout (640 ms) to the end of the hold (1.6 s) at least.
+      assert.ok(res.c.rtt.maxSampleUs >= 950 * MS, `the timer adapts on the hold: largest sample ${res.c.rtt.maxSampleUs} us`);
+    });
+  }
+
   test('Eifel is off for a connection without timestamps', () => {
     const res = run(spurious(), { congestion: 'newreno', sack: false, eifel: true }, { timestamps: false });
     assert.equal(res.c.negotiated.timestamps, false);
