@@ -783,8 +783,9 @@ export class TcpConnection {
     const first = this.retries === 1;
     if (this.cfg.frto && !this.eifelOn) {
       // RFC 5682 step 1: a timeout during the RTO recovery of an earlier one goes on conventionally. A timeout
-      // that recurs before any ACK, on the same SND.UNA, is no news: F-RTO goes on waiting for its first ACK,
-      // as Linux's does (tcp_enter_loss), so a delay longer than two timeouts can still be found spurious.
+      // that recurs before any ACK, on the same SND.UNA, is no news: F-RTO goes on waiting for its first ACK
+      // (recurring timeouts, RFC 5682 3.2, as Linux's tcp_enter_loss reads it), so a delay longer than two
+      // timeouts can still be found spurious.
       const recurring = !first && this.frto?.step === 2;
       const inRtoRecovery = first ? this.rtoRecover !== undefined && this.rtoRecover >= this.sndUna : !recurring;
       if (!recurring) this.frto = inRtoRecovery ? undefined : { step: 2, recover: this.sndMax };
