@@ -101,7 +101,6 @@ describe('OpenFlow over TLS between the CETT controller and router agents', { sk
 
   after(async () => {
     for (const s of stops.reverse()) await s();
-    rmSync(dir, { recursive: true, force: true });
   });
 
   test('agents in active mode (ssl:) connect to the controller listening with pssl:; a flow along the chain is installed in their tables', async () => {
@@ -260,3 +259,5 @@ describe('OpenFlow over TLS between the CETT controller and router agents', { sk
     await ctl.stop();
   });
 });
+
+after(() => rmSync(dir, { recursive: true, force: true }));
