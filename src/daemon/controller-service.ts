@@ -52,6 +52,8 @@ export class ControllerService {
   private server: Server | undefined;
   private readonly dialers: Redialer[] = [];
   private listening: string | undefined;
+  /** It listens or connects (start has run). */
+  private started = false;
   private nextSession = 1;
   private nextFlowId = 1;
   private lastPaths = '';
@@ -87,7 +89,10 @@ export class ControllerService {
           tls,
           (sock) => this.serve(sock),
           (remote, reason) =>
-            this.o.log.info({ event: 'controller-tls-refused', remote, reason }, `controller: refused ${remote}: its TLS handshake failed (${reason})`),
+            this.o.log.info(
+              { event: 'controller-tls-refused', remote, reason },
+              `controller: refused ${remote}: no TLS session with a peer the CA certificate vouches for (${reason})`,
+            ),
         );
         this.server = l.server;
         this.listening = l.address;
@@ -96,6 +101,7 @@ export class ControllerService {
       }
     }
     for (const ep of active) this.dial(ep, tls);
+    this.started = true;
     const where = [...(this.listening ? [this.listening] : []), ...active.map((e) => `-> ${formatEndpoint(e)}`)].join(', ');
     this.o.log.info(
       { event: 'controller-start', listen: this.listening ?? '', connect: active.map(formatEndpoint), flows: this.core.paths().length },
@@ -135,6 +141,7 @@ export class ControllerService {
     this.sockets.clear();
     const server = this.server;
     this.server = undefined;
+    this.started = false;
     if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
   }
 
@@ -145,8 +152,8 @@ export class ControllerService {
     if (!r.ok) return err(r.error.detail);
     this.nextFlowId = Math.max(this.nextFlowId, id + 1);
     this.deliver(r.value.out);
-    // Flows given before it listens are logged once it does.
-    if (this.server) {
+    // Flows given before it starts are logged once it does.
+    if (this.started) {
       this.o.log.info({ event: 'flow-added', flow: id }, `flow ${id} added`);
       this.report();
     }

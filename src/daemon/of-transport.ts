@@ -96,7 +96,10 @@ export class OfTransport {
         },
         (remote, reason) => {
           this.counters.tlsRefused++;
-          this.o.log.info({ event: 'openflow-tls-refused', remote, reason }, `OpenFlow: refused ${remote}: its TLS handshake failed (${reason})`);
+          this.o.log.info(
+            { event: 'openflow-tls-refused', remote, reason },
+            `OpenFlow: refused ${remote}: no TLS session with a peer the CA certificate vouches for (${reason})`,
+          );
         },
       );
       this.server = server;
