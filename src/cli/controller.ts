@@ -8,7 +8,11 @@ import { parseAccText, parseFlowText } from '../openflow/flow-spec.js';
 import { MAX_FOR_S } from './node.js';
 
 interface ControllerOpts {
-  listen: string;
+  listen?: string;
+  connect: string[];
+  privateKey?: string;
+  certificate?: string;
+  caCert?: string;
   flow: string[];
   acc?: string;
   accMode: 'split' | 'e2e' | 'as';
@@ -26,18 +30,44 @@ export function parseFlowArg(text: string, id: number, acc: FlowSpec['acc']): Fl
   return r.value;
 }
 
+/** The command line's option for each field of a ConfigError the service throws. */
+const OPTION_OF: ReadonlyArray<[RegExp, string]> = [
+  [/^\/controller\/listen$/, '--listen'],
+  [/^\/controller\/connect\/\d+$/, '--connect'],
+  [/^\/controller\/tls\/privateKey$/, '--private-key'],
+  [/^\/controller\/tls\/certificate$/, '--certificate'],
+  [/^\/controller\/tls\/caCert$/, '--ca-cert'],
+];
+
+/** A ConfigError of the service as the command line's words: one line per problem, naming the option. */
+function usageOf(e: ConfigError): UsageError {
+  const lines = e.issues.map((i) => {
+    const option = OPTION_OF.find(([re]) => re.test(i.path))?.[1] ?? i.path;
+    return `${option}: ${JSON.stringify(i.value)}: expected ${i.expected}`;
+  });
+  return new UsageError(lines.join('\n'));
+}
+
 /**
- * `cogmesh controller`: the CETT controller / VIM on TCP. Routers whose
- * agents are in active mode connect to it; it learns the links' RC from
+ * `cogmesh controller`: the CETT controller / VIM on TCP or TLS. Routers whose
+ * agents are in active mode connect to it (--listen), and it connects to
+ * routers whose agents are passive (--connect); it learns the links' RC from
  * their ports, installs each flow along its minimum-CETT path, moves it when
  * RC changes enough, and places TCP-ACC VNFs on the path's relays.
  */
 export function controllerCommand(): Command {
   return new Command('controller')
     .description(
-      'run the CETT controller: routers in openflow active mode connect; each --flow goes along its minimum-CETT path, with TCP-ACC VNFs on its relays when asked',
+      'run the CETT controller: routers in openflow active mode connect to it (--listen), it connects to passive ones (--connect), over TCP or TLS; each --flow goes along its minimum-CETT path, with TCP-ACC VNFs on its relays when asked',
     )
-    .option('--listen <host:port>', 'where routers connect', '127.0.0.1:6653')
+    .option(
+      '--listen <endpoint>',
+      'where routers connect: pssl:PORT[:HOST] (TLS), ptcp:PORT[:HOST] or HOST:PORT; default 127.0.0.1:6653, none with --connect alone',
+    )
+    .option('--connect <endpoint>', "a router's passive agent to connect to: ssl:HOST:PORT (TLS) or tcp:HOST:PORT (repeatable)", collect, [])
+    .option('--private-key <file>', "the controller's private key, PEM, for pssl: and ssl: (ovs-pki: NAME-privkey.pem)")
+    .option('--certificate <file>', "the controller's certificate, PEM (ovs-pki: NAME-cert.pem)")
+    .option('--ca-cert <file>', "the CA certificate of the routers' certificates, PEM (ovs-pki: switchca/cacert.pem)")
     .option('--flow <proto:src-dst[:port][,label=L][,queue=Q]>', 'a flow to place, e.g. tcp:0-4:5001 or udp:0-4,label=0x100 (repeatable)', collect, [])
     .option('--acc <none|every|every-K>', 'TCP-ACC on the relays of TCP flows')
     .addOption(new Option('--acc-mode <mode>', 'TCP-ACC mode').choices(['split', 'e2e', 'as']).default('split'))
@@ -58,16 +88,22 @@ export function controllerCommand(): Command {
       const flows = o.flow.map((f, i) => parseFlowArg(f, i + 1, acc));
       const log = createLogger({ level: 'info', format: o.logFormat });
       const clock = new RealClock();
-      const service = new ControllerService({ hysteresis, log, now: () => clock.now() });
+      const service = new ControllerService({
+        hysteresis,
+        log,
+        now: () => clock.now(),
+        tls: { privateKey: o.privateKey ?? '', certificate: o.certificate ?? '', caCert: o.caCert ?? '' },
+      });
       for (const f of flows) {
         const r = service.addFlow(f);
         if (!r.ok) throw new UsageError(`--flow ${f.id}: ${r.error}`);
       }
+      const listen = o.listen ?? (o.connect.length > 0 ? '' : '127.0.0.1:6653');
       try {
-        await service.start(o.listen);
+        await service.start(listen, o.connect);
       } catch (e) {
-        if (e instanceof ListenError) throw new UsageError(`--listen: cannot listen on ${o.listen} (${e.reason})`);
-        if (e instanceof ConfigError) throw new UsageError(`--listen: "${o.listen}" is not host:port (port 0-65535)`);
+        if (e instanceof ListenError) throw new UsageError(`--listen: cannot listen on ${listen} (${e.reason})`);
+        if (e instanceof ConfigError) throw usageOf(e);
         throw e;
       }
       const why = await new Promise<string>((resolve) => {

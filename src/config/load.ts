@@ -4,13 +4,14 @@ import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import stableStringify from 'fast-json-stable-stringify';
 import { ism2g4 } from '../../radio/channels.js';
-import { parseHostPort } from '../core/address.js';
+import { isLoopbackHost, parseHostPort } from '../core/address.js';
 import { ConfigError, type ConfigIssue } from '../core/errors.js';
 import { isCurveKey } from '../wire/z85.js';
 import { cloneJson, overridePaths, readJsonFile, schemaChecker, valueAt, type Schema } from '../core/schema.js';
 import type { NodeConfig } from './types.js';
 import type { FlowSpec } from '../openflow/flow-spec.js';
 import { checkSpec, parseAccText, parseFlowText, sameTraffic } from '../openflow/flow-spec.js';
+import { parseActiveEndpoint, parsePassiveEndpoint, plainBeyondLoopback } from '../openflow/endpoint.js';
 
 /**
  * Where a JSON Schema shipped with cogmesh lives: `config/` at the repository
@@ -254,13 +255,63 @@ function semanticIssues(cfg: unknown): ConfigIssue[] {
   return issues;
 }
 
-/** The controller role: a host:port to listen on, and flows that parse. */
+/**
+ * The OpenFlow agent's endpoints (src/openflow/endpoint.ts): each parses;
+ * a passive agent listens beyond loopback only with TLS; the endpoint the
+ * mode uses, when it is ssl: or pssl:, needs the three files of openflow.tls.
+ */
+function agentEndpointIssues(cfg: unknown): ConfigIssue[] {
+  const issues: ConfigIssue[] = [];
+  const mode = get(cfg, 'openflow', 'mode');
+  for (const [k, parse, usedIn] of [
+    ['listen', parsePassiveEndpoint, 'passive'],
+    ['controller', parseActiveEndpoint, 'active'],
+  ] as const) {
+    const v = get(cfg, 'openflow', k);
+    if (typeof v !== 'string') continue;
+    const e = parse(v);
+    if (!e.ok) issues.push({ path: `/openflow/${k}`, value: v, expected: e.error });
+    else if (mode !== usedIn) continue;
+    else if (plainBeyondLoopback(e.value))
+      issues.push({
+        path: `/openflow/${k}`,
+        value: v,
+        expected: `a loopback address, or pssl:PORT[:HOST] with openflow.tls: whoever reaches a passive agent without TLS controls the router`,
+      });
+    else if (e.value.tls) issues.push(...tlsFileIssues(cfg, 'openflow', `openflow.${k} is ${v}`));
+  }
+  return issues;
+}
+
+/** The TLS files an ssl: or pssl: endpoint needs, each set (whether it reads as PEM is checked when the endpoint opens). */
+function tlsFileIssues(cfg: unknown, section: 'openflow' | 'controller', why: string): ConfigIssue[] {
+  const what = { privateKey: 'its private key', certificate: 'its certificate', caCert: "the CA certificate of the peers' certificates" };
+  return (Object.keys(what) as Array<keyof typeof what>).flatMap((k) => {
+    const v = get(cfg, section, 'tls', k);
+    return v === '' ? [{ path: `/${section}/tls/${k}`, value: v, expected: `the path of a PEM file, ${what[k]}: ${why} (TLS)` }] : [];
+  });
+}
+
+/** The controller role: endpoints that parse (with the TLS files a TLS one needs), and flows that parse. */
 function controllerIssues(cfg: unknown): ConfigIssue[] {
   const issues: ConfigIssue[] = [];
+  const tlsBy: string[] = [];
   const listen = get(cfg, 'controller', 'listen');
-  if (typeof listen === 'string' && listen !== '' && !parseHostPort(listen)) {
-    issues.push({ path: '/controller/listen', value: listen, expected: 'host:port (port 0-65535), e.g. 127.0.0.1:6653, or empty (not the controller)' });
+  if (typeof listen === 'string' && listen !== '') {
+    const e = parsePassiveEndpoint(listen);
+    if (!e.ok) issues.push({ path: '/controller/listen', value: listen, expected: `${e.error}, or empty (not listening)` });
+    else if (e.value.tls) tlsBy.push(`controller.listen is ${listen}`);
   }
+  const connect = get(cfg, 'controller', 'connect');
+  if (Array.isArray(connect)) {
+    connect.forEach((c: unknown, i) => {
+      if (typeof c !== 'string') return;
+      const e = parseActiveEndpoint(c);
+      if (!e.ok) issues.push({ path: `/controller/connect/${i}`, value: c, expected: e.error });
+      else if (e.value.tls) tlsBy.push(`controller.connect.${i} is ${c}`);
+    });
+  }
+  if (tlsBy.length > 0) issues.push(...tlsFileIssues(cfg, 'controller', tlsBy[0]!));
   const acc = get(cfg, 'controller', 'acc');
   if (typeof acc === 'string' && acc !== 'none' && !parseAccText(acc, 'split').ok)
     issues.push({ path: '/controller/acc', value: acc, expected: 'none, every, or every-K (TCP-ACC on every K-th relay, K >= 1)' });
@@ -336,7 +387,7 @@ export function isLocalEndpoint(endpoint: string): boolean {
     .replace(/^[a-z]+:\/\//, '')
     .replace(/:[^:\]]*$/, '')
     .replace(/^\[|\]$/g, '');
-  return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
+  return isLoopbackHost(host);
 }
 
 /** The control API and the monitor: encrypted and authenticated beyond loopback; traffic that names real ends. */
@@ -381,20 +432,7 @@ function controlPlaneIssues(cfg: unknown): ConfigIssue[] {
       issues.push({ path: '/monitor/token', value: '', expected: `a token: the monitor listens beyond loopback (${listen})` });
     }
   }
-  const ofMode = get(cfg, 'openflow', 'mode');
-  for (const k of ['listen', 'controller'] as const) {
-    const v = get(cfg, 'openflow', k);
-    if (typeof v === 'string' && !parseHostPort(v)) issues.push({ path: `/openflow/${k}`, value: v, expected: 'host:port, e.g. 127.0.0.1:6653' });
-  }
-  const ofListen = get(cfg, 'openflow', 'listen');
-  if (ofMode === 'passive' && typeof ofListen === 'string' && parseHostPort(ofListen) && !isLocalEndpoint(ofListen)) {
-    issues.push({
-      path: '/openflow/listen',
-      value: ofListen,
-      expected:
-        'a loopback address: the agent has no TLS, so whoever reaches a passive agent controls the router (use active mode towards a controller instead)',
-    });
-  }
+  issues.push(...agentEndpointIssues(cfg));
   const rmin = get(cfg, 'openflow', 'reconnectMinMs');
   const rmax = get(cfg, 'openflow', 'reconnectMaxMs');
   if (isInt(rmin) && isInt(rmax) && rmax < rmin)

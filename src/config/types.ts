@@ -66,7 +66,9 @@ export interface NodeConfig {
   /** The embedded OpenFlow 1.3 switch agent (docs/openflow.md). */
   openflow: {
     mode: 'off' | 'passive' | 'active';
+    /** pssl:PORT[:HOST], ptcp:PORT[:HOST] or HOST:PORT (src/openflow/endpoint.ts). */
     listen: string;
+    /** ssl:HOST:PORT, tcp:HOST:PORT or HOST:PORT. */
     controller: string;
     datapathId: number;
     rcStepKbps: number;
@@ -74,9 +76,19 @@ export interface NodeConfig {
     echoIntervalMs: number;
     reconnectMinMs: number;
     reconnectMaxMs: number;
+    tls: OfTlsConfig;
   };
-  /** The CETT controller as a role of this router (listen empty: not). */
-  controller: { listen: string; flows: string[]; acc: string; accMode: 'split' | 'e2e' | 'as'; hysteresis: number };
+  /** The CETT controller as a role of this router (listen and connect empty: not). */
+  controller: {
+    listen: string;
+    /** Routers' passive agents it connects to: ssl:HOST:PORT or tcp:HOST:PORT. */
+    connect: string[];
+    flows: string[];
+    acc: string;
+    accMode: 'split' | 'e2e' | 'as';
+    hysteresis: number;
+    tls: OfTlsConfig;
+  };
   /** Real IP over the mesh (docs/ip.md): a TUN device, the router's own addresses and the LAN prefixes it serves. */
   ip: IpConfig;
   /** Test traffic over the mesh. */
@@ -88,6 +100,16 @@ export interface NodeConfig {
     /** `pretty` for people at a terminal, `json` (one object a line) for machines. */
     format: 'pretty' | 'json';
   };
+}
+
+/** OpenFlow over TLS (ovs-pki(8)): paths to PEM files, all three set for an ssl: or pssl: endpoint. */
+export interface OfTlsConfig {
+  /** This side's private key. */
+  privateKey: string;
+  /** This side's certificate, of that key. */
+  certificate: string;
+  /** The CA certificate that verifies the peer's certificate. */
+  caCert: string;
 }
 
 /** A QoS class: packets with its flow label (or an OpenFlow set_queue to its queue) wait in its queue. */

@@ -71,7 +71,8 @@ export async function execute(view: RouterView, c: ControlCommand): Promise<unkn
 /** The router's controller role, or the refusal that it has none. */
 function controllerOf(view: RouterView): ControllerRole {
   const role = view.controller();
-  if (!role) throw new ControlError(CONTROL_CODES.notController, 'this router does not take the controller role (controller.listen is empty)');
+  if (!role)
+    throw new ControlError(CONTROL_CODES.notController, 'this router does not take the controller role (controller.listen and controller.connect are empty)');
   return role;
 }
 

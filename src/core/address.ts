@@ -8,3 +8,8 @@ export function parseHostPort(text: string): { host: string; port: number } | un
   const port = m ? Number(m[2]) : NaN;
   return m && port <= 65535 ? { host: m[1]!, port } : undefined;
 }
+
+/** Whether a host (brackets removed) is this machine's loopback: localhost, ::1 or 127.0.0.0/8. */
+export function isLoopbackHost(host: string): boolean {
+  return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
+}

@@ -1,12 +1,16 @@
-import { createServer, type Server, type Socket } from 'node:net';
-import { parseHostPort } from '../core/address.js';
-import { ConfigError } from '../core/errors.js';
+import type { Server, Socket } from 'node:net';
+import { ConfigError, type ConfigIssue } from '../core/errors.js';
+import type { OfTlsConfig } from '../config/types.js';
+import { defaultNodeConfig } from '../config/load.js';
 import { err, ok, type Result } from '../core/result.js';
 import type { Micros } from '../core/time.js';
 import type { Logger } from '../core/log.js';
 import { encodeOf, errorReplyFor, OfFramer, parseOf } from '../wire/openflow/index.js';
 import { CettController, type PathInfo, type Send } from '../openflow/controller.js';
 import { type FlowSpec } from '../openflow/flow-spec.js';
+import { formatEndpoint, parseActiveEndpoint, parsePassiveEndpoint, type OfEndpoint } from '../openflow/endpoint.js';
+import { listenOf, Redialer } from './of-socket.js';
+import { loadOfTls } from './of-tls.js';
 
 /** The controller could not listen where it was told; `reason` is the system's (EADDRINUSE, ...). */
 export class ListenError extends ConfigError {
@@ -23,11 +27,19 @@ export interface ControllerServiceOptions {
   log: Logger;
   /** The controller's clock (µs). */
   now: () => Micros;
+  /** Its key, certificate and the switches' CA certificate, for pssl: and ssl: endpoints (read when it starts). */
+  tls?: OfTlsConfig;
+  /** An active endpoint's first wait before it connects again, doubling up to reconnectMaxMs (ms); default: openflow's. */
+  reconnectMinMs?: number;
+  reconnectMaxMs?: number;
 }
 
 /**
- * The CETT controller / VIM on TCP: routers whose OpenFlow agents are in
- * active mode connect; the core (`CettController`) learns the links' RC from
+ * The CETT controller / VIM on TCP or TLS: routers whose OpenFlow agents are
+ * in active mode connect to where it listens, and it connects to routers
+ * whose agents are passive (Open vSwitch's connection methods,
+ * src/openflow/endpoint.ts; over TLS each side verifies the other's
+ * certificate, of-socket.ts). The core (`CettController`) learns the links' RC from
  * their ports, installs each flow along its minimum-CETT path and moves it,
  * and places TCP-ACCs on the relays. Flows can be added and removed while it
  * runs; removing one deletes its entries and stops its VNFs everywhere. Run
@@ -38,6 +50,10 @@ export class ControllerService {
   readonly core: CettController<number>;
   private readonly sockets = new Map<number, Socket>();
   private server: Server | undefined;
+  private readonly dialers: Redialer[] = [];
+  private listening: string | undefined;
+  /** It listens or connects (start has run). */
+  private started = false;
   private nextSession = 1;
   private nextFlowId = 1;
   private lastPaths = '';
@@ -46,28 +62,86 @@ export class ControllerService {
     this.core = new CettController<number>({ hysteresis: o.hysteresis });
   }
 
-  /** Listens for routers on `host:port`; a ConfigError names an address that cannot be used. */
-  async start(listen: string): Promise<void> {
-    const hp = parseHostPort(listen);
-    if (!hp) throw new ConfigError([{ path: '/controller/listen', value: listen, expected: 'host:port (port 0-65535), e.g. 127.0.0.1:6653' }]);
-    const server = createServer((sock) => this.serve(sock));
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', (e: NodeJS.ErrnoException) => reject(new ListenError(listen, e.code ?? e.message)));
-      server.listen(hp.port, hp.host, () => resolve());
+  /**
+   * Listens for routers on `listen` (a passive endpoint; '' not at all) and
+   * connects to each of `connect` (active endpoints, kept connected). A
+   * ConfigError names what cannot be used: an endpoint that does not parse,
+   * a TLS file (controller.tls) that is missing or wrong, an address it
+   * cannot listen on (ListenError).
+   */
+  async start(listen: string, connect: readonly string[] = []): Promise<void> {
+    const issues: ConfigIssue[] = [];
+    const passive = listen === '' ? undefined : parsePassiveEndpoint(listen);
+    if (passive && !passive.ok) issues.push({ path: '/controller/listen', value: listen, expected: passive.error });
+    const active: OfEndpoint[] = [];
+    connect.forEach((text, i) => {
+      const e = parseActiveEndpoint(text);
+      if (e.ok) active.push(e.value);
+      else issues.push({ path: `/controller/connect/${i}`, value: text, expected: e.error });
     });
-    this.server = server;
+    if (issues.length > 0) throw new ConfigError(issues);
+    const tlsUsed = (passive?.ok && passive.value.tls) || active.some((e) => e.tls);
+    const tls = tlsUsed ? loadOfTls(this.o.tls ?? { privateKey: '', certificate: '', caCert: '' }, '/controller/tls') : undefined;
+    if (passive?.ok) {
+      try {
+        const l = await listenOf(
+          passive.value,
+          tls,
+          (sock) => this.serve(sock),
+          (remote, reason) =>
+            this.o.log.info(
+              { event: 'controller-tls-refused', remote, reason },
+              `controller: refused ${remote}: no TLS session with a peer the CA certificate vouches for (${reason})`,
+            ),
+        );
+        this.server = l.server;
+        this.listening = l.address;
+      } catch (e) {
+        throw new ListenError(listen, (e as NodeJS.ErrnoException).code ?? (e as Error).message);
+      }
+    }
+    for (const ep of active) this.dial(ep, tls);
+    this.started = true;
+    const where = [...(this.listening ? [this.listening] : []), ...active.map((e) => `-> ${formatEndpoint(e)}`)].join(', ');
     this.o.log.info(
-      { event: 'controller-start', listen, flows: this.core.paths().length },
-      `CETT controller on ${listen}: ${this.core.paths().length} flow(s)`,
+      { event: 'controller-start', listen: this.listening ?? '', connect: active.map(formatEndpoint), flows: this.core.paths().length },
+      `CETT controller on ${where}: ${this.core.paths().length} flow(s)`,
     );
     this.report();
   }
 
+  /** Where it listens, its port filled in (pssl:6653:127.0.0.1, ...); undefined when it does not. */
+  get address(): string | undefined {
+    return this.listening;
+  }
+
+  /** Keeps a router's passive agent connected: each connection is a session, as one that came in. */
+  private dial(ep: OfEndpoint, tls: ReturnType<typeof loadOfTls> | undefined): void {
+    const text = formatEndpoint(ep);
+    const defaults = this.o.reconnectMinMs === undefined || this.o.reconnectMaxMs === undefined ? defaultNodeConfig().openflow : undefined;
+    const dialer: Redialer = new Redialer({
+      endpoint: ep,
+      tls,
+      reconnectMinMs: this.o.reconnectMinMs ?? defaults!.reconnectMinMs,
+      reconnectMaxMs: this.o.reconnectMaxMs ?? defaults!.reconnectMaxMs,
+      onUp: (sock) => this.serve(sock, () => dialer.working()),
+      onDown: ({ wasUp, reason, inMs }) =>
+        this.o.log.info(
+          { event: 'controller-reconnect', router: text, inMs, ...(reason ? { reason } : {}) },
+          `controller: ${wasUp ? 'lost' : 'cannot reach'} the router at ${text}${reason ? ` (${reason})` : ''}; trying again in ${inMs} ms`,
+        ),
+    });
+    this.dialers.push(dialer);
+    dialer.start();
+  }
+
   async stop(): Promise<void> {
+    for (const d of this.dialers.splice(0)) d.stop();
     for (const s of this.sockets.values()) s.destroy();
     this.sockets.clear();
     const server = this.server;
     this.server = undefined;
+    this.started = false;
     if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
   }
 
@@ -78,8 +152,8 @@ export class ControllerService {
     if (!r.ok) return err(r.error.detail);
     this.nextFlowId = Math.max(this.nextFlowId, id + 1);
     this.deliver(r.value.out);
-    // Flows given before it listens are logged once it does.
-    if (this.server) {
+    // Flows given before it starts are logged once it does.
+    if (this.started) {
       this.o.log.info({ event: 'flow-added', flow: id }, `flow ${id} added`);
       this.report();
     }
@@ -131,7 +205,8 @@ export class ControllerService {
     }
   }
 
-  private serve(sock: Socket): void {
+  /** A router's connection, either way; `working` is told when its first message arrives. */
+  private serve(sock: Socket, working?: () => void): void {
     const key = this.nextSession++;
     this.sockets.set(key, sock);
     const framer = new OfFramer();
@@ -145,6 +220,7 @@ export class ControllerService {
             sock.destroy();
             return;
           }
+          working?.();
           const parsed = parseOf(r.value);
           if (!parsed.ok) {
             sock.write(encodeOf(errorReplyFor(parsed.error, r.value)));

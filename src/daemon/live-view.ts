@@ -5,6 +5,7 @@ import { ConfigError } from '../core/errors.js';
 import type { Logger } from '../core/log.js';
 import type { Micros } from '../core/time.js';
 import { parseAccText, parseFlowText } from '../openflow/flow-spec.js';
+import { parseActiveEndpoint, parsePassiveEndpoint, reaches } from '../openflow/endpoint.js';
 import type { ControllerRole, RouterStatus, Telemetry } from '../router/view.js';
 import { ControllerService } from './controller-service.js';
 
@@ -90,29 +91,36 @@ export abstract class LiveConfigView {
   }
 
   /**
-   * Takes the controller role when `controller.listen` is set: the CETT
-   * controller on that address with the configured flows, before the
+   * Takes the controller role when `controller.listen` or `controller.connect`
+   * is set: the CETT controller there with the configured flows, before the
    * router's own agent connects to it. A ConfigError names what is wrong.
    */
   protected async startController(): Promise<void> {
     const c = this.cfg.controller;
-    if (c.listen === '') return;
+    if (c.listen === '' && c.connect.length === 0) return;
     const acc = c.acc === 'none' ? undefined : parseAccText(c.acc, c.accMode);
     if (acc && !acc.ok) throw new ConfigError([{ path: '/controller/acc', value: c.acc, expected: acc.error }]);
-    const service = new ControllerService({ hysteresis: c.hysteresis, log: this.log, now: () => this.now() });
+    const of = this.cfg.openflow;
+    const service = new ControllerService({
+      hysteresis: c.hysteresis,
+      log: this.log,
+      now: () => this.now(),
+      tls: c.tls,
+      reconnectMinMs: of.reconnectMinMs,
+      reconnectMaxMs: of.reconnectMaxMs,
+    });
     for (const [i, text] of c.flows.entries()) {
       const spec = parseFlowText(text, i + 1, acc?.value);
       const r = spec.ok ? service.addFlow(spec.value) : spec;
       if (!r.ok) throw new ConfigError([{ path: `/controller/flows/${i}`, value: text, expected: r.error }]);
     }
-    await service.start(c.listen);
+    await service.start(c.listen, c.connect);
     this.controllerService = service;
-    const of = this.cfg.openflow;
-    if (of.mode !== 'active' || of.controller !== c.listen) {
+    if (!controlsItself(this.cfg)) {
       // Legitimate (a router that only controls), but then it is no link of any path.
       this.log.warn(
-        { event: 'controller-self', openflow: of.mode, controller: of.controller, listen: c.listen },
-        `this router runs the controller on ${c.listen} but its own agent does not connect to it (openflow.mode ${of.mode}${of.mode === 'active' ? `, openflow.controller ${of.controller}` : ''}): paths through this router cannot be placed`,
+        { event: 'controller-self', openflow: of.mode, controller: of.controller, listen: c.listen, connect: c.connect },
+        `this router runs the controller${c.listen === '' ? '' : ` on ${c.listen}`} but its own agent and the controller do not meet (openflow.mode ${of.mode}${of.mode === 'active' ? `, openflow.controller ${of.controller}` : `, openflow.listen ${of.listen}`}): paths through this router cannot be placed`,
       );
     }
   }
@@ -154,4 +162,24 @@ export abstract class LiveConfigView {
   subscribe(fn: (e: Telemetry) => void): () => void {
     return this.hub.subscribe(fn);
   }
+}
+
+/** Whether a router's own agent and its controller role meet: the agent connects to where the role listens, or the role connects to where the agent listens. */
+function controlsItself(cfg: NodeConfig): boolean {
+  const of = cfg.openflow;
+  const c = cfg.controller;
+  const listen = c.listen === '' ? undefined : parsePassiveEndpoint(c.listen);
+  if (of.mode === 'active') {
+    const agent = parseActiveEndpoint(of.controller);
+    return agent.ok && listen?.ok === true && reaches(agent.value, listen.value);
+  }
+  if (of.mode !== 'passive') return false;
+  const agent = parsePassiveEndpoint(of.listen);
+  return (
+    agent.ok &&
+    c.connect.some((t) => {
+      const e = parseActiveEndpoint(t);
+      return e.ok && reaches(e.value, agent.value);
+    })
+  );
 }

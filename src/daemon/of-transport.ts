@@ -1,15 +1,18 @@
-import { createServer, connect, type Server, type Socket } from 'node:net';
-import { parseHostPort } from '../core/address.js';
-import { RangeArgumentError } from '../core/errors.js';
+import type { Server, Socket } from 'node:net';
+import { ConfigError } from '../core/errors.js';
 import type { Micros } from '../core/time.js';
 import type { Logger } from '../core/log.js';
 import { errorReplyFor, encodeOf, OfFramer } from '../wire/openflow/index.js';
 import type { AgentSession, OfAgent } from '../openflow/agent.js';
+import { formatEndpoint, plainBeyondLoopback, type OfEndpoint } from '../openflow/endpoint.js';
+import { listenOf, Redialer } from './of-socket.js';
+import type { OfTls } from './of-tls.js';
 
 export interface TransportOptions {
-  mode: 'passive' | 'active';
-  /** host:port: where a passive agent listens, or the controller an active one connects to. */
-  address: string;
+  /** Passive: where the agent listens; active: the controller it connects to. */
+  endpoint: OfEndpoint;
+  /** The agent's TLS material, for an ssl: or pssl: endpoint. */
+  tls?: OfTls;
   echoIntervalMs: number;
   reconnectMinMs: number;
   reconnectMaxMs: number;
@@ -18,17 +21,11 @@ export interface TransportOptions {
   log: Logger;
 }
 
-/** The configuration's address, checked by the loader already. */
-function splitHostPort(a: string): { host: string; port: number } {
-  const hp = parseHostPort(a);
-  if (!hp) throw new RangeArgumentError('openflow address', a, 'host:port');
-  return hp;
-}
-
 /**
- * The OpenFlow agent on TCP: passive (a listening socket; every connection,
- * from a controller or `ovs-ofctl`, is a session of its own) or active (a
- * connection to the controller, reconnecting with exponential backoff). It
+ * The OpenFlow agent on TCP or TLS (of-socket.ts): passive (a listening
+ * socket; every connection, from a controller or `ovs-ofctl`, is a session of
+ * its own; over TLS only once the peer's certificate is verified) or active
+ * (a connection to the controller, reconnecting with exponential backoff). It
  * frames the byte stream, hands each message to the agent and writes what
  * the agent sends; a silent peer gets an ECHO_REQUEST every echo interval
  * and is dropped after three unanswered. A stream that cannot be framed
@@ -36,74 +33,92 @@ function splitHostPort(a: string): { host: string; port: number } {
  */
 export class OfTransport {
   private server: Server | undefined;
+  private redialer: Redialer | undefined;
   private readonly sockets = new Map<number, Socket>();
   private stopped = false;
-  private backoffMs: number;
-  private reconnectTimer: NodeJS.Timeout | undefined;
-  readonly counters = { accepted: 0, connects: 0, connectFailures: 0, framingErrors: 0 };
+  readonly counters = { accepted: 0, tlsRefused: 0, framingErrors: 0 };
 
   constructor(
     private readonly agent: OfAgent,
     private readonly o: TransportOptions,
   ) {
-    this.backoffMs = o.reconnectMinMs;
     agent.onSend = (s) => this.flush(s);
   }
 
-  /** Listens (passive) or starts connecting (active); resolves with the listening address. */
+  /** Connection attempts of an active agent, and those that never came up. */
+  get dials(): { connects: number; connectFailures: number } {
+    return this.redialer?.counters ?? { connects: 0, connectFailures: 0 };
+  }
+
+  /**
+   * Listens (passive) or starts connecting (active); resolves with the
+   * endpoint, its port filled in. A plain listener beyond loopback is
+   * refused (the loader refuses it in a configuration already).
+   */
   async start(): Promise<string> {
-    const { host, port } = splitHostPort(this.o.address);
-    if (this.o.mode === 'active') {
-      this.dial();
-      return this.o.address;
+    const ep = this.o.endpoint;
+    const text = formatEndpoint(ep);
+    if (ep.role === 'active') {
+      this.redialer = new Redialer({
+        endpoint: ep,
+        tls: this.o.tls,
+        reconnectMinMs: this.o.reconnectMinMs,
+        reconnectMaxMs: this.o.reconnectMaxMs,
+        onUp: (sock) => {
+          this.o.log.info({ event: 'openflow-connected', controller: text }, `OpenFlow: connected to the controller at ${text}`);
+          this.attach(sock);
+        },
+        onDown: ({ wasUp, reason, inMs }) =>
+          this.o.log.info(
+            { event: 'openflow-reconnect', controller: text, inMs, ...(reason ? { reason } : {}) },
+            `OpenFlow: ${wasUp ? 'lost' : 'cannot reach'} the controller at ${text}${reason ? ` (${reason})` : ''}; trying again in ${inMs} ms`,
+          ),
+      });
+      this.redialer.start();
+      return text;
     }
-    const server = createServer((sock) => {
-      this.counters.accepted++;
-      this.attach(sock);
-    });
-    this.server = server;
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', (e: NodeJS.ErrnoException) =>
-        reject(Object.assign(new Error(`openflow.listen: cannot listen on ${this.o.address} (${e.code ?? e.message})`), { code: 'OF_LISTEN' })),
+    if (plainBeyondLoopback(ep)) {
+      throw new ConfigError([
+        {
+          path: '/openflow/listen',
+          value: text,
+          expected: 'a loopback address, or pssl: (TLS): whoever reaches a passive agent without TLS controls the router',
+        },
+      ]);
+    }
+    try {
+      const { server, address } = await listenOf(
+        ep,
+        this.o.tls,
+        (sock) => {
+          this.counters.accepted++;
+          this.attach(sock);
+        },
+        (remote, reason) => {
+          this.counters.tlsRefused++;
+          this.o.log.info(
+            { event: 'openflow-tls-refused', remote, reason },
+            `OpenFlow: refused ${remote}: no TLS session with a peer the CA certificate vouches for (${reason})`,
+          );
+        },
       );
-      server.listen(port, host, () => resolve());
-    });
-    const a = server.address();
-    return typeof a === 'object' && a ? `${a.address.includes(':') ? `[${a.address}]` : a.address}:${a.port}` : this.o.address;
+      this.server = server;
+      return address;
+    } catch (e) {
+      const why = (e as NodeJS.ErrnoException).code ?? (e as Error).message;
+      throw Object.assign(new Error(`openflow.listen: cannot listen on ${text} (${why})`), { code: 'OF_LISTEN' });
+    }
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
-    if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
+    this.redialer?.stop();
     for (const s of this.sockets.values()) s.destroy();
     this.sockets.clear();
     if (this.server) await new Promise<void>((r) => this.server!.close(() => r()));
   }
 
-  private dial(): void {
-    if (this.stopped) return;
-    const { host, port } = splitHostPort(this.o.address);
-    this.counters.connects++;
-    const sock = connect({ host, port });
-    let up = false;
-    sock.once('connect', () => {
-      up = true;
-      this.o.log.info({ event: 'openflow-connected', controller: this.o.address }, `OpenFlow: connected to the controller at ${this.o.address}`);
-    });
-    this.attach(sock, () => {
-      if (this.stopped) return;
-      if (!up) this.counters.connectFailures++;
-      const wait = this.backoffMs;
-      this.backoffMs = Math.min(this.o.reconnectMaxMs, this.backoffMs * 2);
-      this.o.log.info(
-        { event: 'openflow-reconnect', controller: this.o.address, inMs: wait },
-        `OpenFlow: ${up ? 'lost' : 'cannot reach'} the controller at ${this.o.address}; trying again in ${wait} ms`,
-      );
-      this.reconnectTimer = setTimeout(() => this.dial(), wait);
-    });
-  }
-
-  private attach(sock: Socket, onClosed?: () => void): void {
+  private attach(sock: Socket): void {
     sock.setNoDelay(true);
     let session: AgentSession | undefined;
     this.o.enter(() => (session = this.agent.open()));
@@ -137,7 +152,7 @@ export class OfTransport {
         if (s.helloDone && !this.handshaken) {
           // A controller that answers our HELLO is a working one: the backoff starts over.
           this.handshaken = true;
-          this.backoffMs = this.o.reconnectMinMs;
+          this.redialer?.working();
         }
         if (s.closing) {
           ended = true;
@@ -153,7 +168,6 @@ export class OfTransport {
       this.handshaken = false;
       if (!this.stopped) this.o.enter(() => this.agent.close(s));
       else this.agent.close(s);
-      onClosed?.();
     };
     sock.once('close', done);
     sock.on('error', (e) => this.o.log.debug({ event: 'openflow-socket-error', err: e }, `OpenFlow: ${e.message}`));

@@ -4,6 +4,7 @@ import type { NodeConfig, TrafficFlowConfig } from '../config/types.js';
 import { accFlow, accParams, tcpFlowSpec } from '../config/scenario.js';
 import { airOf, bandConfig, flowDst, nodeCount, placeNodes, routerConfig, type Scenario } from '../config/scenario.js';
 import { formatFlow } from '../vnf/flow.js';
+import { formatEndpoint, parsePassiveEndpoint } from '../openflow/endpoint.js';
 import { lanPrefix4, lanPrefix6 } from '../wire/addresses.js';
 
 /** Where a testbed's processes listen: the medium, and per router its control API and monitor. */
@@ -119,7 +120,10 @@ export function planTestbed(sc: Scenario, seed: number, ports: TestbedPorts = DE
         sim: { ...base.sim, medium: { endpoint: medium, xM: positions[i]!.xM, yM: positions[i]!.yM } },
         control: { ...base.control, endpoint: control, telemetry },
         monitor: { ...base.monitor, listen: monitor },
-        openflow: base.openflow.mode === 'passive' ? { ...base.openflow, listen: `${ports.host}:${ports.openflowBase + i}` } : base.openflow,
+        openflow:
+          base.openflow.mode === 'passive'
+            ? { ...base.openflow, listen: passiveListen(base.openflow.listen, ports.host, ports.openflowBase + i) }
+            : base.openflow,
         traffic: { flows: flows.filter((f) => f.src === i || f.dst === i) },
         vnf: { ...base.vnf, instances: accOn.has(i) ? accInstances : [] },
         log: { ...base.log, format: 'json' },
@@ -140,4 +144,10 @@ export function planTestbed(sc: Scenario, seed: number, ports: TestbedPorts = DE
     };
   });
   return { medium: mediumSetup(sc, seed), mediumEndpoint: netns ? `ipc://${netns.ipcDir}/medium` : ports.medium, routers };
+}
+
+/** Router i's passive agent on the testbed's host and its port, over TLS when the configuration's listens with TLS. */
+function passiveListen(configured: string, host: string, port: number): string {
+  const e = parsePassiveEndpoint(configured);
+  return e.ok && e.value.tls ? formatEndpoint({ ...e.value, host, port }) : `${host}:${port}`;
 }

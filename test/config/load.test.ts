@@ -97,7 +97,15 @@ describe('parseNodeConfig: defaults', () => {
     assert.deepEqual(c.control, { endpoint: '', telemetry: '', telemetryPeriodMs: 1000, curve: { publicKey: '', secretKey: '', allow: [] } });
     assert.deepEqual(c.monitor, { listen: '', token: '', statePeriodMs: 500 });
     assert.deepEqual(c.traffic, { flows: [] });
-    assert.deepEqual(c.controller, { listen: '', flows: [], acc: 'none', accMode: 'split', hysteresis: 0.2 });
+    assert.deepEqual(c.controller, {
+      listen: '',
+      connect: [],
+      flows: [],
+      acc: 'none',
+      accMode: 'split',
+      hysteresis: 0.2,
+      tls: { privateKey: '', certificate: '', caCert: '' },
+    });
     assert.deepEqual(c.openflow, {
       mode: 'off',
       listen: '127.0.0.1:6634',
@@ -108,6 +116,7 @@ describe('parseNodeConfig: defaults', () => {
       echoIntervalMs: 5000,
       reconnectMinMs: 500,
       reconnectMaxMs: 16000,
+      tls: { privateKey: '', certificate: '', caCert: '' },
     });
     assert.deepEqual(c.vnf, { memoryMb: 64, callBudgetMs: 250, instances: [] });
     assert.deepEqual(c.log, { level: 'info', format: 'pretty' });
@@ -375,7 +384,7 @@ describe('parseNodeConfig: rules beyond the schema', () => {
     const e = refusal(() =>
       parseNodeConfig(cfg({ controller: { listen: 'localhost', flows: ['tcp:0-4:5001', 'udp:0-4,label=1,label=2', 'ping 0 4'], acc: 'every-0' } })),
     );
-    hasIssue(e, '/controller/listen', 'localhost', /^host:port/);
+    hasIssue(e, '/controller/listen', 'localhost', /^not an endpoint to listen on: pssl:PORT\[:HOST\] \(TLS\), ptcp:PORT\[:HOST\] or HOST:PORT/);
     hasIssue(e, '/controller/flows/1', 'udp:0-4,label=1,label=2', /label is given twice/);
     hasIssue(e, '/controller/flows/2', 'ping 0 4', /is not PROTO:SRC-DST/);
     hasIssue(e, '/controller/acc', 'every-0', /every/);
@@ -389,6 +398,52 @@ describe('parseNodeConfig: rules beyond the schema', () => {
     hasIssue(place, '/controller/flows/3', 'udp:0-4,label=0x100000', /label 1048576/);
     const c = parseNodeConfig(cfg({ controller: { listen: '0.0.0.0:6653', flows: ['tcp:4-0:5001'], acc: 'every-2' } }));
     assert.equal(c.controller.listen, '0.0.0.0:6653');
+  });
+
+  test('OpenFlow endpoints: a plain passive agent stays on loopback, pssl: may listen anywhere, and a TLS endpoint needs its three files', () => {
+    const files = { privateKey: 'sw-privkey.pem', certificate: 'sw-cert.pem', caCert: 'controllerca/cacert.pem' };
+    for (const listen of ['0.0.0.0:6634', 'ptcp:6634', 'ptcp:6634:10.0.0.1', '[fd00::1]:6634']) {
+      const e = refusal(() => parseNodeConfig(cfg({ openflow: { mode: 'passive', listen } })));
+      hasIssue(
+        e,
+        '/openflow/listen',
+        listen,
+        /^a loopback address, or pssl:PORT\[:HOST\] with openflow\.tls: whoever reaches a passive agent without TLS controls the router$/,
+      );
+    }
+    for (const listen of ['127.0.0.1:6634', 'ptcp:6634:127.0.0.1', 'ptcp:0:[::1]', 'ptcp::localhost']) {
+      assert.equal(parseNodeConfig(cfg({ openflow: { mode: 'passive', listen } })).openflow.listen, listen, `${listen} is loopback`);
+    }
+    const noFiles = refusal(() => parseNodeConfig(cfg({ openflow: { mode: 'passive', listen: 'pssl:6634' } })));
+    for (const k of ['privateKey', 'certificate', 'caCert'])
+      hasIssue(noFiles, `/openflow/tls/${k}`, '', /^the path of a PEM file, .*: openflow\.listen is pssl:6634 \(TLS\)$/);
+    assert.equal(noFiles.issues.length, 3, JSON.stringify(noFiles.issues));
+    const one = refusal(() => parseNodeConfig(cfg({ openflow: { mode: 'active', controller: 'ssl:10.0.0.254:6653', tls: { ...files, caCert: '' } } })));
+    hasIssue(one, '/openflow/tls/caCert', '', /openflow\.controller is ssl:10\.0\.0\.254:6653/);
+    assert.equal(one.issues.length, 1, JSON.stringify(one.issues));
+    const c = parseNodeConfig(cfg({ openflow: { mode: 'passive', listen: 'pssl:6634', tls: files } }));
+    assert.deepEqual(c.openflow.tls, files, 'the files are read when the agent starts, not here');
+    // An endpoint of the wrong kind for its field, and a TLS endpoint the mode does not use.
+    const kinds = refusal(() => parseNodeConfig(cfg({ openflow: { mode: 'active', listen: 'ssl:1.2.3.4:1', controller: 'pssl:6653' } })));
+    hasIssue(
+      kinds,
+      '/openflow/listen',
+      'ssl:1.2.3.4:1',
+      /^not an endpoint to listen on: pssl:PORT\[:HOST\] \(TLS\), ptcp:PORT\[:HOST\] or HOST:PORT \(port 0-65535\)/,
+    );
+    hasIssue(kinds, '/openflow/controller', 'pssl:6653', /^not an endpoint to connect to: ssl:HOST:PORT \(TLS\), tcp:HOST:PORT or HOST:PORT \(port 1-65535\)/);
+    assert.equal(
+      parseNodeConfig(cfg({ openflow: { mode: 'active', listen: 'pssl:6634' } })).openflow.tls.privateKey,
+      '',
+      'a passive endpoint an active agent does not use needs no files',
+    );
+    // The controller role: TLS by where it listens or by any router it connects to.
+    const role = refusal(() => parseNodeConfig(cfg({ controller: { connect: ['tcp:10.0.0.2:6634', 'ssl:10.0.0.3:6634', 'ptcp:1'] } })));
+    hasIssue(role, '/controller/connect/2', 'ptcp:1', /^not an endpoint to connect to/);
+    for (const k of ['privateKey', 'certificate', 'caCert'])
+      hasIssue(role, `/controller/tls/${k}`, '', /controller\.connect\.1 is ssl:10\.0\.0\.3:6634 \(TLS\)$/);
+    const tlsRole = parseNodeConfig(cfg({ controller: { listen: 'pssl:6653', connect: ['ssl:10.0.0.3:6634'], tls: files } }));
+    assert.deepEqual([tlsRole.controller.listen, tlsRole.controller.connect], ['pssl:6653', ['ssl:10.0.0.3:6634']]);
   });
 
   test('a channel listed twice in allowed', () => {

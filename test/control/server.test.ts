@@ -255,7 +255,7 @@ describe('control API over ZeroMQ (no CURVE)', () => {
   test('controller.*: refused without the controller role; with it, flows are added and removed while it runs', async () => {
     const refused = err(await client.request('controller.flows', {}, T));
     assert.equal(refused.code, 'CONTROL_NOT_CONTROLLER');
-    assert.match(refused.message, /controller\.listen is empty/);
+    assert.match(refused.message, /controller\.listen and controller\.connect are empty/);
     view.controllerRole = new ControllerService({ hysteresis: 0.2, log, now: () => view.now() });
     try {
       assert.deepEqual(ok(await client.request('controller.flows', {}, T)), []);
