@@ -61,9 +61,15 @@ export function mediumCommand(): Command {
       });
       log.info(
         { event: 'medium-stop', counters: server.counters },
-        `medium stopping (${server.counters.joins} joins, ${server.air.counters.frames} frames on the air)`,
+        `medium stopping (${server.counters.joins} joins, ${server.air.counters.frames} frames on the air, ${server.counters.faults} faults${faultList(server.counters.faultsByReason)})`,
       );
       await server.stop();
       process.exit(0);
     });
+}
+
+/** `: CODE n, ...` for the faults by reason, or nothing when there were none. */
+function faultList(byReason: Record<string, number>): string {
+  const parts = Object.entries(byReason).map(([reason, n]) => `${reason} ${n}`);
+  return parts.length > 0 ? `: ${parts.join(', ')}` : '';
 }
