@@ -1,11 +1,11 @@
 import { unlink } from 'node:fs/promises';
 import type net from 'node:net';
 import type { BandConfig } from '../sim/band.js';
-import { CogmeshError } from '../../src/core/errors.js';
+import { CogmeshError, RangeArgumentError } from '../../src/core/errors.js';
 import { LogBudget } from '../../src/core/log-budget.js';
 import { PacedEngine } from '../../src/core/paced.js';
 import { Rng } from '../../src/core/rng.js';
-import { US_PER_MS, US_PER_S, type Micros } from '../../src/core/time.js';
+import { assertMicros, US_PER_MS, US_PER_S, type Micros } from '../../src/core/time.js';
 import type { Logger } from '../../src/core/log.js';
 import { ism2g4, type ChannelPlan } from '../channels.js';
 import { EmulatedBand } from '../sim/band.js';
@@ -54,6 +54,13 @@ export interface MediumServerOptions {
    * default `aheadUs`; 0: at the end of the turn, as before).
    */
   holdUs?: Micros;
+  /**
+   * Time origin of the PN processes (epoch µs, at or before now; default:
+   * now). A medium started again with the epoch of the one before it runs
+   * the very PN bursts the routers already sense (they keep the band of
+   * their first welcome): the testbed restarts a medium that died so.
+   */
+  epochUs?: Micros;
 }
 
 interface Peer {
@@ -145,7 +152,9 @@ export class MediumServer {
     });
     this.outbox = new LinkOutbox(undefined, true);
     this.endpoint = parseLinkEndpoint(o.endpoint);
-    this.epochUs = this.paced.now();
+    const now = this.paced.now();
+    this.epochUs = o.epochUs === undefined ? now : assertMicros('epochUs', o.epochUs);
+    if (this.epochUs > now) throw new RangeArgumentError('epochUs', o.epochUs, `a time at or before now (${now} epoch µs)`);
     this.silenceUs = o.silenceUs ?? 2000 * US_PER_MS;
     const full = ism2g4(setup.channels);
     const plan = setup.orthogonal ? full.asOrthogonal() : full;
