@@ -582,7 +582,9 @@ class MediumCore implements Air {
   private pnCache(chIdx: number, t: Micros): PnCache {
     let c = this.pnCaches[chIdx];
     if (!c) {
-      c = new PnCache(this.pn!, this.plan.channels[chIdx]!.number, Math.max(0, Math.min(t, this.scheduler.now()) - PN_HISTORY_US));
+      // A burst's end matters to an access for EIFS and at most CWmax slots of backoff after it.
+      const mattersUs = Math.max(PN_HISTORY_US, this.t.eifsUs + this.phy.cwMax * this.phy.slotUs);
+      c = new PnCache(this.pn!, this.plan.channels[chIdx]!.number, Math.max(0, Math.min(t, this.scheduler.now()) - PN_HISTORY_US), mattersUs);
       this.pnCaches[chIdx] = c;
     }
     return c;
@@ -593,6 +595,16 @@ class MediumCore implements Air {
  * The PN bursts of one channel, asked of the PnSource a chunk at a time and
  * kept sorted and merged (a burst that spans a chunk boundary comes back as
  * one), with the past dropped after PN_HISTORY_US.
+ *
+ * A channel nobody uses for a while is not asked about meanwhile; when it is
+ * used again, the cache does not walk the source through the stretch it
+ * missed: it skips to `skipBeforeUs` (PN_HISTORY_US, or longer with a very
+ * large CWmax) before the question. A source with bounded history (the band
+ * of the medium process keeps 60 s) refuses questions about a past it
+ * forgot, and a channel idle for longer than that would otherwise ask about
+ * one. Nothing the MAC does depends on bursts that old: a burst's end counts
+ * only as the start of the EIFS (or DIFS) and backoff before an access,
+ * which last at most EIFS + CWmax slots (21 ms with 802.11b).
  */
 class PnCache {
   private starts: number[] = [];
@@ -600,17 +612,26 @@ class PnCache {
   private head = 0;
   private lastDroppedEnd = -Infinity;
   private fetchedTo: Micros;
+  /** Bursts before this time are not known (the cache began or skipped here). */
+  private knownFromUs: Micros;
 
   constructor(
     private readonly src: PnSource,
     private readonly channel: number,
-    private readonly fromUs: Micros,
+    fromUs: Micros,
+    private readonly skipBeforeUs: Micros,
   ) {
     this.fetchedTo = fromUs;
+    this.knownFromUs = fromUs;
   }
 
-  /** On at t until `until`, or off since `lastEnd` (-Infinity when never on). */
+  /**
+   * On at t until `until`, or off since `lastEnd`: the end of the last burst,
+   * -Infinity when never on, or the time the cache skipped to when the last
+   * burst ended before it (then off at least since that time, over `skipBeforeUs` ago).
+   */
   at(t: Micros): { on: boolean; until: Micros; lastEnd: Micros } {
+    this.skipTo(t);
     this.fetchPast(t);
     this.drop(t);
     const i = this.firstEndingAfter(t);
@@ -626,6 +647,7 @@ class PnCache {
 
   /** Start of the first burst within [t, limit), t itself when on at t, or Infinity. */
   nextStart(t: Micros, limit: Micros): Micros {
+    this.skipTo(t);
     this.fetchPast(limit);
     const i = this.firstEndingAfter(t);
     if (i >= this.ends.length) return Infinity;
@@ -635,9 +657,28 @@ class PnCache {
 
   /** Whether a burst is on at some point of [t0, t1). */
   overlaps(t0: Micros, t1: Micros): boolean {
+    this.skipTo(t0);
     this.fetchPast(t1);
-    const i = this.firstEndingAfter(Math.max(t0, this.fromUs));
+    const i = this.firstEndingAfter(Math.max(t0, this.knownFromUs));
     return i < this.ends.length && this.starts[i]! < t1;
+  }
+
+  /**
+   * Before a question about time t: when whole chunks lie between what was
+   * fetched and `skipBeforeUs` before t, forgets every burst kept and goes on
+   * from the last chunk boundary (on the same grid) at or before that point.
+   */
+  private skipTo(t: Micros): void {
+    const chunks = Math.floor((t - this.skipBeforeUs - this.fetchedTo) / PN_CHUNK_US);
+    if (!(chunks > 0)) return;
+    const from = this.fetchedTo + chunks * PN_CHUNK_US;
+    this.starts = [];
+    this.ends = [];
+    this.head = 0;
+    // Every burst kept ended by fetchedTo; those in the skipped stretch ended by `from`.
+    this.lastDroppedEnd = from;
+    this.fetchedTo = from;
+    this.knownFromUs = from;
   }
 
   private fetchPast(t: Micros): void {

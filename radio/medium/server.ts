@@ -1,11 +1,13 @@
 import { unlink } from 'node:fs/promises';
 import type net from 'node:net';
 import type { BandConfig } from '../sim/band.js';
+import { CogmeshError, RangeArgumentError } from '../../src/core/errors.js';
+import { LogBudget } from '../../src/core/log-budget.js';
 import { PacedEngine } from '../../src/core/paced.js';
 import { Rng } from '../../src/core/rng.js';
-import { US_PER_MS, US_PER_S, type Micros } from '../../src/core/time.js';
+import { assertMicros, US_PER_MS, US_PER_S, type Micros } from '../../src/core/time.js';
 import type { Logger } from '../../src/core/log.js';
-import { ism2g4 } from '../channels.js';
+import { ism2g4, type ChannelPlan } from '../channels.js';
 import { EmulatedBand } from '../sim/band.js';
 import { LINK_VERSION, parseUp, type DownMessage, type UpMessage, type Welcome } from './link.js';
 import { LinkOutbox } from './outbox.js';
@@ -52,6 +54,13 @@ export interface MediumServerOptions {
    * default `aheadUs`; 0: at the end of the turn, as before).
    */
   holdUs?: Micros;
+  /**
+   * Time origin of the PN processes (epoch µs, at or before now; default:
+   * now). A medium started again with the epoch of the one before it runs
+   * the very PN bursts the routers already sense (they keep the band of
+   * their first welcome): the testbed restarts a medium that died so.
+   */
+  epochUs?: Micros;
 }
 
 interface Peer {
@@ -69,11 +78,30 @@ interface Peer {
 
 export interface MediumServerCounters {
   received: number;
+  /** Messages that could not be read, or asked for what the router does not have (a station it never declared). */
   malformed: number;
   refused: number;
   joins: number;
   gone: number;
   sent: number;
+  /** Faults of the medium's own: something it did for a message or an event threw. The medium went on. */
+  faults: number;
+  /** The same by reason: the error's stable code (CORE_OUT_OF_RANGE, ...), or its class name when it has none. */
+  faultsByReason: Record<string, number>;
+}
+
+/** A message asks for what the medium cannot do for this router: counted with the malformed ones, not a fault. */
+class LinkRefusal extends CogmeshError {
+  constructor(message: string) {
+    super('LINK_REFUSED', message);
+  }
+}
+
+/** What a fault is counted under: its stable code, else its class name. */
+export function faultReason(e: unknown): string {
+  if (e instanceof CogmeshError) return e.code;
+  if (e instanceof Error) return e.name;
+  return typeof e;
 }
 
 /**
@@ -83,9 +111,15 @@ export interface MediumServerCounters {
  * virtual time, here on the real clock (a paced event engine). A router
  * that falls silent (killed, crashed) leaves the air after `silenceUs`: its
  * frames stop and frames to it go unacknowledged, as when a router PC dies.
+ *
+ * Nothing a router sends and no fault of its own ends the medium: a fault
+ * while serving one message, running one event of the MAC or sweeping is
+ * counted by reason (`counters.faultsByReason`) and logged, the first of a
+ * reason at once and then at most one line per reason every 10 s
+ * (`LogBudget`), and the medium goes on with the next.
  */
 export class MediumServer {
-  readonly counters: MediumServerCounters = { received: 0, malformed: 0, refused: 0, joins: 0, gone: 0, sent: 0 };
+  readonly counters: MediumServerCounters = { received: 0, malformed: 0, refused: 0, joins: 0, gone: 0, sent: 0, faults: 0, faultsByReason: {} };
   readonly paced: PacedEngine;
   readonly air: AirMedium;
   readonly band: EmulatedBand;
@@ -101,6 +135,9 @@ export class MediumServer {
   private closed = false;
   private sweeper: NodeJS.Timeout | undefined;
   private readonly silenceUs: Micros;
+  private readonly plan: ChannelPlan;
+  /** Lines about faults, malformed and refused messages: a few a minute, however many there are. */
+  private readonly logBudget = new LogBudget();
 
   constructor(
     readonly setup: MediumSetup,
@@ -108,13 +145,20 @@ export class MediumServer {
   ) {
     const aheadUs = o.aheadUs ?? MediumServer.AHEAD_US;
     this.holdUs = o.holdUs ?? aheadUs;
-    this.paced = new PacedEngine(undefined, { aheadUs, afterRun: (fromTimer) => this.afterRun(fromTimer) });
+    this.paced = new PacedEngine(undefined, {
+      aheadUs,
+      afterRun: (fromTimer) => this.afterRun(fromTimer),
+      onFault: (e) => this.fault('event', e),
+    });
     this.outbox = new LinkOutbox(undefined, true);
     this.endpoint = parseLinkEndpoint(o.endpoint);
-    this.epochUs = this.paced.now();
+    const now = this.paced.now();
+    this.epochUs = o.epochUs === undefined ? now : assertMicros('epochUs', o.epochUs);
+    if (this.epochUs > now) throw new RangeArgumentError('epochUs', o.epochUs, `a time at or before now (${now} epoch µs)`);
     this.silenceUs = o.silenceUs ?? 2000 * US_PER_MS;
     const full = ism2g4(setup.channels);
     const plan = setup.orthogonal ? full.asOrthogonal() : full;
+    this.plan = plan;
     this.band = new EmulatedBand(plan, setup.band, Rng.fromSeed(setup.bandSeed).fork('band'), { startUs: this.epochUs, historyUs: 60 * US_PER_S });
     this.air = new AirMedium({ scheduler: this.paced.engine, plan, rng: Rng.fromSeed(setup.bandSeed).fork('medium'), pn: this.band }, setup.medium, setup.phy);
   }
@@ -126,7 +170,11 @@ export class MediumServer {
   private flushSet = false;
   private readonly flushNow = (): void => {
     this.flushSet = false;
-    this.outbox.flush();
+    try {
+      this.outbox.flush();
+    } catch (e) {
+      this.fault('flush', e);
+    }
   };
 
   /**
@@ -152,7 +200,13 @@ export class MediumServer {
   async start(): Promise<void> {
     this.server = await listenLink(this.endpoint, (c) => this.accept(c));
     this.paced.start();
-    this.sweeper = setInterval(() => this.paced.inject((now) => this.sweep(now)), 250);
+    this.sweeper = setInterval(() => {
+      try {
+        this.paced.inject((now) => this.sweep(now));
+      } catch (e) {
+        this.fault('sweep', e);
+      }
+    }, 250);
     this.o.log.info(
       { event: 'medium-start', endpoint: this.o.endpoint, channels: this.setup.channels, epochUs: this.epochUs },
       `air medium on ${linkEndpointText(this.endpoint)}: ${this.setup.channels} channels, ${this.setup.phy.dataRateBps / 1e6} Mbps, ${this.setup.band.pn.length + this.setup.band.phases.length} PN source(s)`,
@@ -187,7 +241,7 @@ export class MediumServer {
       const got = reader.push(chunk);
       if (got instanceof Error) {
         this.counters.malformed++;
-        this.o.log.warn({ event: 'medium-malformed', code: 'LINK_MALFORMED', peer: key }, `closed a connection: ${got.message}`);
+        this.note('warn', 'medium-malformed', 'LINK_MALFORMED', { code: 'LINK_MALFORMED', peer: key }, `closed a connection: ${got.message}`);
         c.destroy();
         return;
       }
@@ -195,8 +249,7 @@ export class MediumServer {
         try {
           this.paced.inject((now) => this.handle(c, key, message, now));
         } catch (e) {
-          // A fault in the medium's own events: logged, and the medium keeps serving.
-          this.o.log.error({ event: 'medium-fault', err: e }, `medium: an event failed: ${(e as Error).message}`);
+          this.fault('message', e, { peer: key });
         }
       }
     });
@@ -205,7 +258,12 @@ export class MediumServer {
       this.conns.delete(c);
       this.outbox.forget(c);
       const peer = this.peers.get(key);
-      if (peer && !peer.gone && !this.closed) this.paced.inject(() => this.leave(peer, 'disconnected'));
+      if (!peer || peer.gone || this.closed) return;
+      try {
+        this.paced.inject(() => this.leave(peer, 'disconnected'));
+      } catch (e) {
+        this.fault('leave', e, { node: peer.node });
+      }
     });
   }
 
@@ -214,14 +272,14 @@ export class MediumServer {
     const batch = parseUp(message);
     for (const e of batch.errors) {
       this.counters.malformed++;
-      this.o.log.warn({ event: 'medium-malformed', code: e.code, peer: key }, `dropped a malformed message: ${e.message}`);
+      this.note('warn', 'medium-malformed', e.code, { code: e.code, peer: key }, `dropped a malformed message: ${e.message}`);
     }
     for (const msg of batch.messages) {
       this.counters.received++;
       try {
         this.take(conn, key, msg, now);
       } catch (e) {
-        this.o.log.error({ event: 'medium-fault', err: e }, `medium: an event failed: ${(e as Error).message}`);
+        this.fault('message', e, { peer: key, t: msg.t });
       }
     }
   }
@@ -243,9 +301,70 @@ export class MediumServer {
       this.apply(peer, msg);
     } catch (e) {
       // A send the medium cannot carry out still ends: the router's radio must not wait for it for ever.
-      if (msg.t === 'send') this.post(conn, { t: 'sent', st: msg.st, seq: msg.seq, outcome: { ok: false, reason: 'aborted', attempts: 0, atUs: now } });
-      this.counters.malformed++;
-      this.o.log.warn({ event: 'medium-refused', node: peer.node, t: msg.t, err: e }, `router ${peer.name}: ${msg.t} refused: ${(e as Error).message}`);
+      if (msg.t === 'send') this.abort(conn, msg, now);
+      if (e instanceof LinkRefusal) {
+        this.counters.malformed++;
+        this.note('warn', 'medium-refused', msg.t, { node: peer.node, t: msg.t, err: e }, `router ${peer.name}: ${msg.t} refused: ${e.message}`);
+      } else {
+        this.fault('message', e, { node: peer.node, t: msg.t });
+        this.reset(peer, msg.t);
+      }
+    }
+  }
+
+  /**
+   * After a fault while serving a router's message, what the MAC holds for
+   * its radios is in doubt (a frame taken into service whose access was
+   * never scheduled would hold the radio for ever): its radios leave the air
+   * and it is told to join again, which brings them back clean and gives
+   * back what they had in flight. At most once per router every log interval,
+   * so a fault that keeps coming does not make routers churn.
+   */
+  private reset(peer: Peer, t: string): void {
+    const now = this.paced.clock.now();
+    const last = this.resetAtUs.get(peer.node);
+    if (last !== undefined && now - last < this.logBudget.everyUs) return;
+    this.resetAtUs.set(peer.node, now);
+    this.leave(peer, `a fault while serving its ${t}`);
+    this.post(peer.conn, { t: 'refused', reason: 'the medium had a fault serving this router: join again' });
+  }
+
+  private readonly resetAtUs = new Map<number, Micros>();
+
+  private abort(conn: net.Socket, msg: Extract<UpMessage, { t: 'send' }>, now: Micros): void {
+    this.post(conn, { t: 'sent', st: msg.st, seq: msg.seq, outcome: { ok: false, reason: 'aborted', attempts: 0, atUs: now } });
+  }
+
+  /**
+   * A fault of the medium's own (`where`: a message, an event of the MAC, the
+   * sweep): counted by reason and logged within the budget; the medium goes on.
+   */
+  private fault(where: string, e: unknown, fields: Record<string, unknown> = {}): void {
+    const reason = faultReason(e);
+    const count = (this.counters.faultsByReason[reason] ?? 0) + 1;
+    this.counters.faultsByReason[reason] = count;
+    this.counters.faults++;
+    const what = e instanceof Error ? e.message : String(e);
+    this.note('error', 'medium-fault', reason, { where, reason, count, err: e, ...fields }, `medium: ${where} failed (${reason}): ${what}; the medium goes on`);
+  }
+
+  /** A line of a kind (event and detail) that may come once per message: logged within the budget. */
+  private note(level: 'warn' | 'error', event: string, detail: string, fields: Record<string, unknown>, msg: string): void {
+    const held = this.logBudget.take(`${event}/${detail}`, this.paced.clock.now());
+    if (held === undefined) return;
+    this.o.log[level]({ event, ...fields, ...(held > 0 ? { held } : {}) }, held > 0 ? `${msg} (and ${held} more like it since the last such line)` : msg);
+  }
+
+  /** One line for each kind whose lines were held back, once its interval is over. */
+  private tellHeld(): void {
+    for (const { key, held } of this.logBudget.due(this.paced.clock.now())) {
+      const cut = key.indexOf('/');
+      const event = key.slice(0, cut);
+      const detail = key.slice(cut + 1);
+      this.o.log[event === 'medium-fault' ? 'error' : 'warn'](
+        { event, detail, held },
+        `${held} more ${event} (${detail}) in the last ${this.logBudget.everyUs / US_PER_S} s`,
+      );
     }
   }
 
@@ -301,7 +420,8 @@ export class MediumServer {
   private apply(peer: Peer, msg: UpMessage): void {
     switch (msg.t) {
       case 'station': {
-        if (peer.stations.has(msg.spec.id)) throw new Error(`station ${msg.spec.id} is already attached`);
+        if (peer.stations.has(msg.spec.id)) throw new LinkRefusal(`station ${msg.spec.id} is already attached`);
+        this.checkChannel(msg.spec.channel);
         const name = msg.spec.id;
         const st = this.air.addStation(
           { ...msg.spec, id: `${name}#${peer.incarnation}`, node: peer.node, position: peer.position },
@@ -315,12 +435,14 @@ export class MediumServer {
         return;
       }
       case 'send':
-        this.station(peer, msg.st).send({ src: msg.src, dst: msg.dst, payload: msg.payload, tag: msg.seq });
+        // A full queue at the station is the router's overrun: the frame comes back, as a refusal would.
+        if (!this.station(peer, msg.st).send({ src: msg.src, dst: msg.dst, payload: msg.payload, tag: msg.seq })) this.abort(peer.conn, msg, this.paced.now());
         return;
       case 'retune': {
         // A router's retune takes back everything its radio holds: frames it queued for the channel
         // it leaves must not go out on the next one (the router keeps a window of them queued here).
         const st = this.station(peer, msg.st);
+        this.checkChannel(msg.channel ?? undefined);
         st.hold();
         st.retune(msg.channel ?? undefined, msg.overheadUs);
         return;
@@ -344,12 +466,19 @@ export class MediumServer {
 
   private station(peer: Peer, name: string): Station {
     const st = peer.stations.get(name);
-    if (!st) throw new Error(`no station ${JSON.stringify(name)} (attached: ${[...peer.stations.keys()].join(', ') || 'none'})`);
+    if (!st) throw new LinkRefusal(`no station ${JSON.stringify(name)} (attached: ${[...peer.stations.keys()].join(', ') || 'none'})`);
     return st;
+  }
+
+  private checkChannel(channel: number | undefined): void {
+    if (channel !== undefined && !this.plan.has(channel)) {
+      throw new LinkRefusal(`channel ${channel} is not in the medium's plan ${this.plan.name} (${this.plan.numbers.join(', ')})`);
+    }
   }
 
   /** Routers silent past the limit leave the air; the others hear their radios' counters. */
   private sweep(now: Micros): void {
+    this.tellHeld();
     // A sweep that comes late (this process stalled: a loaded machine, a long GC) has not yet read
     // the heartbeats waiting in its socket: it takes nobody for gone this time.
     const late = this.lastSweepUs !== undefined && now - this.lastSweepUs > this.silenceUs / 2;

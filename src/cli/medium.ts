@@ -15,6 +15,7 @@ interface MediumOpts {
   hops?: string;
   bind: string;
   aheadUs: string;
+  epochUs?: string;
   logFormat: 'pretty' | 'json';
 }
 
@@ -37,6 +38,10 @@ export function mediumCommand(): Command {
       "how far ahead of the real clock the MAC may run (µs): a frame exchange's steps then need no timer each; 0 keeps every event at or after its real time",
       String(MediumServer.AHEAD_US),
     )
+    .option(
+      '--epoch-us <us>',
+      "time origin of the PN processes (epoch µs, at or before now; default: now): a medium started again with its predecessor's epoch runs the PN bursts the routers already sense",
+    )
     .addOption(new Option('--log-format <format>', 'log lines for people or one JSON object a line').choices(['pretty', 'json']).default('pretty'))
     .action(async (o: MediumOpts) => {
       if ((o.scenario === undefined) === (o.setup === undefined)) throw new UsageError('give one of --scenario FILE and --setup FILE');
@@ -52,7 +57,11 @@ export function mediumCommand(): Command {
       const log = createLogger({ level: 'info', format: o.logFormat });
       const aheadUs = Number(o.aheadUs);
       if (!Number.isSafeInteger(aheadUs) || aheadUs < 0 || aheadUs > 100_000) throw new UsageError(`--ahead-us: "${o.aheadUs}" is not 0..100000 µs`);
-      const server = new MediumServer(setup, { endpoint: o.bind, log, aheadUs });
+      const epochUs = o.epochUs === undefined ? undefined : Number(o.epochUs);
+      if (epochUs !== undefined && !(Number.isSafeInteger(epochUs) && epochUs >= 0 && epochUs <= Date.now() * 1000)) {
+        throw new UsageError(`--epoch-us: "${o.epochUs}" is not a time in epoch µs at or before now`);
+      }
+      const server = new MediumServer(setup, { endpoint: o.bind, log, aheadUs, ...(epochUs !== undefined ? { epochUs } : {}) });
       await server.start();
       await new Promise<void>((resolve) => {
         process.once('SIGINT', () => resolve());
@@ -61,9 +70,15 @@ export function mediumCommand(): Command {
       });
       log.info(
         { event: 'medium-stop', counters: server.counters },
-        `medium stopping (${server.counters.joins} joins, ${server.air.counters.frames} frames on the air)`,
+        `medium stopping (${server.counters.joins} joins, ${server.air.counters.frames} frames on the air, ${server.counters.faults} faults${faultList(server.counters.faultsByReason)})`,
       );
       await server.stop();
       process.exit(0);
     });
+}
+
+/** `: CODE n, ...` for the faults by reason, or nothing when there were none. */
+function faultList(byReason: Record<string, number>): string {
+  const parts = Object.entries(byReason).map(([reason, n]) => `${reason} ${n}`);
+  return parts.length > 0 ? `: ${parts.join(', ')}` : '';
 }

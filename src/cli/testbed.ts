@@ -127,9 +127,13 @@ export function testbedCommand(): Command {
           `  try: cogmesh ctl --node ${plan.routers[0]?.control} status`,
         ].join('\n'),
       );
+      // A medium that dies is started again; the testbed ends only when it gives up on it.
+      let mediumLost = false;
       let mediumGone: () => void = () => undefined;
-      sup.onExit = (name) => {
-        if (name === 'medium') mediumGone();
+      sup.onExit = (name, _code, _signal, restarting) => {
+        if (name !== 'medium' || restarting) return;
+        mediumLost = true;
+        mediumGone();
       };
       try {
         await sup.start();
@@ -143,7 +147,7 @@ export function testbedCommand(): Command {
         onSignal = resolve;
         if (forS !== undefined) setTimeout(() => resolve(`--for ${forS} s elapsed`), forS * 1000);
         mediumGone = () => resolve('the medium exited');
-        if (sup.processes().some((p) => p.name === 'medium' && p.state === 'exited')) resolve('the medium exited');
+        if (mediumLost) resolve('the medium exited');
       });
       log.info({ event: 'testbed-stop', why }, `stopping every process (${why})`);
       await sup.stop();

@@ -10,6 +10,13 @@ export interface PacedOptions {
    * after each timer wake-up (`fromTimer`) and each outermost `inject`.
    */
   afterRun?: (fromTimer: boolean) => void;
+  /**
+   * Takes what an event threw, and the engine goes on with the next one.
+   * Without it, the throw leaves the engine: through `inject` to its caller,
+   * or out of a timer wake-up, which ends the process. A host that must
+   * outlive a fault in one event (the medium process) gives one.
+   */
+  onFault?: (e: unknown) => void;
 }
 
 /**
@@ -52,9 +59,11 @@ export class PacedEngine {
     if (!Number.isSafeInteger(ahead) || ahead < 0) throw new RangeArgumentError('aheadUs', ahead, 'an integer number of µs >= 0');
     this.aheadUs = ahead;
     this.afterRun = options.afterRun;
+    this.onFault = options.onFault;
   }
 
   private readonly afterRun: ((fromTimer: boolean) => void) | undefined;
+  private readonly onFault: ((e: unknown) => void) | undefined;
 
   /** When (real time, µs) the engine's pending timer wakes it, or undefined when none is set. */
   get nextWakeUs(): Micros | undefined {
@@ -128,7 +137,14 @@ export class PacedEngine {
       if (late > this.lag.maxUs) this.lag.maxUs = late;
       this.lag.sumUs += late;
       this.lag.events++;
-      e.step();
+      if (this.onFault === undefined) e.step();
+      else {
+        try {
+          e.step();
+        } catch (err) {
+          this.onFault(err);
+        }
+      }
     }
     // The clock reaches the wall only once nothing due is left (a slice may have run out).
     const left = e.nextAt();

@@ -123,12 +123,23 @@ const isIp = (proto: DataProto): boolean => proto === 'ip4' || proto === 'ip6';
 
 const flowKey = (h: DataHeader): string => `${h.proto} ${h.src} ${h.dst} ${h.flow}`;
 
+/** A packet that waits for its next hop's R1 channel (see `awaitChannel`). */
+interface AwaitingChannel {
+  packet: DataPacket;
+  prevHop: NodeAddr | undefined;
+  queue: number;
+  entry: FlowEntry | undefined;
+  sinceUs: Micros;
+}
+
 /** Originates, receives, forwards and reroutes data packets (see the file's comment). */
 export class Forwarding {
   /** The flow table's entry `note` took last (entries are never removed). */
   private lastEntry: FlowEntry | undefined;
   /** Packets this router originated while their route is being discovered. */
   private readonly pending = new Map<NodeAddr, Array<{ packet: DataPacket; entry: FlowEntry | undefined; queue: number }>>();
+  /** Packets for a next hop whose R1 channel is not known yet, by next hop, and whether a timer will expire them. */
+  private readonly awaiting = new Map<NodeAddr, { held: AwaitingChannel[]; timerSet: boolean }>();
   /** Traffic per flow, as the control API and the monitor show it. */
   private readonly flowTable = new Map<string, FlowEntry>();
   /** Data traffic per neighbour link (the OpenFlow agent's port and queue counters). */
@@ -313,7 +324,7 @@ export class Forwarding {
     }
     const channel = p.neighbourR1.get(hop.nextHop);
     if (channel === undefined) {
-      this.drop('no-channel', packet.header);
+      this.awaitChannel(hop.nextHop, { packet, prevHop, queue, entry, sinceUs: now }, now);
       return;
     }
     p.aodv.forwarding(dst, prevHop, hop.nextHop, now);
@@ -337,6 +348,58 @@ export class Forwarding {
     else q.push({ packet, entry, queue });
     // Discovery starts whether or not the packet could be held (a buffer of 0 holds none).
     this.p.runAodv(this.p.aodv.discover(dst, now), now);
+  }
+
+  /**
+   * A packet whose next hop's R1 channel this router has not heard yet waits
+   * for that neighbour's HELLO: at most ALLOWED_HELLO_LOSS HELLO intervals
+   * (the time after which a silent neighbour is lost) and
+   * `routing.bufferPackets` packets per neighbour; beyond either it is
+   * dropped `no-channel`. A router that has just started (a relay that
+   * restarted) knows no neighbour's R1 until it hears each one's HELLO, up
+   * to a HELLO interval later, while packets reach it as soon as a route
+   * through it is found: dropped, the first of them, often a TCP
+   * retransmission held while the route was discovered, would cost its flow
+   * a backed-off retransmission timeout.
+   */
+  private awaitChannel(nextHop: NodeAddr, held: AwaitingChannel, now: Micros): void {
+    let w = this.awaiting.get(nextHop);
+    if (!w) this.awaiting.set(nextHop, (w = { held: [], timerSet: false }));
+    if (w.held.length >= this.p.config().routing.bufferPackets) {
+      this.drop('no-channel', held.packet.header);
+      return;
+    }
+    w.held.push(held);
+    if (!w.timerSet) this.expireAt(nextHop, w, now + this.channelWaitUs());
+  }
+
+  private channelWaitUs(): Micros {
+    const a = this.p.aodv.params;
+    return a.allowedHelloLoss * a.helloIntervalUs;
+  }
+
+  private expireAt(nextHop: NodeAddr, w: { held: AwaitingChannel[]; timerSet: boolean }, at: Micros): void {
+    w.timerSet = true;
+    this.p.at(at, (now) => {
+      w.timerSet = false;
+      if (this.awaiting.get(nextHop) !== w) return;
+      const limit = this.channelWaitUs();
+      while (w.held.length > 0 && w.held[0]!.sinceUs + limit <= now) this.drop('no-channel', w.held.shift()!.packet.header);
+      if (w.held.length === 0) this.awaiting.delete(nextHop);
+      else this.expireAt(nextHop, w, w.held[0]!.sinceUs + limit);
+    });
+  }
+
+  /**
+   * Neighbour `nb`'s R1 channel is known now (its HELLO), or `nb` was lost:
+   * the packets that waited for its channel are routed afresh (to it, or by
+   * another path, or held or dropped as any packet without a route).
+   */
+  channelKnown(nb: NodeAddr, now: Micros): void {
+    const w = this.awaiting.get(nb);
+    if (!w) return;
+    this.awaiting.delete(nb);
+    for (const h of w.held) this.route(h.packet, h.prevHop, now, h.queue, h.entry);
   }
 
   /** AODV found a route to `dst`: the packets held for it go. */
@@ -444,6 +507,8 @@ export class Forwarding {
   failAll(now: Micros): void {
     for (const q of this.pending.values()) for (const held of q) this.drop('router-down', held.packet.header);
     this.pending.clear();
+    for (const w of this.awaiting.values()) for (const held of w.held) this.drop('router-down', held.packet.header);
+    this.awaiting.clear();
     for (const p of this.p.sched.removeAll(now)) this.drop('router-down', p.item.header);
   }
 

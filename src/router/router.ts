@@ -404,6 +404,8 @@ export class MeshRouter {
             this.neighbourR1.set(a.from, ch);
             this.core.neighbourChannel(String(a.from), ch);
             if (before !== ch) this.runSched(this.sched.rechannel(a.from, ch, now), now);
+            // Packets that waited to learn its channel go now.
+            this.data.channelKnown(a.from, now);
           } else if (before !== undefined) {
             this.neighbourR1.delete(a.from);
             this.core.neighbourChannel(String(a.from), undefined);
@@ -418,6 +420,8 @@ export class MeshRouter {
           // that a route through it that comes back before its next HELLO works.
           this.core.neighbourChannel(String(a.addr), undefined);
           this.data.reroute(this.sched.removeNextHop(a.addr, now), 'route-broken', now);
+          // Packets that waited for its channel take another path, or none.
+          this.data.channelKnown(a.addr, now);
           break;
         case 'neighbour-up':
           this.p.onEvent?.({ kind: 'neighbour', addr: a.addr, up: true, atUs: now });

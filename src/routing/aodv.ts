@@ -880,6 +880,7 @@ export class MultipathAodv {
       this.nbrs.set(from, n);
       if (this.oldestHeardUs !== undefined && now < this.oldestHeardUs) this.oldestHeardUs = now;
       out.push({ kind: 'neighbour-up', addr: from });
+      this.retryDiscoveries(now);
     }
     if (now > n.lastHeardUs) {
       // The neighbour heard longest ago is heard again: which one that is now is found when next asked.
@@ -887,6 +888,25 @@ export class MultipathAodv {
       n.lastHeardUs = now;
     }
     this.offerDirect(from, now + Math.max(this.p.activeRouteTimeoutUs, this.t.neighbourLossUs), now);
+  }
+
+  /**
+   * A neighbour came up (a router started again, or came into range): a
+   * discovery that found nothing with the expanding ring and waits at
+   * NET_DIAMETER (RFC 3561 6.3's binary exponential backoff, 2.8, 5.6,
+   * 11.2 s with the defaults) sends its RREQ again at once, rate limit
+   * permitting, its retries starting over. The backoff keeps a node from
+   * flooding for a destination that is unreachable; a new neighbour is news
+   * that it may not be any more, and the wait would otherwise hold the flow
+   * for seconds after the path is back.
+   */
+  private retryDiscoveries(now: Micros): void {
+    for (const d of this.discoveries.values()) {
+      if (d.waitingToSend || d.ttl < this.p.netDiameter) continue;
+      d.diameterAttempts = 0;
+      d.waitingToSend = true;
+      d.deadlineUs = now;
+    }
   }
 
   private loseNeighbour(j: NodeAddr, now: Micros, out: AodvAction[]): void {

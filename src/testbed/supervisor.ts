@@ -14,13 +14,36 @@ export interface SupervisorOptions {
   verbose?: boolean;
   /** How to start `cogmesh`: node's own flags and the CLI entry (default: this process's). */
   command?: { execPath: string; args: string[] };
+  /** Start a medium that dies again (default true); false: its death is reported and left to `onExit`. */
+  restartMedium?: boolean;
 }
+
+/**
+ * When the testbed starts a dead medium again: after RESTART_FIRST_MS, then
+ * twice as long each time it dies again within RESTART_STABLE_MS of its
+ * start, up to RESTART_MAX_MS; after RESTART_GIVE_UP such deaths in a row
+ * (it cannot start: a taken endpoint, a bad setup) the testbed gives up.
+ */
+export const RESTART_FIRST_MS = 200;
+export const RESTART_MAX_MS = 5000;
+export const RESTART_STABLE_MS = 30_000;
+export const RESTART_GIVE_UP = 5;
 
 interface Proc {
   name: string;
   child: ChildProcess;
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   state: 'running' | 'exited';
+  /** How it was started, to start it again. */
+  args: string[];
+  netns: string | undefined;
+  startedMs: number;
+  /** Deaths in a row, each soon after its start (see RESTART_STABLE_MS). */
+  quickDeaths: number;
+  /** Times it was started again. */
+  restarts: number;
+  /** Started again by `restart`, not by the exit handler. */
+  replacing: boolean;
 }
 
 /** Set in a child's environment: it stops when its standard input closes (the testbed went away). */
@@ -69,24 +92,32 @@ const LEVELS: Record<number, 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fa
  * Runs a testbed: the medium process, then one `cogmesh node` process per
  * router, each from a configuration file the plan gives. It relays their
  * logs (tagged with the process), reports a process that dies while the
- * others go on, and stops them all (SIGTERM, then SIGKILL after a grace
- * period) on `stop`.
+ * others go on, starts a medium that dies again (with the same time origin,
+ * so that its PN bursts are those the routers sense; the routers join it
+ * again by themselves), and stops them all (SIGTERM, then SIGKILL after a
+ * grace period) on `stop`.
  */
 export class Supervisor {
   private readonly procs = new Map<string, Proc>();
   private dir: string | undefined;
   private stopping = false;
-  /** Called when a process exits while the testbed runs (not on stop). */
-  onExit: (name: string, code: number | null, signal: NodeJS.Signals | null) => void = () => undefined;
+  private readonly restartTimers = new Set<NodeJS.Timeout>();
+  /** The medium's time origin (epoch µs), the same for every medium process of this testbed. */
+  private epochUs = 0;
+  /**
+   * Called when a process exits while the testbed runs (not on stop);
+   * `restarting`: the testbed starts it again.
+   */
+  onExit: (name: string, code: number | null, signal: NodeJS.Signals | null, restarting: boolean) => void = () => undefined;
 
   constructor(
     private readonly plan: TestbedPlan,
     private readonly o: SupervisorOptions,
   ) {}
 
-  /** The running processes' names and pids. */
-  processes(): Array<{ name: string; pid: number | undefined; state: Proc['state'] }> {
-    return [...this.procs.values()].map((p) => ({ name: p.name, pid: p.child.pid, state: p.state }));
+  /** The processes' names, pids, states and how many times each was started again. */
+  processes(): Array<{ name: string; pid: number | undefined; state: Proc['state']; restarts: number }> {
+    return [...this.procs.values()].map((p) => ({ name: p.name, pid: p.child.pid, state: p.state, restarts: p.restarts }));
   }
 
   pid(name: string): number | undefined {
@@ -97,7 +128,9 @@ export class Supervisor {
     this.dir = await mkdtemp(join(tmpdir(), 'cogmesh-testbed-'));
     const mediumFile = join(this.dir, 'medium.json');
     await writeFile(mediumFile, mediumSetupJson(this.plan.medium));
-    this.spawn('medium', ['medium', '--setup', mediumFile, '--bind', this.plan.mediumEndpoint, '--log-format', 'json']);
+    this.epochUs = Date.now() * 1000;
+    const mediumArgs = ['medium', '--setup', mediumFile, '--bind', this.plan.mediumEndpoint, '--epoch-us', String(this.epochUs), '--log-format', 'json'];
+    this.spawn('medium', mediumArgs, undefined);
     for (const r of this.plan.routers) {
       const file = join(this.dir, `${r.name}.json`);
       await writeFile(file, JSON.stringify(r.config, null, 2));
@@ -112,10 +145,25 @@ export class Supervisor {
     return p.child.kill(signal);
   }
 
+  /** Kills one process if it runs (SIGKILL) and starts it again as it was started (an experiment: a router PC reboots). */
+  async restart(name: string): Promise<void> {
+    const p = this.procs.get(name);
+    if (!p) throw new RangeError(`no process ${JSON.stringify(name)} in this testbed (${[...this.procs.keys()].join(', ')})`);
+    if (this.stopping) return;
+    p.replacing = true;
+    if (p.state === 'running') {
+      p.child.kill('SIGKILL');
+      await p.exited;
+    }
+    if (!this.stopping && this.procs.get(name) === p) this.spawn(name, p.args, p.netns, p);
+  }
+
   /** Stops every process: SIGTERM, then SIGKILL after `graceMs`; removes the configuration files. */
   async stop(graceMs = 5000): Promise<void> {
     if (this.stopping) return;
     this.stopping = true;
+    for (const t of this.restartTimers) clearTimeout(t);
+    this.restartTimers.clear();
     // Routers first, so that they leave the medium cleanly; then the medium.
     const order = [...this.procs.values()].sort((a, b) => (a.name === 'medium' ? 1 : 0) - (b.name === 'medium' ? 1 : 0));
     await Promise.all(order.filter((p) => p.name !== 'medium').map((p) => this.end(p, graceMs)));
@@ -132,8 +180,12 @@ export class Supervisor {
     clearTimeout(timer);
   }
 
-  /** Starts one process; `netns`: in that network namespace (`ip netns exec`, which execs it: the pid is the process's own). */
-  private spawn(name: string, args: string[], netns?: string): void {
+  /**
+   * Starts one process; `netns`: in that network namespace (`ip netns exec`,
+   * which execs it: the pid is the process's own); `before`: the process
+   * of that name it replaces.
+   */
+  private spawn(name: string, args: string[], netns: string | undefined, before?: Proc): void {
     const own = this.o.command ?? { execPath: process.execPath, args: [...process.execArgv, process.argv[1]!] };
     const cmd = netns ? inNetns(netns, own.execPath, own.args) : own;
     // The child's standard input is a pipe from this process: if the testbed dies, even by SIGKILL, the pipe closes and the child stops.
@@ -146,7 +198,18 @@ export class Supervisor {
     const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
       child.once('exit', (code, signal) => resolve({ code, signal })),
     );
-    const p: Proc = { name, child, exited, state: 'running' };
+    const p: Proc = {
+      name,
+      child,
+      exited,
+      state: 'running',
+      args,
+      netns,
+      startedMs: Date.now(),
+      quickDeaths: before?.quickDeaths ?? 0,
+      restarts: before ? before.restarts + 1 : 0,
+      replacing: false,
+    };
     this.procs.set(name, p);
     // Each line says which process it comes from, in both log formats.
     const log = this.o.log.child({ proc: name }, { msgPrefix: `[${name}] ` });
@@ -154,11 +217,34 @@ export class Supervisor {
     createInterface({ input: child.stderr! }).on('line', (line) => log.warn({ event: 'stderr' }, line));
     void exited.then(({ code, signal }) => {
       p.state = 'exited';
-      if (this.stopping) return;
-      log.error({ event: 'process-exit', code, signal }, `${name} exited (${signal ?? `code ${code}`}) while the testbed runs; the others go on`);
-      this.onExit(name, code, signal);
+      if (this.stopping || p.replacing) return;
+      const inMs = name === 'medium' && this.o.restartMedium !== false ? this.restartDelay(p) : undefined;
+      const then =
+        inMs !== undefined
+          ? `; starting it again in ${inMs} ms (the routers join it again)`
+          : name === 'medium' && this.o.restartMedium !== false
+            ? `; it died ${p.quickDeaths} times in a row soon after its start: not starting it again`
+            : '; the others go on';
+      log.error(
+        { event: 'process-exit', code, signal, ...(inMs !== undefined ? { restartInMs: inMs } : {}) },
+        `${name} exited (${signal ?? `code ${code}`}) while the testbed runs${then}`,
+      );
+      this.onExit(name, code, signal, inMs !== undefined);
+      if (inMs === undefined) return;
+      const timer = setTimeout(() => {
+        this.restartTimers.delete(timer);
+        if (!this.stopping && this.procs.get(name) === p) this.spawn(name, p.args, p.netns, p);
+      }, inMs);
+      this.restartTimers.add(timer);
     });
     log.info({ event: 'process-start', childPid: child.pid }, `${name} started (pid ${child.pid})`);
+  }
+
+  /** How long to wait before starting `p` again, or undefined when it keeps dying at once (give up). */
+  private restartDelay(p: Proc): number | undefined {
+    p.quickDeaths = Date.now() - p.startedMs < RESTART_STABLE_MS ? p.quickDeaths + 1 : 1;
+    if (p.quickDeaths > RESTART_GIVE_UP) return undefined;
+    return Math.min(RESTART_MAX_MS, RESTART_FIRST_MS * 2 ** (p.quickDeaths - 1));
   }
 
   private relay(log: Logger, line: string): void {

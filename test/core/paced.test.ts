@@ -97,3 +97,38 @@ test('with aheadUs, a chain of close events runs without waiting for a timer eac
   p.stop();
   assert.throws(() => new PacedEngine(clock, { aheadUs: -1 }), /aheadUs/);
 });
+
+test('with onFault, an event that throws is handed over and the engine goes on; without it, the throw reaches the caller', async () => {
+  const clock = new HandClock(0);
+  const faults: unknown[] = [];
+  const p = new PacedEngine(clock, { onFault: (e) => faults.push(e) });
+  const seen: Micros[] = [];
+  p.engine.at(1000, () => {
+    throw new Error('one event failed');
+  });
+  p.engine.at(2000, (now) => seen.push(now));
+  p.start();
+  clock.t = 5000;
+  // Through a timer wake-up: the throw must not leave the timer (it would end the process).
+  for (let i = 0; i < 100 && seen.length === 0; i++) await tick();
+  assert.deepEqual(seen, [2000], 'the event after the faulty one ran');
+  assert.equal(faults.length, 1);
+  assert.equal((faults[0] as Error).message, 'one event failed');
+  // Through inject as well: the input still runs.
+  p.engine.at(6000, () => {
+    throw new RangeError('again');
+  });
+  clock.t = 7000;
+  assert.equal(
+    p.inject((now) => now),
+    7000,
+  );
+  assert.equal(faults.length, 2);
+  p.stop();
+
+  const bare = new PacedEngine(new HandClock(0));
+  bare.engine.at(0, () => {
+    throw new Error('no handler');
+  });
+  assert.throws(() => bare.inject(() => undefined), /no handler/);
+});

@@ -11,6 +11,7 @@ import { RemoteMedium } from '../../radio/medium/remote.js';
 import { MediumServer, type MediumSetup } from '../../radio/medium/server.js';
 import { DEFAULT_MEDIUM_PARAMS, phy80211b } from '../../radio/medium/index.js';
 import type { MacFrame, SendOutcome, Station } from '../../radio/medium/types.js';
+import { RangeArgumentError } from '../../src/core/errors.js';
 import { PacedEngine } from '../../src/core/paced.js';
 import { createLogger } from '../../src/core/log.js';
 
@@ -247,6 +248,100 @@ describe('the air medium as a process of its own', () => {
     } finally {
       a.close();
       b.close();
+    }
+  });
+});
+
+describe('a medium that fails safely', () => {
+  const faultDir = mkdtempSync(join(tmpdir(), 'cm-medium-faults-'));
+  const faultEndpoint = `ipc://${join(faultDir, 'medium')}`;
+  const lines: Array<{ event?: string; reason?: string; held?: number; where?: string }> = [];
+  const capture = new Writable({
+    write: (c: Buffer, _e, cb) => {
+      for (const l of c.toString().split('\n')) if (l.trim() !== '') lines.push(JSON.parse(l) as (typeof lines)[number]);
+      cb();
+    },
+  });
+  let server: MediumServer;
+  before(async () => {
+    server = new MediumServer(setup, {
+      endpoint: faultEndpoint,
+      log: createLogger({ level: 'warn', format: 'json', destination: capture }),
+      silenceUs: 600_000,
+    });
+    await server.start();
+  });
+  after(async () => {
+    await server.stop();
+    rmSync(faultDir, { recursive: true, force: true });
+  });
+
+  test('a fault while serving messages, or in an event of the MAC, is counted by reason and logged a few times, and the medium goes on', async () => {
+    const paced = new PacedEngine();
+    paced.start();
+    const log = quiet();
+    const a = await RemoteMedium.connect({ endpoint: faultEndpoint, node: 1, name: 'r1', position: { xM: 0, yM: 0 }, paced, log, joinTimeoutMs: 3000 });
+    const b = await RemoteMedium.connect({ endpoint: faultEndpoint, node: 2, name: 'r2', position: { xM: 100, yM: 0 }, paced, log, joinTimeoutMs: 3000 });
+    try {
+      const outcomes: SendOutcome[] = [];
+      const heard: MacFrame[] = [];
+      const tx = a.addStation(
+        { id: 'r1/R2', node: 1, position: { xM: 0, yM: 0 }, acceptsUnicast: false, acceptsBroadcast: false, channel: 6 },
+        { onReceive: () => undefined, onSent: (_f, o) => outcomes.push(o) },
+      );
+      b.addStation(
+        { id: 'r2/R1', node: 2, position: { xM: 100, yM: 0 }, acceptsUnicast: true, acceptsBroadcast: false, channel: 6 },
+        {
+          onReceive: (f) => heard.push(f),
+          onSent: () => undefined,
+        },
+      );
+      await until('both radios on the air', () => server.routers().filter((r) => r.node <= 2 && r.stations.length > 0).length === 2);
+      // The band fails every question about PN bursts, as it did for a channel idle past its history:
+      // every send and every access of the MAC meets the fault.
+      const band = server.band as { pnBusyIntervals: typeof server.band.pnBusyIntervals };
+      band.pnBusyIntervals = () => {
+        throw new RangeArgumentError('time', 0, 'a band that fails (test)');
+      };
+      const payload = new Uint8Array(200).fill(7);
+      paced.inject(() => {
+        for (let i = 0; i < 40; i++) tx.send({ src: 1, dst: 2, payload });
+      });
+      // And an event of the MAC's engine that throws, run from a timer wake-up.
+      server.paced.inject((now) =>
+        server.paced.engine.at(now + 2000, () => {
+          throw new TypeError('an event failed (test)');
+        }),
+      );
+      await until('every send to end', () => outcomes.length === 40);
+      await until('the faulty event to run', () => (server.counters.faultsByReason.TypeError ?? 0) === 1);
+      assert.ok(
+        outcomes.every((o) => !o.ok && o.reason === 'aborted'),
+        'each send the medium could not carry out came back aborted',
+      );
+      // The first fault took router 1 off the air (its radio's state was in doubt) and it joined again;
+      // the sends behind it were refused as those of a router not joined, and came back with the rejoin.
+      assert.ok((server.counters.faultsByReason.CORE_OUT_OF_RANGE ?? 0) >= 1, JSON.stringify(server.counters));
+      assert.equal(server.counters.faults, server.counters.faultsByReason.CORE_OUT_OF_RANGE! + 1);
+      assert.ok(a.counters.rejoins >= 1, 'router 1 joined again');
+      const faultLines = lines.filter((l) => l.event === 'medium-fault');
+      assert.deepEqual(
+        faultLines.map((l) => l.reason).sort(),
+        ['CORE_OUT_OF_RANGE', 'TypeError'],
+        `one line for each reason, not one per fault: ${JSON.stringify(faultLines)}`,
+      );
+
+      // The band answers again: frames cross, on the same medium process.
+      delete (band as Partial<typeof band>).pnBusyIntervals;
+      await until('router 1 back on the air', () => server.routers().some((r) => r.node === 1 && r.stations.length === 1));
+      paced.inject(() => tx.send({ src: 1, dst: 2, payload }));
+      await until('the frame acknowledged', () => outcomes.length === 41);
+      assert.equal(outcomes[40]!.ok, true, JSON.stringify(outcomes[40]));
+      assert.equal(heard.length, 1);
+    } finally {
+      a.close();
+      b.close();
+      paced.stop();
     }
   });
 });

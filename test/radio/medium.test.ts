@@ -876,3 +876,36 @@ test("a router's radios on one channel are one half-duplex transceiver; on diffe
   // Missed once while its own router sent (and sent again), against received at the first attempt.
   assert.deepEqual(got, { ch1: 12, ch6: 1 });
 });
+
+test('PN from the emulated band: a channel left unused for longer than the band keeps history works again when next used', () => {
+  // The medium process keeps 60 s of band history. Channel 1 carries traffic all along, so the band's
+  // queries move on; channel 6 is used once, then left alone for 75 s, then used again.
+  const engine = new EventEngine();
+  const onoff = { kind: 'onoff', idleMs: 30, busyMs: 10, distribution: 'exponential' } as const;
+  const band = new EmulatedBand(
+    plan,
+    { noiseFigureDb: 5, pn: [1, 6].map((channel) => ({ channel, powerDbm: -60, pattern: onoff })), phases: [], repeat: false },
+    Rng.fromSeed(3).fork('band'),
+    { scheduler: engine, startUs: 0, historyUs: 60 * S },
+  );
+  const medium = new AirMedium({ scheduler: engine, plan, rng: Rng.fromSeed(3), pn: band });
+  const r = { engine, medium };
+  const a = radio(r, 'a', 1, 0);
+  const b = radio(r, 'b', 2, 100);
+  const c = radio(r, 'c', 3, 0, { channel: 6, yM: 1000 });
+  const d = radio(r, 'd', 4, 100, { channel: 6, yM: 1000 });
+  for (let t = 0; t < 80 * S; t += 100_000) engine.at(t, () => a.st.send(pkt(1, 2, 200)));
+  engine.at(S / 2, () => c.st.send(pkt(3, 4, 200)));
+  engine.at(76 * S, () => c.st.send(pkt(3, 4, 200)));
+  engine.run(80 * S);
+  assert.equal(d.rx.length, 2, 'both frames on channel 6 arrive');
+  assert.deepEqual(
+    c.sent.map((s) => s.outcome.ok),
+    [true, true],
+  );
+  // Carrier sense still keeps the frame after the idle out of the PN's bursts.
+  const at = d.rx[1]!.at;
+  const airUs = medium.frameAirtimeUs(200);
+  assert.deepEqual(band.pnBusyIntervals(6, at - airUs, at), [], 'the frame after the idle went out between PN bursts');
+  assert.ok(b.rx.length > 700, `${b.rx.length} frames on channel 1`);
+});

@@ -144,6 +144,70 @@ test('expanding ring: TTL 1, 3, 5, 7, then NET_DIAMETER with binary backoff; rou
   assert.deepEqual(core.discovering, []);
 });
 
+test('a new neighbour sends a discovery waiting at NET_DIAMETER its RREQ again at once, its retries starting over; one in the ring goes on as it was', () => {
+  const { core } = single(1);
+  core.tick(0);
+  core.discover(99, 0);
+  // Through the ring (TTL 1, 3, 5, 7) to the first RREQ at NET_DIAMETER, sent at 1920 ms; the next waits 2.8 s.
+  let now = 0;
+  while (core.counters.rreqSent < 5) {
+    now = core.nextDeadline()!;
+    core.tick(now);
+  }
+  assert.equal(now, 1920 * MS);
+  const heardAt = now + 1000 * MS;
+  // Nothing but HELLOs until then.
+  while (core.nextDeadline()! < heardAt) assert.deepEqual(msgs(core.tick(core.nextDeadline()!), 'rreq'), []);
+  // A router comes up (a relay restarted): its HELLO.
+  const up = core.handle(hello(7, 1), 7, heardAt);
+  assert.ok(
+    up.some((a) => a.kind === 'neighbour-up' && a.addr === 7),
+    kinds(up).join(),
+  );
+  assert.equal(core.nextDeadline(), heardAt, 'the RREQ is due at once');
+  const again = msgs(core.tick(heardAt), 'rreq');
+  assert.deepEqual(
+    again.map((q) => [q.dst, q.ttl]),
+    [[99, 35]],
+  );
+  // Its retries start over: 2.8 s, then 5.6 s, then 11.2 s before route-failed.
+  const sent: Micros[] = [heardAt];
+  let failedAt: Micros | undefined;
+  while (failedAt === undefined) {
+    now = core.nextDeadline()!;
+    const acts = core.tick(now);
+    if (msgs(acts, 'rreq').length > 0) sent.push(now);
+    if (acts.some((a) => a.kind === 'route-failed')) failedAt = now;
+  }
+  assert.deepEqual(
+    sent.map((t) => (t - heardAt) / MS),
+    [0, 2800, 8400],
+  );
+  assert.equal((failedAt - heardAt) / MS, 2800 + 5600 + 11200);
+
+  // A neighbour heard again while a discovery is still in its ring changes nothing: the ring goes on.
+  const b = single(2).core;
+  b.tick(0);
+  b.discover(99, 0);
+  assert.equal(b.nextDeadline(), 0 + T.ringTraversalUs(1));
+  b.handle(hello(8, 1), 8, 100 * MS);
+  assert.equal(b.nextDeadline(), T.ringTraversalUs(1), 'the ring wait stands');
+  assert.deepEqual(msgs(b.tick(100 * MS), 'rreq'), []);
+  // And a neighbour heard again (already known) sends nothing either.
+  const c = single(3).core;
+  c.tick(0);
+  c.handle(hello(8, 1), 8, 0);
+  c.discover(99, 0);
+  while (c.counters.rreqSent < 5) {
+    const t = c.nextDeadline()!;
+    c.handle(hello(8, 1), 8, t); // heard all along
+    c.tick(t);
+  }
+  const due = c.nextDeadline()!;
+  c.handle(hello(8, 2), 8, due - 500 * MS);
+  assert.deepEqual(msgs(c.tick(due - 500 * MS), 'rreq'), [], 'a known neighbour is no news');
+});
+
 test('RREQ_RETRIES = 0 gives up after the first RREQ at NET_DIAMETER', () => {
   const { core } = single(1, { rreqRetries: 0, ttlStart: 35 });
   core.discover(99, 0);

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { ism2g4 } from '../../radio/channels.js';
+import { ism2g4, type ChannelPlan } from '../../radio/channels.js';
 import { AirMedium, type StationHost } from '../../radio/medium/index.js';
 import { EmulatedBand } from '../../radio/sim/band.js';
 import { EventEngine } from '../../src/core/engine.js';
@@ -40,7 +40,7 @@ export function routersAt(
     /** What router i's radios attach to (default: the medium itself). */
     host?: (medium: AirMedium, i: number) => StationHost;
   },
-): { engine: EventEngine; routers: MeshRouter[]; delivered: Map<number, number> } {
+): { engine: EventEngine; routers: MeshRouter[]; delivered: Map<number, number>; band: EmulatedBand; plan: ChannelPlan } {
   const raw = JSON.parse(readFileSync(new URL('../../config/scenarios/testbed-chain.json', import.meta.url), 'utf8')) as Record<string, unknown>;
   raw.pn = { sources: [] };
   raw.flows = [];
@@ -69,5 +69,5 @@ export function routersAt(
         ...(o.extra?.(i) ?? {}),
       }),
   );
-  return { engine, routers, delivered };
+  return { engine, routers, delivered, band, plan };
 }
