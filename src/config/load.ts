@@ -8,6 +8,7 @@ import { parseHostPort } from '../core/address.js';
 import { ConfigError, type ConfigIssue } from '../core/errors.js';
 import { isCurveKey } from '../wire/z85.js';
 import { cloneJson, overridePaths, readJsonFile, schemaChecker, valueAt, type Schema } from '../core/schema.js';
+import { secretFields, withoutFields } from './secrets.js';
 import type { NodeConfig } from './types.js';
 import type { FlowSpec } from '../openflow/flow-spec.js';
 import { checkSpec, parseAccText, parseFlowText, sameTraffic } from '../openflow/flow-spec.js';
@@ -29,6 +30,13 @@ export const schemaPath: string = configFilePath('node.schema.json');
 export const nodeSchema: Readonly<Schema> = JSON.parse(readFileSync(schemaPath, 'utf8')) as Schema;
 
 const check = schemaChecker(nodeSchema);
+
+/**
+ * The fields whose values never leave the router (dotted paths: the
+ * server's CURVE secret key, the monitor's token): the one list that `get`'s
+ * redaction, the configuration version and the loader's errors all follow.
+ */
+export const SECRET_FIELDS: readonly string[] = secretFields(nodeSchema);
 
 /**
  * Validates `input` against the schema, fills in every default and checks
@@ -80,8 +88,12 @@ export function applyOverrides(cfg: NodeConfig, overrides: readonly string[], so
 
 /**
  * A stable version of a configuration: the first 16 hex digits of the
- * SHA-256 of its canonical JSON (keys sorted), so equal configurations have
- * equal versions whatever the order of their keys.
+ * SHA-256 of its canonical JSON (keys sorted) without its secret fields
+ * (SECRET_FIELDS), so equal configurations have equal versions whatever the
+ * order of their keys. The secrets are left out because the version is
+ * shown beside a redacted configuration: a hash over them would let anyone
+ * who can `get` search offline for a short secret. Two configurations that
+ * differ only in a secret have the same version.
  */
 export function configVersion(cfg: NodeConfig): string {
   return versionOfSections(sectionsJson(cfg));
@@ -94,20 +106,37 @@ export function configVersion(cfg: NodeConfig): string {
  */
 export type SectionsJson = ReadonlyMap<string, string>;
 
-/** The canonical JSON of `cfg`'s sections; those not in `changed` (dotted paths) are taken from `prev` when it has them. */
+/** The secret fields of each section that has some, as paths within the section. */
+const secretsBySection: ReadonlyMap<string, readonly string[]> = (() => {
+  const m = new Map<string, string[]>();
+  for (const f of SECRET_FIELDS) {
+    const dot = f.indexOf('.');
+    const name = dot < 0 ? f : f.slice(0, dot);
+    m.set(name, [...(m.get(name) ?? []), dot < 0 ? '' : f.slice(dot + 1)]);
+  }
+  return m;
+})();
+
+/**
+ * The canonical JSON of `cfg`'s sections without their secrets; those not in
+ * `changed` (dotted paths) are taken from `prev` when it has them.
+ */
 export function sectionsJson(cfg: NodeConfig, prev?: SectionsJson, changed: readonly string[] = []): Map<string, string> {
   const out = new Map<string, string>();
   const doc = cfg as unknown as Record<string, unknown>;
   for (const name of Object.keys(doc)) {
+    const secrets = secretsBySection.get(name);
+    // A section that is a secret as a whole is left out.
+    if (secrets?.includes('')) continue;
     const kept = changed.some((p) => p === name || p.startsWith(`${name}.`)) ? undefined : prev?.get(name);
-    const json = kept ?? stableStringify(doc[name]);
+    const json = kept ?? stableStringify(secrets ? withoutFields(doc[name], secrets) : doc[name]);
     // What stableStringify leaves out of an object (an undefined member) is left out here too.
     if (json !== undefined) out.set(name, json);
   }
   return out;
 }
 
-/** configVersion from the sections' canonical JSON: the same text as stableStringify of the whole, so the same hash. */
+/** configVersion from the sections' canonical JSON: the same text as stableStringify of the whole without its secrets, so the same hash. */
 export function versionOfSections(sections: SectionsJson): string {
   const names = [...sections.keys()].sort();
   const text = `{${names.map((n) => `${JSON.stringify(n)}:${sections.get(n)!}`).join(',')}}`;

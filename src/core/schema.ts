@@ -305,6 +305,15 @@ export function schemaChecker(root: Schema, refs: readonly Schema[] = [], opts: 
   return Object.defineProperty(check, 'source', { get: () => source, enumerable: true }) as SchemaChecker;
 }
 
+/** The dotted paths of the properties whose schema carries `mark` (a section's path covers its fields). */
+export function markedFields(schema: Readonly<Schema>, mark: string, at = ''): string[] {
+  const props = (schema.properties ?? {}) as Record<string, Schema>;
+  return Object.entries(props).flatMap(([name, child]) => {
+    const path = at === '' ? name : `${at}.${name}`;
+    return child[mark] === true ? [path] : markedFields(child, mark, path);
+  });
+}
+
 /** A deep copy of plain JSON data, or a ConfigError when it is not plain data. */
 export function cloneJson(input: unknown, source: string): unknown {
   try {

@@ -348,14 +348,19 @@ describe('control API over ZeroMQ (no CURVE)', () => {
 describe('control server set-up', () => {
   test('secrets never leave through get', async () => {
     const cfg = defaultNodeConfig(5);
-    cfg.monitor.token = 'hunter2';
+    cfg.monitor.token = 'hunter2-Zq8vXw4Ty6Rb1Nm0';
     const view = new TestRouterView(cfg);
+    // The version beside the redacted configuration is no hash of the secret: the same with another token, or none.
+    const other = new TestRouterView({ ...cfg, monitor: { ...cfg.monitor, token: 'another-token-of-128-bits-or-more' } });
+    const none = new TestRouterView({ ...cfg, monitor: { ...cfg.monitor, token: '' } });
     const server = new ControlServer(view, controlConfig({ endpoint: 'tcp://127.0.0.1:17120', telemetry: '' }), memoryLogger().log);
     await server.start();
     const client = new ControlClient('tcp://127.0.0.1:17120');
     try {
-      const whole = ok(await client.request('get', {}, T)) as { config: NodeConfig };
+      const whole = ok(await client.request('get', {}, T)) as { config: NodeConfig; version: string };
       assert.equal(whole.config.monitor.token, REDACTED);
+      assert.equal(whole.version, other.configVersion());
+      assert.equal(whole.version, none.configVersion());
       assert.equal(whole.config.control.curve.secretKey, '', 'an empty secret stays empty');
       assert.equal((ok(await client.request('get', { path: 'monitor.token' }, T)) as { value: unknown }).value, REDACTED);
       // Nor through a refusal: a restart-only set names the field, not the value it has.

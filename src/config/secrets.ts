@@ -1,0 +1,49 @@
+import { isObject, markedFields, valueAt, type Schema } from '../core/schema.js';
+
+/**
+ * The secrets of a configuration: the fields its schema marks
+ * `"x-secret": true` (the control API's CURVE secret key, the monitor's
+ * token). They never leave the router: `get` shows them redacted, the
+ * configuration version is a hash of the configuration without them (so it
+ * cannot be searched offline for them), and no error names their value.
+ */
+
+/** What a secret reads as outside the router (when it is set). */
+export const REDACTED = '(redacted)';
+
+/** The dotted paths of a schema's secret fields. */
+export function secretFields(schema: Readonly<Schema>): readonly string[] {
+  return Object.freeze(markedFields(schema, 'x-secret'));
+}
+
+/**
+ * `doc` without the fields at `paths` (dotted): only the objects on the way
+ * to a field are copied, and `doc` itself is not changed. A path the
+ * document does not have is passed over.
+ */
+export function withoutFields<T>(doc: T, paths: readonly string[]): T {
+  let out: unknown = doc;
+  for (const p of paths) out = without(out, p.split('.'));
+  return out as T;
+}
+
+function without(v: unknown, segs: readonly string[]): unknown {
+  const [head, ...rest] = segs;
+  if (head === undefined || !isObject(v) || !Object.hasOwn(v, head)) return v;
+  const copy = { ...v };
+  if (rest.length === 0) delete copy[head];
+  else copy[head] = without(v[head], rest);
+  return copy;
+}
+
+/** A copy of `doc` with the fields at `paths` that are set (not empty) reading REDACTED. */
+export function redactFields<T>(doc: T, paths: readonly string[]): T {
+  const out = structuredClone(doc);
+  for (const path of paths) {
+    const segs = path.split('.');
+    const parent = valueAt(out, segs.slice(0, -1));
+    const leaf = segs[segs.length - 1]!;
+    if (parent.ok && isObject(parent.value) && Object.hasOwn(parent.value, leaf) && parent.value[leaf] !== '') parent.value[leaf] = REDACTED;
+  }
+  return out;
+}
