@@ -1,5 +1,5 @@
 import type { ConfigIssue } from '../core/errors.js';
-import { markedFields, valueAt } from '../core/schema.js';
+import { markedFields, valueAt, withheld } from '../core/schema.js';
 import { checkNodeConfigInPlace, configVersion, nodeSchema, parseNodeConfig, SECRET_FIELDS } from './load.js';
 import { REDACTED, redactFields } from './secrets.js';
 import type { NodeConfig } from './types.js';
@@ -88,7 +88,7 @@ export function restartOnlyIssues(prev: NodeConfig, next: NodeConfig, changed: r
     const r = valueAt(root, path.split('.'));
     return r.ok ? r.value : undefined;
   };
-  const shown = (path: string, v: unknown): unknown => (SECRET_FIELDS.includes(path) && v !== '' ? REDACTED : v);
+  const shown = (path: string, v: unknown): unknown => (SECRET_FIELDS.includes(path) ? withheld(v) : v);
   return changed
     .filter((p) => !isLive(p))
     .map((p) => ({

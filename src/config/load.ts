@@ -6,9 +6,9 @@ import stableStringify from 'fast-json-stable-stringify';
 import { ism2g4 } from '../../radio/channels.js';
 import { parseHostPort } from '../core/address.js';
 import { ConfigError, type ConfigIssue } from '../core/errors.js';
-import { isCurveKey } from '../wire/z85.js';
-import { cloneJson, overridePaths, readJsonFile, schemaChecker, valueAt, type Schema } from '../core/schema.js';
-import { secretFields, withoutFields } from './secrets.js';
+import { curveKeyProblem } from '../wire/z85.js';
+import { cloneJson, overridePaths, readJsonFile, schemaChecker, valueAt, withheld, type Schema } from '../core/schema.js';
+import { mayHoldSecret, secretFields, secretPlaces, withoutFields } from './secrets.js';
 import type { NodeConfig } from './types.js';
 import type { FlowSpec } from '../openflow/flow-spec.js';
 import { checkSpec, parseAccText, parseFlowText, sameTraffic } from '../openflow/flow-spec.js';
@@ -38,6 +38,18 @@ const check = schemaChecker(nodeSchema);
  */
 export const SECRET_FIELDS: readonly string[] = secretFields(nodeSchema);
 
+const places = secretPlaces(nodeSchema, SECRET_FIELDS);
+
+/**
+ * The problems with the value of every secret withheld (REDACTED): a
+ * problem at a secret field, or at an unknown field beside one (a misspelt
+ * secret), anywhere in a document, so that a refusal can be shown, logged
+ * and sent back without a secret in it.
+ */
+export function withoutSecretValues(issues: readonly ConfigIssue[]): ConfigIssue[] {
+  return issues.map((i) => (mayHoldSecret(places, i.path) ? { ...i, value: withheld(i.value) } : i));
+}
+
 /**
  * Validates `input` against the schema, fills in every default and checks
  * what the schema cannot say (cross-field rules, channels of the plan).
@@ -53,10 +65,13 @@ export function parseNodeConfig(input: unknown, source = 'configuration'): NodeC
  * it is not copied first.
  */
 export function checkNodeConfigInPlace(data: unknown, source = 'configuration'): NodeConfig {
-  const issues = check(data);
+  // What is wrong with a CURVE key, in words, says more than the schema's "a string": it takes that issue's place.
+  const keys = curveKeyIssues(data);
+  const keyAt = new Map(keys.map((i) => [i.path, i]));
+  const issues = check(data).map((i) => keyAt.get(i.path) ?? i);
   const seen = new Set(issues.map((i) => i.path));
-  for (const issue of semanticIssues(data)) if (!seen.has(issue.path)) issues.push(issue);
-  if (issues.length > 0) throw new ConfigError(issues, source);
+  for (const issue of [...keys, ...semanticIssues(data)]) if (!seen.has(issue.path)) issues.push(issue);
+  if (issues.length > 0) throw new ConfigError(withoutSecretValues(issues), source);
   return data as NodeConfig;
 }
 
@@ -82,7 +97,7 @@ export async function loadNodeConfig(path: string): Promise<NodeConfig> {
  */
 export function applyOverrides(cfg: NodeConfig, overrides: readonly string[], source = 'overrides'): NodeConfig {
   const { doc, issues } = overridePaths(cfg, overrides);
-  if (issues.length > 0) throw new ConfigError(issues, source);
+  if (issues.length > 0) throw new ConfigError(withoutSecretValues(issues), source);
   return parseNodeConfig(doc, source);
 }
 
@@ -368,6 +383,29 @@ export function isLocalEndpoint(endpoint: string): boolean {
   return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
 }
 
+/**
+ * Each CURVE key that is not one, and why, in words that never quote a
+ * secret key (`value` withheld): its length, its alphabet, a group of 5
+ * characters beyond 32 bits.
+ */
+function curveKeyIssues(cfg: unknown): ConfigIssue[] {
+  const issues: ConfigIssue[] = [];
+  const keyIssue = (path: string, v: unknown, what: string, secret = false): void => {
+    const problem = typeof v === 'string' && v !== '' ? curveKeyProblem(v) : undefined;
+    if (problem === undefined) return;
+    issues.push({
+      path,
+      value: secret ? withheld(v) : v,
+      expected: `${what}, 40 characters of Z85 (\`cogmesh keygen\` makes a pair): this one has ${problem}`,
+    });
+  };
+  keyIssue('/control/curve/publicKey', get(cfg, 'control', 'curve', 'publicKey'), 'a CURVE public key');
+  keyIssue('/control/curve/secretKey', get(cfg, 'control', 'curve', 'secretKey'), 'a CURVE secret key', true);
+  const allow = get(cfg, 'control', 'curve', 'allow');
+  if (Array.isArray(allow)) allow.forEach((k: unknown, i) => keyIssue(`/control/curve/allow/${i}`, k, "a client's CURVE public key"));
+  return issues;
+}
+
 /** The control API and the monitor: encrypted and authenticated beyond loopback; traffic that names real ends. */
 function controlPlaneIssues(cfg: unknown): ConfigIssue[] {
   const issues: ConfigIssue[] = [];
@@ -381,15 +419,6 @@ function controlPlaneIssues(cfg: unknown): ConfigIssue[] {
       expected: 'set together with the other key of the pair (`cogmesh keygen`), or both empty',
     });
   }
-  // The schema checks the alphabet and length; a key must also decode (each group of 5 characters below 2^32).
-  const keyIssue = (path: string, v: unknown): void => {
-    if (typeof v === 'string' && v !== '' && !isCurveKey(v))
-      issues.push({ path, value: v, expected: 'a Z85 CURVE key that decodes to 32 bytes (`cogmesh keygen` makes them)' });
-  };
-  keyIssue('/control/curve/publicKey', pub);
-  keyIssue('/control/curve/secretKey', sec);
-  const allow = get(cfg, 'control', 'curve', 'allow');
-  if (Array.isArray(allow)) allow.forEach((k: unknown, i) => keyIssue(`/control/curve/allow/${i}`, k));
   for (const k of ['endpoint', 'telemetry'] as const) {
     const e = get(cfg, 'control', k);
     if (typeof e !== 'string' || e === '') continue;

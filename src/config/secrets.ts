@@ -1,4 +1,4 @@
-import { isObject, markedFields, valueAt, type Schema } from '../core/schema.js';
+import { isObject, markedFields, REDACTED, valueAt, type Schema } from '../core/schema.js';
 
 /**
  * The secrets of a configuration: the fields its schema marks
@@ -8,8 +8,7 @@ import { isObject, markedFields, valueAt, type Schema } from '../core/schema.js'
  * cannot be searched offline for them), and no error names their value.
  */
 
-/** What a secret reads as outside the router (when it is set). */
-export const REDACTED = '(redacted)';
+export { REDACTED };
 
 /** The dotted paths of a schema's secret fields. */
 export function secretFields(schema: Readonly<Schema>): readonly string[] {
@@ -46,4 +45,39 @@ export function redactFields<T>(doc: T, paths: readonly string[]): T {
     if (parent.ok && isObject(parent.value) && Object.hasOwn(parent.value, leaf) && parent.value[leaf] !== '') parent.value[leaf] = REDACTED;
   }
   return out;
+}
+
+/**
+ * Where a problem's value may be a secret: at a secret field, or at an
+ * unknown field beside one (the secret under a misspelt name). As JSON
+ * pointers, matched at the end of a problem's path, so that a node
+ * configuration inside another document (a scenario's) is covered too.
+ */
+export interface SecretPlaces {
+  fields: readonly string[];
+  /** A secret's parent, and the fields the schema declares there. */
+  parents: ReadonlyArray<readonly [pointer: string, declared: ReadonlySet<string>]>;
+}
+
+const pointerOf = (dotted: string): string => (dotted === '' ? '' : `/${dotted.replaceAll('.', '/')}`);
+
+/** The secret places of `schema` for its secret fields (dotted paths). */
+export function secretPlaces(schema: Readonly<Schema>, fields: readonly string[]): SecretPlaces {
+  const parents = fields.map((f) => {
+    const segs = f.split('.').slice(0, -1);
+    let s: Readonly<Schema> | undefined = schema;
+    for (const seg of segs) s = (s?.properties as Record<string, Schema> | undefined)?.[seg];
+    const declared = new Set(Object.keys((s?.properties ?? {}) as Schema));
+    return [pointerOf(segs.join('.')), declared] as const;
+  });
+  return { fields: fields.map(pointerOf), parents };
+}
+
+/** Whether a problem at `path` (a JSON pointer) may show a secret. */
+export function mayHoldSecret(places: SecretPlaces, path: string): boolean {
+  if (places.fields.some((p) => path.endsWith(p))) return true;
+  const cut = path.lastIndexOf('/');
+  const parent = path.slice(0, cut);
+  const name = path.slice(cut + 1);
+  return places.parents.some(([p, declared]) => parent.endsWith(p) && !declared.has(name));
 }

@@ -1,4 +1,5 @@
 import { CogmeshError, ConfigError, type ConfigIssue } from '../core/errors.js';
+import { jsonSyntaxErrorText } from '../core/json.js';
 import { parseFlow } from '../vnf/flow.js';
 import type { FlowPattern } from '../vnf/types.js';
 import type { Micros } from '../core/time.js';
@@ -183,8 +184,9 @@ export function parseRequest(frame: Buffer | string): ParsedRequest {
   let msg: unknown;
   try {
     msg = JSON.parse(text) as unknown;
-  } catch (e) {
-    return fail(null, CONTROL_CODES.malformed, `request is not JSON: ${(e as Error).message}`);
+  } catch {
+    // JSON.parse's message quotes the request around the error (a `set` may carry a secret): the scanner's quotes nothing.
+    return fail(null, CONTROL_CODES.malformed, `request is not JSON: ${jsonSyntaxErrorText(text)}`);
   }
   if (!isObj(msg))
     return fail(null, CONTROL_CODES.malformed, `request is not a JSON object (got ${Array.isArray(msg) ? 'an array' : msg === null ? 'null' : typeof msg})`);

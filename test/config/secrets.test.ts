@@ -1,11 +1,18 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { describe, test } from 'node:test';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, test } from 'node:test';
 import stableStringify from 'fast-json-stable-stringify';
-import { applyOverrides, ConfigVersions, configVersion, defaultNodeConfig, SECRET_FIELDS } from '../../src/config/load.js';
-import { changedPaths, redactConfig, REDACTED } from '../../src/config/live.js';
+import { applyOverrides, ConfigVersions, configVersion, defaultNodeConfig, loadNodeConfig, parseNodeConfig, SECRET_FIELDS } from '../../src/config/load.js';
+import { changedPaths, liveChange, redactConfig, REDACTED } from '../../src/config/live.js';
+import { parseScenario } from '../../src/config/scenario.js';
 import { withoutFields } from '../../src/config/secrets.js';
 import type { NodeConfig } from '../../src/config/types.js';
+import { parseRequest } from '../../src/control/protocol.js';
+import { ConfigError } from '../../src/core/errors.js';
 
 /** The key pairs of the ZeroMQ guide's Ironhouse example (server, client): a pair made by libzmq, known from outside cogmesh. */
 const SERVER = { publicKey: 'rq:rM>}U?@Lns47E1%kR.o@n%FcmmsL/@{H8]yf7', secretKey: 'JTKVSB%%)wK0E.X)V>+}o?pNmC{O&4W4b!Ni{Lh6' };
@@ -76,5 +83,157 @@ describe('the configuration version leaves the secrets out', () => {
     assert.deepEqual(out, { a: { b: 1, c: {} }, e: [1] });
     assert.deepEqual(doc, before);
     assert.equal(out.e, doc.e, 'a member on no path is shared, not copied');
+  });
+});
+
+/** Asserts that `text` holds neither `secret` nor any 8 characters of it in a row. */
+function assertNoSecret(text: string, secret: string): void {
+  for (let i = 0; i + 8 <= secret.length; i++) {
+    const piece = secret.slice(i, i + 8);
+    assert.ok(!text.includes(piece), `${JSON.stringify(piece)} of the secret is in: ${text}`);
+  }
+}
+
+/** The ConfigError `f` throws. */
+function refusal(f: () => unknown): ConfigError {
+  try {
+    f();
+  } catch (e) {
+    assert.ok(e instanceof ConfigError, String(e));
+    return e;
+  }
+  assert.fail('expected a ConfigError');
+}
+
+/** Every way a refusal goes out: its message, and its issues as the control API sends them. */
+const shown = (e: ConfigError): string => `${e.message}\n${JSON.stringify(e.issues)}`;
+
+describe('no error shows a secret', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'cogmesh-secrets-'));
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  /** The secret key with its character at `at` replaced by `c`. */
+  const changed = (at: number, c: string): string => `${SERVER.secretKey.slice(0, at)}${c}${SERVER.secretKey.slice(at + 1)}`;
+
+  test('a CURVE secret key with one wrong character: the field and what is wrong, not the key, and not "a string"', () => {
+    const cases: Array<[string, RegExp]> = [
+      [changed(17, '~'), /a character outside the Z85 alphabet/],
+      [changed(17, '"'), /a character outside the Z85 alphabet/],
+      [SERVER.secretKey.slice(0, 39), /39 characters, not 40/],
+      [`${SERVER.secretKey}x`, /41 characters, not 40/],
+      [`#####${SERVER.secretKey.slice(5)}`, /a group of 5 characters that decodes to more than 32 bits/],
+    ];
+    for (const [bad, why] of cases) {
+      const e = refusal(() => parseNodeConfig({ node: { id: 1 }, control: { curve: { publicKey: SERVER.publicKey, secretKey: bad } } }));
+      const issue = e.issues.find((i) => i.path === '/control/curve/secretKey');
+      assert.ok(issue, shown(e));
+      assert.equal(issue.value, REDACTED);
+      assert.match(issue.expected, /^a CURVE secret key, 40 characters of Z85/);
+      assert.match(issue.expected, why);
+      assert.doesNotMatch(e.message, /expected a string/);
+      assertNoSecret(shown(e), bad);
+    }
+  });
+
+  test('a public key is no secret: its problems show it', () => {
+    const bad = `${SERVER.publicKey.slice(0, 10)}~${SERVER.publicKey.slice(11)}`;
+    const e = refusal(() => parseNodeConfig({ node: { id: 1 }, control: { curve: { publicKey: bad, secretKey: SERVER.secretKey, allow: [bad] } } }));
+    for (const path of ['/control/curve/publicKey', '/control/curve/allow/0']) {
+      const issue = e.issues.find((i) => i.path === path);
+      assert.equal(issue?.value, bad, shown(e));
+      assert.match(issue.expected, /a character outside the Z85 alphabet/);
+    }
+  });
+
+  test('from a file, from an override, from a scenario: the same refusal without the secret', async () => {
+    const bad = changed(3, '~');
+    const file = join(dir, 'node.json');
+    await writeFile(file, JSON.stringify({ node: { id: 1 }, control: { curve: { publicKey: SERVER.publicKey, secretKey: bad } } }));
+    await assert.rejects(loadNodeConfig(file), (e: ConfigError) => {
+      assert.match(e.message, /\/control\/curve\/secretKey: "\(redacted\)" — expected a CURVE secret key/);
+      assertNoSecret(shown(e), bad);
+      return true;
+    });
+    const o = refusal(() => applyOverrides(defaultNodeConfig(1), [`control.curve.publicKey=${SERVER.publicKey}`, `control.curve.secretKey=${bad}`]));
+    assertNoSecret(shown(o), bad);
+    const sc = refusal(() =>
+      parseScenario({ name: 's', topology: { kind: 'chain', nodes: 2 }, node: { control: { curve: { publicKey: SERVER.publicKey, secretKey: bad } } } }),
+    );
+    assert.ok(
+      sc.issues.some((i) => i.path.endsWith('/control/curve/secretKey')),
+      shown(sc),
+    );
+    assertNoSecret(shown(sc), bad);
+  });
+
+  test('a secret too long for the schema, or not a string: withheld too', () => {
+    const long = 'k'.repeat(300);
+    const e = refusal(() => parseNodeConfig({ node: { id: 1 }, monitor: { token: long } }));
+    assert.equal(e.issues.find((i) => i.path === '/monitor/token')?.value, REDACTED);
+    assertNoSecret(shown(e), long);
+    const n = refusal(() => parseNodeConfig({ node: { id: 1 }, monitor: { token: 123456789012345 } }));
+    assert.equal(n.issues.find((i) => i.path === '/monitor/token')?.value, REDACTED);
+  });
+
+  test('a misspelt secret (an unknown field beside a secret) is withheld; unknown fields elsewhere are shown', () => {
+    const e = refusal(() =>
+      parseNodeConfig({ node: { id: 1 }, sensing: { durationMS: 20 }, control: { curve: { secret_key: SERVER.secretKey } }, monitor: { Token: TOKEN_A } }),
+    );
+    const at = (p: string): unknown => e.issues.find((i) => i.path === p)?.value;
+    assert.equal(at('/control/curve/secret_key'), REDACTED, shown(e));
+    assert.equal(at('/monitor/Token'), REDACTED);
+    assert.equal(at('/sensing/durationMS'), 20, 'a typo elsewhere still shows its value');
+    assertNoSecret(shown(e), SERVER.secretKey);
+    assertNoSecret(shown(e), TOKEN_A);
+    // The same through dotted paths (the control API's set, the command line's overrides).
+    const o = refusal(() => applyOverrides(defaultNodeConfig(1), [`monitor.tokn=${TOKEN_A}`]));
+    assert.equal(o.issues[0]?.path, '/monitor/tokn');
+    assertNoSecret(shown(o), TOKEN_A);
+  });
+
+  test('a live change checked against a running router: its refusal carries no secret, running or new', () => {
+    const running = withSecrets();
+    const e = refusal(() =>
+      liveChange(running, { ...running, control: { ...running.control, curve: { ...running.control.curve, secretKey: changed(9, ' ') } } }),
+    );
+    assertNoSecret(shown(e), running.control.curve.secretKey);
+    assertNoSecret(shown(e), changed(9, ' '));
+    const restart = liveChange(running, { ...running, monitor: { ...running.monitor, token: TOKEN_B } });
+    assertNoSecret(JSON.stringify(restart.restartOnly), TOKEN_A);
+    assertNoSecret(JSON.stringify(restart.restartOnly), TOKEN_B);
+  });
+
+  test('a JSON syntax error in a configuration file quotes no string: the secret stays out of the message', async () => {
+    const key = SERVER.secretKey;
+    const texts = [
+      `{"node": {"id": 1}, "control": {"curve": {"secretKey": "${key}}}}`, // never closed
+      `{"node": {"id": 1}, "control": {"curve": {"secretKey": "${key.slice(0, 20)}\\q${key.slice(20)}"}}}`, // a bad escape
+      `{"node": {"id": 1}, "control": {"curve": {"secretKey" "${key}"}}}`, // no colon: the error is at the string
+      `{"node": {"id": 1}, "control": {"curve": {"secretKey": "${key}" "publicKey": ""}}}`, // no comma
+      `{"node": {"id": 1}, "control": {"curve": {"secretKey": "${key.slice(0, 20)}\n${key.slice(20)}"}}}`, // a line break in it
+    ];
+    const file = join(dir, 'broken.json');
+    for (const text of texts) {
+      await writeFile(file, text);
+      await assert.rejects(loadNodeConfig(file), (e: ConfigError) => {
+        assert.match(e.message, /valid JSON: .* at line \d+, column \d+/);
+        assertNoSecret(shown(e), key);
+        return true;
+      });
+    }
+  });
+
+  test('a control request that is not JSON: the reply names where, and quotes none of the request', () => {
+    for (const text of [
+      `{"cmd": "set", "values": {"monitor.token": "${TOKEN_B}}}`,
+      `{"cmd": "set", "values": {"monitor.token": "${TOKEN_B}" x}}`,
+      `{"cmd": tru, "x": "${TOKEN_B}"}`,
+    ]) {
+      const r = parseRequest(text);
+      assert.ok(!r.ok);
+      assert.equal(r.error.code, 'CONTROL_MALFORMED');
+      assert.match(r.error.message, /^request is not JSON: .* at line 1, column \d+$/);
+      assertNoSecret(r.error.message, TOKEN_B);
+    }
   });
 });
