@@ -6,9 +6,10 @@ import stableStringify from 'fast-json-stable-stringify';
 import { ism2g4 } from '../../radio/channels.js';
 import { parseHostPort } from '../core/address.js';
 import { ConfigError, type ConfigIssue } from '../core/errors.js';
+import { curvePublicKey } from '../wire/curve-key.js';
 import { curveKeyProblem } from '../wire/z85.js';
 import { cloneJson, overridePaths, readJsonFile, schemaChecker, valueAt, withheld, type Schema } from '../core/schema.js';
-import { mayHoldSecret, secretFields, secretPlaces, withoutFields } from './secrets.js';
+import { mayHoldSecret, MONITOR_TOKEN_RULE, monitorTokenProblem, secretFields, secretPlaces, withoutFields } from './secrets.js';
 import type { NodeConfig } from './types.js';
 import type { FlowSpec } from '../openflow/flow-spec.js';
 import { checkSpec, parseAccText, parseFlowText, sameTraffic } from '../openflow/flow-spec.js';
@@ -65,8 +66,8 @@ export function parseNodeConfig(input: unknown, source = 'configuration'): NodeC
  * it is not copied first.
  */
 export function checkNodeConfigInPlace(data: unknown, source = 'configuration'): NodeConfig {
-  // What is wrong with a CURVE key, in words, says more than the schema's "a string": it takes that issue's place.
-  const keys = curveKeyIssues(data);
+  // What is wrong with a key or the token, in words, says more than the schema's "a string": it takes that issue's place.
+  const keys = keyIssues(data);
   const keyAt = new Map(keys.map((i) => [i.path, i]));
   const issues = check(data).map((i) => keyAt.get(i.path) ?? i);
   const seen = new Set(issues.map((i) => i.path));
@@ -384,11 +385,12 @@ export function isLocalEndpoint(endpoint: string): boolean {
 }
 
 /**
- * Each CURVE key that is not one, and why, in words that never quote a
- * secret key (`value` withheld): its length, its alphabet, a group of 5
- * characters beyond 32 bits.
+ * The keys of the control API and the monitor: each CURVE key that is not
+ * one, and why; a key pair whose halves do not belong together; a monitor
+ * token of fewer than 128 bits. In words that never quote a secret (its
+ * `value` withheld): a length, an alphabet, a count of bits.
  */
-function curveKeyIssues(cfg: unknown): ConfigIssue[] {
+function keyIssues(cfg: unknown): ConfigIssue[] {
   const issues: ConfigIssue[] = [];
   const keyIssue = (path: string, v: unknown, what: string, secret = false): void => {
     const problem = typeof v === 'string' && v !== '' ? curveKeyProblem(v) : undefined;
@@ -399,10 +401,25 @@ function curveKeyIssues(cfg: unknown): ConfigIssue[] {
       expected: `${what}, 40 characters of Z85 (\`cogmesh keygen\` makes a pair): this one has ${problem}`,
     });
   };
-  keyIssue('/control/curve/publicKey', get(cfg, 'control', 'curve', 'publicKey'), 'a CURVE public key');
-  keyIssue('/control/curve/secretKey', get(cfg, 'control', 'curve', 'secretKey'), 'a CURVE secret key', true);
+  const pub = get(cfg, 'control', 'curve', 'publicKey');
+  const sec = get(cfg, 'control', 'curve', 'secretKey');
+  keyIssue('/control/curve/publicKey', pub, 'a CURVE public key');
+  keyIssue('/control/curve/secretKey', sec, 'a CURVE secret key', true);
   const allow = get(cfg, 'control', 'curve', 'allow');
   if (Array.isArray(allow)) allow.forEach((k: unknown, i) => keyIssue(`/control/curve/allow/${i}`, k, "a client's CURVE public key"));
+  // A server whose public key is not its secret key's: every client (told the public key) would fail its handshake.
+  if (typeof pub === 'string' && typeof sec === 'string' && pub !== '' && curveKeyProblem(pub) === undefined && curveKeyProblem(sec) === undefined) {
+    if (curvePublicKey(sec) !== pub) {
+      issues.push({
+        path: '/control/curve/publicKey',
+        value: pub,
+        expected: 'the public key of control.curve.secretKey (this one belongs to another secret key): both halves of one `cogmesh keygen` pair',
+      });
+    }
+  }
+  const token = get(cfg, 'monitor', 'token');
+  const weak = typeof token === 'string' && token !== '' ? monitorTokenProblem(token) : undefined;
+  if (weak !== undefined) issues.push({ path: '/monitor/token', value: withheld(token), expected: `${MONITOR_TOKEN_RULE}: this one has ${weak}` });
   return issues;
 }
 
@@ -436,7 +453,7 @@ function controlPlaneIssues(cfg: unknown): ConfigIssue[] {
   if (typeof listen === 'string' && listen !== '') {
     if (!parseHostPort(listen)) issues.push({ path: '/monitor/listen', value: listen, expected: 'host:port, e.g. 127.0.0.1:8080' });
     else if (!isLocalEndpoint(listen) && get(cfg, 'monitor', 'token') === '') {
-      issues.push({ path: '/monitor/token', value: '', expected: `a token: the monitor listens beyond loopback (${listen})` });
+      issues.push({ path: '/monitor/token', value: '', expected: `${MONITOR_TOKEN_RULE}: the monitor listens beyond loopback (${listen})` });
     }
   }
   const ofMode = get(cfg, 'openflow', 'mode');

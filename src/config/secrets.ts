@@ -81,3 +81,26 @@ export function mayHoldSecret(places: SecretPlaces, path: string): boolean {
   const name = path.slice(cut + 1);
   return places.parents.some(([p, declared]) => parent.endsWith(p) && !declared.has(name));
 }
+
+/**
+ * What a monitor token must be: 128 bits at least, counted by its alphabet
+ * (a token is as strong as the random bits it carries, which its text alone
+ * cannot show: the rule counts the most each character could carry). The
+ * characters are base64url's (RFC 4648 section 5), which go into a URL as
+ * they are: 6 bits each, so 22 of them (132 bits); a token of hex digits
+ * only carries 4 bits a digit, so 32 of them.
+ */
+export const MONITOR_TOKEN_RULE =
+  'a token of at least 128 bits: 22 or more base64url characters (A-Z a-z 0-9 - _), or 32 or more hex digits (`cogmesh keygen --token` makes one)';
+
+const BASE64URL = /^[A-Za-z0-9_-]*$/;
+const HEX = /^[0-9A-Fa-f]*$/;
+
+/** What makes a (non-empty) monitor token too weak, quoting none of it; undefined for a token of 128 bits or more. */
+export function monitorTokenProblem(token: string): string | undefined {
+  if (!BASE64URL.test(token)) return 'a character outside base64url';
+  const [unit, bits, need] = HEX.test(token) ? ['hex digit', 4, 32] : ['character', 6, 22];
+  const n = token.length;
+  if (n < need) return `${n} ${unit}${n === 1 ? '' : 's'} (${n * bits} bits), fewer than ${need}`;
+  return undefined;
+}

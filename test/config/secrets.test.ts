@@ -11,8 +11,11 @@ import { changedPaths, liveChange, redactConfig, REDACTED } from '../../src/conf
 import { parseScenario } from '../../src/config/scenario.js';
 import { withoutFields } from '../../src/config/secrets.js';
 import type { NodeConfig } from '../../src/config/types.js';
+import { newMonitorToken } from '../../src/cli/keygen.js';
 import { parseRequest } from '../../src/control/protocol.js';
 import { ConfigError } from '../../src/core/errors.js';
+import { curvePublicKey } from '../../src/wire/curve-key.js';
+import { curveKeyPair } from 'zeromq';
 
 /** The key pairs of the ZeroMQ guide's Ironhouse example (server, client): a pair made by libzmq, known from outside cogmesh. */
 const SERVER = { publicKey: 'rq:rM>}U?@Lns47E1%kR.o@n%FcmmsL/@{H8]yf7', secretKey: 'JTKVSB%%)wK0E.X)V>+}o?pNmC{O&4W4b!Ni{Lh6' };
@@ -235,5 +238,80 @@ describe('no error shows a secret', () => {
       assert.match(r.error.message, /^request is not JSON: .* at line 1, column \d+$/);
       assertNoSecret(r.error.message, TOKEN_B);
     }
+  });
+});
+
+describe('the loader refuses weak monitor tokens and mismatched CURVE pairs', () => {
+  const withToken = (token: string, listen = '') => parseNodeConfig({ node: { id: 1 }, monitor: { listen, token } });
+
+  test('a token needs 128 bits: 22 base64url characters, or 32 hex digits', () => {
+    const refused: Array<[string, RegExp]> = [
+      ['a', /this one has 1 hex digit \(4 bits\), fewer than 32/],
+      ['q', /this one has 1 character \(6 bits\), fewer than 22/],
+      ['Zq8vXw4Ty6Rb1Nm0Lk2Jh', /21 characters \(126 bits\), fewer than 22/],
+      ['0123456789abcdef0123456789abcde', /31 hex digits \(124 bits\), fewer than 32/],
+      ['0123456789abcdef0123456789', /26 hex digits \(104 bits\)/],
+      ['Zq8vXw4Ty6Rb1Nm0Lk2Jh+/=', /a character outside base64url/],
+      ['correct horse battery staple', /a character outside base64url/],
+    ];
+    for (const [token, why] of refused) {
+      const e = refusal(() => withToken(token));
+      const issue = e.issues.find((i) => i.path === '/monitor/token');
+      assert.ok(issue, shown(e));
+      assert.equal(issue.value, REDACTED);
+      assert.match(issue.expected, /^a token of at least 128 bits: 22 or more base64url characters \(A-Z a-z 0-9 - _\), or 32 or more hex digits/);
+      assert.match(issue.expected, why);
+      assert.match(issue.expected, /cogmesh keygen --token/);
+      if (token.length >= 8) assertNoSecret(shown(e), token);
+      else assert.ok(!e.message.includes(`"${token}"`), e.message);
+    }
+    for (const token of ['', TOKEN_A, TOKEN_B, 'Zq8vXw4Ty6Rb1Nm0Lk2Jh_', '0123456789ABCDEF0123456789abcdef', 'x'.repeat(256)]) {
+      assert.equal(withToken(token).monitor.token, token, `${token.length} characters`);
+    }
+    // The schema's pattern says as much to tools that read only the schema; the loader's words replace its own.
+    const e = refusal(() => withToken('short'));
+    assert.equal(e.issues.filter((i) => i.path === '/monitor/token').length, 1);
+  });
+
+  test('beyond loopback a token is required, by the same rule', () => {
+    const e = refusal(() => withToken('', '0.0.0.0:8080'));
+    assert.match(
+      e.issues.find((i) => i.path === '/monitor/token')?.expected ?? '',
+      /^a token of at least 128 bits.*listens beyond loopback \(0\.0\.0\.0:8080\)/,
+    );
+    assert.equal(withToken(TOKEN_A, '0.0.0.0:8080').monitor.listen, '0.0.0.0:8080');
+  });
+
+  test('keygen --token makes a token of 256 bits that the loader takes', () => {
+    const seen = new Set<string>();
+    for (let i = 0; i < 20; i++) {
+      const t = newMonitorToken();
+      assert.match(t, /^[A-Za-z0-9_-]{43}$/);
+      assert.equal(withToken(t).monitor.token, t);
+      seen.add(t);
+    }
+    assert.equal(seen.size, 20);
+  });
+
+  test("curvePublicKey: the public key of a secret key, as libzmq's pairs have it", () => {
+    assert.equal(curvePublicKey(SERVER.secretKey), SERVER.publicKey);
+    assert.equal(curvePublicKey(CLIENT.secretKey), CLIENT.publicKey);
+    for (let i = 0; i < 20; i++) {
+      const k = curveKeyPair();
+      assert.equal(curvePublicKey(k.secretKey), k.publicKey);
+    }
+    assert.equal(curvePublicKey(SERVER.secretKey.slice(1)), undefined);
+    assert.equal(curvePublicKey(`~${SERVER.secretKey.slice(1)}`), undefined);
+  });
+
+  test("a public key that is not the secret key's is refused at the public key, without the secret", () => {
+    const e = refusal(() => parseNodeConfig({ node: { id: 1 }, control: { curve: { publicKey: SERVER.publicKey, secretKey: CLIENT.secretKey } } }));
+    const issue = e.issues.find((i) => i.path === '/control/curve/publicKey');
+    assert.ok(issue, shown(e));
+    assert.equal(issue.value, SERVER.publicKey, 'the public key may be shown');
+    assert.match(issue.expected, /the public key of control\.curve\.secretKey \(this one belongs to another secret key\)/);
+    assertNoSecret(shown(e), CLIENT.secretKey);
+    const ok = parseNodeConfig({ node: { id: 1 }, control: { curve: { ...CLIENT, allow: [SERVER.publicKey] } } });
+    assert.equal(ok.control.curve.publicKey, CLIENT.publicKey);
   });
 });
