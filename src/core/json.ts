@@ -1,7 +1,10 @@
+import { err, ok, type Result } from './result.js';
+
 /**
  * JSON text as cogmesh reads it from files and sockets: where a syntax error
  * is (JSON.parse's message on Node 20 has no line and column, and quotes the
- * text around it, which may hold a secret).
+ * text around it, which may hold a secret), how deep a document from outside
+ * may nest, and a value shown in a message within a bound.
  */
 
 /** A JSON syntax error: where, and what was expected there. */
@@ -13,6 +16,101 @@ export interface JsonSyntaxError {
   message: string;
   /** Whether it is inside a string: the text around it is a string's content, which an error must not quote. */
   inString: boolean;
+}
+
+/**
+ * How deep a JSON document from outside (a control request, a recording's
+ * metadata) may nest objects and arrays. JSON.parse itself takes any depth,
+ * but what walks the value afterwards recurses (JSON.stringify, cloning,
+ * comparing): some 4,000 levels overflow the stack. No document cogmesh
+ * reads needs a tenth of this limit (a node configuration nests 8 deep).
+ */
+export const MAX_JSON_DEPTH = 64;
+
+/** Why text from outside was not taken as JSON: not JSON, or nested too deep; said without quoting the text. */
+export interface JsonRefusal {
+  kind: 'syntax' | 'depth';
+  /** e.g. `expected ',' or '}' but found "x" at line 3, column 7`, `objects and arrays nested deeper than 64 levels at line 1, column 72`. */
+  message: string;
+}
+
+/**
+ * The offset in `text` of the first `[` or `{` that opens a level deeper
+ * than `maxDepth`, or undefined: one pass, no recursion, strings skipped.
+ * It stops there, so a request of a million `[` costs 65 steps.
+ */
+export function nestingBeyond(text: string, maxDepth: number): number | undefined {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c)
+        i++; // the escaped character is skipped with its backslash
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) {
+      if (++depth > maxDepth) return i;
+    } else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return undefined;
+}
+
+/**
+ * JSON text from outside as a value: refused (never thrown) when it nests
+ * deeper than `maxDepth` (checked first, before JSON.parse spends time on
+ * it) or is not JSON, with a message that says where and quotes nothing.
+ */
+export function parseJsonText(text: string, maxDepth = MAX_JSON_DEPTH): Result<unknown, JsonRefusal> {
+  const deep = nestingBeyond(text, maxDepth);
+  if (deep !== undefined) {
+    const { line, column } = lineColumn(text, deep);
+    return err({ kind: 'depth', message: `objects and arrays nested deeper than ${maxDepth} levels at line ${line}, column ${column}` });
+  }
+  try {
+    return ok(JSON.parse(text) as unknown);
+  } catch {
+    // JSON.parse's own message quotes the text around the error.
+    return err({ kind: 'syntax', message: jsonSyntaxErrorText(text) });
+  }
+}
+
+/**
+ * A JSON value in at most `maxChars` characters, for a message: JSON text,
+ * cut with `...` when longer. It stops writing once past the bound, so
+ * neither a long value nor a deep one costs more than that (a nesting
+ * level writes at least one character, so the recursion is as shallow).
+ */
+export function briefJson(v: unknown, maxChars = 60): string {
+  let out = '';
+  const emit = (s: string): boolean => {
+    out += s;
+    return out.length <= maxChars;
+  };
+  const walk = (x: unknown): boolean => {
+    if (Array.isArray(x)) {
+      if (!emit('[')) return false;
+      for (let i = 0; i < x.length; i++) if ((i > 0 && !emit(',')) || !walk(x[i] ?? null)) return false;
+      return emit(']');
+    }
+    if (typeof x === 'object' && x !== null) {
+      if (!emit('{')) return false;
+      let first = true;
+      for (const [k, val] of Object.entries(x)) {
+        if (val === undefined) continue;
+        if ((!first && !emit(',')) || !emit(`${JSON.stringify(k.slice(0, maxChars))}:`) || !walk(val)) return false;
+        first = false;
+      }
+      return emit('}');
+    }
+    if (typeof x === 'string') {
+      if (x.length <= maxChars) return emit(JSON.stringify(x));
+      emit(JSON.stringify(x.slice(0, maxChars)));
+      return false;
+    }
+    return emit(JSON.stringify(x) ?? String(x));
+  };
+  return walk(v) ? out : `${out.slice(0, Math.max(0, maxChars - 3))}...`;
 }
 
 interface SyntaxProblem {
