@@ -95,7 +95,7 @@ describe('parseNodeConfig: defaults', () => {
     assert.equal(c.routing.maxPaths, 3);
     assert.deepEqual(c.sim, { band: { noiseFigureDb: 6, pn: [], phases: [], repeat: true }, medium: { endpoint: '', xM: 0, yM: 0, sendWindow: 8 } });
     assert.deepEqual(c.control, { endpoint: '', telemetry: '', telemetryPeriodMs: 1000, curve: { publicKey: '', secretKey: '', allow: [] } });
-    assert.deepEqual(c.monitor, { listen: '', token: '', statePeriodMs: 500 });
+    assert.deepEqual(c.monitor, { listen: '', token: '', statePeriodMs: 500, maxConnections: 32 });
     assert.deepEqual(c.traffic, { flows: [] });
     assert.deepEqual(c.controller, { listen: '', flows: [], acc: 'none', accMode: 'split', hysteresis: 0.2 });
     assert.deepEqual(c.openflow, {
