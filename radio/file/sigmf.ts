@@ -1,6 +1,7 @@
 import { readFile, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { FrontendError } from '../../src/core/errors.js';
+import { briefJson, parseJsonText } from '../../src/core/json.js';
 
 /**
  * SigMF metadata (https://sigmf.org, spec v1.x): a `NAME.sigmf-meta` JSON
@@ -111,7 +112,8 @@ type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 const isUint = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
 const isFiniteNumber = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
-const show = (v: unknown): string => (v === undefined ? 'missing' : (JSON.stringify(v) ?? String(v)));
+/** A value found, for a message: bounded, whatever its size or depth (the metadata comes from outside). */
+const show = (v: unknown): string => (v === undefined ? 'missing' : briefJson(v));
 
 /** RFC 3339 UTC timestamps as SigMF has them, any number of fractional digits. */
 const DATETIME = /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])T([01]\d|2[0-3]):[0-5]\d:([0-5]\d|60)(\.\d+)?Z$/;
@@ -433,13 +435,11 @@ export async function readSigmf(path: string): Promise<SigmfRecording> {
     const why = (e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (e as Error).message;
     throw new CaptureError(metaPath, 'sigmf-meta', `cannot read the metadata: ${why}`);
   }
-  let doc: unknown;
-  try {
-    doc = JSON.parse(text);
-  } catch (e) {
-    throw new CaptureError(metaPath, '(document)', `not JSON: ${(e as Error).message}`);
-  }
-  const meta = parseSigmfMeta(doc, metaPath);
+  // Metadata nested deeper than any SigMF document (a handful of levels) is refused before anything walks it.
+  const doc = parseJsonText(text);
+  if (!doc.ok)
+    throw new CaptureError(metaPath, '(document)', doc.error.kind === 'depth' ? `${doc.error.message}: not SigMF metadata` : `not JSON: ${doc.error.message}`);
+  const meta = parseSigmfMeta(doc.value, metaPath);
   const dataPath = meta.global.dataset !== undefined ? join(dirname(metaPath), meta.global.dataset) : sigmfPaths(path).data;
   let size: number;
   try {

@@ -137,7 +137,8 @@ export class MediumServer {
   private readonly silenceUs: Micros;
   private readonly plan: ChannelPlan;
   /** Lines about faults, malformed and refused messages: a few a minute, however many there are. */
-  private readonly logBudget = new LogBudget();
+  /** One line of a kind (event and detail) every 10 s at most. */
+  private readonly logBudget = new LogBudget(1, 10 * US_PER_S);
 
   constructor(
     readonly setup: MediumSetup,
@@ -323,7 +324,7 @@ export class MediumServer {
   private reset(peer: Peer, t: string): void {
     const now = this.paced.clock.now();
     const last = this.resetAtUs.get(peer.node);
-    if (last !== undefined && now - last < this.logBudget.everyUs) return;
+    if (last !== undefined && now - last < this.logBudget.windowUs) return;
     this.resetAtUs.set(peer.node, now);
     this.leave(peer, `a fault while serving its ${t}`);
     this.post(peer.conn, { t: 'refused', reason: 'the medium had a fault serving this router: join again' });
@@ -350,8 +351,9 @@ export class MediumServer {
 
   /** A line of a kind (event and detail) that may come once per message: logged within the budget. */
   private note(level: 'warn' | 'error', event: string, detail: string, fields: Record<string, unknown>, msg: string): void {
-    const held = this.logBudget.take(`${event}/${detail}`, this.paced.clock.now());
-    if (held === undefined) return;
+    const v = this.logBudget.admit(this.paced.clock.now(), `${event}/${detail}`);
+    if (!v.log) return;
+    const held = v.notLogged;
     this.o.log[level]({ event, ...fields, ...(held > 0 ? { held } : {}) }, held > 0 ? `${msg} (and ${held} more like it since the last such line)` : msg);
   }
 
@@ -363,7 +365,7 @@ export class MediumServer {
       const detail = key.slice(cut + 1);
       this.o.log[event === 'medium-fault' ? 'error' : 'warn'](
         { event, detail, held },
-        `${held} more ${event} (${detail}) in the last ${this.logBudget.everyUs / US_PER_S} s`,
+        `${held} more ${event} (${detail}) in the last ${this.logBudget.windowUs / US_PER_S} s`,
       );
     }
   }

@@ -1,6 +1,7 @@
 import { Command, type CommanderError } from 'commander';
 import { readFile } from 'node:fs/promises';
 import { showValue, UsageError } from '../core/errors.js';
+import { jsonSyntaxErrorText } from '../core/json.js';
 import type { ClientCurve } from '../control/client.js';
 import { ControlClient, TelemetryClient, type TelemetryMessage } from '../control/client.js';
 import type { GetResult, SetResult } from '../control/commands.js';
@@ -49,12 +50,19 @@ async function target(cmd: Command): Promise<Target> {
 }
 
 async function readKeyFile(file: string): Promise<{ publicKey: string; secretKey: string }> {
-  let data: unknown;
+  let text: string;
   try {
-    data = JSON.parse(await readFile(file, 'utf8')) as unknown;
+    text = await readFile(file, 'utf8');
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     throw new UsageError(`--key-file: cannot read ${file} (${code ?? (e as Error).message})`);
+  }
+  let data: unknown;
+  try {
+    data = JSON.parse(text) as unknown;
+  } catch {
+    // JSON.parse's message would quote the file around the error: the secret key, maybe.
+    throw new UsageError(`--key-file: ${file} is not JSON (${jsonSyntaxErrorText(text)})`);
   }
   const d = data as Record<string, unknown> | null;
   const pub = d?.publicKey;

@@ -1,4 +1,5 @@
 import { Command } from 'commander';
+import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { rename, rm, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
@@ -11,19 +12,37 @@ export interface KeyPairFile {
   secretKey: string;
 }
 
+/** Random bytes of a monitor token: 256 bits, twice the 128 the loader asks for. */
+const TOKEN_BYTES = 32;
+
+/** A new monitor token: random bytes in base64url (43 characters), which go into a URL as they are. */
+export function newMonitorToken(): string {
+  return randomBytes(TOKEN_BYTES).toString('base64url');
+}
+
 /**
  * `cogmesh keygen`: a CURVE key pair (Z85) for the control API: a node's
  * (control.curve.publicKey and secretKey) or a client's (its public key on
- * the node's control.curve.allow, the file for `cogmesh ctl --key-file`).
+ * the node's control.curve.allow, the file for `cogmesh ctl --key-file`);
+ * with `--token`, a monitor token (monitor.token) instead.
  */
 export function keygenCommand(): Command {
   return new Command('keygen')
-    .description('make a CURVE key pair for the control API: {"publicKey","secretKey"} (Z85)')
-    .option('--out <file>', 'write the pair to this file (mode 0600) and print only the public key')
+    .description('make a CURVE key pair for the control API: {"publicKey","secretKey"} (Z85); or, with --token, a monitor token')
+    .option('--token', 'make a monitor token (monitor.token: 256 random bits, base64url) instead of a key pair')
+    .option('--out <file>', 'write the pair (or the token) to this file (mode 0600) and print only the public key (nothing for a token)')
     .option('--force', 'overwrite an existing --out file')
-    .action(async (o: { out?: string; force?: boolean }) => {
-      const pair: KeyPairFile = curveKeyPair();
-      const text = `${JSON.stringify({ publicKey: pair.publicKey, secretKey: pair.secretKey }, null, 2)}\n`;
+    .action(async (o: { token?: boolean; out?: string; force?: boolean }) => {
+      let text: string;
+      let shown: string;
+      if (o.token) {
+        text = `${newMonitorToken()}\n`;
+        shown = '';
+      } else {
+        const pair: KeyPairFile = curveKeyPair();
+        text = `${JSON.stringify({ publicKey: pair.publicKey, secretKey: pair.secretKey }, null, 2)}\n`;
+        shown = `${pair.publicKey}\n`;
+      }
       if (o.out === undefined) {
         process.stdout.write(text);
         return;
@@ -37,9 +56,10 @@ export function keygenCommand(): Command {
       } catch (e) {
         await rm(tmp, { force: true });
         const code = (e as NodeJS.ErrnoException).code;
-        if (code === 'EEXIST') throw new UsageError(`--out: ${o.out} exists (a key pair is not overwritten without --force)`);
+        const what = o.token ? 'a token' : 'a key pair';
+        if (code === 'EEXIST') throw new UsageError(`--out: ${o.out} exists (${what} is not overwritten without --force)`);
         throw new UsageError(`--out: cannot write ${o.out} (${code ?? (e as Error).message})`);
       }
-      process.stdout.write(`${pair.publicKey}\n`);
+      process.stdout.write(shown);
     });
 }

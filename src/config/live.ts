@@ -1,32 +1,20 @@
 import type { ConfigIssue } from '../core/errors.js';
-import { valueAt, type Schema } from '../core/schema.js';
-import { checkNodeConfigInPlace, configVersion, nodeSchema, parseNodeConfig } from './load.js';
+import { markedFields, valueAt, withheld } from '../core/schema.js';
+import { checkNodeConfigInPlace, configVersion, nodeSchema, parseNodeConfig, SECRET_FIELDS } from './load.js';
+import { REDACTED, redactFields } from './secrets.js';
 import type { NodeConfig } from './types.js';
 
 /**
  * What a running router may change, and what it never shows, as the schema
  * marks them: a field (or a whole section) with `"x-live": true` changes
  * while the router runs, any other only at restart; a field with
- * `"x-secret": true` never leaves the router.
+ * `"x-secret": true` never leaves the router (SECRET_FIELDS).
  */
 
-/** The dotted paths of the properties whose schema carries `mark` (a section's path covers its fields). */
-export function markedFields(schema: Readonly<Schema>, mark: string, at = ''): string[] {
-  const props = (schema.properties ?? {}) as Record<string, Schema>;
-  return Object.entries(props).flatMap(([name, child]) => {
-    const path = at === '' ? name : `${at}.${name}`;
-    return child[mark] === true ? [path] : markedFields(child, mark, path);
-  });
-}
+export { REDACTED, SECRET_FIELDS };
 
 /** The configuration fields a running router takes live (dotted paths; a section's path covers its fields). */
 export const LIVE_FIELDS: readonly string[] = Object.freeze(markedFields(nodeSchema, 'x-live'));
-
-/** Fields whose values never leave the router (the server's CURVE secret, the monitor's token). */
-export const SECRET_FIELDS: readonly string[] = Object.freeze(markedFields(nodeSchema, 'x-secret'));
-
-/** What a secret reads as outside the router (when it is set). */
-export const REDACTED = '(redacted)';
 
 /** The dotted paths of the leaves where `a` and `b` differ (arrays compare whole), in key order. */
 export function changedPaths(a: unknown, b: unknown, at = ''): string[] {
@@ -87,17 +75,7 @@ export function isLive(path: string): boolean {
 
 /** The configuration with its secrets blanked out (those that are set). */
 export function redactConfig(cfg: Readonly<NodeConfig>): NodeConfig {
-  const out = structuredClone(cfg) as NodeConfig;
-  for (const path of SECRET_FIELDS) {
-    const segs = path.split('.');
-    const parent = valueAt(out, segs.slice(0, -1));
-    const leaf = segs[segs.length - 1]!;
-    if (parent.ok && typeof parent.value === 'object' && parent.value !== null) {
-      const o = parent.value as Record<string, unknown>;
-      if (o[leaf] !== '') o[leaf] = REDACTED;
-    }
-  }
-  return out;
+  return redactFields(cfg as NodeConfig, SECRET_FIELDS);
 }
 
 /**
@@ -110,7 +88,7 @@ export function restartOnlyIssues(prev: NodeConfig, next: NodeConfig, changed: r
     const r = valueAt(root, path.split('.'));
     return r.ok ? r.value : undefined;
   };
-  const shown = (path: string, v: unknown): unknown => (SECRET_FIELDS.includes(path) && v !== '' ? REDACTED : v);
+  const shown = (path: string, v: unknown): unknown => (SECRET_FIELDS.includes(path) ? withheld(v) : v);
   return changed
     .filter((p) => !isLive(p))
     .map((p) => ({

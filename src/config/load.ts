@@ -6,8 +6,10 @@ import stableStringify from 'fast-json-stable-stringify';
 import { ism2g4 } from '../../radio/channels.js';
 import { isLoopbackHost, parseHostPort } from '../core/address.js';
 import { ConfigError, type ConfigIssue } from '../core/errors.js';
-import { isCurveKey } from '../wire/z85.js';
-import { cloneJson, overridePaths, readJsonFile, schemaChecker, valueAt, type Schema } from '../core/schema.js';
+import { curvePublicKey } from '../wire/curve-key.js';
+import { curveKeyProblem } from '../wire/z85.js';
+import { cloneJson, overridePaths, readJsonFile, schemaChecker, valueAt, withheld, type Schema } from '../core/schema.js';
+import { mayHoldSecret, MONITOR_TOKEN_RULE, monitorTokenProblem, secretFields, secretPlaces, withoutFields } from './secrets.js';
 import type { NodeConfig } from './types.js';
 import type { FlowSpec } from '../openflow/flow-spec.js';
 import { checkSpec, parseAccText, parseFlowText, sameTraffic } from '../openflow/flow-spec.js';
@@ -32,6 +34,25 @@ export const nodeSchema: Readonly<Schema> = JSON.parse(readFileSync(schemaPath, 
 const check = schemaChecker(nodeSchema);
 
 /**
+ * The fields whose values never leave the router (dotted paths: the
+ * server's CURVE secret key, the monitor's token): the one list that `get`'s
+ * redaction, the configuration version and the loader's errors all follow.
+ */
+export const SECRET_FIELDS: readonly string[] = secretFields(nodeSchema);
+
+const places = secretPlaces(nodeSchema, SECRET_FIELDS);
+
+/**
+ * The problems with the value of every secret withheld (REDACTED): a
+ * problem at a secret field, or at an unknown field beside one (a misspelt
+ * secret), anywhere in a document, so that a refusal can be shown, logged
+ * and sent back without a secret in it.
+ */
+export function withoutSecretValues(issues: readonly ConfigIssue[]): ConfigIssue[] {
+  return issues.map((i) => (mayHoldSecret(places, i.path) ? { ...i, value: withheld(i.value) } : i));
+}
+
+/**
  * Validates `input` against the schema, fills in every default and checks
  * what the schema cannot say (cross-field rules, channels of the plan).
  * The input is never mutated. Throws ConfigError listing every problem.
@@ -46,10 +67,13 @@ export function parseNodeConfig(input: unknown, source = 'configuration'): NodeC
  * it is not copied first.
  */
 export function checkNodeConfigInPlace(data: unknown, source = 'configuration'): NodeConfig {
-  const issues = check(data);
+  // What is wrong with a key or the token, in words, says more than the schema's "a string": it takes that issue's place.
+  const keys = keyIssues(data);
+  const keyAt = new Map(keys.map((i) => [i.path, i]));
+  const issues = check(data).map((i) => keyAt.get(i.path) ?? i);
   const seen = new Set(issues.map((i) => i.path));
-  for (const issue of semanticIssues(data)) if (!seen.has(issue.path)) issues.push(issue);
-  if (issues.length > 0) throw new ConfigError(issues, source);
+  for (const issue of [...keys, ...semanticIssues(data)]) if (!seen.has(issue.path)) issues.push(issue);
+  if (issues.length > 0) throw new ConfigError(withoutSecretValues(issues), source);
   return data as NodeConfig;
 }
 
@@ -75,14 +99,18 @@ export async function loadNodeConfig(path: string): Promise<NodeConfig> {
  */
 export function applyOverrides(cfg: NodeConfig, overrides: readonly string[], source = 'overrides'): NodeConfig {
   const { doc, issues } = overridePaths(cfg, overrides);
-  if (issues.length > 0) throw new ConfigError(issues, source);
+  if (issues.length > 0) throw new ConfigError(withoutSecretValues(issues), source);
   return parseNodeConfig(doc, source);
 }
 
 /**
  * A stable version of a configuration: the first 16 hex digits of the
- * SHA-256 of its canonical JSON (keys sorted), so equal configurations have
- * equal versions whatever the order of their keys.
+ * SHA-256 of its canonical JSON (keys sorted) without its secret fields
+ * (SECRET_FIELDS), so equal configurations have equal versions whatever the
+ * order of their keys. The secrets are left out because the version is
+ * shown beside a redacted configuration: a hash over them would let anyone
+ * who can `get` search offline for a short secret. Two configurations that
+ * differ only in a secret have the same version.
  */
 export function configVersion(cfg: NodeConfig): string {
   return versionOfSections(sectionsJson(cfg));
@@ -95,20 +123,37 @@ export function configVersion(cfg: NodeConfig): string {
  */
 export type SectionsJson = ReadonlyMap<string, string>;
 
-/** The canonical JSON of `cfg`'s sections; those not in `changed` (dotted paths) are taken from `prev` when it has them. */
+/** The secret fields of each section that has some, as paths within the section. */
+const secretsBySection: ReadonlyMap<string, readonly string[]> = (() => {
+  const m = new Map<string, string[]>();
+  for (const f of SECRET_FIELDS) {
+    const dot = f.indexOf('.');
+    const name = dot < 0 ? f : f.slice(0, dot);
+    m.set(name, [...(m.get(name) ?? []), dot < 0 ? '' : f.slice(dot + 1)]);
+  }
+  return m;
+})();
+
+/**
+ * The canonical JSON of `cfg`'s sections without their secrets; those not in
+ * `changed` (dotted paths) are taken from `prev` when it has them.
+ */
 export function sectionsJson(cfg: NodeConfig, prev?: SectionsJson, changed: readonly string[] = []): Map<string, string> {
   const out = new Map<string, string>();
   const doc = cfg as unknown as Record<string, unknown>;
   for (const name of Object.keys(doc)) {
+    const secrets = secretsBySection.get(name);
+    // A section that is a secret as a whole is left out.
+    if (secrets?.includes('')) continue;
     const kept = changed.some((p) => p === name || p.startsWith(`${name}.`)) ? undefined : prev?.get(name);
-    const json = kept ?? stableStringify(doc[name]);
+    const json = kept ?? stableStringify(secrets ? withoutFields(doc[name], secrets) : doc[name]);
     // What stableStringify leaves out of an object (an undefined member) is left out here too.
     if (json !== undefined) out.set(name, json);
   }
   return out;
 }
 
-/** configVersion from the sections' canonical JSON: the same text as stableStringify of the whole, so the same hash. */
+/** configVersion from the sections' canonical JSON: the same text as stableStringify of the whole without its secrets, so the same hash. */
 export function versionOfSections(sections: SectionsJson): string {
   const names = [...sections.keys()].sort();
   const text = `{${names.map((n) => `${JSON.stringify(n)}:${sections.get(n)!}`).join(',')}}`;
@@ -390,6 +435,45 @@ export function isLocalEndpoint(endpoint: string): boolean {
   return isLoopbackHost(host);
 }
 
+/**
+ * The keys of the control API and the monitor: each CURVE key that is not
+ * one, and why; a key pair whose halves do not belong together; a monitor
+ * token of fewer than 128 bits. In words that never quote a secret (its
+ * `value` withheld): a length, an alphabet, a count of bits.
+ */
+function keyIssues(cfg: unknown): ConfigIssue[] {
+  const issues: ConfigIssue[] = [];
+  const keyIssue = (path: string, v: unknown, what: string, secret = false): void => {
+    const problem = typeof v === 'string' && v !== '' ? curveKeyProblem(v) : undefined;
+    if (problem === undefined) return;
+    issues.push({
+      path,
+      value: secret ? withheld(v) : v,
+      expected: `${what}, 40 characters of Z85 (\`cogmesh keygen\` makes a pair): this one has ${problem}`,
+    });
+  };
+  const pub = get(cfg, 'control', 'curve', 'publicKey');
+  const sec = get(cfg, 'control', 'curve', 'secretKey');
+  keyIssue('/control/curve/publicKey', pub, 'a CURVE public key');
+  keyIssue('/control/curve/secretKey', sec, 'a CURVE secret key', true);
+  const allow = get(cfg, 'control', 'curve', 'allow');
+  if (Array.isArray(allow)) allow.forEach((k: unknown, i) => keyIssue(`/control/curve/allow/${i}`, k, "a client's CURVE public key"));
+  // A server whose public key is not its secret key's: every client (told the public key) would fail its handshake.
+  if (typeof pub === 'string' && typeof sec === 'string' && pub !== '' && curveKeyProblem(pub) === undefined && curveKeyProblem(sec) === undefined) {
+    if (curvePublicKey(sec) !== pub) {
+      issues.push({
+        path: '/control/curve/publicKey',
+        value: pub,
+        expected: 'the public key of control.curve.secretKey (this one belongs to another secret key): both halves of one `cogmesh keygen` pair',
+      });
+    }
+  }
+  const token = get(cfg, 'monitor', 'token');
+  const weak = typeof token === 'string' && token !== '' ? monitorTokenProblem(token) : undefined;
+  if (weak !== undefined) issues.push({ path: '/monitor/token', value: withheld(token), expected: `${MONITOR_TOKEN_RULE}: this one has ${weak}` });
+  return issues;
+}
+
 /** The control API and the monitor: encrypted and authenticated beyond loopback; traffic that names real ends. */
 function controlPlaneIssues(cfg: unknown): ConfigIssue[] {
   const issues: ConfigIssue[] = [];
@@ -403,15 +487,6 @@ function controlPlaneIssues(cfg: unknown): ConfigIssue[] {
       expected: 'set together with the other key of the pair (`cogmesh keygen`), or both empty',
     });
   }
-  // The schema checks the alphabet and length; a key must also decode (each group of 5 characters below 2^32).
-  const keyIssue = (path: string, v: unknown): void => {
-    if (typeof v === 'string' && v !== '' && !isCurveKey(v))
-      issues.push({ path, value: v, expected: 'a Z85 CURVE key that decodes to 32 bytes (`cogmesh keygen` makes them)' });
-  };
-  keyIssue('/control/curve/publicKey', pub);
-  keyIssue('/control/curve/secretKey', sec);
-  const allow = get(cfg, 'control', 'curve', 'allow');
-  if (Array.isArray(allow)) allow.forEach((k: unknown, i) => keyIssue(`/control/curve/allow/${i}`, k));
   for (const k of ['endpoint', 'telemetry'] as const) {
     const e = get(cfg, 'control', k);
     if (typeof e !== 'string' || e === '') continue;
@@ -429,7 +504,7 @@ function controlPlaneIssues(cfg: unknown): ConfigIssue[] {
   if (typeof listen === 'string' && listen !== '') {
     if (!parseHostPort(listen)) issues.push({ path: '/monitor/listen', value: listen, expected: 'host:port, e.g. 127.0.0.1:8080' });
     else if (!isLocalEndpoint(listen) && get(cfg, 'monitor', 'token') === '') {
-      issues.push({ path: '/monitor/token', value: '', expected: `a token: the monitor listens beyond loopback (${listen})` });
+      issues.push({ path: '/monitor/token', value: '', expected: `${MONITOR_TOKEN_RULE}: the monitor listens beyond loopback (${listen})` });
     }
   }
   issues.push(...agentEndpointIssues(cfg));

@@ -2,7 +2,7 @@ import { DEFAULT_MEDIUM_PARAMS, phy80211b, phy80211g, type MediumParams, type Ph
 import { readFileSync } from 'node:fs';
 import { ism2g4 } from '../../radio/channels.js';
 import type { PnConfig, PnPatternConfig, BandConfig, NodeConfig } from './types.js';
-import { configFilePath, nodeSchema, parseNodeConfig } from './load.js';
+import { configFilePath, nodeSchema, parseNodeConfig, withoutSecretValues } from './load.js';
 import { cloneJson, isObject, overridePaths, readJsonFile, schemaChecker, type Schema } from '../core/schema.js';
 import { ConfigError, type ConfigIssue } from '../core/errors.js';
 import { Rng } from '../core/rng.js';
@@ -258,10 +258,10 @@ export function parseScenario(input: unknown, source = 'scenario', o: ScenarioOv
       else issues.push({ path: '/topology/kind', value: isObject(topo) ? topo.kind : topo, expected: '"chain" (--hops sets the length of a chain)' });
     }
   }
-  if (issues.length > 0) throw new ConfigError(issues, source);
+  if (issues.length > 0) throw new ConfigError(withoutSecretValues(issues), source);
   issues.push(...check(doc));
   if (issues.length === 0) issues.push(...semanticIssues(doc as Scenario, o.hostsTcp === true));
-  if (issues.length > 0) throw new ConfigError(issues, source);
+  if (issues.length > 0) throw new ConfigError(withoutSecretValues(issues), source);
   return doc as Scenario;
 }
 

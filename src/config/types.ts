@@ -62,7 +62,7 @@ export interface NodeConfig {
     curve: { publicKey: string; secretKey: string; allow: string[] };
   };
   /** The live spectrum monitor (docs/monitor-protocol.md). */
-  monitor: { listen: string; token: string; statePeriodMs: number };
+  monitor: { listen: string; token: string; statePeriodMs: number; maxConnections: number };
   /** The embedded OpenFlow 1.3 switch agent (docs/openflow.md). */
   openflow: {
     mode: 'off' | 'passive' | 'active';

@@ -1,6 +1,7 @@
 import type { NodeConfig } from '../config/types.js';
 import { type ControllerRole, type RouterView } from '../router/view.js';
 import { liveChange, redactConfig } from '../config/live.js';
+import { withoutSecretValues } from '../config/load.js';
 import { ConfigError } from '../core/errors.js';
 import { setPaths, valueAt } from '../core/schema.js';
 import { parseAccText } from '../openflow/flow-spec.js';
@@ -107,7 +108,7 @@ export function set(view: RouterView, values: Record<string, unknown>, expect: s
   // setPaths copies the running configuration; the copy is this set's own, so it is checked in place.
   const prev = view.runningConfig();
   const { doc, issues } = setPaths(prev, Object.entries(values));
-  if (issues.length > 0) throw new ConfigError(issues, 'set');
+  if (issues.length > 0) throw new ConfigError(withoutSecretValues(issues), 'set');
   const change = liveChange(prev, doc, 'set', current, { take: true });
   if (change.changed.length === 0) return { version: current, changed: [] };
   if (change.restartOnly.length > 0) {

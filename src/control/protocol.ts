@@ -1,4 +1,5 @@
-import { CogmeshError, ConfigError, type ConfigIssue } from '../core/errors.js';
+import { CogmeshError, ConfigError, showValue, type ConfigIssue } from '../core/errors.js';
+import { MAX_JSON_DEPTH, parseJsonText } from '../core/json.js';
 import { parseFlow } from '../vnf/flow.js';
 import type { FlowPattern } from '../vnf/types.js';
 import type { Micros } from '../core/time.js';
@@ -174,18 +175,26 @@ function typeOk(t: ArgType, v: unknown): boolean {
 
 const typeWords: Record<ArgType, string> = { string: 'a string', object: 'an object', integer: 'an integer', any: 'a JSON value' };
 
+/**
+ * How deep a request may nest objects and arrays (a whole configuration
+ * section in a `set` is some 10 levels): deeper, it is refused before
+ * anything walks it, since echoing or copying it would recurse that deep.
+ */
+export const MAX_REQUEST_DEPTH = MAX_JSON_DEPTH;
+
 /** A dotted configuration path: names or array indices, separated by dots. */
 const DOTTED = /^[A-Za-z0-9_]+(\.[A-Za-z0-9_]+)*$/;
 
 /** Parses one request frame into a command, or an error reply naming what is wrong. Never throws. */
 export function parseRequest(frame: Buffer | string): ParsedRequest {
   const text = typeof frame === 'string' ? frame : frame.toString('utf8');
-  let msg: unknown;
-  try {
-    msg = JSON.parse(text) as unknown;
-  } catch (e) {
-    return fail(null, CONTROL_CODES.malformed, `request is not JSON: ${(e as Error).message}`);
+  // Refusals say where, and quote nothing of the request (a `set` may carry a secret).
+  const parsed = parseJsonText(text, MAX_REQUEST_DEPTH);
+  if (!parsed.ok) {
+    const e = parsed.error;
+    return fail(null, CONTROL_CODES.malformed, e.kind === 'depth' ? `request has ${e.message}: no command takes that` : `request is not JSON: ${e.message}`);
   }
+  const msg = parsed.value;
   if (!isObj(msg))
     return fail(null, CONTROL_CODES.malformed, `request is not a JSON object (got ${Array.isArray(msg) ? 'an array' : msg === null ? 'null' : typeof msg})`);
   const id = msg.id ?? null;
@@ -199,15 +208,15 @@ export function parseRequest(frame: Buffer | string): ParsedRequest {
   if (typeof id === 'string' && id.length > 256) return fail(null, CONTROL_CODES.malformed, `"id" is ${id.length} characters long: at most 256`);
   const name = msg.cmd;
   if (name === undefined) return fail(id, CONTROL_CODES.malformed, 'request has no "cmd" (e.g. {"id": 1, "cmd": "status"})');
-  if (typeof name !== 'string') return fail(id, CONTROL_CODES.malformed, `"cmd" is not a string (got ${JSON.stringify(name)})`);
+  if (typeof name !== 'string') return fail(id, CONTROL_CODES.malformed, `"cmd" is not a string (got ${showValue(name)})`);
   const spec = byName.get(name);
-  if (!spec) return fail(id, CONTROL_CODES.unknownCommand, `no command "${name}" (commands: ${COMMANDS.map((c) => c.name).join(', ')})`);
+  if (!spec) return fail(id, CONTROL_CODES.unknownCommand, `no command ${showValue(name)} (commands: ${COMMANDS.map((c) => c.name).join(', ')})`);
 
   const argNames = spec.args.map((a) => a.name);
   for (const k of Object.keys(msg)) {
     if (k === 'id' || k === 'cmd' || argNames.includes(k)) continue;
     const takes = argNames.length === 0 ? 'takes no arguments' : `takes ${argNames.join(', ')}`;
-    return fail(id, CONTROL_CODES.badArgument, `${name}: no argument "${k}" (${name} ${takes})`);
+    return fail(id, CONTROL_CODES.badArgument, `${name}: no argument ${showValue(k)} (${name} ${takes})`);
   }
   for (const a of spec.args) {
     const v = msg[a.name];
@@ -216,14 +225,14 @@ export function parseRequest(frame: Buffer | string): ParsedRequest {
       continue;
     }
     if (!typeOk(a.type, v))
-      return fail(id, CONTROL_CODES.badArgument, `${name}: argument "${a.name}" is ${JSON.stringify(v)}, expected ${typeWords[a.type]} (${a.doc})`);
+      return fail(id, CONTROL_CODES.badArgument, `${name}: argument "${a.name}" is ${showValue(v)}, expected ${typeWords[a.type]} (${a.doc})`);
   }
 
   switch (spec.name) {
     case 'get': {
       const path = msg.path as string | undefined;
       if (path !== undefined && path !== '' && !DOTTED.test(path)) {
-        return fail(id, CONTROL_CODES.badArgument, `get: path ${JSON.stringify(path)} is not a dotted path (e.g. sensing.durationMs)`);
+        return fail(id, CONTROL_CODES.badArgument, `get: path ${showValue(path)} is not a dotted path (e.g. sensing.durationMs)`);
       }
       return { ok: true, id, command: { cmd: 'get', path: path === '' ? undefined : path } };
     }
@@ -232,8 +241,7 @@ export function parseRequest(frame: Buffer | string): ParsedRequest {
       const keys = Object.keys(values);
       if (keys.length === 0) return fail(id, CONTROL_CODES.badArgument, 'set: "values" is empty (e.g. {"sensing.durationMs": 20})');
       const bad = keys.find((k) => !DOTTED.test(k));
-      if (bad !== undefined)
-        return fail(id, CONTROL_CODES.badArgument, `set: ${JSON.stringify(bad)} in "values" is not a dotted path (e.g. sensing.durationMs)`);
+      if (bad !== undefined) return fail(id, CONTROL_CODES.badArgument, `set: ${showValue(bad)} in "values" is not a dotted path (e.g. sensing.durationMs)`);
       return { ok: true, id, command: { cmd: 'set', values, expect: msg.expect as string | undefined } };
     }
     case 'vnf.start': {
@@ -242,7 +250,7 @@ export function parseRequest(frame: Buffer | string): ParsedRequest {
         flow = parseFlow(msg.flow as string, '/flow');
       } catch (e) {
         if (e instanceof ConfigError)
-          return fail(id, CONTROL_CODES.badArgument, `vnf.start: argument "flow" ${JSON.stringify(msg.flow)} is not a flow pattern`, e.issues);
+          return fail(id, CONTROL_CODES.badArgument, `vnf.start: argument "flow" ${showValue(msg.flow)} is not a flow pattern`, e.issues);
         throw e;
       }
       return { ok: true, id, command: { cmd: 'vnf.start', type: msg.type as string, flow, params: msg.params ?? {} } };
@@ -252,7 +260,7 @@ export function parseRequest(frame: Buffer | string): ParsedRequest {
     case 'controller.add': {
       const acc = msg.acc as string | undefined;
       if (acc !== undefined && acc !== 'none' && !parseAccText(acc, 'split').ok) {
-        return fail(id, CONTROL_CODES.badArgument, `controller.add: argument "acc" ${JSON.stringify(acc)} is not every or every-K`);
+        return fail(id, CONTROL_CODES.badArgument, `controller.add: argument "acc" ${showValue(acc)} is not every or every-K`);
       }
       // Id 0: the controller gives the next free one.
       const flow = parseFlowText(msg.flow as string, 0, undefined);

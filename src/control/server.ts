@@ -3,6 +3,8 @@ import { performance } from 'node:perf_hooks';
 import { Context, Publisher, Router } from 'zeromq';
 import type { NodeConfig } from '../config/types.js';
 import type { Logger } from '../core/log.js';
+import { budgetNote, LogBudget } from '../core/log-budget.js';
+import { RealClock, US_PER_S, type Micros } from '../core/time.js';
 import type { RouterView, Telemetry } from '../router/view.js';
 import { execute, type SetResult } from './commands.js';
 import { ZAP_DOMAIN, ZapHandler } from './curve.js';
@@ -10,6 +12,14 @@ import { CONTROL_CODES, ControlError, encodeReply, errorReply, okReply, parseReq
 
 /** Requests larger than this drop their connection (ZMQ_MAXMSGSIZE): no request needs a megabyte. */
 export const MAX_REQUEST_BYTES = 1 << 20;
+
+/**
+ * Refused CURVE handshakes logged at most: 5 lines a minute. Anyone who can
+ * reach the port can make a refusal; each is counted (zapDenied), and the
+ * line after a quiet spell says how many went unlogged.
+ */
+export const DENIED_LOG_LINES = 5;
+export const DENIED_LOG_WINDOW_US: Micros = 60 * US_PER_S;
 
 /** Telemetry messages waiting for the PUB socket beyond this are dropped (and counted). */
 const MAX_PENDING_TELEMETRY = 1000;
@@ -78,6 +88,9 @@ const zeroCounters = (): ControlCounters => ({
  */
 export class ControlServer {
   readonly counters: ControlCounters = zeroCounters();
+  private readonly deniedLog = new LogBudget(DENIED_LOG_LINES, DENIED_LOG_WINDOW_US);
+  /** The budget's time (a host reads a clock; the budget itself does not). */
+  private readonly clock = new RealClock();
   private context: Context | undefined;
   private router: Router | undefined;
   private pub: Publisher | undefined;
@@ -114,9 +127,12 @@ export class ControlServer {
             if (d.allowed) this.counters.zapAllowed++;
             else {
               this.counters.zapDenied++;
+              const now = this.clock.now();
+              const v = this.deniedLog.admit(now);
+              if (!v.log) return;
               this.log.warn(
-                { event: 'control-denied', clientKey: d.clientKey ?? null, address: d.address, mechanism: d.mechanism },
-                `control: refused a ${d.mechanism} client from ${d.address} (key ${d.clientKey ?? 'none'} is not on control.curve.allow)`,
+                { event: 'control-denied', clientKey: d.clientKey ?? null, address: d.address, mechanism: d.mechanism, notLogged: v.notLogged },
+                `control: refused a ${d.mechanism} client from ${d.address} (key ${d.clientKey ?? 'none'} is not on control.curve.allow)${budgetNote(v, now, 'refused handshakes')}`,
               );
             }
           },

@@ -1,3 +1,5 @@
+import { briefJson } from './json.js';
+
 /**
  * Error classes with stable codes. Expected outcomes (queue full, no route,
  * a channel with no measurement yet) are values, not exceptions; these are for
@@ -80,9 +82,8 @@ export class FrontendError extends CogmeshError {
   }
 }
 
+/** A value as a problem shows it: JSON in at most 60 characters, whatever its size or depth. */
 export function showValue(v: unknown): string {
   if (v === undefined) return '(missing)';
-  const s = JSON.stringify(v);
-  if (s === undefined) return String(v);
-  return s.length > 60 ? `${s.slice(0, 57)}...` : s;
+  return briefJson(v, 60);
 }

@@ -7,6 +7,7 @@ import { Script } from 'node:vm';
 import type * as AjvModule from 'ajv/dist/2020.js';
 import type { Ajv2020, ErrorObject, Options, ValidateFunction } from 'ajv/dist/2020.js';
 import { ConfigError, type ConfigIssue } from './errors.js';
+import { jsonSyntaxError, syntaxErrorExcerpt } from './json.js';
 
 /**
  * What every JSON document cogmesh reads (node configurations, simulation
@@ -19,6 +20,14 @@ export type Schema = { [k: string]: unknown };
 
 /** Keywords cogmesh adds to its schemas: `x-live` (a field a running router takes), `x-secret` (a field never shown). */
 export const SCHEMA_ANNOTATIONS = ['x-live', 'x-secret'] as const;
+
+/** What the value of a field marked `x-secret` reads as wherever it would be shown (when it is set). */
+export const REDACTED = '(redacted)';
+
+/** A secret's value as a problem may show it: an empty (unset) one as it is, any other withheld. */
+export function withheld(v: unknown): unknown {
+  return v === '' || v === undefined ? v : REDACTED;
+}
 
 /** How every validator is compiled, at run time or ahead of it (standalone). */
 const AJV_OPTIONS: Options = { allErrors: true, verbose: true, useDefaults: true, discriminator: true, strict: true };
@@ -214,8 +223,12 @@ export function schemaChecker(root: Schema, refs: readonly Schema[] = [], opts: 
         }
         case 'additionalProperties': {
           const name = (e.params as { additionalProperty: string }).additionalProperty;
-          const allowed = Object.keys((parent.properties ?? {}) as Schema).join(', ');
-          add({ path: `${at}/${escapePointer(name)}`, value: (e.data as Record<string, unknown>)[name], expected: `no such field (allowed: ${allowed})` });
+          const props = (parent.properties ?? {}) as Record<string, Schema>;
+          const allowed = Object.keys(props).join(', ');
+          // Beside a secret, an unknown field may be that secret under a misspelt name: its value is not shown.
+          const nearSecret = Object.values(props).some((p) => p['x-secret'] === true);
+          const value = (e.data as Record<string, unknown>)[name];
+          add({ path: `${at}/${escapePointer(name)}`, value: nearSecret ? withheld(value) : value, expected: `no such field (allowed: ${allowed})` });
           break;
         }
         case 'discriminator': {
@@ -226,7 +239,11 @@ export function schemaChecker(root: Schema, refs: readonly Schema[] = [], opts: 
           break;
         }
         default:
-          add({ path: at === '' ? '/' : at, value: e.data, expected: describe(parent) || (e.message ?? 'a valid value') });
+          add({
+            path: at === '' ? '/' : at,
+            value: parent['x-secret'] === true ? withheld(e.data) : e.data,
+            expected: describe(parent) || (e.message ?? 'a valid value'),
+          });
       }
     }
     return issues;
@@ -305,6 +322,15 @@ export function schemaChecker(root: Schema, refs: readonly Schema[] = [], opts: 
   return Object.defineProperty(check, 'source', { get: () => source, enumerable: true }) as SchemaChecker;
 }
 
+/** The dotted paths of the properties whose schema carries `mark` (a section's path covers its fields). */
+export function markedFields(schema: Readonly<Schema>, mark: string, at = ''): string[] {
+  const props = (schema.properties ?? {}) as Record<string, Schema>;
+  return Object.entries(props).flatMap(([name, child]) => {
+    const path = at === '' ? name : `${at}.${name}`;
+    return child[mark] === true ? [path] : markedFields(child, mark, path);
+  });
+}
+
 /** A deep copy of plain JSON data, or a ConfigError when it is not plain data. */
 export function cloneJson(input: unknown, source: string): unknown {
   try {
@@ -349,11 +375,10 @@ export async function readJsonFile(path: string, what = 'configuration file'): P
   try {
     return JSON.parse(text) as unknown;
   } catch (e) {
-    const found = jsonSyntaxError(text) ?? { offset: 0, message: (e as Error).message };
-    const { line, column } = lineColumn(text, found.offset);
-    const excerpt = text.slice(found.offset).split(/\r?\n/, 1)[0]!.slice(0, 20);
-    const value = excerpt !== '' ? excerpt : found.offset >= text.length ? '(end of file)' : '(end of line)';
-    throw new ConfigError([{ path: '/', value, expected: `valid JSON: ${found.message} at line ${line}, column ${column}` }], path);
+    // JSON.parse's own message quotes the text around the error: only the scanner's is used.
+    const found = jsonSyntaxError(text) ?? { offset: 0, line: 1, column: 1, message: `not JSON (${(e as Error).name})`, inString: true };
+    const value = syntaxErrorExcerpt(text, found);
+    throw new ConfigError([{ path: '/', value, expected: `valid JSON: ${found.message} at line ${found.line}, column ${found.column}` }], path);
   }
 }
 
@@ -453,142 +478,4 @@ function noSuchChild(parent: unknown): string {
   if (Array.isArray(parent)) return `an index of an existing item (0..${parent.length - 1})`;
   if (isObject(parent)) return `no such field (allowed: ${Object.keys(parent).join(', ')})`;
   return 'no such field (its parent is not an object)';
-}
-
-// ---------------------------------------------------------------------------
-// JSON syntax errors with a position (JSON.parse's message has none on Node 20)
-
-interface SyntaxProblem {
-  offset: number;
-  message: string;
-}
-
-function lineColumn(text: string, offset: number): { line: number; column: number } {
-  let line = 1;
-  let start = 0;
-  for (let i = 0; i < offset && i < text.length; i++) {
-    if (text.charCodeAt(i) === 10) {
-      line++;
-      start = i + 1;
-    }
-  }
-  return { line, column: offset - start + 1 };
-}
-
-/**
- * Finds the first JSON syntax error in `text` (RFC 8259), iteratively so that
- * deep nesting cannot overflow the stack. Returns undefined for valid JSON.
- */
-function jsonSyntaxError(text: string): SyntaxProblem | undefined {
-  const n = text.length;
-  let i = 0;
-  const stack: Array<'{' | '['> = [];
-  const fail = (message: string, at = i): SyntaxProblem => ({ offset: at, message });
-  const ws = (): void => {
-    while (i < n && (text[i] === ' ' || text[i] === '\t' || text[i] === '\n' || text[i] === '\r')) i++;
-  };
-  const str = (): SyntaxProblem | undefined => {
-    const start = i;
-    i++; // opening quote
-    while (i < n) {
-      const c = text.charCodeAt(i);
-      if (c === 0x22) {
-        i++;
-        return undefined;
-      }
-      if (c < 0x20) return fail('a control character (such as a line break) inside a string');
-      if (c === 0x5c) {
-        const e = text[i + 1];
-        if (e === 'u') {
-          if (!/^[0-9a-fA-F]{4}$/.test(text.slice(i + 2, i + 6))) return fail('an invalid \\u escape in a string');
-          i += 6;
-        } else if (e !== undefined && '"\\/bfnrt'.includes(e)) {
-          i += 2;
-        } else {
-          return fail('an invalid escape in a string');
-        }
-      } else {
-        i++;
-      }
-    }
-    return fail('a string that is never closed', start);
-  };
-  const scalar = (): SyntaxProblem | undefined => {
-    const c = text[i];
-    if (c === '"') return str();
-    for (const lit of ['true', 'false', 'null']) {
-      if (text.startsWith(lit, i)) {
-        i += lit.length;
-        return undefined;
-      }
-    }
-    const m = /^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?/.exec(text.slice(i, i + 400));
-    if (c !== undefined && /[-0-9]/.test(c) && m) {
-      i += m[0].length;
-      return undefined;
-    }
-    return fail(c === undefined ? 'unexpected end of input' : `unexpected ${JSON.stringify(c)} where a value was expected`);
-  };
-
-  // Each turn parses one value (opening a container counts as its start), then the punctuation after it.
-  ws();
-  for (;;) {
-    if (i >= n) return fail('unexpected end of input');
-    const c = text[i];
-    let closedEmpty = false;
-    if (c === '{' || c === '[') {
-      i++;
-      ws();
-      const close = c === '{' ? '}' : ']';
-      if (text[i] === close) {
-        i++;
-        closedEmpty = true;
-      } else {
-        stack.push(c);
-        if (c === '{') {
-          const p = key();
-          if (p) return p;
-        }
-        continue;
-      }
-    }
-    if (!closedEmpty) {
-      const p = scalar();
-      if (p) return p;
-    }
-    // After a complete value: close containers or move to the next item.
-    for (;;) {
-      ws();
-      const top = stack[stack.length - 1];
-      if (top === undefined) return i < n ? fail('unexpected text after the end of the JSON document') : undefined;
-      const close = top === '{' ? '}' : ']';
-      if (text[i] === ',') {
-        i++;
-        ws();
-        if (top === '{') {
-          const p = key();
-          if (p) return p;
-        }
-        break;
-      }
-      if (text[i] === close) {
-        i++;
-        stack.pop();
-        continue;
-      }
-      return fail(i >= n ? 'unexpected end of input' : `expected ',' or '${close}' but found ${JSON.stringify(text[i])}`);
-    }
-    ws();
-  }
-
-  function key(): SyntaxProblem | undefined {
-    if (text[i] !== '"') return fail(i >= n ? 'unexpected end of input' : `expected a field name in double quotes but found ${JSON.stringify(text[i])}`);
-    const p = str();
-    if (p) return p;
-    ws();
-    if (text[i] !== ':') return fail(i >= n ? 'unexpected end of input' : `expected ':' after the field name but found ${JSON.stringify(text[i])}`);
-    i++;
-    ws();
-    return undefined;
-  }
 }

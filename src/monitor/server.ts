@@ -8,6 +8,8 @@ import type { NodeConfig } from '../config/types.js';
 import { parseHostPort } from '../core/address.js';
 import { CogmeshError } from '../core/errors.js';
 import type { Logger } from '../core/log.js';
+import { budgetNote, LogBudget } from '../core/log-budget.js';
+import { RealClock, US_PER_S, type Micros } from '../core/time.js';
 import type { RouterView, SpectrumView, Telemetry } from '../router/view.js';
 import { encodeFrame } from './frames.js';
 import { monitorPage, type MonitorPage } from './page.js';
@@ -23,6 +25,10 @@ export class MonitorError extends CogmeshError {
     super(code, message, options);
   }
 }
+
+/** Refused streams and connections logged at most: 5 lines a minute (each is counted). */
+export const REFUSAL_LOG_LINES = 5;
+export const REFUSAL_LOG_WINDOW_US: Micros = 60 * US_PER_S;
 
 /** Tuning a deployment rarely changes; tests shrink them. */
 export interface MonitorOptions {
@@ -42,6 +48,8 @@ export interface MonitorCounters {
   connections: number;
   /** Requests refused: no or a wrong token (401), a foreign Origin (403), an unknown path. */
   refused: number;
+  /** TCP connections closed as they arrived: monitor.maxConnections were open. */
+  connectionsDropped: number;
   pagesServed: number;
   framesSent: number;
   /** Spectrum frames not sent to a client that was too far behind. */
@@ -94,6 +102,7 @@ export class MonitorServer {
     clients: 0,
     connections: 0,
     refused: 0,
+    connectionsDropped: 0,
     pagesServed: 0,
     framesSent: 0,
     framesSkipped: 0,
@@ -109,6 +118,9 @@ export class MonitorServer {
   private readonly maxBufferedBytes: number;
   private readonly pingIntervalMs: number;
   private readonly tokenDigest: Uint8Array | undefined;
+  /** Refusals anyone can cause (a stream without the token, a connection beyond the cap) are logged within this budget. */
+  private readonly refusalLog = new LogBudget(REFUSAL_LOG_LINES, REFUSAL_LOG_WINDOW_US);
+  private readonly clock = new RealClock();
   private http: Server | undefined;
   /** The page, built at start. */
   private page: MonitorPage | undefined;
@@ -165,6 +177,16 @@ export class MonitorServer {
     this.phase = 'starting';
 
     const http = createServer((req, res) => this.onRequest(req, res));
+    // Every connection counts, whatever it carries (a page, a stream, nothing yet): one beyond the cap is closed as it arrives.
+    http.maxConnections = this.cfg.maxConnections;
+    http.on('drop', (d?: { remoteAddress?: string; remotePort?: number }) => {
+      this.n.connectionsDropped++;
+      this.logRefusal(
+        { event: 'monitor-connection-dropped', remote: `${d?.remoteAddress ?? '?'}:${d?.remotePort ?? '?'}`, maxConnections: this.cfg.maxConnections },
+        `monitor: closed a connection from ${d?.remoteAddress ?? '?'}: ${this.cfg.maxConnections} connections are open (monitor.maxConnections)`,
+        'connections closed or streams refused',
+      );
+    });
     const wss = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024, perMessageDeflate: false, clientTracking: false });
     http.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => this.onUpgrade(req, socket, head));
     http.on('clientError', (_e, socket) => socket.destroy());
@@ -245,6 +267,13 @@ export class MonitorServer {
     this.log.info('monitor stopped');
   }
 
+  /** A refusal's log line, within the budget: at most a few a minute, each saying how many before it were not logged. */
+  private logRefusal(fields: Record<string, unknown>, msg: string, what: string): void {
+    const now = this.clock.now();
+    const v = this.refusalLog.admit(now);
+    if (v.log) this.log.info({ ...fields, notLogged: v.notLogged }, `${msg}${budgetNote(v, now, what)}`);
+  }
+
   /** Whether stop() came while start() was waiting for the socket. */
   private stopRequested(): boolean {
     return this.phase === 'stopped';
@@ -306,7 +335,11 @@ export class MonitorServer {
     const url = requestUrl(req);
     const refuse = (status: number, text: string): void => {
       this.n.refused++;
-      this.log.info({ remote: remoteOf(req), status }, `monitor refused a stream: ${text}`);
+      this.logRefusal(
+        { event: 'monitor-refused', remote: remoteOf(req), status },
+        `monitor refused a stream: ${text}`,
+        'connections closed or streams refused',
+      );
       const body = `${text}\n`;
       socket.end(
         `HTTP/1.1 ${status} ${text}\r\nConnection: close\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,

@@ -39,6 +39,17 @@ export function z85Decode(text: string): Uint8Array | undefined {
   return out;
 }
 
+/**
+ * What makes `text` no CURVE key in Z85, in words that quote none of it (a
+ * secret key's text must not reach a message); undefined for a key.
+ */
+export function curveKeyProblem(text: string): string | undefined {
+  if (text.length !== 40) return `${text.length} characters, not 40`;
+  if ([...text].some((c) => !Z85_INDEX.has(c))) return 'a character outside the Z85 alphabet (0-9 a-z A-Z .-:+=^!/*?&<>()[]{}@%$#)';
+  if (z85Decode(text) === undefined) return 'a group of 5 characters that decodes to more than 32 bits (not Z85 of any key)';
+  return undefined;
+}
+
 /** Whether text is a CURVE key in Z85 (40 characters, 32 bytes). */
 export function isCurveKey(text: string): boolean {
   return text.length === 40 && z85Decode(text) !== undefined;

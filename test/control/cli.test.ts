@@ -59,6 +59,22 @@ test('cogmesh keygen prints a CURVE pair; --out writes it with mode 0600 and pri
   assert.notEqual(forced.out.trim(), saved.publicKey);
 });
 
+test('cogmesh keygen --token prints a monitor token the loader takes; --out writes it with mode 0600 and prints nothing', async () => {
+  const r = await cogmeshAsync('keygen', '--token');
+  assert.equal(r.code, 0, r.err);
+  assert.match(r.out, /^[A-Za-z0-9_-]{43}\n$/);
+  assert.equal(parseNodeConfig({ node: { id: 1 }, monitor: { listen: '0.0.0.0:8080', token: r.out.trim() } }).monitor.token, r.out.trim());
+  const file = join(dir, 'monitor.token');
+  const w = await cogmeshAsync('keygen', '--token', '--out', file);
+  assert.equal(w.code, 0, w.err);
+  assert.equal(w.out, '', 'the token is not printed');
+  assert.match(readFileSync(file, 'utf8'), /^[A-Za-z0-9_-]{43}\n$/);
+  assert.equal(statSync(file).mode & 0o777, 0o600);
+  const again = await cogmeshAsync('keygen', '--token', '--out', file);
+  assert.equal(again.code, 2);
+  assert.match(again.err, /a token is not overwritten without --force/);
+});
+
 test('ctl, its commands and keygen have --help', async () => {
   const cmds = [['ctl'], ['ctl', 'set'], ['ctl', 'vnf', 'start'], ['ctl', 'watch'], ['keygen']];
   const runs = await Promise.all(cmds.map((c) => cogmeshAsync(...c, '--help')));

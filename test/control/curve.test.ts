@@ -6,7 +6,7 @@ import { parseNodeConfig } from '../../src/config/load.js';
 import { ControlClient, TelemetryClient } from '../../src/control/client.js';
 import { isCurveKey, z85Decode, z85Encode } from '../../src/control/curve.js';
 import { ControlTimeoutError, type ControlReply } from '../../src/control/protocol.js';
-import { ControlServer } from '../../src/control/server.js';
+import { ControlServer, DENIED_LOG_LINES } from '../../src/control/server.js';
 import type { RouterStatus } from '../../src/router/view.js';
 import { memoryLogger, TestRouterView } from '../support/control-view.js';
 
@@ -141,5 +141,35 @@ test('two CURVE servers in one process each enforce their own allow-list', async
     for (const c of clients) c.close();
     await sa.stop();
     await sb.stop();
+  }
+});
+
+test('a flood of refused handshakes: every one counted, a few lines logged, the last saying the rest are not', async () => {
+  const server = curveKeyPair();
+  const allowed = curveKeyPair();
+  const cfg = parseNodeConfig({
+    node: { id: 8 },
+    control: {
+      endpoint: 'tcp://127.0.0.1:17240',
+      telemetry: '',
+      curve: { publicKey: server.publicKey, secretKey: server.secretKey, allow: [allowed.publicKey] },
+    },
+  });
+  const { log, lines } = memoryLogger();
+  const ctl = new ControlServer(new TestRouterView(cfg), cfg.control, log);
+  await ctl.start();
+  const clients = Array.from({ length: 12 }, () => new ControlClient('tcp://127.0.0.1:17240', { curve: { serverKey: server.publicKey, ...curveKeyPair() } }));
+  try {
+    await Promise.all(clients.map((c) => assert.rejects(c.request('status', {}, 800), (e: unknown) => e instanceof ControlTimeoutError)));
+    const denied = lines.filter((l) => l.event === 'control-denied');
+    assert.ok(ctl.counters.zapDenied >= clients.length, `every refusal counted: ${ctl.counters.zapDenied}`);
+    assert.equal(denied.length, DENIED_LOG_LINES, `${denied.length} lines for ${ctl.counters.zapDenied} refusals`);
+    assert.match(String(denied.at(-1)!.msg), /further refused handshakes in the next \d+ s are counted, not logged\)$/);
+    const ok = new ControlClient('tcp://127.0.0.1:17240', { curve: { serverKey: server.publicKey, ...allowed } });
+    clients.push(ok);
+    assert.ok((await ok.request('status', {}, T)).ok, 'an allowed client still gets in');
+  } finally {
+    for (const c of clients) c.close();
+    await ctl.stop();
   }
 });

@@ -168,10 +168,13 @@ describe('control API over ZeroMQ (no CURVE)', () => {
     const multi = await raw(['{"cmd":"status"}', 'extra']);
     assert.equal(multi.code, 'CONTROL_MALFORMED');
     assert.match(multi.message, /2 frames/);
-    // An id nested deep enough to overflow the stack when echoed: refused, and the socket keeps serving.
+    // Nested deep enough to overflow the stack when echoed (as an id, as a command): refused, and the socket keeps serving.
     const deep = await raw(`{"id": ${'['.repeat(12000)}${']'.repeat(12000)}, "cmd": "status"}`);
     assert.equal(deep.code, 'CONTROL_MALFORMED');
-    assert.match(deep.message, /"id" is a list/);
+    assert.match(deep.message, /^request has objects and arrays nested deeper than 64 levels at line 1, column 71/);
+    const deepCmd = await raw(`{"cmd":${'['.repeat(4103)}${']'.repeat(4103)}}`);
+    assert.equal(deepCmd.code, 'CONTROL_MALFORMED');
+    assert.ok(deepCmd.message.length < 200, `a bounded message: ${deepCmd.message.length} characters`);
 
     const unknown = await client.request('reboot', {}, T);
     assert.equal(err(unknown).code, 'CONTROL_UNKNOWN_COMMAND');
@@ -198,7 +201,7 @@ describe('control API over ZeroMQ (no CURVE)', () => {
       assert.match(e.message, re);
     }
     assert.equal((ok(await client.request('status', {}, T)) as RouterStatus).node.id, 3, 'still serving');
-    assert.equal(server.counters.malformed - before.malformed, 7);
+    assert.equal(server.counters.malformed - before.malformed, 8);
     assert.equal(server.counters.unknownCommand - before.unknownCommand, 1);
     assert.equal(server.counters.badArgument - before.badArgument, bad.length);
   });
@@ -348,14 +351,19 @@ describe('control API over ZeroMQ (no CURVE)', () => {
 describe('control server set-up', () => {
   test('secrets never leave through get', async () => {
     const cfg = defaultNodeConfig(5);
-    cfg.monitor.token = 'hunter2';
+    cfg.monitor.token = 'hunter2-Zq8vXw4Ty6Rb1Nm0';
     const view = new TestRouterView(cfg);
+    // The version beside the redacted configuration is no hash of the secret: the same with another token, or none.
+    const other = new TestRouterView({ ...cfg, monitor: { ...cfg.monitor, token: 'another-token-of-128-bits-or-more' } });
+    const none = new TestRouterView({ ...cfg, monitor: { ...cfg.monitor, token: '' } });
     const server = new ControlServer(view, controlConfig({ endpoint: 'tcp://127.0.0.1:17120', telemetry: '' }), memoryLogger().log);
     await server.start();
     const client = new ControlClient('tcp://127.0.0.1:17120');
     try {
-      const whole = ok(await client.request('get', {}, T)) as { config: NodeConfig };
+      const whole = ok(await client.request('get', {}, T)) as { config: NodeConfig; version: string };
       assert.equal(whole.config.monitor.token, REDACTED);
+      assert.equal(whole.version, other.configVersion());
+      assert.equal(whole.version, none.configVersion());
       assert.equal(whole.config.control.curve.secretKey, '', 'an empty secret stays empty');
       assert.equal((ok(await client.request('get', { path: 'monitor.token' }, T)) as { value: unknown }).value, REDACTED);
       // Nor through a refusal: a restart-only set names the field, not the value it has.

@@ -105,7 +105,9 @@ test(
     // The stream drops: the page says so, retries, and comes back with the new server's history.
     await server.stop();
     await until(page, 'disconnected', 'document.querySelector("#status").textContent === "disconnected"');
-    const again = new MonitorServer(view, { listen: new URL(url).host, token: TOKEN, statePeriodMs: 200 }, testLogger().log, { historyRounds: 30 });
+    const again = new MonitorServer(view, { listen: new URL(url).host, token: TOKEN, statePeriodMs: 200, maxConnections: 32 }, testLogger().log, {
+      historyRounds: 30,
+    });
     cleanup.push(() => again.stop());
     await again.start();
     for (let i = 0; i < 30; i++) view.pushRound(); // before the page is back: it gets them as history

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { after, describe, test } from 'node:test';
-import { MonitorError, MonitorServer, parseListen } from '../../src/monitor/server.js';
+import { MonitorError, MonitorServer, parseListen, REFUSAL_LOG_LINES } from '../../src/monitor/server.js';
 import { MonitorTestView } from '../support/monitor-view.js';
 import { StreamClient, startMonitor, testLogger } from './stream-client.js';
 
@@ -253,6 +253,39 @@ describe('monitor server: access', () => {
     assert.equal(server.counters.pagesServed, 1);
   });
 
+  test('refused streams: every one counted, a few lines logged, the last saying the rest are not', async () => {
+    const { url, server, lines } = await monitor({ token: 'Zq8vXw4Ty6Rb1Nm0Lk2Jh_', statePeriodMs: 60_000 });
+    for (let i = 0; i < 12; i++) assert.equal(await StreamClient.refusal(url, { token: `guess-${i}` }), 401);
+    assert.equal(server.counters.refused, 12);
+    const logged = lines().filter((l) => l.event === 'monitor-refused');
+    assert.equal(logged.length, REFUSAL_LOG_LINES);
+    assert.match(String(logged.at(-1)!.msg), /further connections closed or streams refused in the next \d+ s are counted, not logged\)$/);
+  });
+
+  test('at most monitor.maxConnections connections: one more is closed as it arrives and counted; once one leaves, another gets in', async () => {
+    const { url, server, lines } = await monitor({ maxConnections: 2, statePeriodMs: 60_000 });
+    const a = await client(url);
+    const b = await client(url);
+    await a.until('hello', () => a.json('hello').length === 1);
+    await b.until('hello', () => b.json('hello').length === 1);
+    // A third connection, even one that sends nothing, is closed at once.
+    const { port } = new URL(url);
+    const extra = connect(Number(port), '127.0.0.1');
+    cleanup.push(() => void extra.destroy());
+    await once(extra, 'close');
+    assert.equal(server.counters.connectionsDropped, 1);
+    assert.equal(server.counters.clients, 2, 'the streams in place are kept');
+    assert.ok(lines().some((l) => l.event === 'monitor-connection-dropped' && l.maxConnections === 2));
+    await a.close();
+    // The server counts the connection gone once its socket has closed: try until it has.
+    let c: StreamClient | undefined;
+    for (let i = 0; i < 100 && c === undefined; i++)
+      c = await StreamClient.open(url).catch(() => new Promise<undefined>((r) => setTimeout(() => r(undefined), 20)));
+    assert.ok(c, 'a new stream once one left');
+    cleanup.push(() => c.close());
+    await c.until('hello', () => c.json('hello').length === 1);
+  });
+
   test('without a token the page and stream are open on loopback; a foreign Origin is refused', async () => {
     const { url } = await monitor({ statePeriodMs: 60_000 });
     const page = await fetch(url);
@@ -334,7 +367,7 @@ describe('monitor server: lifecycle', () => {
     cleanup.push(() => new Promise<void>((r) => taken.close(() => r())));
     const listen = `127.0.0.1:${(taken.address() as AddressInfo).port}`;
     const view = new MonitorTestView();
-    const server = new MonitorServer(view, { listen, token: '', statePeriodMs: 500 }, testLogger().log);
+    const server = new MonitorServer(view, { listen, token: '', statePeriodMs: 500, maxConnections: 32 }, testLogger().log);
     await assert.rejects(server.start(), (e: unknown) => {
       assert.ok(e instanceof MonitorError, String(e));
       assert.equal(e.code, 'MONITOR_ADDRESS_IN_USE');
@@ -347,7 +380,7 @@ describe('monitor server: lifecycle', () => {
 
   test('stop() while start() waits for the socket: start fails, nothing is left listening', async () => {
     const view = new MonitorTestView();
-    const server = new MonitorServer(view, { listen: '127.0.0.1:0', token: '', statePeriodMs: 500 }, testLogger().log);
+    const server = new MonitorServer(view, { listen: '127.0.0.1:0', token: '', statePeriodMs: 500, maxConnections: 32 }, testLogger().log);
     const refused = assert.rejects(server.start(), (e: unknown) => e instanceof MonitorError && e.code === 'MONITOR_STATE');
     await server.stop();
     await refused;
@@ -366,11 +399,11 @@ describe('monitor server: lifecycle', () => {
   test('off, or a listen address that is not host:port', async () => {
     const log = testLogger().log;
     await assert.rejects(
-      new MonitorServer(new MonitorTestView(), { listen: '', token: '', statePeriodMs: 500 }, log).start(),
+      new MonitorServer(new MonitorTestView(), { listen: '', token: '', statePeriodMs: 500, maxConnections: 32 }, log).start(),
       (e: unknown) => e instanceof MonitorError && e.code === 'MONITOR_OFF',
     );
     await assert.rejects(
-      new MonitorServer(new MonitorTestView(), { listen: 'localhost', token: '', statePeriodMs: 500 }, log).start(),
+      new MonitorServer(new MonitorTestView(), { listen: 'localhost', token: '', statePeriodMs: 500, maxConnections: 32 }, log).start(),
       (e: unknown) => e instanceof MonitorError && e.code === 'MONITOR_BAD_LISTEN',
     );
     assert.deepEqual(parseListen('[::1]:8080'), { host: '::1', port: 8080 });

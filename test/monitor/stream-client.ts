@@ -35,7 +35,7 @@ export async function startMonitor(
   view = new MonitorTestView(),
 ): Promise<{ view: MonitorTestView; server: MonitorServer; url: string; lines: () => Array<Record<string, unknown>> }> {
   const { log, lines } = testLogger();
-  const server = new MonitorServer(view, { listen: '127.0.0.1:0', token: '', statePeriodMs: 500, ...cfg }, log, opts);
+  const server = new MonitorServer(view, { listen: '127.0.0.1:0', token: '', statePeriodMs: 500, maxConnections: 32, ...cfg }, log, opts);
   const { url } = await server.start();
   return { view, server, url, lines };
 }

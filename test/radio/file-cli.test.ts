@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
@@ -123,4 +123,17 @@ test('cogmesh record and sense have --help', () => {
   }
   assert.match(cogmesh('sense', '--help').out, /--frontend <kind>/);
   assert.match(cogmesh('record', '--help').out, /--dwell-ms <ms>/);
+});
+
+test('cogmesh sense --frontend file with metadata nested 4,100 deep: a one-line error and exit code 2, no stack trace', () => {
+  const meta = join(dir, 'deep.sigmf-meta');
+  writeFileSync(meta, `{"global":${'['.repeat(4100)}${']'.repeat(4100)}}`);
+  writeFileSync(join(dir, 'deep.sigmf-data'), new Uint8Array(0));
+  const r = cogmesh('sense', '--frontend', 'file', '--input', meta, '--seconds', '1');
+  assert.equal(r.code, 2, r.err);
+  assert.equal(r.out, '');
+  assert.match(
+    r.err,
+    /^cogmesh: .*deep\.sigmf-meta: \(document\): objects and arrays nested deeper than 64 levels at line 1, column 74: not SigMF metadata \[RADIO_BAD_CAPTURE\]\n$/,
+  );
 });

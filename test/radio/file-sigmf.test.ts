@@ -260,3 +260,36 @@ test('core:datetime to the microsecond', () => {
   assert.equal(parseDatetime('2024-01-02T03:04:05.6789019Z'), us, 'digits past the microsecond are dropped');
   assert.equal(formatDatetime(0), '1970-01-01T00:00:00.000000Z');
 });
+
+/** `{"global": ` and `depth` arrays, each in the one before: JSON.parse takes it, JSON.stringify of it overflows the stack. */
+const deepMeta = (depth: number): string => `{"global":${'['.repeat(depth)}${']'.repeat(depth)}}`;
+
+test('metadata nested thousands deep is refused with a bounded one-line error, not a stack overflow', async () => {
+  for (const depth of [4100, 100_000]) {
+    const e = await refusal(readSigmf(files(`deep-${depth}`, deepMeta(depth), 0)));
+    assert.equal(e.field, '(document)');
+    assert.match(e.message, /: \(document\): objects and arrays nested deeper than 64 levels at line 1, column 74: not SigMF metadata$/);
+    assert.ok(!e.message.includes('\n') && e.message.length < 300, `${e.message.length} characters`);
+  }
+  // Deep within an annotation's field of another namespace: the same.
+  const doc = goodDoc();
+  const nested = JSON.stringify(doc).replace('"annotations":[]', `"annotations":[{"core:sample_start":0,"x:deep":${'['.repeat(4100)}${']'.repeat(4100)}}]`);
+  const inside = await refusal(readSigmf(files('deep-annotation', nested, 200 * 8)));
+  assert.match(inside.message, /nested deeper than 64 levels/);
+  // Metadata as deep as the limit is read.
+  const ok = JSON.stringify(goodDoc()).replace('"annotations":[]', `"annotations":[{"core:sample_start":0,"x:deep":${'['.repeat(61)}${']'.repeat(61)}}]`);
+  assert.equal((await readSigmf(files('deep-ok', ok, 200 * 8))).meta.annotations.length, 1);
+});
+
+test('a deep document given to parseSigmfMeta itself: the message shows a bounded piece of it', () => {
+  const deep = JSON.parse(deepMeta(20_000)) as unknown;
+  assert.throws(
+    () => parseSigmfMeta(deep, 'x'),
+    (e: Error) => e instanceof CaptureError && /^x: global: expected an object, got \[\[\[.*\.\.\.$/.test(e.message) && e.message.length < 120,
+  );
+});
+
+test('a syntax error names the line and column, and quotes none of the file', async () => {
+  const e = await refusal(readSigmf(files('broken', '{"global": {"core:datatype": "cf32_le" "core:sample_rate": 1}}', 0)));
+  assert.match(e.message, /\(document\): not JSON: expected ',' or '}' but found "\\"" at line 1, column 40$/);
+});
