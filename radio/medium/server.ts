@@ -81,6 +81,13 @@ export interface MediumServerCounters {
   /** Messages that could not be read, or asked for what the router does not have (a station it never declared). */
   malformed: number;
   refused: number;
+  /**
+   * The same by reason: `not-joined` (a message before a join, or after the
+   * medium took the router for gone), `address-held` (a join claiming an
+   * address a live router holds), `spoofed-source` (a frame whose source is
+   * not the address its connection joined with).
+   */
+  refusedByReason: Record<RefusalReason, number>;
   joins: number;
   gone: number;
   sent: number;
@@ -89,6 +96,9 @@ export interface MediumServerCounters {
   /** The same by reason: the error's stable code (CORE_OUT_OF_RANGE, ...), or its class name when it has none. */
   faultsByReason: Record<string, number>;
 }
+
+/** Why the medium refused a router's message (`counters.refusedByReason`). */
+export type RefusalReason = 'not-joined' | 'address-held' | 'spoofed-source';
 
 /** A message asks for what the medium cannot do for this router: counted with the malformed ones, not a fault. */
 class LinkRefusal extends CogmeshError {
@@ -119,7 +129,17 @@ export function faultReason(e: unknown): string {
  * (`LogBudget`), and the medium goes on with the next.
  */
 export class MediumServer {
-  readonly counters: MediumServerCounters = { received: 0, malformed: 0, refused: 0, joins: 0, gone: 0, sent: 0, faults: 0, faultsByReason: {} };
+  readonly counters: MediumServerCounters = {
+    received: 0,
+    malformed: 0,
+    refused: 0,
+    refusedByReason: { 'not-joined': 0, 'address-held': 0, 'spoofed-source': 0 },
+    joins: 0,
+    gone: 0,
+    sent: 0,
+    faults: 0,
+    faultsByReason: {},
+  };
   readonly paced: PacedEngine;
   readonly air: AirMedium;
   readonly band: EmulatedBand;
@@ -292,7 +312,7 @@ export class MediumServer {
     }
     const peer = this.peers.get(key);
     if (!peer || peer.gone) {
-      this.counters.refused++;
+      this.refuse('not-joined');
       // A beat is answered too: a router the medium forgot learns it even when it has nothing to send.
       if (msg.t !== 'leave') this.post(conn, { t: 'refused', reason: 'not joined (join first, or the medium took this router for gone)' });
       return;
@@ -331,6 +351,11 @@ export class MediumServer {
   }
 
   private readonly resetAtUs = new Map<number, Micros>();
+
+  private refuse(reason: RefusalReason): void {
+    this.counters.refused++;
+    this.counters.refusedByReason[reason]++;
+  }
 
   private abort(conn: net.Socket, msg: Extract<UpMessage, { t: 'send' }>, now: Micros): void {
     this.post(conn, { t: 'sent', st: msg.st, seq: msg.seq, outcome: { ok: false, reason: 'aborted', attempts: 0, atUs: now } });
@@ -373,12 +398,12 @@ export class MediumServer {
   private join(conn: net.Socket, key: string, msg: Extract<UpMessage, { t: 'join' }>, now: Micros): void {
     const earlier = this.byNode.get(msg.node);
     if (earlier && earlier.key !== key && now - earlier.lastHeardUs <= this.silenceUs) {
-      // Another live process holds this address (two routers configured alike): the first keeps it.
-      this.counters.refused++;
-      this.post(conn, {
-        t: 'refused',
-        reason: `address ${msg.node} is held by a live router (${earlier.name}, heard ${Math.round((now - earlier.lastHeardUs) / 1000)} ms ago)`,
-      });
+      // Another live process holds this address (two routers configured alike, or a station claiming
+      // a live router's address): the first keeps it.
+      this.refuse('address-held');
+      const reason = `address ${msg.node} is held by a live router (${earlier.name}, heard ${Math.round((now - earlier.lastHeardUs) / 1000)} ms ago)`;
+      this.note('warn', 'medium-refused', 'address-held', { reason: 'address-held', node: msg.node, peer: key }, `refused a join as ${msg.name}: ${reason}`);
+      this.post(conn, { t: 'refused', reason });
       return;
     }
     if (earlier) this.leave(earlier, earlier.key === key ? 'joined again' : 'replaced by a new process');
@@ -437,6 +462,20 @@ export class MediumServer {
         return;
       }
       case 'send':
+        if (msg.src !== peer.node) {
+          // A station speaks only for the address it joined with: a frame claiming another
+          // source (another router's) would make its neighbours believe that router said it.
+          this.refuse('spoofed-source');
+          this.note(
+            'warn',
+            'medium-refused',
+            'spoofed-source',
+            { reason: 'spoofed-source', node: peer.node, src: msg.src },
+            `router ${peer.name} (${peer.node}): refused a frame claiming source ${msg.src}, not the address it joined with`,
+          );
+          this.abort(peer.conn, msg, this.paced.now());
+          return;
+        }
         // A full queue at the station is the router's overrun: the frame comes back, as a refusal would.
         if (!this.station(peer, msg.st).send({ src: msg.src, dst: msg.dst, payload: msg.payload, tag: msg.seq })) this.abort(peer.conn, msg, this.paced.now());
         return;

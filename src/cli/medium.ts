@@ -70,15 +70,17 @@ export function mediumCommand(): Command {
       });
       log.info(
         { event: 'medium-stop', counters: server.counters },
-        `medium stopping (${server.counters.joins} joins, ${server.air.counters.frames} frames on the air, ${server.counters.faults} faults${faultList(server.counters.faultsByReason)})`,
+        `medium stopping (${server.counters.joins} joins, ${server.air.counters.frames} frames on the air, ${server.counters.faults} faults${faultList(server.counters.faultsByReason)}, ${server.counters.refused} refused${faultList(server.counters.refusedByReason)})`,
       );
       await server.stop();
       process.exit(0);
     });
 }
 
-/** `: CODE n, ...` for the faults by reason, or nothing when there were none. */
+/** `: REASON n, ...` for counts by reason (those above 0), or nothing when there were none. */
 function faultList(byReason: Record<string, number>): string {
-  const parts = Object.entries(byReason).map(([reason, n]) => `${reason} ${n}`);
+  const parts = Object.entries(byReason)
+    .filter(([, n]) => n > 0)
+    .map(([reason, n]) => `${reason} ${n}`);
   return parts.length > 0 ? `: ${parts.join(', ')}` : '';
 }
