@@ -11,8 +11,11 @@ import { RemoteMedium } from '../../radio/medium/remote.js';
 import { MediumServer, type MediumSetup } from '../../radio/medium/server.js';
 import { DEFAULT_MEDIUM_PARAMS, phy80211b } from '../../radio/medium/index.js';
 import type { MacFrame } from '../../radio/medium/types.js';
+import { curveKeyPair } from 'zeromq';
 import { PacedEngine } from '../../src/core/paced.js';
 import { createLogger } from '../../src/core/log.js';
+import { UsageError } from '../../src/core/errors.js';
+import { freePort } from '../openflow/pki.js';
 
 const setup: MediumSetup = {
   channels: 11,
@@ -183,6 +186,97 @@ describe('a medium that holds each station to its address', () => {
       x.close();
       r3.close();
       paced.stop();
+    }
+  });
+});
+
+describe('a medium beyond loopback: CURVE with an allow-list', () => {
+  test('refuses to start on a tcp endpoint beyond loopback without CURVE, naming what to do; loopback and ipc need none', () => {
+    const log = quiet();
+    for (const endpoint of ['tcp://0.0.0.0:7600', 'tcp://*:7600', 'tcp://192.0.2.10:7600', 'tcp://[::]:7600']) {
+      assert.throws(
+        () => new MediumServer(setup, { endpoint, log }),
+        (e: Error) => e instanceof UsageError && /reachable beyond this machine: give the medium CURVE keys/.test(e.message),
+        endpoint,
+      );
+    }
+    for (const endpoint of ['tcp://127.0.0.1:7600', 'tcp://localhost:7600', 'tcp://[::1]:7600', 'ipc:///run/cogmesh/medium']) {
+      assert.doesNotThrow(() => new MediumServer(setup, { endpoint, log }), endpoint);
+    }
+    const k = curveKeyPair();
+    assert.throws(() => new MediumServer(setup, { endpoint: 'ipc:///run/cogmesh/medium', log, curve: { ...k, allow: [] } }), /CURVE runs over tcp only/);
+  });
+
+  test('with CURVE on a non-loopback endpoint an allowed router joins and its frames cross; a stranger is refused and counted', async () => {
+    const mediumKeys = curveKeyPair();
+    const allowedKeys = curveKeyPair();
+    const otherAllowed = curveKeyPair();
+    const strangerKeys = curveKeyPair();
+    const port = await freePort();
+    const server = new MediumServer(setup, {
+      endpoint: `tcp://0.0.0.0:${port}`,
+      log: quiet(),
+      silenceUs: 600_000,
+      curve: { ...mediumKeys, allow: [allowedKeys.publicKey, otherAllowed.publicKey] },
+    });
+    await server.start();
+    const paced = new PacedEngine();
+    paced.start();
+    const endpoint = `tcp://127.0.0.1:${port}`;
+    const open: RemoteMedium[] = [];
+    try {
+      const join = async (node: number, keys: { publicKey: string; secretKey: string }, joinTimeoutMs = 5000) => {
+        const m = await RemoteMedium.connect({
+          endpoint,
+          node,
+          name: `r${node}`,
+          position: { xM: node * 50, yM: 0 },
+          paced,
+          log: quiet(),
+          joinTimeoutMs,
+          curve: { serverKey: mediumKeys.publicKey, ...keys },
+        });
+        open.push(m);
+        return m;
+      };
+      const a = await join(1, allowedKeys);
+      const b = await join(2, otherAllowed);
+      assert.equal(a.welcome.bandSeed, 7);
+      const heard: MacFrame[] = [];
+      const outcomes: boolean[] = [];
+      const tx = a.addStation(
+        { id: 'r1/R2', node: 1, position: { xM: 50, yM: 0 }, acceptsUnicast: false, acceptsBroadcast: false, channel: 6 },
+        { onReceive: () => undefined, onSent: (_f, o) => outcomes.push(o.ok) },
+      );
+      b.addStation(
+        { id: 'r2/R1', node: 2, position: { xM: 100, yM: 0 }, acceptsUnicast: true, acceptsBroadcast: false, channel: 6 },
+        { onReceive: (f) => heard.push(f), onSent: () => undefined },
+      );
+      await until('both radios on the air', () => server.routers().filter((r) => r.stations.length > 0).length === 2);
+      const payload = Uint8Array.from({ length: 300 }, (_, i) => i & 0xff);
+      paced.inject(() => assert.ok(tx.send({ src: 1, dst: 2, payload })));
+      await until('the frame acknowledged', () => outcomes.length === 1);
+      assert.deepEqual(outcomes, [true]);
+      assert.deepEqual(heard[0]?.payload, payload);
+      assert.ok(server.counters.zapAllowed >= 2);
+
+      // A stranger with a key pair of its own gets no session: no welcome, a clear error, counted.
+      await assert.rejects(
+        join(9, strangerKeys, 1500),
+        (e: Error & { code?: string }) => e.code === 'RADIO_NO_MEDIUM' && e.message.includes(`key ${strangerKeys.publicKey} is not on its allow-list`),
+      );
+      assert.ok(server.counters.zapDenied >= 1);
+      assert.ok(!server.routers().some((r) => r.node === 9), 'the stranger never joined');
+      // A router that knows the medium's key but brings none of its own (plain TCP) gets nothing either.
+      await assert.rejects(
+        RemoteMedium.connect({ endpoint, node: 8, name: 'r8', position: { xM: 0, yM: 0 }, paced, log: quiet(), joinTimeoutMs: 1000 }),
+        (e: Error & { code?: string }) => e.code === 'RADIO_NO_MEDIUM',
+      );
+      assert.ok(!server.routers().some((r) => r.node === 8));
+    } finally {
+      for (const m of open) m.close();
+      paced.stop();
+      await server.stop();
     }
   });
 });
