@@ -1,0 +1,81 @@
+import assert from 'node:assert/strict';
+import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { after, describe, test } from 'node:test';
+import { curveKeyPair } from 'zeromq';
+import { RemoteMedium } from '../../radio/medium/remote.js';
+import { createLogger } from '../../src/core/log.js';
+import { PacedEngine } from '../../src/core/paced.js';
+import { freePort } from '../openflow/pki.js';
+import { cogmesh, spawnCogmesh, stopAll } from '../support/cli.js';
+
+const SCENARIO = 'config/scenarios/testbed-chain.json';
+const quiet = () => createLogger({ level: 'warn', format: 'json', destination: new Writable({ write: (_c, _e, cb) => cb() }) });
+
+describe('`cogmesh medium` beyond loopback', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'cm-medium-cli-'));
+  const procs: ChildProcess[] = [];
+  after(async () => {
+    await stopAll(procs);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('will not bind beyond loopback without CURVE keys, and says what to give it', async () => {
+    const port = await freePort();
+    const r = cogmesh('medium', '--scenario', SCENARIO, '--bind', `tcp://0.0.0.0:${port}`);
+    assert.equal(r.code, 2, r.err);
+    assert.match(r.err, /tcp:\/\/0\.0\.0\.0:\d+ is reachable beyond this machine: give the medium CURVE keys/);
+    const noKey = cogmesh('medium', '--scenario', SCENARIO, '--bind', `tcp://127.0.0.1:${port}`, '--allow', curveKeyPair().publicKey);
+    assert.equal(noKey.code, 2);
+    assert.match(noKey.err, /--allow needs --key-file/);
+  });
+
+  test('with --key-file and --allow, the allowed router joins and a stranger is refused', async () => {
+    const medium = curveKeyPair();
+    const router = curveKeyPair();
+    const stranger = curveKeyPair();
+    const keyFile = join(dir, 'medium.key');
+    writeFileSync(keyFile, JSON.stringify(medium), { mode: 0o600 });
+    const port = await freePort();
+    const p = spawnCogmesh(
+      ['medium', '--scenario', SCENARIO, '--bind', `tcp://0.0.0.0:${port}`, '--key-file', keyFile, '--allow', router.publicKey, '--log-format', 'json'],
+      ['ignore', 'pipe', 'pipe'],
+    );
+    procs.push(p);
+    let out = '';
+    p.stdout!.on('data', (c: Buffer) => (out += c.toString()));
+    p.stderr!.on('data', (c: Buffer) => (out += c.toString()));
+    const end = Date.now() + 60_000;
+    while (!out.includes('"medium-start"')) {
+      if (p.exitCode !== null || Date.now() > end) assert.fail(`the medium did not start: ${out}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.match(out, /CURVE, 1 router key\(s\) allowed/);
+    const paced = new PacedEngine();
+    paced.start();
+    const joinAs = (node: number, keys: { publicKey: string; secretKey: string }, joinTimeoutMs: number) =>
+      RemoteMedium.connect({
+        endpoint: `tcp://127.0.0.1:${port}`,
+        node,
+        name: `r${node}`,
+        position: { xM: 0, yM: 0 },
+        paced,
+        log: quiet(),
+        joinTimeoutMs,
+        curve: { serverKey: medium.publicKey, ...keys },
+      });
+    try {
+      const ok = await joinAs(1, router, 10_000);
+      assert.equal(typeof ok.welcome.epochUs, 'number');
+      ok.close();
+      await assert.rejects(joinAs(9, stranger, 1500), (e: Error) => e.message.includes('is not on its allow-list'));
+    } finally {
+      paced.stop();
+    }
+    await stopAll([p]);
+    assert.match(out, /refused a CURVE router from .* \(key .* is not on the allow-list\)/);
+  });
+});
