@@ -31,6 +31,10 @@ describe('`cogmesh medium` beyond loopback', () => {
     const noKey = cogmesh('medium', '--scenario', SCENARIO, '--bind', `tcp://127.0.0.1:${port}`, '--allow', curveKeyPair().publicKey);
     assert.equal(noKey.code, 2);
     assert.match(noKey.err, /--allow needs --key-file/);
+    // The testbed, whose processes all run on this machine, keeps its medium there.
+    const tb = cogmesh('testbed', SCENARIO, '--medium', `tcp://0.0.0.0:${port}`);
+    assert.equal(tb.code, 2);
+    assert.match(tb.err, /--medium: "tcp:\/\/0\.0\.0\.0:\d+" is not on this machine/);
   });
 
   test('with --key-file and --allow, the allowed router joins and a stranger is refused', async () => {
