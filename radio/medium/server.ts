@@ -156,6 +156,13 @@ export function faultReason(e: unknown): string {
  * counted by reason (`counters.faultsByReason`) and logged, the first of a
  * reason at once and then at most one line per reason every 10 s
  * (`LogBudget`), and the medium goes on with the next.
+ *
+ * Whoever reaches the medium puts frames on the air, so a station speaks
+ * only for the address its connection joined with (a frame claiming another
+ * source is refused), an address belongs to one live router, and beyond
+ * loopback only routers whose CURVE key is on `curve.allow` get in. Those
+ * refusals are counted by reason (`counters.refusedByReason`, `zapDenied`)
+ * and logged within the same budget.
  */
 export class MediumServer {
   readonly counters: MediumServerCounters = {
