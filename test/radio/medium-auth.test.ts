@@ -9,6 +9,8 @@ import { encodeLink, LINK_VERSION, parseDown, type DownMessage, type UpMessage }
 import { MessageReader } from '../../radio/medium/transport.js';
 import { RemoteMedium } from '../../radio/medium/remote.js';
 import { MediumServer, type MediumSetup } from '../../radio/medium/server.js';
+import { connectCurveLink, listenCurveLink } from '../../radio/medium/curve-link.js';
+import type { Duplex } from 'node:stream';
 import { DEFAULT_MEDIUM_PARAMS, phy80211b } from '../../radio/medium/index.js';
 import type { MacFrame } from '../../radio/medium/types.js';
 import { curveKeyPair } from 'zeromq';
@@ -279,4 +281,39 @@ describe('a medium beyond loopback: CURVE with an allow-list', () => {
       await server.stop();
     }
   });
+});
+
+test('over CURVE, a peer that falls silent has its stream closed, as a closed socket would be; one that speaks again is a new peer', async () => {
+  const medium = curveKeyPair();
+  const router = curveKeyPair();
+  const port = await freePort();
+  const accepted: Duplex[] = [];
+  const got: string[] = [];
+  const server = await listenCurveLink(
+    `tcp://127.0.0.1:${port}`,
+    { ...medium, allow: [router.publicKey] },
+    (s) => {
+      accepted.push(s);
+      s.on('data', (c: Buffer) => got.push(c.toString()));
+    },
+    { idleMs: 300 },
+  );
+  const client = connectCurveLink(`tcp://127.0.0.1:${port}`, { serverKey: medium.publicKey, ...router });
+  try {
+    const replies: string[] = [];
+    client.on('data', (c: Buffer) => replies.push(c.toString()));
+    client.write(Buffer.from('hello'));
+    await until('the medium to hear it', () => got.length === 1);
+    accepted[0]!.write(Buffer.from('welcome'));
+    await until('the answer', () => replies.length === 1);
+    assert.deepEqual(replies, ['welcome']);
+    const closed = new Promise((r) => accepted[0]!.once('close', r));
+    await closed;
+    client.write(Buffer.from('again'));
+    await until('a new peer', () => accepted.length === 2 && got.length === 2);
+    assert.equal(accepted[0]!.destroyed, true);
+  } finally {
+    client.destroy();
+    await server.close();
+  }
 });
