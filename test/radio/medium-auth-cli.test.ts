@@ -10,6 +10,8 @@ import { RemoteMedium } from '../../radio/medium/remote.js';
 import { createLogger } from '../../src/core/log.js';
 import { PacedEngine } from '../../src/core/paced.js';
 import { freePort } from '../openflow/pki.js';
+import { loadScenario } from '../../src/config/scenario.js';
+import { DEFAULT_TESTBED_PORTS, planTestbed } from '../../src/testbed/plan.js';
 import { cogmesh, spawnCogmesh, stopAll } from '../support/cli.js';
 
 const SCENARIO = 'config/scenarios/testbed-chain.json';
@@ -81,5 +83,43 @@ describe('`cogmesh medium` beyond loopback', () => {
     }
     await stopAll([p]);
     assert.match(out, /refused a CURVE router from .* \(key .* is not on the allow-list\)/);
+  });
+
+  test('a router daemon joins a medium beyond loopback with the keys of its sim.medium.curve', async () => {
+    const medium = curveKeyPair();
+    const router = curveKeyPair();
+    const keyFile = join(dir, 'medium2.key');
+    writeFileSync(keyFile, JSON.stringify(medium), { mode: 0o600 });
+    const port = await freePort();
+    const m = spawnCogmesh(
+      ['medium', '--scenario', SCENARIO, '--bind', `tcp://0.0.0.0:${port}`, '--key-file', keyFile, '--allow', router.publicKey, '--log-format', 'json'],
+      ['ignore', 'pipe', 'pipe'],
+    );
+    procs.push(m);
+    const sc = await loadScenario(SCENARIO);
+    const plan = planTestbed(sc, sc.seed, { ...DEFAULT_TESTBED_PORTS, medium: `tcp://127.0.0.1:${port}` });
+    const cfg = plan.routers[0]!.config;
+    const nodeCfg = {
+      ...cfg,
+      sim: { ...cfg.sim, medium: { ...cfg.sim.medium, curve: { serverKey: medium.publicKey, ...router } } },
+      control: { ...cfg.control, endpoint: '', telemetry: '' },
+      monitor: { ...cfg.monitor, listen: '' },
+      traffic: { flows: [] },
+      vnf: { ...cfg.vnf, instances: [] },
+    };
+    const cfgFile = join(dir, 'r0.json');
+    writeFileSync(cfgFile, JSON.stringify(nodeCfg), { mode: 0o600 });
+    let out = '';
+    for (const s of [m.stdout!, m.stderr!]) s.on('data', (c: Buffer) => (out += c.toString()));
+    const n = spawnCogmesh(['node', '--config', cfgFile, '--log-format', 'json'], ['ignore', 'pipe', 'pipe']);
+    procs.push(n);
+    let nodeOut = '';
+    for (const s of [n.stdout!, n.stderr!]) s.on('data', (c: Buffer) => (nodeOut += c.toString()));
+    const end = Date.now() + 90_000;
+    while (!(nodeOut.includes('"node-start"') && out.includes('"router-joined"'))) {
+      if (n.exitCode !== null || m.exitCode !== null || Date.now() > end) assert.fail(`the router did not join: ${nodeOut}\n${out}`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    await stopAll([m, n]);
   });
 });
