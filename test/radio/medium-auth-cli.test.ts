@@ -39,27 +39,33 @@ describe('`cogmesh medium` beyond loopback', () => {
     assert.match(tb.err, /--medium: "tcp:\/\/0\.0\.0\.0:\d+" is not on this machine/);
   });
 
-  test('with --key-file and --allow, the allowed router joins and a stranger is refused', async () => {
-    const medium = curveKeyPair();
-    const router = curveKeyPair();
-    const stranger = curveKeyPair();
-    const keyFile = join(dir, 'medium.key');
-    writeFileSync(keyFile, JSON.stringify(medium), { mode: 0o600 });
+  /** `cogmesh medium` with a new key pair on every address, letting in `allow`; once it has started. */
+  async function curveMedium(allow: string) {
+    const keys = curveKeyPair();
+    const keyFile = join(dir, `medium-${procs.length}.key`);
+    writeFileSync(keyFile, JSON.stringify(keys), { mode: 0o600 });
     const port = await freePort();
     const p = spawnCogmesh(
-      ['medium', '--scenario', SCENARIO, '--bind', `tcp://0.0.0.0:${port}`, '--key-file', keyFile, '--allow', router.publicKey, '--log-format', 'json'],
+      ['medium', '--scenario', SCENARIO, '--bind', `tcp://0.0.0.0:${port}`, '--key-file', keyFile, '--allow', allow, '--log-format', 'json'],
       ['ignore', 'pipe', 'pipe'],
     );
     procs.push(p);
-    let out = '';
-    p.stdout!.on('data', (c: Buffer) => (out += c.toString()));
-    p.stderr!.on('data', (c: Buffer) => (out += c.toString()));
+    const log = { text: '' };
+    for (const s of [p.stdout!, p.stderr!]) s.on('data', (c: Buffer) => (log.text += c.toString()));
     const end = Date.now() + 60_000;
-    while (!out.includes('"medium-start"')) {
-      if (p.exitCode !== null || Date.now() > end) assert.fail(`the medium did not start: ${out}`);
+    while (!log.text.includes('"medium-start"')) {
+      if (p.exitCode !== null || Date.now() > end) assert.fail(`the medium did not start: ${log.text}`);
       await new Promise((r) => setTimeout(r, 100));
     }
-    assert.match(out, /CURVE, 1 router key\(s\) allowed/);
+    return { p, port, publicKey: keys.publicKey, log };
+  }
+
+  test('with --key-file and --allow, the allowed router joins and a stranger is refused', async () => {
+    const router = curveKeyPair();
+    const stranger = curveKeyPair();
+    const { p, port, publicKey, log } = await curveMedium(router.publicKey);
+    const out = (): string => log.text;
+    assert.match(out(), /CURVE, 1 router key\(s\) allowed/);
     const paced = new PacedEngine();
     paced.start();
     const joinAs = (node: number, keys: { publicKey: string; secretKey: string }, joinTimeoutMs: number) =>
@@ -71,7 +77,7 @@ describe('`cogmesh medium` beyond loopback', () => {
         paced,
         log: quiet(),
         joinTimeoutMs,
-        curve: { serverKey: medium.publicKey, ...keys },
+        curve: { serverKey: publicKey, ...keys },
       });
     try {
       const ok = await joinAs(1, router, 10_000);
@@ -82,26 +88,18 @@ describe('`cogmesh medium` beyond loopback', () => {
       paced.stop();
     }
     await stopAll([p]);
-    assert.match(out, /refused a CURVE router from .* \(key .* is not on the allow-list\)/);
+    assert.match(out(), /refused a CURVE router from .* \(key .* is not on the allow-list\)/);
   });
 
   test('a router daemon joins a medium beyond loopback with the keys of its sim.medium.curve', async () => {
-    const medium = curveKeyPair();
     const router = curveKeyPair();
-    const keyFile = join(dir, 'medium2.key');
-    writeFileSync(keyFile, JSON.stringify(medium), { mode: 0o600 });
-    const port = await freePort();
-    const m = spawnCogmesh(
-      ['medium', '--scenario', SCENARIO, '--bind', `tcp://0.0.0.0:${port}`, '--key-file', keyFile, '--allow', router.publicKey, '--log-format', 'json'],
-      ['ignore', 'pipe', 'pipe'],
-    );
-    procs.push(m);
+    const { p: m, port, publicKey, log } = await curveMedium(router.publicKey);
     const sc = await loadScenario(SCENARIO);
     const plan = planTestbed(sc, sc.seed, { ...DEFAULT_TESTBED_PORTS, medium: `tcp://127.0.0.1:${port}` });
     const cfg = plan.routers[0]!.config;
     const nodeCfg = {
       ...cfg,
-      sim: { ...cfg.sim, medium: { ...cfg.sim.medium, curve: { serverKey: medium.publicKey, ...router } } },
+      sim: { ...cfg.sim, medium: { ...cfg.sim.medium, curve: { serverKey: publicKey, ...router } } },
       control: { ...cfg.control, endpoint: '', telemetry: '' },
       monitor: { ...cfg.monitor, listen: '' },
       traffic: { flows: [] },
@@ -109,15 +107,13 @@ describe('`cogmesh medium` beyond loopback', () => {
     };
     const cfgFile = join(dir, 'r0.json');
     writeFileSync(cfgFile, JSON.stringify(nodeCfg), { mode: 0o600 });
-    let out = '';
-    for (const s of [m.stdout!, m.stderr!]) s.on('data', (c: Buffer) => (out += c.toString()));
     const n = spawnCogmesh(['node', '--config', cfgFile, '--log-format', 'json'], ['ignore', 'pipe', 'pipe']);
     procs.push(n);
     let nodeOut = '';
     for (const s of [n.stdout!, n.stderr!]) s.on('data', (c: Buffer) => (nodeOut += c.toString()));
     const end = Date.now() + 90_000;
-    while (!(nodeOut.includes('"node-start"') && out.includes('"router-joined"'))) {
-      if (n.exitCode !== null || m.exitCode !== null || Date.now() > end) assert.fail(`the router did not join: ${nodeOut}\n${out}`);
+    while (!(nodeOut.includes('"node-start"') && log.text.includes('"router-joined"'))) {
+      if (n.exitCode !== null || m.exitCode !== null || Date.now() > end) assert.fail(`the router did not join: ${nodeOut}\n${log.text}`);
       await new Promise((r) => setTimeout(r, 200));
     }
     await stopAll([m, n]);
