@@ -1,11 +1,12 @@
-import type net from 'node:net';
-import { FrontendError, RangeArgumentError } from '../../src/core/errors.js';
+import type { Duplex } from 'node:stream';
+import { FrontendError, RangeArgumentError, UsageError } from '../../src/core/errors.js';
 import type { PacedEngine } from '../../src/core/paced.js';
 import type { Micros } from '../../src/core/time.js';
 import type { Logger } from '../../src/core/log.js';
 import { LINK_VERSION, parseDown, type DownMessage, type StationDecl, type UpMessage, type Welcome } from './link.js';
 import { LinkOutbox } from './outbox.js';
-import { connectLink, MessageReader, parseLinkEndpoint, type LinkEndpoint } from './transport.js';
+import { connectLink, linkEndpointText, MessageReader, parseLinkEndpoint, type LinkEndpoint } from './transport.js';
+import { connectCurveLink, type RouterCurve } from './curve-link.js';
 import { checkSend, zeroStationCounters } from './station.js';
 import type { MacFrame, Position, SendOutcome, Station, StationCounters, StationHandlers, StationHost, StationSpec } from './types.js';
 
@@ -21,6 +22,8 @@ export interface RemoteMediumOptions {
   joinTimeoutMs?: number;
   /** Frames a sender keeps queued at its station in the medium (`sim.medium.sendWindow`, default 8). */
   sendWindow?: number;
+  /** The medium's public key and this router's key pair (`sim.medium.curve`): the link then runs over CURVE. */
+  curve?: RouterCurve;
 }
 
 /** The default of `sim.medium.sendWindow`. */
@@ -36,9 +39,9 @@ export const SEND_WINDOW = 8;
  */
 export class RemoteMedium implements StationHost {
   readonly counters = { received: 0, malformed: 0, refused: 0, rejoins: 0, dropped: 0 };
-  private sock: net.Socket | undefined;
+  private sock: Duplex | undefined;
   /** The socket of the latest connection attempt (it becomes `sock` once connected). */
-  private attempt: net.Socket | undefined;
+  private attempt: Duplex | undefined;
   private readonly endpoint: LinkEndpoint;
   private everConnected = false;
   private reconnect: NodeJS.Timeout | undefined;
@@ -64,6 +67,7 @@ export class RemoteMedium implements StationHost {
 
   private constructor(private readonly o: RemoteMediumOptions) {
     this.endpoint = parseLinkEndpoint(o.endpoint, 'sim.medium.endpoint');
+    if (o.curve && this.endpoint.kind === 'ipc') throw new UsageError(`sim.medium.curve: CURVE runs over tcp only, the medium's endpoint is ${o.endpoint}`);
     const w = o.sendWindow ?? SEND_WINDOW;
     if (!Number.isSafeInteger(w) || w < 1 || w > 64) throw new RangeArgumentError('sim.medium.sendWindow', w, 'an integer number of frames in 1..64');
     this.sendWindow = w;
@@ -82,7 +86,9 @@ export class RemoteMedium implements StationHost {
               'RADIO_NO_MEDIUM',
               m.lastRefusal
                 ? `sim.medium.endpoint: the medium at ${o.endpoint} kept refusing this router for ${timeoutMs} ms: ${m.lastRefusal}`
-                : `sim.medium.endpoint: no air medium answered at ${o.endpoint} within ${timeoutMs} ms (is \`cogmesh medium\` running there?)`,
+                : m.lastError !== undefined && o.curve
+                  ? `sim.medium.endpoint: the medium at ${o.endpoint} did not let this router in within ${timeoutMs} ms: ${m.lastError}`
+                  : `sim.medium.endpoint: no air medium answered at ${o.endpoint} within ${timeoutMs} ms (is \`cogmesh medium\` running there?)`,
             ),
           ),
         timeoutMs,
@@ -154,7 +160,7 @@ export class RemoteMedium implements StationHost {
 
   /** Connects; once connected, joins (again, with the radios, after a broken connection). */
   private open(): void {
-    const s = connectLink(this.endpoint);
+    const s = this.o.curve ? connectCurveLink(linkEndpointText(this.endpoint), this.o.curve) : connectLink(this.endpoint);
     this.attempt = s;
     const reader = new MessageReader();
     s.on('connect', () => {

@@ -1,7 +1,8 @@
 import { unlink } from 'node:fs/promises';
-import type net from 'node:net';
+import type { Duplex } from 'node:stream';
 import type { BandConfig } from '../sim/band.js';
-import { CogmeshError, RangeArgumentError } from '../../src/core/errors.js';
+import { isLoopbackHost } from '../../src/core/address.js';
+import { CogmeshError, RangeArgumentError, UsageError } from '../../src/core/errors.js';
 import { LogBudget } from '../../src/core/log-budget.js';
 import { PacedEngine } from '../../src/core/paced.js';
 import { Rng } from '../../src/core/rng.js';
@@ -11,6 +12,7 @@ import { ism2g4, type ChannelPlan } from '../channels.js';
 import { EmulatedBand } from '../sim/band.js';
 import { LINK_VERSION, parseUp, type DownMessage, type UpMessage, type Welcome } from './link.js';
 import { LinkOutbox } from './outbox.js';
+import { listenCurveLink, type MediumCurve } from './curve-link.js';
 import { linkEndpointText, listenLink, MessageReader, parseLinkEndpoint, type LinkEndpoint } from './transport.js';
 import { AirMedium } from './medium.js';
 import type { MediumParams, PhyParams, Position, Station } from './types.js';
@@ -61,11 +63,18 @@ export interface MediumServerOptions {
    * their first welcome): the testbed restarts a medium that died so.
    */
   epochUs?: Micros;
+  /**
+   * CURVE keys and the router keys let in: the link then runs over ZeroMQ,
+   * encrypted, and only routers on `allow` join. Required on a tcp endpoint
+   * beyond loopback (a station that can reach the medium can put frames on
+   * the air under its address); not for ipc, which has no CURVE.
+   */
+  curve?: MediumCurve;
 }
 
 interface Peer {
   key: string;
-  conn: net.Socket;
+  conn: Duplex;
   node: number;
   name: string;
   position: Position;
@@ -81,6 +90,13 @@ export interface MediumServerCounters {
   /** Messages that could not be read, or asked for what the router does not have (a station it never declared). */
   malformed: number;
   refused: number;
+  /**
+   * The same by reason: `not-joined` (a message before a join, or after the
+   * medium took the router for gone), `address-held` (a join claiming an
+   * address a live router holds), `spoofed-source` (a frame whose source is
+   * not the address its connection joined with).
+   */
+  refusedByReason: Record<RefusalReason, number>;
   joins: number;
   gone: number;
   sent: number;
@@ -88,12 +104,35 @@ export interface MediumServerCounters {
   faults: number;
   /** The same by reason: the error's stable code (CORE_OUT_OF_RANGE, ...), or its class name when it has none. */
   faultsByReason: Record<string, number>;
+  /** CURVE handshakes let in and refused by the allow-list (both 0 without CURVE). */
+  zapAllowed: number;
+  zapDenied: number;
 }
+
+/** Why the medium refused a router's message (`counters.refusedByReason`). */
+export type RefusalReason = 'not-joined' | 'address-held' | 'spoofed-source';
 
 /** A message asks for what the medium cannot do for this router: counted with the malformed ones, not a fault. */
 class LinkRefusal extends CogmeshError {
   constructor(message: string) {
     super('LINK_REFUSED', message);
+  }
+}
+
+/**
+ * A medium reachable beyond this machine must authenticate who joins: any
+ * station that reaches it puts frames on the air under the address it joins
+ * with. CURVE runs over tcp only.
+ */
+function checkExposure(e: LinkEndpoint, curve: MediumCurve | undefined): void {
+  if (e.kind === 'ipc') {
+    if (curve) throw new UsageError(`medium endpoint ipc://${e.path}: CURVE runs over tcp only (an ipc socket is guarded by its file's permissions)`);
+    return;
+  }
+  if (!curve && !isLoopbackHost(e.host)) {
+    throw new UsageError(
+      `medium endpoint ${linkEndpointText(e)} is reachable beyond this machine: give the medium CURVE keys and the routers' public keys (--key-file, --allow), or bind a loopback or ipc endpoint`,
+    );
   }
 }
 
@@ -117,15 +156,34 @@ export function faultReason(e: unknown): string {
  * counted by reason (`counters.faultsByReason`) and logged, the first of a
  * reason at once and then at most one line per reason every 10 s
  * (`LogBudget`), and the medium goes on with the next.
+ *
+ * Whoever reaches the medium puts frames on the air, so a station speaks
+ * only for the address its connection joined with (a frame claiming another
+ * source is refused), an address belongs to one live router, and beyond
+ * loopback only routers whose CURVE key is on `curve.allow` get in. Those
+ * refusals are counted by reason (`counters.refusedByReason`, `zapDenied`)
+ * and logged within the same budget.
  */
 export class MediumServer {
-  readonly counters: MediumServerCounters = { received: 0, malformed: 0, refused: 0, joins: 0, gone: 0, sent: 0, faults: 0, faultsByReason: {} };
+  readonly counters: MediumServerCounters = {
+    received: 0,
+    malformed: 0,
+    refused: 0,
+    refusedByReason: { 'not-joined': 0, 'address-held': 0, 'spoofed-source': 0 },
+    joins: 0,
+    gone: 0,
+    sent: 0,
+    faults: 0,
+    faultsByReason: {},
+    zapAllowed: 0,
+    zapDenied: 0,
+  };
   readonly paced: PacedEngine;
   readonly air: AirMedium;
   readonly band: EmulatedBand;
   readonly epochUs: Micros;
-  private server: net.Server | undefined;
-  private readonly conns = new Set<net.Socket>();
+  private listener: { close(): Promise<void> } | undefined;
+  private readonly conns = new Set<Duplex>();
   private connections = 0;
   private readonly endpoint: LinkEndpoint;
   private readonly peers = new Map<string, Peer>();
@@ -153,6 +211,7 @@ export class MediumServer {
     });
     this.outbox = new LinkOutbox(undefined, true);
     this.endpoint = parseLinkEndpoint(o.endpoint);
+    checkExposure(this.endpoint, o.curve);
     const now = this.paced.now();
     this.epochUs = o.epochUs === undefined ? now : assertMicros('epochUs', o.epochUs);
     if (this.epochUs > now) throw new RangeArgumentError('epochUs', o.epochUs, `a time at or before now (${now} epoch µs)`);
@@ -199,7 +258,29 @@ export class MediumServer {
 
   /** Binds the endpoint and serves until `stop`. */
   async start(): Promise<void> {
-    this.server = await listenLink(this.endpoint, (c) => this.accept(c));
+    const curve = this.o.curve;
+    if (curve) {
+      this.listener = await listenCurveLink(linkEndpointText(this.endpoint), curve, (c) => this.accept(c), {
+        decision: (d) => {
+          if (d.allowed) this.counters.zapAllowed++;
+          else {
+            this.counters.zapDenied++;
+            this.note(
+              'warn',
+              'medium-denied',
+              'curve',
+              { clientKey: d.clientKey ?? null, address: d.address, mechanism: d.mechanism },
+              `refused a ${d.mechanism} router from ${d.address} (key ${d.clientKey ?? 'none'} is not on the allow-list)`,
+            );
+          }
+        },
+        error: (e) => this.fault('zap', e),
+      });
+      if (curve.allow.length === 0) this.o.log.warn({ event: 'medium-no-routers' }, 'medium: CURVE is on and the allow-list is empty: no router can join');
+    } else {
+      const server = await listenLink(this.endpoint, (c) => this.accept(c));
+      this.listener = { close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+    }
     this.paced.start();
     this.sweeper = setInterval(() => {
       try {
@@ -209,8 +290,8 @@ export class MediumServer {
       }
     }, 250);
     this.o.log.info(
-      { event: 'medium-start', endpoint: this.o.endpoint, channels: this.setup.channels, epochUs: this.epochUs },
-      `air medium on ${linkEndpointText(this.endpoint)}: ${this.setup.channels} channels, ${this.setup.phy.dataRateBps / 1e6} Mbps, ${this.setup.band.pn.length + this.setup.band.phases.length} PN source(s)`,
+      { event: 'medium-start', endpoint: this.o.endpoint, channels: this.setup.channels, epochUs: this.epochUs, curve: curve !== undefined },
+      `air medium on ${linkEndpointText(this.endpoint)}${curve ? ` (CURVE, ${curve.allow.length} router key(s) allowed)` : ''}: ${this.setup.channels} channels, ${this.setup.phy.dataRateBps / 1e6} Mbps, ${this.setup.band.pn.length + this.setup.band.phases.length} PN source(s)`,
     );
   }
 
@@ -220,7 +301,7 @@ export class MediumServer {
     if (this.sweeper) clearInterval(this.sweeper);
     this.paced.stop();
     for (const c of this.conns) c.destroy();
-    await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
+    await this.listener?.close();
     if (this.endpoint.kind === 'ipc') await unlink(this.endpoint.path).catch(() => undefined);
   }
 
@@ -230,7 +311,7 @@ export class MediumServer {
   }
 
   /** A router connected: its link messages in, until it closes (its radios then leave the air). */
-  private accept(c: net.Socket): void {
+  private accept(c: Duplex): void {
     if (this.closed) {
       c.destroy();
       return;
@@ -269,7 +350,7 @@ export class MediumServer {
   }
 
   /** One link message from a router: its messages in order, each on its own (a bad one is counted and dropped). */
-  private handle(conn: net.Socket, key: string, message: Buffer, now: Micros): void {
+  private handle(conn: Duplex, key: string, message: Buffer, now: Micros): void {
     const batch = parseUp(message);
     for (const e of batch.errors) {
       this.counters.malformed++;
@@ -285,14 +366,14 @@ export class MediumServer {
     }
   }
 
-  private take(conn: net.Socket, key: string, msg: UpMessage, now: Micros): void {
+  private take(conn: Duplex, key: string, msg: UpMessage, now: Micros): void {
     if (msg.t === 'join') {
       this.join(conn, key, msg, now);
       return;
     }
     const peer = this.peers.get(key);
     if (!peer || peer.gone) {
-      this.counters.refused++;
+      this.refuse('not-joined');
       // A beat is answered too: a router the medium forgot learns it even when it has nothing to send.
       if (msg.t !== 'leave') this.post(conn, { t: 'refused', reason: 'not joined (join first, or the medium took this router for gone)' });
       return;
@@ -332,7 +413,12 @@ export class MediumServer {
 
   private readonly resetAtUs = new Map<number, Micros>();
 
-  private abort(conn: net.Socket, msg: Extract<UpMessage, { t: 'send' }>, now: Micros): void {
+  private refuse(reason: RefusalReason): void {
+    this.counters.refused++;
+    this.counters.refusedByReason[reason]++;
+  }
+
+  private abort(conn: Duplex, msg: Extract<UpMessage, { t: 'send' }>, now: Micros): void {
     this.post(conn, { t: 'sent', st: msg.st, seq: msg.seq, outcome: { ok: false, reason: 'aborted', attempts: 0, atUs: now } });
   }
 
@@ -370,15 +456,15 @@ export class MediumServer {
     }
   }
 
-  private join(conn: net.Socket, key: string, msg: Extract<UpMessage, { t: 'join' }>, now: Micros): void {
+  private join(conn: Duplex, key: string, msg: Extract<UpMessage, { t: 'join' }>, now: Micros): void {
     const earlier = this.byNode.get(msg.node);
     if (earlier && earlier.key !== key && now - earlier.lastHeardUs <= this.silenceUs) {
-      // Another live process holds this address (two routers configured alike): the first keeps it.
-      this.counters.refused++;
-      this.post(conn, {
-        t: 'refused',
-        reason: `address ${msg.node} is held by a live router (${earlier.name}, heard ${Math.round((now - earlier.lastHeardUs) / 1000)} ms ago)`,
-      });
+      // Another live process holds this address (two routers configured alike, or a station claiming
+      // a live router's address): the first keeps it.
+      this.refuse('address-held');
+      const reason = `address ${msg.node} is held by a live router (${earlier.name}, heard ${Math.round((now - earlier.lastHeardUs) / 1000)} ms ago)`;
+      this.note('warn', 'medium-refused', 'address-held', { reason: 'address-held', node: msg.node, peer: key }, `refused a join as ${msg.name}: ${reason}`);
+      this.post(conn, { t: 'refused', reason });
       return;
     }
     if (earlier) this.leave(earlier, earlier.key === key ? 'joined again' : 'replaced by a new process');
@@ -437,6 +523,20 @@ export class MediumServer {
         return;
       }
       case 'send':
+        if (msg.src !== peer.node) {
+          // A station speaks only for the address it joined with: a frame claiming another
+          // source (another router's) would make its neighbours believe that router said it.
+          this.refuse('spoofed-source');
+          this.note(
+            'warn',
+            'medium-refused',
+            'spoofed-source',
+            { reason: 'spoofed-source', node: peer.node, src: msg.src },
+            `router ${peer.name} (${peer.node}): refused a frame claiming source ${msg.src}, not the address it joined with`,
+          );
+          this.abort(peer.conn, msg, this.paced.now());
+          return;
+        }
         // A full queue at the station is the router's overrun: the frame comes back, as a refusal would.
         if (!this.station(peer, msg.st).send({ src: msg.src, dst: msg.dst, payload: msg.payload, tag: msg.seq })) this.abort(peer.conn, msg, this.paced.now());
         return;
@@ -520,7 +620,7 @@ export class MediumServer {
   }
 
   /** Queues a message for the router at the other end of `to`; what is queued in one turn leaves in one write. */
-  private post(to: net.Socket, m: DownMessage): void {
+  private post(to: Duplex, m: DownMessage): void {
     if (this.closed) return;
     if (this.outbox.post(to, m)) this.counters.sent++;
   }

@@ -6,6 +6,7 @@ import type { ClientCurve } from '../control/client.js';
 import { ControlClient, TelemetryClient, type TelemetryMessage } from '../control/client.js';
 import type { GetResult, SetResult } from '../control/commands.js';
 import { isCurveKey } from '../control/curve.js';
+import { curvePublicKey } from '../wire/curve-key.js';
 import { ControlTimeoutError, isTelemetryTopic, TELEMETRY_TOPICS, type ControlErrorBody } from '../control/protocol.js';
 import type { NeighbourView, RouteView } from '../routing/aodv.js';
 import type { FlowView, QueueView, RouterStatus, SpectrumView } from '../router/view.js';
@@ -49,7 +50,8 @@ async function target(cmd: Command): Promise<Target> {
   return { endpoint: o.node, curve, timeoutMs, json: o.json === true };
 }
 
-async function readKeyFile(file: string): Promise<{ publicKey: string; secretKey: string }> {
+/** A key pair file as `cogmesh keygen --out` writes it; a clear error (never quoting the file) otherwise. */
+export async function readKeyFile(file: string): Promise<{ publicKey: string; secretKey: string }> {
   let text: string;
   try {
     text = await readFile(file, 'utf8');
@@ -70,6 +72,8 @@ async function readKeyFile(file: string): Promise<{ publicKey: string; secretKey
   if (typeof pub !== 'string' || typeof sec !== 'string' || !isCurveKey(pub) || !isCurveKey(sec)) {
     throw new UsageError(`--key-file: ${file} is not a key pair {"publicKey","secretKey"} of Z85 CURVE keys (make one with \`cogmesh keygen --out FILE\`)`);
   }
+  if (curvePublicKey(sec) !== pub)
+    throw new UsageError(`--key-file: in ${file}, publicKey is not the public key of secretKey (both halves of one \`cogmesh keygen\` pair)`);
   return { publicKey: pub, secretKey: sec };
 }
 

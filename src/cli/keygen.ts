@@ -24,11 +24,13 @@ export function newMonitorToken(): string {
  * `cogmesh keygen`: a CURVE key pair (Z85) for the control API: a node's
  * (control.curve.publicKey and secretKey) or a client's (its public key on
  * the node's control.curve.allow, the file for `cogmesh ctl --key-file`);
+ * or for the medium link: the medium's (`cogmesh medium --key-file`) or a
+ * router's (sim.medium.curve, its public key on the medium's --allow);
  * with `--token`, a monitor token (monitor.token) instead.
  */
 export function keygenCommand(): Command {
   return new Command('keygen')
-    .description('make a CURVE key pair for the control API: {"publicKey","secretKey"} (Z85); or, with --token, a monitor token')
+    .description('make a CURVE key pair for the control API or the medium link: {"publicKey","secretKey"} (Z85); or, with --token, a monitor token')
     .option('--token', 'make a monitor token (monitor.token: 256 random bits, base64url) instead of a key pair')
     .option('--out <file>', 'write the pair (or the token) to this file (mode 0600) and print only the public key (nothing for a token)')
     .option('--force', 'overwrite an existing --out file')

@@ -2,6 +2,8 @@ import { readFile } from 'node:fs/promises';
 import { Command, Option } from 'commander';
 import { MediumServer, parseMediumSetup, type MediumSetup } from '../../radio/medium/server.js';
 import { UsageError } from '../core/errors.js';
+import { isCurveKey } from '../control/curve.js';
+import { readKeyFile } from './ctl.js';
 import { createLogger } from '../core/log.js';
 import { loadScenario } from '../config/scenario.js';
 import { mediumSetup } from '../testbed/plan.js';
@@ -16,6 +18,8 @@ interface MediumOpts {
   bind: string;
   aheadUs: string;
   epochUs?: string;
+  keyFile?: string;
+  allow: string[];
   logFormat: 'pretty' | 'json';
 }
 
@@ -42,6 +46,11 @@ export function mediumCommand(): Command {
       '--epoch-us <us>',
       "time origin of the PN processes (epoch µs, at or before now; default: now): a medium started again with its predecessor's epoch runs the PN bursts the routers already sense",
     )
+    .option(
+      '--key-file <file>',
+      "the medium's CURVE key pair (`cogmesh keygen --out FILE`; its public key is the routers' sim.medium.curve.serverKey): the link runs over CURVE and only --allow routers join; required to bind beyond loopback",
+    )
+    .option('--allow <key>', "a router's CURVE public key (its sim.medium.curve.publicKey) let join (repeatable; with --key-file)", collect, [])
     .addOption(new Option('--log-format <format>', 'log lines for people or one JSON object a line').choices(['pretty', 'json']).default('pretty'))
     .action(async (o: MediumOpts) => {
       if ((o.scenario === undefined) === (o.setup === undefined)) throw new UsageError('give one of --scenario FILE and --setup FILE');
@@ -61,7 +70,12 @@ export function mediumCommand(): Command {
       if (epochUs !== undefined && !(Number.isSafeInteger(epochUs) && epochUs >= 0 && epochUs <= Date.now() * 1000)) {
         throw new UsageError(`--epoch-us: "${o.epochUs}" is not a time in epoch µs at or before now`);
       }
-      const server = new MediumServer(setup, { endpoint: o.bind, log, aheadUs, ...(epochUs !== undefined ? { epochUs } : {}) });
+      if (o.allow.length > 0 && o.keyFile === undefined)
+        throw new UsageError("--allow needs --key-file: the allow-list is CURVE's, and CURVE needs the medium's key pair");
+      for (const k of o.allow)
+        if (!isCurveKey(k)) throw new UsageError(`--allow: "${k}" is not a CURVE public key (40 characters of Z85, as \`cogmesh keygen\` prints)`);
+      const curve = o.keyFile === undefined ? undefined : { ...(await readKeyFile(o.keyFile)), allow: o.allow };
+      const server = new MediumServer(setup, { endpoint: o.bind, log, aheadUs, ...(epochUs !== undefined ? { epochUs } : {}), ...(curve ? { curve } : {}) });
       await server.start();
       await new Promise<void>((resolve) => {
         process.once('SIGINT', () => resolve());
@@ -70,15 +84,17 @@ export function mediumCommand(): Command {
       });
       log.info(
         { event: 'medium-stop', counters: server.counters },
-        `medium stopping (${server.counters.joins} joins, ${server.air.counters.frames} frames on the air, ${server.counters.faults} faults${faultList(server.counters.faultsByReason)})`,
+        `medium stopping (${server.counters.joins} joins, ${server.air.counters.frames} frames on the air, ${server.counters.faults} faults${faultList(server.counters.faultsByReason)}, ${server.counters.refused} refused${faultList(server.counters.refusedByReason)})`,
       );
       await server.stop();
       process.exit(0);
     });
 }
 
-/** `: CODE n, ...` for the faults by reason, or nothing when there were none. */
+/** `: REASON n, ...` for counts by reason (those above 0), or nothing when there were none. */
 function faultList(byReason: Record<string, number>): string {
-  const parts = Object.entries(byReason).map(([reason, n]) => `${reason} ${n}`);
+  const parts = Object.entries(byReason)
+    .filter(([, n]) => n > 0)
+    .map(([reason, n]) => `${reason} ${n}`);
   return parts.length > 0 ? `: ${parts.join(', ')}` : '';
 }

@@ -1,6 +1,7 @@
 import { Command, Option } from 'commander';
 import { UsageError } from '../core/errors.js';
 import { createLogger } from '../core/log.js';
+import { isLocalEndpoint } from '../config/load.js';
 import { loadScenario } from '../config/scenario.js';
 import { mkdir, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -82,6 +83,9 @@ export function testbedCommand(): Command {
       });
       const seed = o.seed === undefined ? sc.seed : Number(o.seed);
       if (!Number.isSafeInteger(seed) || seed < 0) throw new UsageError(`--seed: "${o.seed}" is not a seed (an integer >= 0)`);
+      // Every process of a testbed runs on this machine: a medium beyond loopback would need CURVE keys it does not make.
+      if (!isLocalEndpoint(o.medium))
+        throw new UsageError(`--medium: "${o.medium}" is not on this machine (a loopback tcp or an ipc endpoint): the testbed's processes all run here`);
       const host = '127.0.0.1';
       const ports = {
         ...DEFAULT_TESTBED_PORTS,

@@ -425,6 +425,37 @@ function qosIssues(cfg: unknown): ConfigIssue[] {
   return issues;
 }
 
+/**
+ * The medium link: an endpoint it can be; beyond loopback, CURVE keys (a
+ * medium reachable from the network lets in only the routers it knows,
+ * and this router must know it is talking to that medium).
+ */
+function mediumLinkIssues(cfg: unknown): ConfigIssue[] {
+  const issues: ConfigIssue[] = [];
+  const medium = get(cfg, 'sim', 'medium', 'endpoint');
+  const keys = (['serverKey', 'publicKey', 'secretKey'] as const).map((k) => [k, get(cfg, 'sim', 'medium', 'curve', k)] as const);
+  const given = keys.filter(([, v]) => typeof v === 'string' && v !== '');
+  const curve = given.length === keys.length;
+  if (given.length > 0 && !curve) {
+    const [missing] = keys.find(([, v]) => v === '')!;
+    issues.push({ path: `/sim/medium/curve/${missing}`, value: '', expected: 'set with the two other keys of sim.medium.curve (all three, or none)' });
+  }
+  if (typeof medium !== 'string' || medium === '') return issues;
+  if (!/^(tcp:\/\/(\[[0-9a-fA-F:.]+\]|[^:/\s]+):\d{1,5}|ipc:\/\/.+)$/.test(medium)) {
+    issues.push({ path: '/sim/medium/endpoint', value: medium, expected: 'the medium link endpoint: tcp://HOST:PORT or ipc://PATH' });
+  } else if (medium.startsWith('ipc://') && given.length > 0) {
+    issues.push({ path: '/sim/medium/curve', value: '(keys)', expected: 'no keys: CURVE runs over tcp only, and the medium endpoint is ipc' });
+  } else if (!isLocalEndpoint(medium) && !curve) {
+    issues.push({
+      path: '/sim/medium/endpoint',
+      value: medium,
+      expected:
+        "a loopback or ipc endpoint, or CURVE keys in sim.medium.curve (the medium's public key and this router's pair): a medium beyond this machine lets in only the routers on its allow-list",
+    });
+  }
+  return issues;
+}
+
 /** Whether a ZeroMQ endpoint or a host:port stays on this machine (loopback or ipc). */
 export function isLocalEndpoint(endpoint: string): boolean {
   if (endpoint.startsWith('ipc://') || endpoint.startsWith('inproc://')) return true;
@@ -452,22 +483,30 @@ function keyIssues(cfg: unknown): ConfigIssue[] {
       expected: `${what}, 40 characters of Z85 (\`cogmesh keygen\` makes a pair): this one has ${problem}`,
     });
   };
+  // A pair whose public key is not its secret key's: every peer (told the public key) would fail its handshake.
+  const pairIssue = (at: string, pub: unknown, sec: unknown): void => {
+    if (typeof pub === 'string' && typeof sec === 'string' && pub !== '' && curveKeyProblem(pub) === undefined && curveKeyProblem(sec) === undefined) {
+      if (curvePublicKey(sec) !== pub) {
+        issues.push({
+          path: `/${at.replaceAll('.', '/')}/publicKey`,
+          value: pub,
+          expected: `the public key of ${at}.secretKey (this one belongs to another secret key): both halves of one \`cogmesh keygen\` pair`,
+        });
+      }
+    }
+  };
   const pub = get(cfg, 'control', 'curve', 'publicKey');
   const sec = get(cfg, 'control', 'curve', 'secretKey');
   keyIssue('/control/curve/publicKey', pub, 'a CURVE public key');
   keyIssue('/control/curve/secretKey', sec, 'a CURVE secret key', true);
   const allow = get(cfg, 'control', 'curve', 'allow');
   if (Array.isArray(allow)) allow.forEach((k: unknown, i) => keyIssue(`/control/curve/allow/${i}`, k, "a client's CURVE public key"));
-  // A server whose public key is not its secret key's: every client (told the public key) would fail its handshake.
-  if (typeof pub === 'string' && typeof sec === 'string' && pub !== '' && curveKeyProblem(pub) === undefined && curveKeyProblem(sec) === undefined) {
-    if (curvePublicKey(sec) !== pub) {
-      issues.push({
-        path: '/control/curve/publicKey',
-        value: pub,
-        expected: 'the public key of control.curve.secretKey (this one belongs to another secret key): both halves of one `cogmesh keygen` pair',
-      });
-    }
-  }
+  pairIssue('control.curve', pub, sec);
+  const medium = (k: string): unknown => get(cfg, 'sim', 'medium', 'curve', k);
+  keyIssue('/sim/medium/curve/serverKey', medium('serverKey'), "the medium's CURVE public key");
+  keyIssue('/sim/medium/curve/publicKey', medium('publicKey'), "this router's CURVE public key");
+  keyIssue('/sim/medium/curve/secretKey', medium('secretKey'), "this router's CURVE secret key", true);
+  pairIssue('sim.medium.curve', medium('publicKey'), medium('secretKey'));
   const token = get(cfg, 'monitor', 'token');
   const weak = typeof token === 'string' && token !== '' ? monitorTokenProblem(token) : undefined;
   if (weak !== undefined) issues.push({ path: '/monitor/token', value: withheld(token), expected: `${MONITOR_TOKEN_RULE}: this one has ${weak}` });
@@ -512,10 +551,7 @@ function controlPlaneIssues(cfg: unknown): ConfigIssue[] {
   const rmax = get(cfg, 'openflow', 'reconnectMaxMs');
   if (isInt(rmin) && isInt(rmax) && rmax < rmin)
     issues.push({ path: '/openflow/reconnectMaxMs', value: rmax, expected: `at least openflow.reconnectMinMs (${rmin} ms)` });
-  const medium = get(cfg, 'sim', 'medium', 'endpoint');
-  if (typeof medium === 'string' && medium !== '' && !/^(tcp:\/\/(\[[0-9a-fA-F:.]+\]|[^:/\s]+):\d{1,5}|ipc:\/\/.+)$/.test(medium)) {
-    issues.push({ path: '/sim/medium/endpoint', value: medium, expected: 'the medium link endpoint: tcp://HOST:PORT or ipc://PATH' });
-  }
+  issues.push(...mediumLinkIssues(cfg));
   const flows = get(cfg, 'traffic', 'flows');
   if (Array.isArray(flows)) {
     const ids = new Map<number, number>();

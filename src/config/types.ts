@@ -53,7 +53,10 @@ export interface NodeConfig {
   qos: { classes: QosClassConfig[]; burstMs: number };
   routing: RoutingConfig;
   /** The emulated band the `sim` front-ends receive from, and the air medium process they join. */
-  sim: { band: BandConfig; medium: { endpoint: string; xM: number; yM: number; sendWindow: number } };
+  sim: {
+    band: BandConfig;
+    medium: { endpoint: string; xM: number; yM: number; sendWindow: number; curve: { serverKey: string; publicKey: string; secretKey: string } };
+  };
   /** The ZeroMQ control API (docs/control-api.md). */
   control: {
     endpoint: string;

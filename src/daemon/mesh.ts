@@ -111,6 +111,7 @@ export class MeshNode extends LiveConfigView implements RouterView {
       paced,
       log,
       sendWindow: m.sendWindow,
+      ...(m.curve.serverKey !== '' ? { curve: m.curve } : {}),
     });
     const w = medium.welcome;
     if (w.channels !== cfg.channelPlan.channels) {

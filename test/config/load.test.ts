@@ -93,7 +93,10 @@ describe('parseNodeConfig: defaults', () => {
     });
     assert.equal(c.routing.helloIntervalMs, 1000);
     assert.equal(c.routing.maxPaths, 3);
-    assert.deepEqual(c.sim, { band: { noiseFigureDb: 6, pn: [], phases: [], repeat: true }, medium: { endpoint: '', xM: 0, yM: 0, sendWindow: 8 } });
+    assert.deepEqual(c.sim, {
+      band: { noiseFigureDb: 6, pn: [], phases: [], repeat: true },
+      medium: { endpoint: '', xM: 0, yM: 0, sendWindow: 8, curve: { serverKey: '', publicKey: '', secretKey: '' } },
+    });
     assert.deepEqual(c.control, { endpoint: '', telemetry: '', telemetryPeriodMs: 1000, curve: { publicKey: '', secretKey: '', allow: [] } });
     assert.deepEqual(c.monitor, { listen: '', token: '', statePeriodMs: 500, maxConnections: 32 });
     assert.deepEqual(c.traffic, { flows: [] });
@@ -654,7 +657,8 @@ describe('configVersion', () => {
     for (const c of [defaultNodeConfig(5), applyOverrides(defaultNodeConfig(2), ['channelPlan.allowed=[6,1]', 'qos.classes=[]', 'log.format=json'])]) {
       const { secretKey: _s, ...curve } = c.control.curve;
       const { token: _t, ...monitor } = c.monitor;
-      const bare = { ...c, control: { ...c.control, curve }, monitor };
+      const { secretKey: _m, ...mediumCurve } = c.sim.medium.curve;
+      const bare = { ...c, control: { ...c.control, curve }, monitor, sim: { ...c.sim, medium: { ...c.sim.medium, curve: mediumCurve } } };
       assert.equal(configVersion(c), createHash('sha256').update(stableStringify(bare)).digest('hex').slice(0, 16));
     }
   });

@@ -34,15 +34,20 @@ function withSecrets(token = TOKEN_A, pair = SERVER): NodeConfig {
 }
 
 describe('the configuration version leaves the secrets out', () => {
-  test('the secret fields are the CURVE secret key and the monitor token, from the schema', () => {
-    assert.deepEqual([...SECRET_FIELDS].sort(), ['control.curve.secretKey', 'monitor.token']);
+  test('the secret fields are the CURVE secret keys and the monitor token, from the schema', () => {
+    assert.deepEqual([...SECRET_FIELDS].sort(), ['control.curve.secretKey', 'monitor.token', 'sim.medium.curve.secretKey']);
   });
 
   test('it is the SHA-256 of the canonical JSON without the secret fields', () => {
     for (const c of [defaultNodeConfig(5), withSecrets()]) {
-      const bare = structuredClone(c) as unknown as { control: { curve: Record<string, unknown> }; monitor: Record<string, unknown> };
+      const bare = structuredClone(c) as unknown as {
+        control: { curve: Record<string, unknown> };
+        monitor: Record<string, unknown>;
+        sim: { medium: { curve: Record<string, unknown> } };
+      };
       delete bare.control.curve.secretKey;
       delete bare.monitor.token;
+      delete bare.sim.medium.curve.secretKey;
       assert.equal(configVersion(c), createHash('sha256').update(stableStringify(bare)).digest('hex').slice(0, 16));
     }
   });
