@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { loadR3Keys, parseR3Keys } from '../../src/config/r3-keys.js';
 import { ConfigError } from '../../src/core/errors.js';
+import { cogmesh } from '../support/cli.js';
 
 const HEX_KEY = 'a1'.repeat(32);
 const B64_KEY = Buffer.alloc(48, 7).toString('base64');
@@ -91,6 +92,25 @@ describe('R3 key file', () => {
         (e: unknown) => e instanceof ConfigError && e.issues[0]!.path === '/routing/auth/sendKeyId' && e.issues[0]!.value === 4,
       );
       assert.equal(loadR3Keys({ keyFile: file, sendKeyId: 3 }).keys.get(3)!.length, 32);
+    } finally {
+      rmSync(dir, { recursive: true });
+    }
+  });
+
+  test('a router daemon with a bad key file stops before it joins the medium, naming the file and what is wrong, never the key', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'r3-keys-'));
+    try {
+      const keyFile = join(dir, 'keys.json');
+      const short = 'c3'.repeat(20);
+      writeFileSync(keyFile, JSON.stringify({ keys: [{ id: 1, hex: short }] }));
+      const config = join(dir, 'node.json');
+      // The medium's endpoint names no medium: the router must not get as far as dialling it.
+      writeFileSync(config, JSON.stringify({ node: { id: 1 }, sim: { medium: { endpoint: 'ipc:///nonexistent/medium' } }, routing: { auth: { keyFile } } }));
+      const r = cogmesh('node', '--config', config);
+      assert.notEqual(r.code, 0);
+      assert.match(r.err, /\/routing\/auth\/keyFile/);
+      assert.match(r.err, /keys\[0\]\.hex: 32 to 64 bytes \(it has 20\)/);
+      assert.ok(!`${r.out}${r.err}`.includes(short), 'the key is shown');
     } finally {
       rmSync(dir, { recursive: true });
     }
