@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { ConfigError } from '../core/errors.js';
 import { parseJsonText } from '../core/json.js';
@@ -86,4 +87,12 @@ function keyBytes(v: unknown, as: 'hex' | 'base64'): Uint8Array | string {
   const b = Buffer.from(v, as);
   if (b.length < KEY_MIN_BYTES || b.length > KEY_MAX_BYTES) return `${KEY_MIN_BYTES} to ${KEY_MAX_BYTES} bytes (it has ${b.length})`;
   return new Uint8Array(b.buffer, b.byteOffset, b.length);
+}
+
+/** Random bytes of a new key: 256 bits, HMAC-SHA-256's output size. */
+const NEW_KEY_BYTES = 32;
+
+/** The text of a new key file: one random key with id `id` (the caller checked it is 1-65535). */
+export function newR3KeyFile(id: number): string {
+  return `${JSON.stringify({ keys: [{ id, hex: randomBytes(NEW_KEY_BYTES).toString('hex') }] })}\n`;
 }

@@ -1,5 +1,4 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,6 +7,7 @@ import { mediumSetupJson } from '../../radio/medium/server.js';
 import type { Logger } from '../core/log.js';
 import type { TestbedPlan } from './plan.js';
 import { inNetns } from './netns.js';
+import { newR3KeyFile } from '../config/r3-keys.js';
 
 /**
  * The R3 key file of one testbed run, in the run's own folder (made by
@@ -17,7 +17,7 @@ import { inNetns } from './netns.js';
  */
 async function writeR3Keys(dir: string): Promise<string> {
   const file = join(dir, 'r3-keys.json');
-  await writeFile(file, JSON.stringify({ keys: [{ id: 1, hex: randomBytes(32).toString('hex') }] }), { mode: 0o600 });
+  await writeFile(file, newR3KeyFile(1), { mode: 0o600 });
   return file;
 }
 

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import { loadR3Keys, parseR3Keys } from '../../src/config/r3-keys.js';
+import { loadR3Keys, newR3KeyFile, parseR3Keys } from '../../src/config/r3-keys.js';
 import { ConfigError } from '../../src/core/errors.js';
 import { cogmesh } from '../support/cli.js';
 
@@ -111,6 +111,30 @@ describe('R3 key file', () => {
       assert.match(r.err, /\/routing\/auth\/keyFile/);
       assert.match(r.err, /keys\[0\]\.hex: 32 to 64 bytes \(it has 20\)/);
       assert.ok(!`${r.out}${r.err}`.includes(short), 'the key is shown');
+    } finally {
+      rmSync(dir, { recursive: true });
+    }
+  });
+
+  test('cogmesh keygen --r3-key makes a key file the loader takes: one random 256-bit key, mode 0600, nothing printed', () => {
+    const a = parseR3Keys(newR3KeyFile(7), 0);
+    const b = parseR3Keys(newR3KeyFile(7), 0);
+    assert.ok(a.ok && b.ok);
+    assert.equal(a.keys.sendKeyId, 7);
+    assert.equal(a.keys.keys.get(7)!.length, 32);
+    assert.notDeepEqual(a.keys.keys.get(7), b.keys.keys.get(7), 'each key is new');
+    const dir = mkdtempSync(join(tmpdir(), 'r3-keys-'));
+    try {
+      const file = join(dir, 'r3.json');
+      const w = cogmesh('keygen', '--r3-key', '3', '--out', file);
+      assert.equal(w.code, 0, w.err);
+      assert.equal(w.out, '', 'nothing printed');
+      assert.equal(statSync(file).mode & 0o777, 0o600);
+      assert.equal(loadR3Keys({ keyFile: file, sendKeyId: 0 }).sendKeyId, 3);
+      assert.match(readFileSync(file, 'utf8'), /^\{"keys":\[\{"id":3,"hex":"[0-9a-f]{64}"\}\]\}\n$/);
+      const bad = cogmesh('keygen', '--r3-key', '0');
+      assert.equal(bad.code, 2);
+      assert.match(bad.err, /--r3-key: "0" is not a key id 1-65535/);
     } finally {
       rmSync(dir, { recursive: true });
     }
