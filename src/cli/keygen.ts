@@ -5,6 +5,7 @@ import { rename, rm, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { curveKeyPair } from 'zeromq';
 import { UsageError } from '../core/errors.js';
+import { newR3KeyFile } from '../config/r3-keys.js';
 
 /** A CURVE key pair as `cogmesh keygen` writes it (and `cogmesh ctl --key-file` reads it). */
 export interface KeyPairFile {
@@ -26,18 +27,32 @@ export function newMonitorToken(): string {
  * the node's control.curve.allow, the file for `cogmesh ctl --key-file`);
  * or for the medium link: the medium's (`cogmesh medium --key-file`) or a
  * router's (sim.medium.curve, its public key on the medium's --allow);
- * with `--token`, a monitor token (monitor.token) instead.
+ * with `--token`, a monitor token (monitor.token) instead; with `--r3-key
+ * ID`, a key file for R3's message authentication (routing.auth.keyFile)
+ * holding one random key with that id.
  */
 export function keygenCommand(): Command {
   return new Command('keygen')
-    .description('make a CURVE key pair for the control API or the medium link: {"publicKey","secretKey"} (Z85); or, with --token, a monitor token')
+    .description(
+      'make a CURVE key pair for the control API or the medium link: {"publicKey","secretKey"} (Z85); or, with --token, a monitor token; or, with --r3-key, a key file for R3 authentication',
+    )
     .option('--token', 'make a monitor token (monitor.token: 256 random bits, base64url) instead of a key pair')
-    .option('--out <file>', 'write the pair (or the token) to this file (mode 0600) and print only the public key (nothing for a token)')
+    .option('--r3-key <id>', 'make a key file for R3 authentication (routing.auth.keyFile): one random 256-bit key with this id (1-65535)')
+    .option(
+      '--out <file>',
+      'write the pair (or the token, or the key file) to this file (mode 0600) and print only the public key (nothing for a token or a key file)',
+    )
     .option('--force', 'overwrite an existing --out file')
-    .action(async (o: { token?: boolean; out?: string; force?: boolean }) => {
+    .action(async (o: { token?: boolean; r3Key?: string; out?: string; force?: boolean }) => {
       let text: string;
       let shown: string;
-      if (o.token) {
+      if (o.token && o.r3Key !== undefined) throw new UsageError('--token and --r3-key: one at a time');
+      if (o.r3Key !== undefined) {
+        const id = Number(o.r3Key);
+        if (!/^[0-9]+$/.test(o.r3Key) || id < 1 || id > 0xffff) throw new UsageError(`--r3-key: ${JSON.stringify(o.r3Key)} is not a key id 1-65535`);
+        text = newR3KeyFile(id);
+        shown = '';
+      } else if (o.token) {
         text = `${newMonitorToken()}\n`;
         shown = '';
       } else {
@@ -58,7 +73,7 @@ export function keygenCommand(): Command {
       } catch (e) {
         await rm(tmp, { force: true });
         const code = (e as NodeJS.ErrnoException).code;
-        const what = o.token ? 'a token' : 'a key pair';
+        const what = o.token ? 'a token' : o.r3Key !== undefined ? 'a key file' : 'a key pair';
         if (code === 'EEXIST') throw new UsageError(`--out: ${o.out} exists (${what} is not overwritten without --force)`);
         throw new UsageError(`--out: cannot write ${o.out} (${code ?? (e as Error).message})`);
       }

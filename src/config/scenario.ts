@@ -39,6 +39,8 @@ export interface Scenario {
   events: ScenarioEvent[];
   acc: AccScenario;
   controller: { enabled: boolean; hysteresis: number; statusPeriodMs: number };
+  /** R3's message authentication with keys made from the seed. */
+  auth: { enabled: boolean };
   impairments: Array<{ from: number; to: number; lossProbability: number; reorderProbability: number; reorderDelayMs: number }>;
 }
 

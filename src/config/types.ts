@@ -155,6 +155,8 @@ export interface RoutingConfig {
   destinationOnly: boolean;
   /** Packets a source holds per destination during discovery. */
   bufferPackets: number;
+  /** R3's message authentication (docs/wire.md); keyFile empty: off. */
+  auth: { keyFile: string; sendKeyId: number };
 }
 
 export interface RadioConfig {

@@ -27,6 +27,8 @@ import { queueName, spectrumView, type FlowView, type QueueView, type RouterStat
 import { meshSwitchState } from '../router/openflow.js';
 import { LiveConfigView } from './live-view.js';
 import { IpSide } from './ip-side.js';
+import { loadR3Keys } from '../config/r3-keys.js';
+import { R3Auth } from '../wire/r3-auth.js';
 
 /** What a router's test traffic did, as its status shows it. */
 export interface TrafficView {
@@ -96,6 +98,8 @@ export class MeshNode extends LiveConfigView implements RouterView {
     // The backend probe keeps the CPU busy for a while: done before joining, so that the medium never waits on it.
     // Without the capability a TUN needs, refuse before anything starts.
     IpSide.check(cfg);
+    // R3's keys are read before the router joins the medium: a missing or bad key file stops it here (the error quotes no key).
+    const keys = cfg.routing.auth.keyFile !== '' ? loadR3Keys(cfg.routing.auth) : undefined;
     // A router that does not sense (channel.cognitive false) runs no detector: no probe for one either.
     const choice = cfg.channel.cognitive
       ? await chooseBackend(cfg.sensing.backend)
@@ -150,6 +154,8 @@ export class MeshNode extends LiveConfigView implements RouterView {
           rng: rng.fork('router'),
           position: { xM: m.xM, yM: m.yM },
           controlChannelPn: w.controlChannelPn,
+          // The index is the boot time in seconds: a restarted router's messages are newer than any it sent before.
+          ...(keys ? { auth: new R3Auth(keys, Math.floor(now / US_PER_S)) } : {}),
           startUs: now + 100 * US_PER_MS,
           deliver: (h, payload, at) => nodeRef.node?.deliver(h.proto, h.src, h.flow, h, payload, at),
           vnf: pool,
@@ -164,7 +170,7 @@ export class MeshNode extends LiveConfigView implements RouterView {
     for (const e of early) node.onRouterEvent(e);
     log.info(
       { event: 'node-start', node: cfg.node, medium: m.endpoint, position: { xM: m.xM, yM: m.yM }, plan: plan.name },
-      `router ${cfg.node.name} (id ${cfg.node.id}) up on the medium at ${m.endpoint}, at (${m.xM}, ${m.yM}) m: sensing ${cfg.sensing.durationMs} ms every ${cfg.sensing.periodMs} ms, R3 on channel ${cfg.radios.R3.channel}`,
+      `router ${cfg.node.name} (id ${cfg.node.id}) up on the medium at ${m.endpoint}, at (${m.xM}, ${m.yM}) m: sensing ${cfg.sensing.durationMs} ms every ${cfg.sensing.periodMs} ms, R3 on channel ${cfg.radios.R3.channel}${keys ? `, its messages authenticated (signed with key ${keys.sendKeyId} of ${keys.keys.size})` : ''}`,
     );
     try {
       for (const [i, v] of cfg.vnf.instances.entries()) await node.startVnf(v.type, parseFlow(v.flow, `/vnf/instances/${i}/flow`), v.params);
@@ -409,7 +415,7 @@ export class MeshNode extends LiveConfigView implements RouterView {
       mesh: true,
       r1: { channel: r.core.r1, since: this.lastR1?.atUs ?? r.r1History.at(-1)?.atUs, reason: latest?.reason },
       r2: { channel: r.r2.channel, dwellEndUs: r.sched.dwellEndUs, switches: this.r2Switches },
-      r3: { channel: this.cfg.radios.R3.channel },
+      r3: { channel: this.cfg.radios.R3.channel, ...(r.auth ? { auth: { ...r.auth.counters } } : {}) },
       sensing: {
         rounds: r.counters.sensingRounds,
         durationMs: this.cfg.sensing.durationMs,

@@ -18,7 +18,8 @@ import type { ChannelObservation } from '../sensing/workload.js';
 import type { VnfHost } from '../vnf/pool.js';
 import type { VnfEvent, VnfInfo } from '../vnf/types.js';
 import { encodeControl, packetKind, parseControl } from '../wire/codec.js';
-import type { DataHeader, HelloNeighbour, HelloWorkload, NodeAddr } from '../wire/mesh.js';
+import type { ControlMsg, DataHeader, HelloNeighbour, HelloWorkload, NodeAddr } from '../wire/mesh.js';
+import type { R3Auth } from '../wire/r3-auth.js';
 import { Forwarding, type DataPacket, type FlowEntry, type LinkCounters, type LinkImpairment, type RouterDrop } from './forwarding.js';
 import { NodeCore, type NodeEvent } from './node-core.js';
 import { aodvParams, prefixParams, qosQueues, schedulerParams } from './params.js';
@@ -62,6 +63,8 @@ export interface RouterParts {
   hostRoutes?: ReadonlyMap<NodeAddr, NodeAddr>;
   /** At a gateway: sends a packet onto the wired link of the host `header.dst`; false if the link's queue refused it. */
   toWire?: (header: DataHeader, payload: Uint8Array, bytes: number, now: Micros) => boolean;
+  /** Signs every control message it sends on R3 and drops every one it receives that fails (src/wire/r3-auth.ts); absent, R3 goes unauthenticated. */
+  auth?: R3Auth;
 }
 
 /**
@@ -125,6 +128,8 @@ export class MeshRouter {
   readonly r1: Station;
   readonly r2: Station;
   readonly r3: Station;
+  /** R3's message authentication, when on: its counters are the routing's drops by reason. */
+  readonly auth: R3Auth | undefined;
 
   /** Each neighbour's R1 channel, from its HELLOs. */
   private readonly neighbourR1 = new Map<NodeAddr, number>();
@@ -178,6 +183,7 @@ export class MeshRouter {
     private readonly p: RouterParts,
   ) {
     this.addr = cfg.node.id;
+    this.auth = p.auth;
     const alarm = (): Alarm => new Alarm(p.engine);
     this.alarms = { vnf: alarm(), core: alarm(), aodv: alarm(), prefix: alarm(), sched: alarm(), preempt: alarm() };
     this.retuneUs = cfg.switching.overheadUs;
@@ -340,7 +346,14 @@ export class MeshRouter {
       this.data.receive(frame.src, frame.payload, kind === 'data', now);
       return;
     }
-    const m = parseControl(frame.payload);
+    let body = frame.payload;
+    if (this.auth) {
+      // Checked before parsing, so nothing of an unauthenticated message reaches a core (it is counted by reason).
+      const opened = this.auth.open(body, frame.src, frame.dst);
+      if (!opened.ok) return;
+      body = opened.value;
+    }
+    const m = parseControl(body);
     if (!m.ok) {
       this.counters.malformedControl++;
       return;
@@ -352,8 +365,14 @@ export class MeshRouter {
   }
 
   private runPrefixes(actions: PrefixAction[]): void {
-    for (const a of actions) this.r3.send({ src: this.addr, dst: a.to, payload: encodeControl(a.msg) });
+    for (const a of actions) this.sendControl(a.to, a.msg);
     this.rearm();
+  }
+
+  /** Sends a control message on R3, with its authentication trailer when that is on. */
+  private sendControl(to: NodeAddr, msg: ControlMsg): void {
+    const body = encodeControl(msg);
+    this.r3.send({ src: this.addr, dst: to, payload: this.auth ? this.auth.seal(body, this.addr, to) : body });
   }
 
   private r2Sent(frame: MacFrame, outcome: SendOutcome): void {
@@ -389,7 +408,7 @@ export class MeshRouter {
     for (const a of actions) {
       switch (a.kind) {
         case 'send':
-          this.r3.send({ src: this.addr, dst: a.to, payload: encodeControl(a.msg) });
+          this.sendControl(a.to, a.msg);
           break;
         case 'route-found':
           this.data.release(a.dst, now);

@@ -270,6 +270,11 @@ export function tcpFlowResult(f: TcpFlowRecord): FlowResult {
   };
 }
 
+/** R3 authentication's counters as routing figures: auth + the counter's name (authBadMac...). */
+function authFigures(c: Readonly<Record<string, number>>): Record<string, number> {
+  return Object.fromEntries(Object.entries(c).map(([k, v]) => [`auth${k[0]!.toUpperCase()}${k.slice(1)}`, v]));
+}
+
 export function nodeResult(r: MeshRouter, pos: { xM: number; yM: number }): NodeResult {
   const drops: Record<string, number> = {};
   const sd = r.sched.counters.drops as Record<string, number>;
@@ -300,7 +305,8 @@ export function nodeResult(r: MeshRouter, pos: { xM: number; yM: number }): Node
     malformed: r.counters.malformedControl + r.counters.malformedData,
     sensingRounds: r.counters.sensingRounds,
     mac: { R1: mac(r.r1), R2: mac(r.r2), R3: mac(r.r3) },
-    routing: { ...r.aodv.counters },
+    // Authentication's figures only when it is on, so that other runs read as before.
+    routing: { ...r.aodv.counters, ...(r.auth ? authFigures(r.auth.counters) : {}) },
     vnfs: (r.vnfList ?? []).map((v) => ({
       id: v.id,
       type: v.type,

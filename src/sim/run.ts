@@ -21,6 +21,7 @@ import { TcpAcc } from '../vnf/tcp-acc.js';
 import { RangeArgumentError } from '../core/errors.js';
 import type { RunTrace } from './trace.js';
 import { WiredHosts } from './wired-hosts.js';
+import { keysFromSeed, R3Auth } from '../wire/r3-auth.js';
 
 export interface RunOptions {
   /** Energy-detector backend (every backend gives the same counts; default the CPU loop). */
@@ -36,6 +37,11 @@ export interface RunOptions {
    * event, and the result is the same with and without it).
    */
   trace?: RunTrace;
+  /**
+   * Called once the routers exist, before the run: a test puts its own
+   * stations on the medium (a rogue sender) and schedules what they do.
+   */
+  attach?: (run: { engine: EventEngine; medium: AirMedium; routers: readonly MeshRouter[] }) => void;
 }
 
 /** A VNF manager on each router that runs TCP-ACC under the scenario's placement (undefined elsewhere). */
@@ -143,6 +149,8 @@ export function runScenario(sc: Scenario, seed: number, opts: RunOptions = {}): 
   };
 
   const boot = rng.fork('boot');
+  // Every router holds the same two keys, made from the seed; each boots at time 0, its index.
+  const keys = sc.auth.enabled ? keysFromSeed(seed) : undefined;
   // With the controller, every router may be asked to run an accelerator (it picks the path's relays).
   const vnfs = sc.controller.enabled
     ? Array.from({ length: n }, (_, i) => (sc.acc.placement === 'none' ? undefined : new VnfManager(VNF_TYPES, (seed * 1000003 + i) >>> 0)))
@@ -176,6 +184,7 @@ export function runScenario(sc: Scenario, seed: number, opts: RunOptions = {}): 
       ...(vnfs[i] ? { vnf: vnfs[i] } : {}),
       ...(opts.onRouterEvent ? { onEvent: (e: RouterEvent) => opts.onRouterEvent!(i, e) } : {}),
       ...(trace ? { r2Observer: trace.r2(i) } : {}),
+      ...(keys ? { auth: new R3Auth(keys, 0) } : {}),
       impairments: sc.impairments
         .filter((m) => m.to === i)
         .map((m) => ({
@@ -203,6 +212,7 @@ export function runScenario(sc: Scenario, seed: number, opts: RunOptions = {}): 
   }
 
   if (sc.controller.enabled) attachController(sc, engine, routers, vnfs);
+  opts.attach?.({ engine, medium, routers });
 
   for (const e of sc.events) {
     const router = routers[e.node]!;

@@ -44,6 +44,8 @@ export interface TestbedPlan {
   medium: MediumSetup;
   /** The medium's endpoint (the routers point at it). */
   mediumEndpoint: string;
+  /** Whether the routers authenticate R3's messages (the scenario's auth.enabled): the testbed makes the keys of its run. */
+  r3Auth: boolean;
   routers: Array<{
     index: number;
     name: string;
@@ -143,7 +145,7 @@ export function planTestbed(sc: Scenario, seed: number, ports: TestbedPorts = DE
       ...(netnsName ? { netns: netnsName } : {}),
     };
   });
-  return { medium: mediumSetup(sc, seed), mediumEndpoint: netns ? `ipc://${netns.ipcDir}/medium` : ports.medium, routers };
+  return { medium: mediumSetup(sc, seed), mediumEndpoint: netns ? `ipc://${netns.ipcDir}/medium` : ports.medium, r3Auth: sc.auth.enabled, routers };
 }
 
 /** Router i's passive agent on the testbed's host and its port, over TLS when the configuration's listens with TLS. */

@@ -7,6 +7,19 @@ import { mediumSetupJson } from '../../radio/medium/server.js';
 import type { Logger } from '../core/log.js';
 import type { TestbedPlan } from './plan.js';
 import { inNetns } from './netns.js';
+import { newR3KeyFile } from '../config/r3-keys.js';
+
+/**
+ * The R3 key file of one testbed run, in the run's own folder (made by
+ * mkdtemp, so only this user reads it): one random 256-bit key, id 1, that
+ * every router of the run signs with. A new run has a new key; a router the
+ * testbed restarts reads the same file. Returns its path.
+ */
+async function writeR3Keys(dir: string): Promise<string> {
+  const file = join(dir, 'r3-keys.json');
+  await writeFile(file, newR3KeyFile(1), { mode: 0o600 });
+  return file;
+}
 
 export interface SupervisorOptions {
   log: Logger;
@@ -131,9 +144,11 @@ export class Supervisor {
     this.epochUs = Date.now() * 1000;
     const mediumArgs = ['medium', '--setup', mediumFile, '--bind', this.plan.mediumEndpoint, '--epoch-us', String(this.epochUs), '--log-format', 'json'];
     this.spawn('medium', mediumArgs, undefined);
+    const keyFile = this.plan.r3Auth ? await writeR3Keys(this.dir) : undefined;
     for (const r of this.plan.routers) {
       const file = join(this.dir, `${r.name}.json`);
-      await writeFile(file, JSON.stringify(r.config, null, 2));
+      const config = keyFile ? { ...r.config, routing: { ...r.config.routing, auth: { keyFile, sendKeyId: 1 } } } : r.config;
+      await writeFile(file, JSON.stringify(config, null, 2));
       this.spawn(r.name, ['node', '--config', file], r.netns);
     }
   }
