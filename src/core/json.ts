@@ -108,6 +108,8 @@ export function briefJson(v: unknown, maxChars = 60): string {
       emit(JSON.stringify(x.slice(0, maxChars)));
       return false;
     }
+    // JSON.stringify throws on a BigInt (a value handed over in code, never one read from JSON text).
+    if (typeof x === 'bigint') return emit(`${x}n`);
     return emit(JSON.stringify(x) ?? String(x));
   };
   return walk(v) ? out : `${out.slice(0, Math.max(0, maxChars - 3))}...`;

@@ -331,12 +331,21 @@ export function markedFields(schema: Readonly<Schema>, mark: string, at = ''): s
   });
 }
 
-/** A deep copy of plain JSON data, or a ConfigError when it is not plain data. */
+/**
+ * A deep copy of plain JSON data, or a ConfigError when it is not plain data
+ * (a function, a symbol) or nests too deep to copy. The problem names the
+ * value's kind only: String() of an array thousands deep would itself
+ * overflow the stack, and the document's text may hold a secret.
+ */
 export function cloneJson(input: unknown, source: string): unknown {
   try {
     return structuredClone(input);
   } catch {
-    throw new ConfigError([{ path: '/', value: String(input), expected: 'plain JSON data (objects, arrays, strings, numbers, booleans)' }], source);
+    const kind = Array.isArray(input) ? 'an array' : typeof input === 'object' && input !== null ? 'an object' : typeof input;
+    throw new ConfigError(
+      [{ path: '/', value: kind, expected: 'plain JSON data (objects, arrays, strings, numbers, booleans) nested at most a few thousand levels deep' }],
+      source,
+    );
   }
 }
 
@@ -371,6 +380,15 @@ export async function readJsonFile(path: string, what = 'configuration file'): P
     const why = code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'a directory' : `${code ?? 'unreadable'}: ${(e as Error).message}`;
     throw new ConfigError([{ path: '/', value: path, expected: `a readable ${what} (found ${why})` }], path);
   }
+  return parseJsonFileText(text, path);
+}
+
+/**
+ * The text of a JSON file as a value (a leading byte-order mark skipped),
+ * or a ConfigError whose source is `path` saying where the syntax error is.
+ * What readJsonFile does once it has the text; the fuzzer calls it directly.
+ */
+export function parseJsonFileText(text: string, path: string): unknown {
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
   try {
     return JSON.parse(text) as unknown;
