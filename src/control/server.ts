@@ -3,8 +3,8 @@ import { performance } from 'node:perf_hooks';
 import { Context, Publisher, Router } from 'zeromq';
 import type { NodeConfig } from '../config/types.js';
 import type { Logger } from '../core/log.js';
-import { budgetNote, LogBudget } from '../core/log-budget.js';
-import { RealClock, US_PER_S, type Micros } from '../core/time.js';
+import { budgetNote, REFUSAL_LOG_LINES, refusalLogBudget } from '../core/log-budget.js';
+import { RealClock } from '../core/time.js';
 import type { RouterView, Telemetry } from '../router/view.js';
 import { execute, type SetResult } from './commands.js';
 import { ZAP_DOMAIN, ZapHandler } from './curve.js';
@@ -18,8 +18,7 @@ export const MAX_REQUEST_BYTES = 1 << 20;
  * reach the port can make a refusal; each is counted (zapDenied), and the
  * line after a quiet spell says how many went unlogged.
  */
-export const DENIED_LOG_LINES = 5;
-export const DENIED_LOG_WINDOW_US: Micros = 60 * US_PER_S;
+export const DENIED_LOG_LINES = REFUSAL_LOG_LINES;
 
 /** Telemetry messages waiting for the PUB socket beyond this are dropped (and counted). */
 const MAX_PENDING_TELEMETRY = 1000;
@@ -88,7 +87,7 @@ const zeroCounters = (): ControlCounters => ({
  */
 export class ControlServer {
   readonly counters: ControlCounters = zeroCounters();
-  private readonly deniedLog = new LogBudget(DENIED_LOG_LINES, DENIED_LOG_WINDOW_US);
+  private readonly deniedLog = refusalLogBudget();
   /** The budget's time (a host reads a clock; the budget itself does not). */
   private readonly clock = new RealClock();
   private context: Context | undefined;

@@ -1,5 +1,5 @@
 import { RangeArgumentError } from './errors.js';
-import { assertMicros, type Micros } from './time.js';
+import { assertMicros, US_PER_S, type Micros } from './time.js';
 
 /** What a LogBudget says about one event. */
 export type LogVerdict =
@@ -79,6 +79,15 @@ export class LogBudget {
     }
     return out;
   }
+}
+
+/** Refusals anyone who reaches a port can cause (a CURVE handshake, a monitor stream, a TLS session): five lines a minute. */
+export const REFUSAL_LOG_LINES = 5;
+export const REFUSAL_LOG_WINDOW_US: Micros = 60 * US_PER_S;
+
+/** A budget for such refusals: every one counted, REFUSAL_LOG_LINES lines a window logged. */
+export function refusalLogBudget(): LogBudget {
+  return new LogBudget(REFUSAL_LOG_LINES, REFUSAL_LOG_WINDOW_US);
 }
 
 /**

@@ -5,6 +5,7 @@ import { defaultNodeConfig } from '../config/load.js';
 import { err, ok, type Result } from '../core/result.js';
 import type { Micros } from '../core/time.js';
 import type { Logger } from '../core/log.js';
+import { budgetNote, refusalLogBudget } from '../core/log-budget.js';
 import { encodeOf, errorReplyFor, OfFramer, parseOf } from '../wire/openflow/index.js';
 import { CettController, type PathInfo, type Send } from '../openflow/controller.js';
 import { type FlowSpec } from '../openflow/flow-spec.js';
@@ -49,6 +50,9 @@ export interface ControllerServiceOptions {
 export class ControllerService {
   readonly core: CettController<number>;
   private readonly sockets = new Map<number, Socket>();
+  /** Peers refused a TLS session; anyone who reaches the port can cause them, so a few are logged a minute (`refusedLog`). */
+  readonly counters = { tlsRefused: 0 };
+  private readonly refusedLog = refusalLogBudget();
   private server: Server | undefined;
   private readonly dialers: Redialer[] = [];
   private listening: string | undefined;
@@ -88,11 +92,16 @@ export class ControllerService {
           passive.value,
           tls,
           (sock) => this.serve(sock),
-          (remote, reason) =>
+          (remote, reason) => {
+            this.counters.tlsRefused++;
+            const now = this.o.now();
+            const v = this.refusedLog.admit(now);
+            if (!v.log) return;
             this.o.log.info(
-              { event: 'controller-tls-refused', remote, reason },
-              `controller: refused ${remote}: no TLS session with a peer the CA certificate vouches for (${reason})`,
-            ),
+              { event: 'controller-tls-refused', remote, reason, notLogged: v.notLogged },
+              `controller: refused ${remote}: no TLS session with a peer the CA certificate vouches for (${reason})${budgetNote(v, now, 'refused peers')}`,
+            );
+          },
         );
         this.server = l.server;
         this.listening = l.address;

@@ -2,6 +2,7 @@ import type { Server, Socket } from 'node:net';
 import { ConfigError } from '../core/errors.js';
 import type { Micros } from '../core/time.js';
 import type { Logger } from '../core/log.js';
+import { budgetNote, refusalLogBudget } from '../core/log-budget.js';
 import { errorReplyFor, encodeOf, OfFramer } from '../wire/openflow/index.js';
 import type { AgentSession, OfAgent } from '../openflow/agent.js';
 import { formatEndpoint, plainBeyondLoopback, type OfEndpoint } from '../openflow/endpoint.js';
@@ -37,6 +38,8 @@ export class OfTransport {
   private readonly sockets = new Map<number, Socket>();
   private stopped = false;
   readonly counters = { accepted: 0, tlsRefused: 0, framingErrors: 0 };
+  /** Anyone who reaches the port can be refused at will: every refusal counted, a few logged a minute. */
+  private readonly refusedLog = refusalLogBudget();
 
   constructor(
     private readonly agent: OfAgent,
@@ -96,10 +99,14 @@ export class OfTransport {
         },
         (remote, reason) => {
           this.counters.tlsRefused++;
-          this.o.log.info(
-            { event: 'openflow-tls-refused', remote, reason },
-            `OpenFlow: refused ${remote}: no TLS session with a peer the CA certificate vouches for (${reason})`,
-          );
+          this.o.enter((now) => {
+            const v = this.refusedLog.admit(now);
+            if (!v.log) return;
+            this.o.log.info(
+              { event: 'openflow-tls-refused', remote, reason, notLogged: v.notLogged },
+              `OpenFlow: refused ${remote}: no TLS session with a peer the CA certificate vouches for (${reason})${budgetNote(v, now, 'refused peers')}`,
+            );
+          });
         },
       );
       this.server = server;

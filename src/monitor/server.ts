@@ -8,8 +8,8 @@ import type { NodeConfig } from '../config/types.js';
 import { parseHostPort } from '../core/address.js';
 import { CogmeshError } from '../core/errors.js';
 import type { Logger } from '../core/log.js';
-import { budgetNote, LogBudget } from '../core/log-budget.js';
-import { RealClock, US_PER_S, type Micros } from '../core/time.js';
+import { budgetNote, refusalLogBudget } from '../core/log-budget.js';
+import { RealClock } from '../core/time.js';
 import type { RouterView, SpectrumView, Telemetry } from '../router/view.js';
 import { encodeFrame } from './frames.js';
 import { monitorPage, type MonitorPage } from './page.js';
@@ -27,8 +27,7 @@ export class MonitorError extends CogmeshError {
 }
 
 /** Refused streams and connections logged at most: 5 lines a minute (each is counted). */
-export const REFUSAL_LOG_LINES = 5;
-export const REFUSAL_LOG_WINDOW_US: Micros = 60 * US_PER_S;
+export { REFUSAL_LOG_LINES } from '../core/log-budget.js';
 
 /** Tuning a deployment rarely changes; tests shrink them. */
 export interface MonitorOptions {
@@ -119,7 +118,7 @@ export class MonitorServer {
   private readonly pingIntervalMs: number;
   private readonly tokenDigest: Uint8Array | undefined;
   /** Refusals anyone can cause (a stream without the token, a connection beyond the cap) are logged within this budget. */
-  private readonly refusalLog = new LogBudget(REFUSAL_LOG_LINES, REFUSAL_LOG_WINDOW_US);
+  private readonly refusalLog = refusalLogBudget();
   private readonly clock = new RealClock();
   private http: Server | undefined;
   /** The page, built at start. */

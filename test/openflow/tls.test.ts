@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { REFUSAL_LOG_LINES } from '../../src/core/log-budget.js';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
@@ -178,6 +179,23 @@ describe('OpenFlow over TLS between the CETT controller and router agents', { sk
     await until('the controller refused a handshake', async () => (c.events.has('controller-tls-refused') ? true : undefined), 20_000, 50);
     assert.equal(ctl.sessions, 0);
     assert.equal(ctl.core.counters.sessions, 0, 'the controller core never saw it');
+  });
+
+  test('a flood of plain peers on a TLS port: every refusal counted, a few a minute logged (REFUSAL_LOG_LINES), the last line saying the rest are counted only', async () => {
+    const { log, events } = logger();
+    const a = await agent(5, { mode: 'passive', listen: 'pssl:0:127.0.0.1', tls: pki.switch }, log);
+    stops.push(() => a.stop());
+    const n = REFUSAL_LOG_LINES + 7;
+    for (let i = 0; i < n; i++) {
+      const sock = connect({ host: '127.0.0.1', port: port(a.address) });
+      sock.on('error', () => undefined);
+      sock.write(encodeOf({ type: 'hello', version: 4, xid: 1, elements: [] }));
+      await new Promise((r) => sock.once('close', r));
+    }
+    await until('every refusal counted', async () => (a.transport.counters.tlsRefused === n ? true : undefined), 20_000, 50);
+    const lines = events.lines.filter((l) => l.event === 'openflow-tls-refused');
+    assert.equal(lines.length, REFUSAL_LOG_LINES, `${lines.length} lines for ${n} refusals`);
+    assert.match(String(lines.at(-1)?.msg), /counted, not logged/);
   });
 
   test('a certificate from another CA is refused: by the controller, by a passive agent, and by an agent verifying its controller', async () => {
