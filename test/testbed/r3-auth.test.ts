@@ -31,6 +31,8 @@ describe('a testbed with authenticated R3', { timeout: 300_000 }, () => {
   test('the routers sign and verify with the run key, and the flow crosses the relay', async () => {
     await tb.waitFor('UDP through the relay', async () => ((await udp()) >= 20 ? true : undefined), 120_000);
     for (let i = 0; i < 3; i++) {
+      // Data can reach the sink before the sink has heard its first HELLO (the relay answers the RREQ): wait for one.
+      await tb.waitFor(`router ${i} verified a message`, async () => ((await auth(i)).verified! > 0 ? true : undefined), 60_000);
       const a = await auth(i);
       assert.ok(a.signed! > 0 && a.verified! > 0, `router ${i}: ${JSON.stringify(a)}`);
       assert.deepEqual([a.unknownKey, a.badMac, a.malformedTrailer, a.noTrailer], [0, 0, 0, 0], `router ${i}: ${JSON.stringify(a)}`);
