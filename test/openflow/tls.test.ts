@@ -1,3 +1,4 @@
+import { memoryLogger } from '../support/control-view.js';
 import assert from 'node:assert/strict';
 import { REFUSAL_LOG_LINES } from '../../src/core/log-budget.js';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -5,11 +6,10 @@ import { connect } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import { parseNodeConfig } from '../../src/config/load.js';
 import { ConfigError } from '../../src/core/errors.js';
-import { createLogger } from '../../src/core/log.js';
+import { type createLogger } from '../../src/core/log.js';
 import { ControllerService } from '../../src/daemon/controller-service.js';
 import { startOpenFlow, type OpenFlowRouter, type OpenFlowSide } from '../../src/daemon/openflow.js';
 import { loadOfTls } from '../../src/daemon/of-tls.js';
@@ -38,15 +38,9 @@ interface Events {
 
 /** A JSON logger whose lines the test reads. */
 function logger(): { log: ReturnType<typeof createLogger>; events: Events } {
-  const lines: Array<Record<string, unknown>> = [];
-  const sink = new Writable({
-    write(chunk: Uint8Array, _e, cb) {
-      for (const l of new TextDecoder().decode(chunk).split('\n')) if (l.trim() !== '') lines.push(JSON.parse(l) as Record<string, unknown>);
-      cb();
-    },
-  });
+  const { log, lines } = memoryLogger();
   return {
-    log: createLogger({ level: 'debug', format: 'json', destination: sink }),
+    log,
     events: { lines, has: (event, extra) => lines.some((l) => l.event === event && (extra ? extra(l) : true)) },
   };
 }

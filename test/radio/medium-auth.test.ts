@@ -1,3 +1,4 @@
+import { memoryLogger } from '../support/control-view.js';
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
@@ -63,18 +64,12 @@ async function rawStation(path: string) {
 describe('a medium that holds each station to its address', () => {
   const dir = mkdtempSync(join(tmpdir(), 'cm-medium-auth-'));
   const path = join(dir, 'medium');
-  const lines: Array<{ event?: string; reason?: string; detail?: string; held?: number }> = [];
-  const capture = new Writable({
-    write: (c: Buffer, _e, cb) => {
-      for (const l of c.toString().split('\n')) if (l.trim() !== '') lines.push(JSON.parse(l) as (typeof lines)[number]);
-      cb();
-    },
-  });
+  const { log: serverLog, lines } = memoryLogger();
   let server: MediumServer;
   before(async () => {
     server = new MediumServer(setup, {
       endpoint: `ipc://${path}`,
-      log: createLogger({ level: 'warn', format: 'json', destination: capture }),
+      log: serverLog,
       silenceUs: 600_000,
     });
     await server.start();

@@ -1,3 +1,4 @@
+import { memoryLogger } from '../support/control-view.js';
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
@@ -255,18 +256,12 @@ describe('the air medium as a process of its own', () => {
 describe('a medium that fails safely', () => {
   const faultDir = mkdtempSync(join(tmpdir(), 'cm-medium-faults-'));
   const faultEndpoint = `ipc://${join(faultDir, 'medium')}`;
-  const lines: Array<{ event?: string; reason?: string; held?: number; where?: string }> = [];
-  const capture = new Writable({
-    write: (c: Buffer, _e, cb) => {
-      for (const l of c.toString().split('\n')) if (l.trim() !== '') lines.push(JSON.parse(l) as (typeof lines)[number]);
-      cb();
-    },
-  });
+  const { log: serverLog, lines } = memoryLogger();
   let server: MediumServer;
   before(async () => {
     server = new MediumServer(setup, {
       endpoint: faultEndpoint,
-      log: createLogger({ level: 'warn', format: 'json', destination: capture }),
+      log: serverLog,
       silenceUs: 600_000,
     });
     await server.start();
