@@ -125,6 +125,12 @@ describe('R3 authentication against a rogue station', () => {
     );
   });
 
+  test('a scenario authenticates R3 unless it says otherwise', () => {
+    assert.equal(parseScenario({ topology: { kind: 'chain', nodes: 2 } }).auth.enabled, true);
+    const r = runScenario(parseScenario({ durationS: 3, topology: { kind: 'chain', nodes: 2 } }), 1);
+    assert.ok(r.nodes.every((n) => n.routing.authVerified! > 0 && n.routing.authNoTrailer === 0));
+  });
+
   test('with authentication and no rogue, the run carries the flow as well as without it', () => {
     const plain = runScenario(chain(false), 2).flows[0]!;
     const signed = runScenario(chain(true), 2).flows[0]!;
