@@ -1,13 +1,12 @@
 import { memoryLogger } from '../support/control-view.js';
+import { rawStation } from '../support/raw-station.js';
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import { mkdtempSync, rmSync } from 'node:fs';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { encodeLink, LINK_VERSION, parseDown, type DownMessage, type UpMessage } from '../../radio/medium/link.js';
-import { MessageReader } from '../../radio/medium/transport.js';
+import { LINK_VERSION, type DownMessage } from '../../radio/medium/link.js';
 import { RemoteMedium } from '../../radio/medium/remote.js';
 import { MediumServer, type MediumSetup } from '../../radio/medium/server.js';
 import { connectCurveLink, listenCurveLink } from '../../radio/medium/curve-link.js';
@@ -39,26 +38,6 @@ async function until(what: string, f: () => boolean, ms = 5000): Promise<void> {
     if (Date.now() > end) assert.fail(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 20));
   }
-}
-
-/** A station that speaks the link by hand, as an attacker's program would: it can claim anything. */
-async function rawStation(path: string) {
-  const c = net.connect({ path });
-  const reader = new MessageReader();
-  const inbox: DownMessage[] = [];
-  c.on('data', (chunk: Buffer) => {
-    const got = reader.push(chunk);
-    if (!(got instanceof Error)) for (const m of got) inbox.push(...parseDown(m).messages);
-  });
-  await new Promise((r) => c.once('connect', r));
-  const say = (...ms: UpMessage[]): void => {
-    const body = encodeLink(...ms);
-    const out = new Uint8Array(4 + body.byteLength);
-    new DataView(out.buffer).setUint32(0, body.byteLength);
-    out.set(body, 4);
-    c.write(out);
-  };
-  return { say, inbox, close: () => c.destroy() };
 }
 
 describe('a medium that holds each station to its address', () => {
