@@ -172,6 +172,11 @@ export class MeshNode extends LiveConfigView implements RouterView {
       { event: 'node-start', node: cfg.node, medium: m.endpoint, position: { xM: m.xM, yM: m.yM }, plan: plan.name },
       `router ${cfg.node.name} (id ${cfg.node.id}) up on the medium at ${m.endpoint}, at (${m.xM}, ${m.yM}) m: sensing ${cfg.sensing.durationMs} ms every ${cfg.sensing.periodMs} ms, R3 on channel ${cfg.radios.R3.channel}${keys ? `, its messages authenticated (signed with key ${keys.sendKeyId} of ${keys.keys.size})` : ''}`,
     );
+    if (!keys)
+      log.warn(
+        { event: 'r3-unauthenticated' },
+        'R3 is not authenticated: any station on the air can forge its routes. `cogmesh keygen --r3-key 1 --out FILE` makes a key file for routing.auth.keyFile (docs/wire.md); the testbed makes one for its run',
+      );
     try {
       for (const [i, v] of cfg.vnf.instances.entries()) await node.startVnf(v.type, parseFlow(v.flow, `/vnf/instances/${i}/flow`), v.params);
     } catch (e) {
