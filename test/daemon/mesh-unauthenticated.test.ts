@@ -3,21 +3,13 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { DEFAULT_MEDIUM_PARAMS, phy80211b } from '../../radio/medium/index.js';
-import { MediumServer, type MediumSetup } from '../../radio/medium/server.js';
+import { MediumServer } from '../../radio/medium/server.js';
 import { defaultNodeConfig } from '../../src/config/load.js';
 import { MeshNode } from '../../src/daemon/mesh.js';
 import { memoryLogger } from '../support/control-view.js';
+import { MEDIUM_SETUP } from '../support/medium-setup.js';
 
-const setup: MediumSetup = {
-  channels: 11,
-  orthogonal: true,
-  band: { noiseFigureDb: 6, pn: [], phases: [], repeat: true },
-  bandSeed: 7,
-  controlChannelPn: false,
-  medium: { ...DEFAULT_MEDIUM_PARAMS },
-  phy: phy80211b(2e6),
-};
+const setup = MEDIUM_SETUP;
 
 /**
  * A router started by hand on a medium: without a key file R3 runs

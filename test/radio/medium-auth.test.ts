@@ -8,26 +8,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LINK_VERSION, type DownMessage } from '../../radio/medium/link.js';
 import { RemoteMedium } from '../../radio/medium/remote.js';
-import { MediumServer, type MediumSetup } from '../../radio/medium/server.js';
+import { MediumServer } from '../../radio/medium/server.js';
 import { connectCurveLink, listenCurveLink } from '../../radio/medium/curve-link.js';
 import type { Duplex } from 'node:stream';
-import { DEFAULT_MEDIUM_PARAMS, phy80211b } from '../../radio/medium/index.js';
 import type { MacFrame } from '../../radio/medium/types.js';
 import { curveKeyPair } from 'zeromq';
 import { PacedEngine } from '../../src/core/paced.js';
 import { createLogger } from '../../src/core/log.js';
 import { UsageError } from '../../src/core/errors.js';
 import { freePort } from '../openflow/pki.js';
+import { MEDIUM_SETUP } from '../support/medium-setup.js';
 
-const setup: MediumSetup = {
-  channels: 11,
-  orthogonal: true,
-  band: { noiseFigureDb: 6, pn: [], phases: [], repeat: true },
-  bandSeed: 7,
-  controlChannelPn: false,
-  medium: { ...DEFAULT_MEDIUM_PARAMS },
-  phy: phy80211b(2e6),
-};
+const setup = MEDIUM_SETUP;
 
 const sink = () => new Writable({ write: (_c, _e, cb) => cb() });
 const quiet = () => createLogger({ level: 'warn', format: 'json', destination: sink() });

@@ -9,24 +9,16 @@ import { join } from 'node:path';
 import { encodeLink, LINK_VERSION, parseDown } from '../../radio/medium/link.js';
 import { MessageReader } from '../../radio/medium/transport.js';
 import { RemoteMedium } from '../../radio/medium/remote.js';
-import { MediumServer, type MediumSetup } from '../../radio/medium/server.js';
-import { DEFAULT_MEDIUM_PARAMS, phy80211b } from '../../radio/medium/index.js';
+import { MediumServer } from '../../radio/medium/server.js';
 import type { MacFrame, SendOutcome, Station } from '../../radio/medium/types.js';
 import { RangeArgumentError } from '../../src/core/errors.js';
 import { PacedEngine } from '../../src/core/paced.js';
 import { createLogger } from '../../src/core/log.js';
+import { MEDIUM_SETUP } from '../support/medium-setup.js';
 
 const quiet = () => createLogger({ level: 'warn', format: 'json', destination: new Writable({ write: (_c, _e, cb) => cb() }) });
 
-const setup: MediumSetup = {
-  channels: 11,
-  orthogonal: true,
-  band: { noiseFigureDb: 6, pn: [], phases: [], repeat: true },
-  bandSeed: 7,
-  controlChannelPn: false,
-  medium: { ...DEFAULT_MEDIUM_PARAMS },
-  phy: phy80211b(2e6),
-};
+const setup = MEDIUM_SETUP;
 
 // A socket path of this test's own: another run on the machine cannot collide with it.
 const dir = mkdtempSync(join(tmpdir(), 'cm-medium-'));
