@@ -185,7 +185,13 @@ function formatGet(r: GetResult): string {
 }
 
 function formatSet(r: SetResult): string {
-  return r.changed.length === 0 ? `nothing changed (config version ${r.version})\n` : `changed ${r.changed.join(', ')}; config version ${r.version}\n`;
+  const what = r.changed.length === 0 ? `nothing changed (config version ${r.version})` : `changed ${r.changed.join(', ')}; config version ${r.version}`;
+  const lasts = r.persisted
+    ? `written to ${r.persisted.file} (the previous version in ${r.persisted.backup}): it survives a restart`
+    : r.changed.length === 0
+      ? ''
+      : 'this lasts until the router restarts (--persist writes it to its configuration file)';
+  return lasts === '' ? `${what}\n` : `${what}\n${lasts}\n`;
 }
 
 function formatNeighbours(ns: NeighbourView[]): string {
@@ -343,11 +349,20 @@ export function ctlCommand(): Command {
     .action((path: string | undefined, _o: unknown, cmd: Command) => call(cmd, 'get', path === undefined ? {} : { path }, formatGet));
   ctl
     .command('set')
-    .description('change live fields at once (all or nothing); restart-only fields are refused')
+    .description('change live fields at once (all or nothing); restart-only fields are refused; the change lasts until the router restarts unless --persist')
     .argument('<assignments...>', 'PATH=VALUE, the value JSON or else a string, e.g. sensing.durationMs=20')
     .option('--expect <version>', 'compare-and-set: refuse unless the router runs this config version')
-    .action((items: string[], o: { expect?: string }, cmd: Command) =>
-      call(cmd, 'set', { values: parseAssignments(items), ...(o.expect !== undefined ? { expect: o.expect } : {}) }, formatSet),
+    .option(
+      '--persist',
+      "also write the values to the router's configuration file (atomically; the previous version kept as FILE.bak), so they survive a restart",
+    )
+    .action((items: string[], o: { expect?: string; persist?: boolean }, cmd: Command) =>
+      call(
+        cmd,
+        'set',
+        { values: parseAssignments(items), ...(o.expect !== undefined ? { expect: o.expect } : {}), ...(o.persist ? { persist: true } : {}) },
+        formatSet,
+      ),
     );
   ctl
     .command('neighbours')

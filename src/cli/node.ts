@@ -15,6 +15,7 @@ import { StandaloneNode } from '../daemon/standalone.js';
 import type { RouterView } from '../router/view.js';
 import type { Logger } from '../core/log.js';
 import { MonitorServer } from '../monitor/server.js';
+import { ConfigFile } from '../config/persist.js';
 
 interface NodeOpts {
   config: string;
@@ -61,30 +62,35 @@ export function nodeCommand(): Command {
         return;
       }
       if (cfg.sim.medium.endpoint !== '') {
-        await runMeshNode(cfg, forS);
+        await runMeshNode(cfg, o.config, forS);
         return;
       }
       const scheduler = new RealTimeScheduler();
       // In real time the event loop serves the radios and the control API: it never waits on the log's reader.
       const log = createLogger({ ...cfg.log, background: true });
       const node = await StandaloneNode.start(cfg, scheduler, log);
-      await serve(node, cfg, log, forS);
+      await serve(node, cfg, o.config, log, forS);
       scheduler.cancelAll();
       process.exit(0);
     });
 }
 
 /** A router on the air medium process, with its control API and monitor, until SIGINT, SIGTERM or `forS` seconds. */
-async function runMeshNode(cfg: NodeConfig, forS: number | undefined): Promise<void> {
+async function runMeshNode(cfg: NodeConfig, configPath: string, forS: number | undefined): Promise<void> {
   const log = createLogger({ ...cfg.log, background: true });
   const node = await MeshNode.start(cfg, log);
-  await serve(node, cfg, log, forS);
+  await serve(node, cfg, configPath, log, forS);
   process.exit(0);
 }
 
-/** Serves a running node's control API and monitor (when configured) until SIGINT, SIGTERM or `forS` seconds; then stops it all. */
-async function serve(node: RouterView & { stop(): Promise<void> }, cfg: NodeConfig, log: Logger, forS: number | undefined): Promise<void> {
-  const control = cfg.control.endpoint !== '' || cfg.control.telemetry !== '' ? new ControlServer(node, cfg.control, log) : undefined;
+/**
+ * Serves a running node's control API and monitor (when configured) until
+ * SIGINT, SIGTERM or `forS` seconds; then stops it all. `configPath` is the
+ * file `ctl set --persist` writes.
+ */
+async function serve(node: RouterView & { stop(): Promise<void> }, cfg: NodeConfig, configPath: string, log: Logger, forS: number | undefined): Promise<void> {
+  const control =
+    cfg.control.endpoint !== '' || cfg.control.telemetry !== '' ? new ControlServer(node, cfg.control, log, new ConfigFile(configPath)) : undefined;
   const monitor = cfg.monitor.listen !== '' ? new MonitorServer(node, cfg.monitor, log) : undefined;
   try {
     await control?.start();

@@ -4,6 +4,7 @@ import { liveChange, redactConfig } from '../config/live.js';
 import { withoutSecretValues } from '../config/load.js';
 import { ConfigError } from '../core/errors.js';
 import { setPaths, valueAt } from '../core/schema.js';
+import type { ConfigFile } from '../config/persist.js';
 import { parseAccText } from '../openflow/flow-spec.js';
 import { COMMANDS, CONTROL_CODES, ControlError, type ControlCommand } from './protocol.js';
 
@@ -12,6 +13,10 @@ export interface SetResult {
   version: string;
   /** Dotted paths of the fields that changed (empty: the values were already in force). */
   changed: string[];
+  /** How long the change lasts: until the router restarts, or across restarts (written to its configuration file). */
+  lasts: 'until-restart' | 'across-restarts';
+  /** With `persist`: the file written and the backup of its previous version. */
+  persisted?: { file: string; backup: string };
 }
 
 /** What `get` answers: the whole configuration, or one field. */
@@ -22,14 +27,14 @@ export type GetResult = { config: NodeConfig; version: string } | { path: string
  * ConfigError, the VNF manager's errors), and the server turns them into
  * error replies; a refused `set` changes nothing.
  */
-export async function execute(view: RouterView, c: ControlCommand): Promise<unknown> {
+export async function execute(view: RouterView, c: ControlCommand, file?: ConfigFile): Promise<unknown> {
   switch (c.cmd) {
     case 'status':
       return view.status();
     case 'get':
       return get(view, c.path);
     case 'set':
-      return set(view, c.values, c.expect);
+      return c.persist ? setPersisted(view, file, c.values, c.expect) : set(view, c.values, c.expect);
     case 'neighbours':
       return view.neighbours();
     case 'routes':
@@ -98,19 +103,13 @@ export function get(view: RouterView, path: string | undefined): GetResult {
  * nothing changes.
  */
 export function set(view: RouterView, values: Record<string, unknown>, expect: string | undefined): SetResult {
-  const current = view.configVersion();
-  if (expect !== undefined && expect !== current) {
-    throw new ControlError(
-      CONTROL_CODES.staleVersion,
-      `set refused: it expects config version ${expect} but the router runs ${current} (someone else changed it: get the configuration again and retry)`,
-    );
-  }
+  const current = refuseStale(view, expect);
   // setPaths copies the running configuration; the copy is this set's own, so it is checked in place.
   const prev = view.runningConfig();
   const { doc, issues } = setPaths(prev, Object.entries(values));
   if (issues.length > 0) throw new ConfigError(withoutSecretValues(issues), 'set');
   const change = liveChange(prev, doc, 'set', current, { take: true });
-  if (change.changed.length === 0) return { version: current, changed: [] };
+  if (change.changed.length === 0) return { version: current, changed: [], lasts: 'until-restart' };
   if (change.restartOnly.length > 0) {
     throw new ControlError(
       CONTROL_CODES.restartOnly,
@@ -118,5 +117,56 @@ export function set(view: RouterView, values: Record<string, unknown>, expect: s
       change.restartOnly,
     );
   }
-  return { version: view.reconfigure(change), changed: change.changed };
+  return { version: view.reconfigure(change), changed: change.changed, lasts: 'until-restart' };
+}
+
+/** The running config version, once `expect` (compare-and-set) is found to be it; a ControlError otherwise. */
+function refuseStale(view: RouterView, expect: string | undefined): string {
+  const current = view.configVersion();
+  if (expect !== undefined && expect !== current) {
+    throw new ControlError(
+      CONTROL_CODES.staleVersion,
+      `set refused: it expects config version ${expect} but the router runs ${current} (someone else changed it: get the configuration again and retry)`,
+    );
+  }
+  return current;
+}
+
+/**
+ * `set` with `persist`: the values are applied to the router's configuration
+ * file as it is on disk and the result checked whole first (a file the
+ * change would make invalid refuses the set before anything changes); then
+ * the live set; then the file is written atomically, its previous version
+ * kept as FILE.bak. If the write fails, the live change is undone and the
+ * set is refused, so the router never runs a change its file does not hold.
+ * Values already in force are still written: an earlier set without
+ * `persist` may have left the file behind the running configuration.
+ */
+export async function setPersisted(
+  view: RouterView,
+  file: ConfigFile | undefined,
+  values: Record<string, unknown>,
+  expect: string | undefined,
+): Promise<SetResult> {
+  if (!file) {
+    throw new ControlError(
+      CONTROL_CODES.badArgument,
+      'set refused: persist needs the configuration file this router was started from, and it was given none (`cogmesh node --config FILE` gives one)',
+    );
+  }
+  refuseStale(view, expect);
+  const write = await file.prepare(values);
+  const before = view.runningConfig() as NodeConfig;
+  const r = set(view, values, expect);
+  try {
+    await file.commit(write);
+  } catch (e) {
+    if (r.changed.length > 0) view.reconfigure(liveChange(view.runningConfig() as NodeConfig, before, 'set', r.version));
+    const code = (e as NodeJS.ErrnoException).code ?? (e as Error).message;
+    throw new ControlError(
+      CONTROL_CODES.persistFailed,
+      `set refused: could not write ${file.path} or its backup ${file.backup} (${code}); the change was undone and the router runs as before`,
+    );
+  }
+  return { ...r, lasts: 'across-restarts', persisted: { file: file.path, backup: file.backup } };
 }

@@ -23,6 +23,7 @@ export const CONTROL_CODES = Object.freeze({
   unknownPath: 'CONTROL_UNKNOWN_PATH',
   staleVersion: 'CONTROL_STALE_VERSION',
   restartOnly: 'CONTROL_RESTART_ONLY',
+  persistFailed: 'CONTROL_PERSIST_FAILED',
   internal: 'CONTROL_INTERNAL',
   timeout: 'CONTROL_TIMEOUT',
   bind: 'CONTROL_BIND',
@@ -66,7 +67,7 @@ export type ControlReply = { id: unknown; ok: true; result: unknown } | { id: un
 export type ControlCommand =
   | { cmd: 'status' }
   | { cmd: 'get'; path: string | undefined }
-  | { cmd: 'set'; values: Record<string, unknown>; expect: string | undefined }
+  | { cmd: 'set'; values: Record<string, unknown>; expect: string | undefined; persist: boolean }
   | { cmd: 'neighbours' }
   | { cmd: 'routes' }
   | { cmd: 'queues' }
@@ -85,7 +86,7 @@ export type CommandName = ControlCommand['cmd'];
 
 export type ParsedRequest = { ok: true; id: unknown; command: ControlCommand } | { ok: false; id: unknown; error: ControlErrorBody };
 
-type ArgType = 'string' | 'object' | 'integer' | 'any';
+type ArgType = 'string' | 'object' | 'integer' | 'boolean' | 'any';
 
 interface ArgSpec {
   name: string;
@@ -116,6 +117,12 @@ export const COMMANDS: readonly CommandSpec[] = Object.freeze([
     args: [
       arg('values', 'object', true, 'dotted path -> JSON value, e.g. {"sensing.durationMs": 20}'),
       arg('expect', 'string', false, 'compare-and-set: the config version the change is based on'),
+      arg(
+        'persist',
+        'boolean',
+        false,
+        "true: also write the values to the router's configuration file (atomically, the previous version kept as FILE.bak); otherwise the change lasts until the router restarts",
+      ),
     ],
   },
   { name: 'neighbours', doc: 'the neighbours heard on R3', args: [] },
@@ -168,12 +175,14 @@ function typeOk(t: ArgType, v: unknown): boolean {
       return isObj(v);
     case 'integer':
       return Number.isSafeInteger(v);
+    case 'boolean':
+      return typeof v === 'boolean';
     case 'any':
       return true;
   }
 }
 
-const typeWords: Record<ArgType, string> = { string: 'a string', object: 'an object', integer: 'an integer', any: 'a JSON value' };
+const typeWords: Record<ArgType, string> = { string: 'a string', object: 'an object', integer: 'an integer', boolean: 'true or false', any: 'a JSON value' };
 
 /**
  * How deep a request may nest objects and arrays (a whole configuration
@@ -242,7 +251,7 @@ export function parseRequest(frame: Buffer | string): ParsedRequest {
       if (keys.length === 0) return fail(id, CONTROL_CODES.badArgument, 'set: "values" is empty (e.g. {"sensing.durationMs": 20})');
       const bad = keys.find((k) => !DOTTED.test(k));
       if (bad !== undefined) return fail(id, CONTROL_CODES.badArgument, `set: ${showValue(bad)} in "values" is not a dotted path (e.g. sensing.durationMs)`);
-      return { ok: true, id, command: { cmd: 'set', values, expect: msg.expect as string | undefined } };
+      return { ok: true, id, command: { cmd: 'set', values, expect: msg.expect as string | undefined, persist: msg.persist === true } };
     }
     case 'vnf.start': {
       let flow: FlowPattern;

@@ -7,6 +7,7 @@ import { budgetNote, REFUSAL_LOG_LINES, refusalLogBudget } from '../core/log-bud
 import { RealClock } from '../core/time.js';
 import type { RouterView, Telemetry } from '../router/view.js';
 import { execute, type SetResult } from './commands.js';
+import type { ConfigFile } from '../config/persist.js';
 import { ZAP_DOMAIN, ZapHandler } from './curve.js';
 import { CONTROL_CODES, ControlError, encodeReply, errorReply, okReply, parseRequest, telemetryFrames, type ControlReply } from './protocol.js';
 
@@ -100,10 +101,12 @@ export class ControlServer {
   private pubChain: Promise<void> = Promise.resolve();
   private pubPending = 0;
 
+  /** `configFile`: the file the router was started from, which `set` with `persist` writes (none: such a set is refused). */
   constructor(
     private readonly view: RouterView,
     private readonly cfg: NodeConfig['control'],
     private readonly log: Logger,
+    private readonly configFile?: ConfigFile,
   ) {}
 
   /** The endpoints bound (with the port ZeroMQ picked for a `:*` endpoint); undefined when off. */
@@ -195,12 +198,15 @@ export class ControlServer {
     }
     const cmd = req.command;
     try {
-      const result = await execute(this.view, cmd);
+      const result = await execute(this.view, cmd, this.configFile);
       this.counters.ok++;
       if (cmd.cmd === 'set') {
         const r = result as SetResult;
-        if (r.changed.length > 0)
-          this.log.info({ event: 'control-set', changed: r.changed, version: r.version }, `control: set ${r.changed.join(', ')} (config version ${r.version})`);
+        if (r.changed.length > 0 || r.persisted)
+          this.log.info(
+            { event: 'control-set', changed: r.changed, version: r.version, lasts: r.lasts, ...(r.persisted ? { file: r.persisted.file } : {}) },
+            `control: set ${r.changed.length > 0 ? r.changed.join(', ') : 'nothing new'} (config version ${r.version})${r.persisted ? `, written to ${r.persisted.file}` : ', until restart'}`,
+          );
       } else if (cmd.cmd === 'vnf.start' || cmd.cmd === 'vnf.stop') {
         this.log.info({ event: 'control-vnf', cmd: cmd.cmd }, `control: ${cmd.cmd} done`);
       }

@@ -112,8 +112,20 @@ describe('control API over ZeroMQ (no CURVE)', () => {
     // The same values again change nothing, and no reconfigure runs.
     const applied = view.applied.length;
     const again = ok(await client.request('set', { values: { 'sensing.durationMs': 20 } }, T)) as { version: string; changed: string[] };
-    assert.deepEqual(again, { version: r.version, changed: [] });
+    assert.deepEqual(again, { version: r.version, changed: [], lasts: 'until-restart' });
     assert.equal(view.applied.length, applied, 'no reconfigure for a set that changes nothing');
+  });
+
+  test('set with persist on a router started from no configuration file is refused, and nothing changes', async () => {
+    const v0 = view.configVersion();
+    const r = await client.request('set', { values: { 'sensing.durationMs': 25 }, persist: true }, T);
+    assert.ok(!r.ok);
+    assert.equal(r.error.code, 'CONTROL_BAD_ARGUMENT');
+    assert.match(r.error.message, /persist needs the configuration file .*`cogmesh node --config FILE`/);
+    assert.equal(view.configVersion(), v0);
+    const typed = await client.request('set', { values: { 'sensing.durationMs': 25 }, persist: 'yes' }, T);
+    assert.ok(!typed.ok);
+    assert.match(typed.error.message, /persist.*true or false/);
   });
 
   test('set with a matching expect applies; a stale expect is refused naming both versions, and nothing changes', async () => {
@@ -343,6 +355,7 @@ describe('control API over ZeroMQ (no CURVE)', () => {
       [
         ['values', true],
         ['expect', false],
+        ['persist', false],
       ],
     );
   });

@@ -74,7 +74,7 @@ test('a refused set (bad value, unknown path, restart-only field, stale version)
   }
   assert.equal(v.applied.length, 0);
   // A set of what is already in force changes nothing either, and is no refusal.
-  assert.deepEqual(set(viewOf(v), { 'sensing.periodMs': before.sensing.periodMs }, version), { version, changed: [] });
+  assert.deepEqual(set(viewOf(v), { 'sensing.periodMs': before.sensing.periodMs }, version), { version, changed: [], lasts: 'until-restart' });
 });
 
 test('config() is a copy; runningConfig() is the configuration in force, replaced whole by a change', () => {
