@@ -170,7 +170,7 @@ export function formatStatus(s: RouterStatus): string {
       `node ${s.node.id} "${s.node.name}", up ${s.uptimeS.toFixed(1)} s, config ${s.configVersion}, ${s.mesh ? 'on the mesh' : 'sensing only (no medium)'}`,
       `R1  channel ${dash(s.r1.channel)} since ${time(s.r1.since)}${s.r1.reason ? ` (${s.r1.reason})` : ''}`,
       `R2  channel ${dash(s.r2.channel)}, dwell ends ${time(s.r2.dwellEndUs)}, ${s.r2.switches} switch(es)`,
-      `R3  channel ${s.r3.channel}${s.r3.auth ? `, authenticated: ${counts(s.r3.auth)}` : ''}`,
+      `R3  channel ${s.r3.channel}${s.r3.auth ? `, authenticated${s.r3.keys ? ` (signing with key ${s.r3.keys.sendKeyId} of ${s.r3.keys.ids.join(', ')})` : ''}: ${counts(s.r3.auth)}` : ''}`,
       `sensing  ${s.sensing.rounds} round(s), ${s.sensing.durationMs} ms every ${s.sensing.periodMs} ms, CCA ${s.sensing.ccaThresholdDbm} dBm${s.sensing.transmitPaused ? ', transmission paused' : ''}`,
       `counters ${counts(s.counters)}`,
       `drops    ${counts(s.drops)}`,

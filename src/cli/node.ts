@@ -86,9 +86,23 @@ async function runMeshNode(cfg: NodeConfig, configPath: string, forS: number | u
 /**
  * Serves a running node's control API and monitor (when configured) until
  * SIGINT, SIGTERM or `forS` seconds; then stops it all. `configPath` is the
- * file `ctl set --persist` writes.
+ * file `ctl set --persist` writes. SIGHUP reads R3's key file again (a key
+ * rotation without a restart, `systemctl reload`); a node without R3
+ * (sensing only) logs that it has nothing to reload, rather than die of the
+ * signal's default action.
  */
-async function serve(node: RouterView & { stop(): Promise<void> }, cfg: NodeConfig, configPath: string, log: Logger, forS: number | undefined): Promise<void> {
+async function serve(
+  node: RouterView & { stop(): Promise<void>; reloadKeys?(why: string): boolean },
+  cfg: NodeConfig,
+  configPath: string,
+  log: Logger,
+  forS: number | undefined,
+): Promise<void> {
+  const reload = (): void => {
+    if (node.reloadKeys) node.reloadKeys('SIGHUP');
+    else log.warn({ event: 'r3-keys-refused', why: 'SIGHUP' }, 'SIGHUP: this router runs no R3 (sensing only, no medium): no keys to reload');
+  };
+  process.on('SIGHUP', reload);
   const control =
     cfg.control.endpoint !== '' || cfg.control.telemetry !== '' ? new ControlServer(node, cfg.control, log, new ConfigFile(configPath)) : undefined;
   const monitor = cfg.monitor.listen !== '' ? new MonitorServer(node, cfg.monitor, log) : undefined;
@@ -97,6 +111,7 @@ async function serve(node: RouterView & { stop(): Promise<void> }, cfg: NodeConf
     const m = await monitor?.start();
     if (m) log.info({ event: 'monitor-start', url: m.url }, `monitor at ${m.url}`);
   } catch (e) {
+    process.off('SIGHUP', reload);
     await Promise.allSettled([control?.stop(), monitor?.stop(), node.stop()]);
     throw e;
   }
@@ -106,6 +121,7 @@ async function serve(node: RouterView & { stop(): Promise<void> }, cfg: NodeConf
     if (forS !== undefined) setTimeout(() => resolve(`--for ${forS} s elapsed`), forS * 1000);
     void supervisorGone()?.then(resolve);
   });
+  process.off('SIGHUP', reload);
   log.info({ event: 'node-stop', why, status: node.status() }, `stopping (${why})`);
   await Promise.allSettled([control?.stop(), monitor?.stop()]);
   await node.stop();

@@ -89,13 +89,36 @@ export function restartOnlyIssues(prev: NodeConfig, next: NodeConfig, changed: r
     return r.ok ? r.value : undefined;
   };
   const shown = (path: string, v: unknown): unknown => (SECRET_FIELDS.includes(path) ? withheld(v) : v);
-  return changed
+  const issues = changed
     .filter((p) => !isLive(p))
     .map((p) => ({
       path: `/${p.replaceAll('.', '/')}`,
       value: shown(p, at(next, p)),
       expected: `${JSON.stringify(shown(p, at(prev, p))) ?? 'undefined'} (a running router takes this field only at restart)`,
     }));
+  return [...issues, ...authSwitchIssues(prev, next)];
+}
+
+/**
+ * routing.auth.keyFile is live for a rotation (another file, the same keys
+ * or new ones), but turning R3's authentication on or off is not: one router
+ * that starts signing drops every unsigned message of its neighbours, and
+ * they cannot parse its trailer, until every router has changed; one that
+ * stops lets any router in range into its routing. Neither can be done
+ * router by router without a partition or an opening, so it takes a restart
+ * of the mesh with the new setting.
+ */
+function authSwitchIssues(prev: NodeConfig, next: NodeConfig): ConfigIssue[] {
+  const was = prev.routing.auth.keyFile;
+  const now = next.routing.auth.keyFile;
+  if ((was === '') === (now === '')) return [];
+  return [
+    {
+      path: '/routing/auth/keyFile',
+      value: now,
+      expected: `${JSON.stringify(was)} or another key file: a running router turns R3 authentication ${now === '' ? 'off' : 'on'} only at restart`,
+    },
+  ];
 }
 
 /** A new configuration checked once against the running one: what a router's `reconfigure` takes. */

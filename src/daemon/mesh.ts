@@ -28,7 +28,8 @@ import { meshSwitchState } from '../router/openflow.js';
 import { LiveConfigView } from './live-view.js';
 import { IpSide } from './ip-side.js';
 import { loadR3Keys } from '../config/r3-keys.js';
-import { R3Auth } from '../wire/r3-auth.js';
+import { keysShown, R3Auth, type R3Keys } from '../wire/r3-auth.js';
+import { describeKeys, reloadR3Keys } from './r3-keys-reload.js';
 
 /** What a router's test traffic did, as its status shows it. */
 export interface TrafficView {
@@ -420,7 +421,7 @@ export class MeshNode extends LiveConfigView implements RouterView {
       mesh: true,
       r1: { channel: r.core.r1, since: this.lastR1?.atUs ?? r.r1History.at(-1)?.atUs, reason: latest?.reason },
       r2: { channel: r.r2.channel, dwellEndUs: r.sched.dwellEndUs, switches: this.r2Switches },
-      r3: { channel: this.cfg.radios.R3.channel, ...(r.auth ? { auth: { ...r.auth.counters } } : {}) },
+      r3: { channel: this.cfg.radios.R3.channel, ...(r.auth ? { auth: { ...r.auth.counters }, keys: r.auth.keysInForce } : {}) },
       sensing: {
         rounds: r.counters.sensingRounds,
         durationMs: this.cfg.sensing.durationMs,
@@ -441,8 +442,44 @@ export class MeshNode extends LiveConfigView implements RouterView {
     };
   }
 
+  /**
+   * A set of routing.auth (the key file or the send key id) reads the key
+   * file first: one that is refused (ConfigError) refuses the whole set, and
+   * nothing changes. Turning authentication on or off never gets here
+   * (restartOnlyIssues refuses it).
+   */
   protected applyLive(checked: NodeConfig, changed: string[]): void {
-    this.paced.inject((now) => this.router.reconfigure(checked, changed, now));
+    const auth = this.router.auth;
+    let keys: R3Keys | undefined;
+    try {
+      if (auth && changed.some((p) => p.startsWith('routing.auth.'))) keys = loadR3Keys(checked.routing.auth);
+    } catch (e) {
+      throw e instanceof ConfigError ? new ConfigError(e.issues, 'set') : e;
+    }
+    this.paced.inject((now) => {
+      if (keys && auth) {
+        auth.setKeys(keys);
+        this.log.info(
+          { event: 'r3-keys-reloaded', why: 'set', keyFile: checked.routing.auth.keyFile, inForce: keysShown(keys) },
+          `set: R3 keys from ${checked.routing.auth.keyFile} in force: signing with ${describeKeys(keysShown(keys))}`,
+        );
+      }
+      this.router.reconfigure(checked, changed, now);
+    });
+  }
+
+  /**
+   * Reads the key file again and puts it in force (SIGHUP: a key rotation
+   * without a restart), or refuses it whole, logged, keeping the keys in
+   * force. Returns whether the new keys were taken.
+   */
+  reloadKeys(why = 'SIGHUP'): boolean {
+    const auth = this.router.auth;
+    if (!auth) {
+      this.log.warn({ event: 'r3-keys-refused', why }, `${why}: R3 authentication is off (routing.auth.keyFile is empty): no keys to reload`);
+      return false;
+    }
+    return reloadR3Keys(this.cfg.routing.auth, auth, this.log, (keys) => this.paced.inject(() => auth.setKeys(keys)), why);
   }
 
   neighbours(): NeighbourView[] {

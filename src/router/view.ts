@@ -73,8 +73,8 @@ export interface RouterStatus {
   mesh: boolean;
   r1: { channel: number | undefined; since: Micros | undefined; reason: string | undefined };
   r2: { channel: number | undefined; dwellEndUs: Micros | undefined; switches: number };
-  /** auth: R3 authentication's counters (messages signed, verified, and dropped by reason), when it is on. */
-  r3: { channel: number; auth?: Record<string, number> };
+  /** auth: R3 authentication's counters (messages signed, verified, and dropped by reason), when it is on; keys: the ids of the keys in force and the one it signs with (never their bytes). */
+  r3: { channel: number; auth?: Record<string, number>; keys?: { sendKeyId: number; ids: number[] } };
   sensing: { rounds: number; durationMs: number; periodMs: number; ccaThresholdDbm: number; transmitPaused: boolean };
   counters: Record<string, number>;
   drops: Record<string, number>;

@@ -80,6 +80,7 @@ const NOTABLE = new Set([
   'neighbour-lost',
   'traffic',
   'reconfigured',
+  'r3-keys-reloaded',
   'vnf-started',
   'vnf-stopped',
   'vnf-failed',

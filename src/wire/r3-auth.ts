@@ -42,6 +42,11 @@ export interface R3Keys {
   sendKeyId: number;
 }
 
+/** A key set as it may be shown: the ids in order and the send key's, never a key's bytes. */
+export function keysShown(k: R3Keys): { sendKeyId: number; ids: number[] } {
+  return { sendKeyId: k.sendKeyId, ids: [...k.keys.keys()].sort((a, b) => a - b) };
+}
+
 export interface AuthCounters {
   [name: string]: number;
   /** Messages signed and sent. */
@@ -88,6 +93,11 @@ export class R3Auth {
   setKeys(keys: R3Keys): void {
     if (!keys.keys.has(keys.sendKeyId)) throw new RangeError(`R3 authentication: the send key id ${keys.sendKeyId} is not among the keys`);
     this.keys = keys;
+  }
+
+  /** Which keys are in force (their ids, never their bytes) and the one this router signs with. */
+  get keysInForce(): { sendKeyId: number; ids: number[] } {
+    return keysShown(this.keys);
   }
 
   /** `body` (an encoded control message) with its trailer, as `src` sends it to `dst`. */

@@ -21,4 +21,6 @@ test('cogmesh ctl status shows what R3 authentication signed, verified and dropp
   const on = formatStatus(status({ channel: 1, auth: { signed: 10, verified: 20, noTrailer: 3, badMac: 0 } }));
   assert.match(on, /^R3 {2}channel 1, authenticated: signed 10, verified 20, noTrailer 3, badMac 0$/m);
   assert.match(formatStatus(status({ channel: 1 })), /^R3 {2}channel 1$/m);
+  const keys = formatStatus(status({ channel: 1, auth: { signed: 1 }, keys: { sendKeyId: 2, ids: [1, 2] } }));
+  assert.match(keys, /^R3 {2}channel 1, authenticated \(signing with key 2 of 1, 2\): signed 1$/m, 'the key ids in force, during a rotation');
 });

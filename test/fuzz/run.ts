@@ -54,7 +54,10 @@ export function inputOf<I>(target: FuzzTarget<I>, seeds: readonly I[], seed: num
   const b: unknown = seeds[rng.int(0, seeds.length - 1)];
   switch (target.kind) {
     case 'bytes':
-      return (random ? randomBytes(rng) : mutateBytes(rng, a as Uint8Array, b as Uint8Array)) as I;
+      if (random) return randomBytes(rng) as I;
+      // A target that knows its format's fields aims half of its mutations at them; the rest are the generic ones.
+      if (target.mutate && rng.next() < 0.5) return target.mutate(rng, a as I, b as I);
+      return mutateBytes(rng, a as Uint8Array, b as Uint8Array) as I;
     case 'text':
       return (random ? randomText(rng) : mutateText(rng, a as string, b as string)) as I;
     default:

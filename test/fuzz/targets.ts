@@ -15,6 +15,8 @@ import type { ControlMsg, DataHeader } from '../../src/wire/mesh.js';
 import { encodeOf, OfFramer, parseOf } from '../../src/wire/openflow/index.js';
 import { encodeTcp, ipv4, parseTcp, TCP_ACK, TCP_SYN, type IpPair, type TcpSegment } from '../../src/wire/tcp.js';
 import { MESSAGES as OPENFLOW_MESSAGES } from '../wire/openflow/samples.js';
+import { r3AuthTarget } from './r3-auth.js';
+import type { Rng } from '../../src/core/rng.js';
 
 /**
  * The parsers the fuzzer runs (`npm run fuzz`), each with its valid seeds
@@ -31,6 +33,8 @@ export interface FuzzTarget<I> {
   doc: string;
   seeds(): I[];
   feed(input: I): string | undefined;
+  /** Mutations aimed at the format's own fields, drawn for half of the mutated inputs (bytes targets; without it, the generic ones only). */
+  mutate?(rng: Rng, seed: I, other: I): I;
 }
 
 export type AnyTarget = FuzzTarget<Uint8Array> | FuzzTarget<string> | FuzzTarget<unknown>;
@@ -147,6 +151,9 @@ const meshData: FuzzTarget<Uint8Array> = {
     return r.ok ? undefined : r.error.code;
   },
 };
+
+/** R3's authentication trailer before the parser (test/fuzz/r3-auth.ts). */
+const r3Auth = r3AuthTarget(MESH_CONTROL.map(encodeControl));
 
 // ---------------------------------------------------------------------------
 // TCP and IP
@@ -454,4 +461,4 @@ const sigmf: FuzzTarget<string> = {
 };
 
 /** Every target, in the order the report lists them. */
-export const TARGETS: readonly AnyTarget[] = [meshControl, meshData, tcp, ip, openflow, mediumLink, control, monitor, configText, configObject, sigmf];
+export const TARGETS: readonly AnyTarget[] = [meshControl, meshData, r3Auth, tcp, ip, openflow, mediumLink, control, monitor, configText, configObject, sigmf];
