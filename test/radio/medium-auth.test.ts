@@ -10,7 +10,7 @@ import { encodeLink, LINK_VERSION, parseDown, type DownMessage, type UpMessage }
 import { MessageReader } from '../../radio/medium/transport.js';
 import { RemoteMedium } from '../../radio/medium/remote.js';
 import { MediumServer, type MediumSetup } from '../../radio/medium/server.js';
-import { connectCurveLink, listenCurveLink } from '../../radio/medium/curve-link.js';
+import { connectCurveLink, listenCurveLink, MediumAllowList, parseMediumAllowed, routerJoinProof } from '../../radio/medium/curve-link.js';
 import type { Duplex } from 'node:stream';
 import { DEFAULT_MEDIUM_PARAMS, phy80211b } from '../../radio/medium/index.js';
 import type { MacFrame } from '../../radio/medium/types.js';
@@ -41,16 +41,42 @@ async function until(what: string, f: () => boolean, ms = 5000): Promise<void> {
   }
 }
 
+/** A router named r<node> joining the medium at `endpoint` over CURVE with `keys`. */
+function curveJoin(
+  endpoint: string,
+  serverKey: string,
+  paced: PacedEngine,
+  node: number,
+  keys: { publicKey: string; secretKey: string },
+  joinTimeoutMs = 5000,
+) {
+  return RemoteMedium.connect({
+    endpoint,
+    node,
+    name: `r${node}`,
+    position: { xM: node * 50, yM: 0 },
+    paced,
+    log: quiet(),
+    joinTimeoutMs,
+    curve: { serverKey, ...keys },
+  });
+}
+
 /** A station that speaks the link by hand, as an attacker's program would: it can claim anything. */
 async function rawStation(path: string) {
   const c = net.connect({ path });
+  await new Promise((r) => c.once('connect', r));
+  return rawLink(c);
+}
+
+/** The link spoken by hand over a connection (a socket, or a CURVE link). */
+function rawLink(c: Duplex) {
   const reader = new MessageReader();
   const inbox: DownMessage[] = [];
   c.on('data', (chunk: Buffer) => {
     const got = reader.push(chunk);
     if (!(got instanceof Error)) for (const m of got) inbox.push(...parseDown(m).messages);
   });
-  await new Promise((r) => c.once('connect', r));
   const say = (...ms: UpMessage[]): void => {
     const body = encodeLink(...ms);
     const out = new Uint8Array(4 + body.byteLength);
@@ -223,16 +249,7 @@ describe('a medium beyond loopback: CURVE with an allow-list', () => {
     const open: RemoteMedium[] = [];
     try {
       const join = async (node: number, keys: { publicKey: string; secretKey: string }, joinTimeoutMs = 5000) => {
-        const m = await RemoteMedium.connect({
-          endpoint,
-          node,
-          name: `r${node}`,
-          position: { xM: node * 50, yM: 0 },
-          paced,
-          log: quiet(),
-          joinTimeoutMs,
-          curve: { serverKey: mediumKeys.publicKey, ...keys },
-        });
+        const m = await curveJoin(endpoint, mediumKeys.publicKey, paced, node, keys, joinTimeoutMs);
         open.push(m);
         return m;
       };
@@ -311,4 +328,113 @@ test('over CURVE, a peer that falls silent has its stream closed, as a closed so
     client.destroy();
     await server.close();
   }
+});
+
+describe('a medium that holds each CURVE key to the addresses it may join as', () => {
+  const mediumKeys = curveKeyPair();
+  const bound = curveKeyPair();
+  const free = curveKeyPair();
+  const { log: serverLog, lines } = memoryLogger();
+  let server: MediumServer;
+  let endpoint: string;
+  const paced = new PacedEngine();
+  before(async () => {
+    const port = await freePort();
+    endpoint = `tcp://127.0.0.1:${port}`;
+    server = new MediumServer(setup, {
+      endpoint: `tcp://0.0.0.0:${port}`,
+      log: serverLog,
+      silenceUs: 600_000,
+      curve: { ...mediumKeys, allow: [parseMediumAllowed(`${bound.publicKey}=1`), parseMediumAllowed(free.publicKey)] },
+    });
+    await server.start();
+    paced.start();
+  });
+  after(async () => {
+    paced.stop();
+    await server.stop();
+  });
+  const join = (node: number, keys: { publicKey: string; secretKey: string }, joinTimeoutMs = 5000) =>
+    curveJoin(endpoint, mediumKeys.publicKey, paced, node, keys, joinTimeoutMs);
+
+  test('a key bound to address 1 joining as 2 is refused with the reason, counted and logged; as 1 it joins', async () => {
+    await assert.rejects(
+      join(2, bound, 1200),
+      (e: Error & { code?: string }) => e.code === 'RADIO_NO_MEDIUM' && e.message.includes(`key ${bound.publicKey} may join as 1, not as 2`),
+    );
+    assert.ok(server.counters.refusedByReason['key-address'] >= 1);
+    assert.ok(!server.routers().some((r) => r.node === 2), 'never on the air as 2');
+    assert.ok(lines.some((l) => l.event === 'medium-refused' && l.reason === 'key-address' && l.node === 2 && l.key === bound.publicKey));
+    const ok = await join(1, bound);
+    try {
+      assert.deepEqual(
+        server.routers().map((r) => r.node),
+        [1],
+      );
+    } finally {
+      ok.close();
+    }
+  });
+
+  test('a key allowed without addresses joins as any free address', async () => {
+    const a = await join(7, free);
+    const b = await join(300, { ...free });
+    try {
+      assert.ok(server.routers().some((r) => r.node === 7));
+      assert.ok(server.routers().some((r) => r.node === 300));
+    } finally {
+      a.close();
+      b.close();
+    }
+  });
+
+  test("a join that names another router's key without its secret, or proves no key, is refused", async () => {
+    // An allowed key's holder claims the bound key of router 1, with a proof made with its own secret key.
+    const c = connectCurveLink(endpoint, { serverKey: mediumKeys.publicKey, ...free });
+    const x = rawLink(c);
+    try {
+      const before = server.counters.refusedByReason['key-address'];
+      const forged = routerJoinProof({ serverKey: mediumKeys.publicKey, publicKey: bound.publicKey, secretKey: free.secretKey }, 1);
+      x.say({ t: 'join', version: LINK_VERSION, node: 1, name: 'impostor', position: { xM: 0, yM: 0 }, ...forged });
+      await until('the refusal', () => x.inbox.some((m) => m.t === 'refused'));
+      assert.match(
+        (x.inbox[0] as { reason: string }).reason,
+        new RegExp(`the join's proof does not hold for key ${bound.publicKey.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`),
+      );
+      x.say({ t: 'join', version: LINK_VERSION, node: 1, name: 'impostor', position: { xM: 0, yM: 0 } });
+      await until('a second refusal', () => x.inbox.filter((m) => m.t === 'refused').length === 2);
+      assert.match((x.inbox[1] as { reason: string }).reason, /the join as 1 proves no CURVE key/);
+      assert.equal(server.counters.refusedByReason['key-address'], before + 2);
+      assert.ok(!x.inbox.some((m) => m.t === 'welcome'));
+    } finally {
+      c.destroy();
+    }
+  });
+});
+
+test('--allow values: KEY or KEY=ADDR[,ADDR...]; anything else is refused naming the value', () => {
+  const k = curveKeyPair().publicKey;
+  assert.equal(parseMediumAllowed(k), k);
+  assert.deepEqual(parseMediumAllowed(`${k}=1,2,2,65534`), { key: k, addresses: [1, 2, 65534] });
+  // Z85 has '=' among its characters: a key may hold one, and the addresses still start after the 40th.
+  const withEq = `${'0'.repeat(39)}=`;
+  assert.deepEqual(parseMediumAllowed(`${withEq}=3`), { key: withEq, addresses: [3] });
+  for (const [bad, why] of [
+    ['abc', /"abc" is not KEY or KEY=ADDR\[,ADDR\.\.\.\].*3 characters, not 40/],
+    [`${k}x`, /is not KEY or KEY=ADDR/],
+    [`${k}=`, /"" is not a mesh address/],
+    [`${k}=1,,2`, /"" is not a mesh address/],
+    [`${k}=1,two`, /"two" is not a mesh address \(KEY=ADDR\[,ADDR\.\.\.\], each address 0\.\.65534\)/],
+    [`${k}=65535`, /"65535" is not a mesh address/],
+    [`${k}=-1`, /"-1" is not a mesh address/],
+  ] as const) {
+    assert.throws(
+      () => parseMediumAllowed(bad),
+      (e: Error) => e instanceof UsageError && e.message.startsWith(`--allow: "${bad}"`) && why.test(e.message) && !e.message.includes('\n'),
+      bad,
+    );
+  }
+  assert.throws(() => new MediumAllowList([k, `${k}=1`].map(parseMediumAllowed)), /key .* is given twice/);
+  const list = new MediumAllowList([parseMediumAllowed(`${k}=4,5`)]);
+  assert.deepEqual([list.mayUse(k, 4), list.mayUse(k, 5), list.mayUse(k, 6)], [true, true, false]);
 });
