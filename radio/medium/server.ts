@@ -71,6 +71,12 @@ export interface MediumServerOptions {
    * the air under its address); not for ipc, which has no CURVE.
    */
   curve?: MediumCurve;
+  /**
+   * How often a 'medium-stats' line gives the counters while the medium
+   * runs (µs of its paced clock; 0 or absent: never), when any changed
+   * since the last line; `stop` then writes a final one.
+   */
+  statsIntervalUs?: Micros;
 }
 
 interface Peer {
@@ -137,6 +143,27 @@ function checkExposure(e: LinkEndpoint, curve: MediumCurve | undefined): void {
       `medium endpoint ${linkEndpointText(e)} is reachable beyond this machine: give the medium CURVE keys and the routers' public keys (--key-file, --allow), or bind a loopback or ipc endpoint`,
     );
   }
+}
+
+/** `: REASON n, ...` for counts by reason (those above 0), or nothing when there were none. */
+export function byReasonText(byReason: Readonly<Record<string, number>>): string {
+  const parts = Object.entries(byReason)
+    .filter(([, n]) => n > 0)
+    .map(([reason, n]) => `${reason} ${n}`);
+  return parts.length > 0 ? `: ${parts.join(', ')}` : '';
+}
+
+/**
+ * The counters as the flat fields of a log line: each count by reason
+ * (those above 0) as `refused.REASON` and `faults.REASON` beside the
+ * totals, so that a log query reads any of them as one field.
+ */
+export function flatCounters(c: MediumServerCounters): Record<string, number> {
+  const { refusedByReason, faultsByReason, ...totals } = c;
+  const out: Record<string, number> = { ...totals };
+  for (const [r, n] of Object.entries(refusedByReason)) if (n > 0) out[`refused.${r}`] = n;
+  for (const [r, n] of Object.entries(faultsByReason)) if (n > 0) out[`faults.${r}`] = n;
+  return out;
 }
 
 /** What a fault is counted under: its stable code, else its class name. */
@@ -292,6 +319,8 @@ export class MediumServer {
       this.listener = { close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
     }
     this.paced.start();
+    this.statsAtUs = this.paced.clock.now();
+    this.lastStats = this.statsText();
     this.sweeper = setInterval(() => {
       try {
         this.paced.inject((now) => this.sweep(now));
@@ -307,6 +336,7 @@ export class MediumServer {
 
   async stop(): Promise<void> {
     if (this.closed) return;
+    if ((this.o.statsIntervalUs ?? 0) > 0) this.logStats(true);
     this.closed = true;
     if (this.sweeper) clearInterval(this.sweeper);
     this.paced.stop();
@@ -619,9 +649,35 @@ export class MediumServer {
     }
   }
 
+  private statsAtUs: Micros = 0;
+  private lastStats = '';
+
+  private statsText(): string {
+    return JSON.stringify({ ...flatCounters(this.counters), routers: this.byNode.size });
+  }
+
+  /** A 'medium-stats' line once `statsIntervalUs` is over, when a counter changed since the last. */
+  private statsDue(now: Micros): void {
+    const every = this.o.statsIntervalUs ?? 0;
+    if (every <= 0 || now - this.statsAtUs < every) return;
+    this.statsAtUs = now;
+    if (this.statsText() !== this.lastStats) this.logStats(false);
+  }
+
+  /** One 'medium-stats' line: the counters, flat (`flatCounters`), and the routers on the air now. */
+  private logStats(final: boolean): void {
+    this.lastStats = this.statsText();
+    const c = this.counters;
+    this.o.log.info(
+      { event: 'medium-stats', final, ...flatCounters(c), routers: this.byNode.size },
+      `medium${final ? ' (final)' : ''}: ${this.byNode.size} router(s) on the air, ${c.joins} joins, ${c.received} received, ${c.malformed} malformed, ${c.refused} refused${byReasonText(c.refusedByReason)}; ${c.faults} faults${byReasonText(c.faultsByReason)}; CURVE ${c.zapAllowed} let in, ${c.zapDenied} denied`,
+    );
+  }
+
   /** Routers silent past the limit leave the air; the others hear their radios' counters. */
   private sweep(now: Micros): void {
     this.tellHeld();
+    this.statsDue(now);
     // A sweep that comes late (this process stalled: a loaded machine, a long GC) has not yet read
     // the heartbeats waiting in its socket: it takes nobody for gone this time.
     const late = this.lastSweepUs !== undefined && now - this.lastSweepUs > this.silenceUs / 2;

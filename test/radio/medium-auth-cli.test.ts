@@ -39,7 +39,7 @@ describe('`cogmesh medium` beyond loopback', () => {
     assert.match(tb.err, /--medium: "tcp:\/\/0\.0\.0\.0:\d+" is not on this machine/);
   });
 
-  test('refuses a bad --allow value with one line naming it', () => {
+  test('refuses a bad --allow or --stats-interval value with one line naming it', () => {
     const k = curveKeyPair().publicKey;
     for (const [value, why] of [
       ['not-a-key', /^cogmesh: --allow: "not-a-key" is not KEY or KEY=ADDR\[,ADDR\.\.\.\]/],
@@ -50,6 +50,9 @@ describe('`cogmesh medium` beyond loopback', () => {
       assert.match(r.err, why);
       assert.equal(r.err.trim().split('\n').length, 1, r.err);
     }
+    const r = cogmesh('medium', '--scenario', SCENARIO, '--stats-interval', 'soon');
+    assert.equal(r.code, 2, r.err);
+    assert.match(r.err, /--stats-interval: "soon" is not 0\.\.86400 seconds/);
   });
 
   /** `cogmesh medium` with a new key pair on every address, letting in `allow`; once it has started. */
@@ -103,6 +106,15 @@ describe('`cogmesh medium` beyond loopback', () => {
     }
     await stopAll([p]);
     assert.match(out(), /refused a CURVE router from .* \(key .* is not on the allow-list\)/);
+    // The final stats line on a clean stop carries the refusals by reason.
+    const final = out()
+      .split('\n')
+      .filter((l) => l.includes('"medium-stats"'))
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .at(-1);
+    assert.equal(final?.final, true);
+    assert.ok((final?.['refused.key-address'] as number) >= 1, JSON.stringify(final));
+    assert.ok((final?.zapDenied as number) >= 1);
   });
 
   test('a router daemon joins a medium beyond loopback with the keys of its sim.medium.curve', async () => {

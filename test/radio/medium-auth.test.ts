@@ -438,3 +438,34 @@ test('--allow values: KEY or KEY=ADDR[,ADDR...]; anything else is refused naming
   const list = new MediumAllowList([parseMediumAllowed(`${k}=4,5`)]);
   assert.deepEqual([list.mayUse(k, 4), list.mayUse(k, 5), list.mayUse(k, 6)], [true, true, false]);
 });
+
+test("the medium's counters in a 'medium-stats' line every interval when they changed, and a final one when it stops", async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'cm-medium-stats-'));
+  const path = join(dir, 'medium');
+  const { log, lines } = memoryLogger();
+  const server = new MediumServer(setup, { endpoint: `ipc://${path}`, log, statsIntervalUs: 300_000 });
+  await server.start();
+  const stats = () => lines.filter((l) => l.event === 'medium-stats');
+  try {
+    // Nothing happens: no line, however many intervals pass.
+    await new Promise((r) => setTimeout(r, 800));
+    assert.equal(stats().length, 0);
+    const x = await rawStation(path);
+    x.say({ t: 'beat' });
+    await until('a stats line', () => stats().length === 1);
+    const line = stats()[0]!;
+    assert.equal(line.final, false);
+    assert.equal(line.refused, 1);
+    assert.equal(line['refused.not-joined'], 1);
+    assert.equal(line['refused.key-address'], undefined, 'reasons at 0 are left out');
+    assert.equal(line.received, 1);
+    assert.equal(line.zapDenied, 0);
+    x.close();
+  } finally {
+    await server.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+  const last = stats().at(-1)!;
+  assert.equal(last.final, true);
+  assert.equal(last['refused.not-joined'], 1);
+});
