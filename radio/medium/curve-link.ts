@@ -81,6 +81,11 @@ export class MediumAllowList {
     return this.byKey.size;
   }
 
+  /** How many keys are bound to addresses (a join must then prove its key: `curveJoinProof`). */
+  get bound(): number {
+    return [...this.byKey.values()].filter((a) => a !== undefined).length;
+  }
+
   /** The keys ZAP lets in. */
   keys(): string[] {
     return [...this.byKey.keys()];
@@ -114,12 +119,16 @@ function canonicalKey(text: string): string | undefined {
   return b && b.length === 32 ? z85Encode(b) : undefined;
 }
 
+/** What a join proof is made for: this purpose, in this version of it. */
+const JOIN_PROOF_LABEL = 'cogmesh-medium-join/1';
+
 /**
  * Which CURVE key a join comes from. The medium cannot ask its ROUTER
  * socket: libzmq keeps the key ZAP let in as the messages' metadata, which
  * zeromq.js does not expose, and the ZAP request does not carry the
- * client's routing id (its identity frame is the server socket's own), so
- * a ZAP verdict cannot be tied to the connection whose messages follow.
+ * client's routing id (its identity frame is the server socket's own; and
+ * a client picks its routing id freely), so a ZAP verdict cannot be tied
+ * to the connection whose messages follow.
  * Instead a router proves in its join that it holds the secret half of a
  * key: `proof` is HMAC-SHA256, keyed with the X25519 secret that only the
  * router's and the medium's secret keys compute (RFC 7748 section 6.1),
@@ -129,9 +138,10 @@ function canonicalKey(text: string): string | undefined {
  * one key cannot make another's proof; the proof travels inside CURVE's
  * encryption, so nobody but the medium sees it to replay it, and it names
  * the medium's key and the address, so it is good for nothing else.
+ * (The proof shows a key, not the key of the CURVE session: a router that
+ * holds two allowed keys may connect with one and join with the other,
+ * which gives it nothing either key does not.)
  */
-const JOIN_PROOF_LABEL = 'cogmesh-medium-join/1';
-
 export function curveJoinProof(shared: Uint8Array, mediumKey: string, routerKey: string, node: number): string {
   return createHmac('sha256', shared).update(`${JOIN_PROOF_LABEL}\n${mediumKey}\n${routerKey}\n${node}`).digest('hex');
 }

@@ -330,7 +330,7 @@ export class MediumServer {
     }, 250);
     this.o.log.info(
       { event: 'medium-start', endpoint: this.o.endpoint, channels: this.setup.channels, epochUs: this.epochUs, curve: curve !== undefined },
-      `air medium on ${linkEndpointText(this.endpoint)}${curve ? ` (CURVE, ${this.allowList!.size} router key(s) allowed)` : ''}: ${this.setup.channels} channels, ${this.setup.phy.dataRateBps / 1e6} Mbps, ${this.setup.band.pn.length + this.setup.band.phases.length} PN source(s)`,
+      `air medium on ${linkEndpointText(this.endpoint)}${curve ? ` (CURVE, ${this.allowList!.size} router key(s) allowed, ${this.allowList!.bound} bound to addresses)` : ''}: ${this.setup.channels} channels, ${this.setup.phy.dataRateBps / 1e6} Mbps, ${this.setup.band.pn.length + this.setup.band.phases.length} PN source(s)`,
     );
   }
 
@@ -506,7 +506,13 @@ export class MediumServer {
     const curve = this.o.curve;
     const list = this.allowList;
     if (!curve || !list) return undefined;
-    if (msg.key === undefined || msg.proof === undefined) return `the join as ${msg.node} proves no CURVE key (a router of an older cogmesh?)`;
+    if (msg.key === undefined || msg.proof === undefined) {
+      // With no key bound to addresses any allowed key may join as any address, so the join need
+      // not say which (a router of an earlier cogmesh says none); once one is bound, it must.
+      return list.bound === 0
+        ? undefined
+        : `the join as ${msg.node} proves no CURVE key, and the medium holds keys to addresses (a router of an older cogmesh?)`;
+    }
     if (!list.has(msg.key)) return `key ${msg.key} is not on the medium's allow-list`;
     if (!checkJoinProof(curve, this.joinSecrets, msg.key, msg.node, msg.proof))
       return `the join's proof does not hold for key ${msg.key} (not made with its secret key)`;

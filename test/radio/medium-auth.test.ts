@@ -274,6 +274,16 @@ describe('a medium beyond loopback: CURVE with an allow-list', () => {
       assert.deepEqual(heard[0]?.payload, payload);
       assert.ok(server.counters.zapAllowed >= 2);
 
+      // With no key bound to addresses, a join that proves no key (a router of an earlier cogmesh) gets in as before.
+      const earlier = connectCurveLink(endpoint, { serverKey: mediumKeys.publicKey, ...otherAllowed });
+      try {
+        const x = rawLink(earlier);
+        x.say({ t: 'join', version: LINK_VERSION, node: 5, name: 'r5', position: { xM: 0, yM: 0 } });
+        await until('the welcome', () => x.inbox.some((m) => m.t === 'welcome'));
+      } finally {
+        earlier.destroy();
+      }
+
       // A stranger with a key pair of its own gets no session: no welcome, a clear error, counted.
       await assert.rejects(
         join(9, strangerKeys, 1500),
