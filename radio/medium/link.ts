@@ -33,7 +33,12 @@ export type StationDecl = Omit<StationSpec, 'node' | 'position'>;
 
 /** Router to medium. */
 export type UpMessage =
-  | { t: 'join'; version: number; node: number; name: string; position: Position }
+  /**
+   * `key` and `proof` over CURVE: the router's public key and its proof
+   * that it holds the secret half (curve-link.ts `curveJoinProof`), so the
+   * medium can hold the key to the addresses it may join as.
+   */
+  | { t: 'join'; version: number; node: number; name: string; position: Position; key?: string; proof?: string }
   | { t: 'station'; spec: StationDecl }
   | { t: 'send'; st: string; seq: number; src: number; dst: number; payload: Uint8Array }
   | { t: 'retune'; st: string; channel: number | null; overheadUs: Micros }
@@ -399,7 +404,9 @@ function check(o: Record<string, unknown>): string | undefined {
         need(o.version === LINK_VERSION, 'version', `${LINK_VERSION}`) ??
         need(isInt(o.node, 0, 0xfffe), 'node', 'a mesh address 0..65534') ??
         need(typeof o.name === 'string' && o.name.length <= 64, 'name', 'a name of up to 64 characters') ??
-        need(typeof p === 'object' && p !== null && Number.isFinite(p.xM) && Number.isFinite(p.yM), 'position', '{xM, yM} in metres')
+        need(typeof p === 'object' && p !== null && Number.isFinite(p.xM) && Number.isFinite(p.yM), 'position', '{xM, yM} in metres') ??
+        need(o.key === undefined || (typeof o.key === 'string' && o.key.length === 40), 'key', 'a CURVE public key (40 characters of Z85)') ??
+        need(o.proof === undefined || (typeof o.proof === 'string' && /^[0-9a-f]{64}$/.test(o.proof)), 'proof', '64 hex digits')
       );
     }
     case 'station': {

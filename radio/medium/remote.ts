@@ -6,7 +6,7 @@ import type { Logger } from '../../src/core/log.js';
 import { LINK_VERSION, parseDown, type DownMessage, type StationDecl, type UpMessage, type Welcome } from './link.js';
 import { LinkOutbox } from './outbox.js';
 import { connectLink, linkEndpointText, MessageReader, parseLinkEndpoint, type LinkEndpoint } from './transport.js';
-import { connectCurveLink, type RouterCurve } from './curve-link.js';
+import { connectCurveLink, routerJoinProof, type RouterCurve } from './curve-link.js';
 import { checkSend, zeroStationCounters } from './station.js';
 import type { MacFrame, Position, SendOutcome, Station, StationCounters, StationHandlers, StationHost, StationSpec } from './types.js';
 
@@ -71,6 +71,7 @@ export class RemoteMedium implements StationHost {
     const w = o.sendWindow ?? SEND_WINDOW;
     if (!Number.isSafeInteger(w) || w < 1 || w > 64) throw new RangeArgumentError('sim.medium.sendWindow', w, 'an integer number of frames in 1..64');
     this.sendWindow = w;
+    this.keyProof = o.curve ? routerJoinProof(o.curve, o.node) : {};
   }
 
   /** Connects, joins and waits for the medium's welcome (refused with a clear error when it does not come). */
@@ -146,8 +147,11 @@ export class RemoteMedium implements StationHost {
   }
 
   private join(): void {
-    this.post({ t: 'join', version: LINK_VERSION, node: this.o.node, name: this.o.name, position: this.o.position });
+    this.post({ t: 'join', version: LINK_VERSION, node: this.o.node, name: this.o.name, position: this.o.position, ...this.keyProof });
   }
+
+  /** Over CURVE, the join proves this router's key (the medium holds each key to its addresses). */
+  private readonly keyProof: { key: string; proof: string } | Record<string, never>;
 
   /** Joins again and brings the radios back; what they had in flight is lost. */
   private rejoin(): void {

@@ -12,7 +12,7 @@ import { ism2g4, type ChannelPlan } from '../channels.js';
 import { EmulatedBand } from '../sim/band.js';
 import { LINK_VERSION, parseUp, type DownMessage, type UpMessage, type Welcome } from './link.js';
 import { LinkOutbox } from './outbox.js';
-import { listenCurveLink, type MediumCurve } from './curve-link.js';
+import { checkJoinProof, listenCurveLink, MediumAllowList, type MediumCurve } from './curve-link.js';
 import { linkEndpointText, listenLink, MessageReader, parseLinkEndpoint, type LinkEndpoint } from './transport.js';
 import { AirMedium } from './medium.js';
 import type { MediumParams, PhyParams, Position, Station } from './types.js';
@@ -65,11 +65,18 @@ export interface MediumServerOptions {
   epochUs?: Micros;
   /**
    * CURVE keys and the router keys let in: the link then runs over ZeroMQ,
-   * encrypted, and only routers on `allow` join. Required on a tcp endpoint
+   * encrypted, and only routers on `allow` join, each as an address its
+   * key may use (`MediumAllowed`). Required on a tcp endpoint
    * beyond loopback (a station that can reach the medium can put frames on
    * the air under its address); not for ipc, which has no CURVE.
    */
   curve?: MediumCurve;
+  /**
+   * How often a 'medium-stats' line gives the counters while the medium
+   * runs (µs of its paced clock; 0 or absent: never), when any changed
+   * since the last line; `stop` then writes a final one.
+   */
+  statsIntervalUs?: Micros;
 }
 
 interface Peer {
@@ -94,7 +101,9 @@ export interface MediumServerCounters {
    * The same by reason: `not-joined` (a message before a join, or after the
    * medium took the router for gone), `address-held` (a join claiming an
    * address a live router holds), `spoofed-source` (a frame whose source is
-   * not the address its connection joined with).
+   * not the address its connection joined with), `key-address` (over
+   * CURVE, a join as an address the key it proves may not use, or that
+   * proves no key on the allow-list).
    */
   refusedByReason: Record<RefusalReason, number>;
   joins: number;
@@ -110,7 +119,7 @@ export interface MediumServerCounters {
 }
 
 /** Why the medium refused a router's message (`counters.refusedByReason`). */
-export type RefusalReason = 'not-joined' | 'address-held' | 'spoofed-source';
+export type RefusalReason = 'not-joined' | 'address-held' | 'spoofed-source' | 'key-address';
 
 /** A message asks for what the medium cannot do for this router: counted with the malformed ones, not a fault. */
 class LinkRefusal extends CogmeshError {
@@ -134,6 +143,27 @@ function checkExposure(e: LinkEndpoint, curve: MediumCurve | undefined): void {
       `medium endpoint ${linkEndpointText(e)} is reachable beyond this machine: give the medium CURVE keys and the routers' public keys (--key-file, --allow), or bind a loopback or ipc endpoint`,
     );
   }
+}
+
+/** `: REASON n, ...` for counts by reason (those above 0), or nothing when there were none. */
+export function byReasonText(byReason: Readonly<Record<string, number>>): string {
+  const parts = Object.entries(byReason)
+    .filter(([, n]) => n > 0)
+    .map(([reason, n]) => `${reason} ${n}`);
+  return parts.length > 0 ? `: ${parts.join(', ')}` : '';
+}
+
+/**
+ * The counters as the flat fields of a log line: each count by reason
+ * (those above 0) as `refused.REASON` and `faults.REASON` beside the
+ * totals, so that a log query reads any of them as one field.
+ */
+export function flatCounters(c: MediumServerCounters): Record<string, number> {
+  const { refusedByReason, faultsByReason, ...totals } = c;
+  const out: Record<string, number> = { ...totals };
+  for (const [r, n] of Object.entries(refusedByReason)) if (n > 0) out[`refused.${r}`] = n;
+  for (const [r, n] of Object.entries(faultsByReason)) if (n > 0) out[`faults.${r}`] = n;
+  return out;
 }
 
 /** What a fault is counted under: its stable code, else its class name. */
@@ -160,7 +190,9 @@ export function faultReason(e: unknown): string {
  * Whoever reaches the medium puts frames on the air, so a station speaks
  * only for the address its connection joined with (a frame claiming another
  * source is refused), an address belongs to one live router, and beyond
- * loopback only routers whose CURVE key is on `curve.allow` get in. Those
+ * loopback only routers whose CURVE key is on `curve.allow` get in, each
+ * only as an address its key may use (a key bound to addresses proves
+ * itself in the join: curve-link.ts `curveJoinProof`). Those
  * refusals are counted by reason (`counters.refusedByReason`, `zapDenied`)
  * and logged within the same budget.
  */
@@ -169,7 +201,7 @@ export class MediumServer {
     received: 0,
     malformed: 0,
     refused: 0,
-    refusedByReason: { 'not-joined': 0, 'address-held': 0, 'spoofed-source': 0 },
+    refusedByReason: { 'not-joined': 0, 'address-held': 0, 'spoofed-source': 0, 'key-address': 0 },
     joins: 0,
     gone: 0,
     sent: 0,
@@ -197,6 +229,10 @@ export class MediumServer {
   /** Lines about faults, malformed and refused messages: a few a minute, however many there are. */
   /** One line of a kind (event and detail) every 10 s at most. */
   private readonly logBudget = new LogBudget(1, 10 * US_PER_S);
+  /** Over CURVE: the keys let in and the addresses each may join as. */
+  private readonly allowList: MediumAllowList | undefined;
+  /** The X25519 secret shared with each allowed key a join named (for its proof). */
+  private readonly joinSecrets = new Map<string, Uint8Array | undefined>();
 
   constructor(
     readonly setup: MediumSetup,
@@ -212,6 +248,7 @@ export class MediumServer {
     this.outbox = new LinkOutbox(undefined, true);
     this.endpoint = parseLinkEndpoint(o.endpoint);
     checkExposure(this.endpoint, o.curve);
+    this.allowList = o.curve ? new MediumAllowList(o.curve.allow) : undefined;
     const now = this.paced.now();
     this.epochUs = o.epochUs === undefined ? now : assertMicros('epochUs', o.epochUs);
     if (this.epochUs > now) throw new RangeArgumentError('epochUs', o.epochUs, `a time at or before now (${now} epoch µs)`);
@@ -276,12 +313,14 @@ export class MediumServer {
         },
         error: (e) => this.fault('zap', e),
       });
-      if (curve.allow.length === 0) this.o.log.warn({ event: 'medium-no-routers' }, 'medium: CURVE is on and the allow-list is empty: no router can join');
+      if (this.allowList!.size === 0) this.o.log.warn({ event: 'medium-no-routers' }, 'medium: CURVE is on and the allow-list is empty: no router can join');
     } else {
       const server = await listenLink(this.endpoint, (c) => this.accept(c));
       this.listener = { close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
     }
     this.paced.start();
+    this.statsAtUs = this.paced.clock.now();
+    this.lastStats = this.statsText();
     this.sweeper = setInterval(() => {
       try {
         this.paced.inject((now) => this.sweep(now));
@@ -291,12 +330,13 @@ export class MediumServer {
     }, 250);
     this.o.log.info(
       { event: 'medium-start', endpoint: this.o.endpoint, channels: this.setup.channels, epochUs: this.epochUs, curve: curve !== undefined },
-      `air medium on ${linkEndpointText(this.endpoint)}${curve ? ` (CURVE, ${curve.allow.length} router key(s) allowed)` : ''}: ${this.setup.channels} channels, ${this.setup.phy.dataRateBps / 1e6} Mbps, ${this.setup.band.pn.length + this.setup.band.phases.length} PN source(s)`,
+      `air medium on ${linkEndpointText(this.endpoint)}${curve ? ` (CURVE, ${this.allowList!.size} router key(s) allowed, ${this.allowList!.bound} bound to addresses)` : ''}: ${this.setup.channels} channels, ${this.setup.phy.dataRateBps / 1e6} Mbps, ${this.setup.band.pn.length + this.setup.band.phases.length} PN source(s)`,
     );
   }
 
   async stop(): Promise<void> {
     if (this.closed) return;
+    if ((this.o.statsIntervalUs ?? 0) > 0) this.logStats(true);
     this.closed = true;
     if (this.sweeper) clearInterval(this.sweeper);
     this.paced.stop();
@@ -456,7 +496,44 @@ export class MediumServer {
     }
   }
 
+  /**
+   * Over CURVE, why the join may not take its address: it proves no key of
+   * the allow-list, or its key may not use that address; undefined when it
+   * may. Checked before whether the address is held, so that a refused
+   * key learns nothing of who holds which address.
+   */
+  private keyAddressProblem(msg: Extract<UpMessage, { t: 'join' }>): string | undefined {
+    const curve = this.o.curve;
+    const list = this.allowList;
+    if (!curve || !list) return undefined;
+    if (msg.key === undefined || msg.proof === undefined) {
+      // With no key bound to addresses any allowed key may join as any address, so the join need
+      // not say which (a router of an earlier cogmesh says none); once one is bound, it must.
+      return list.bound === 0
+        ? undefined
+        : `the join as ${msg.node} proves no CURVE key, and the medium holds keys to addresses (a router of an older cogmesh?)`;
+    }
+    if (!list.has(msg.key)) return `key ${msg.key} is not on the medium's allow-list`;
+    if (!checkJoinProof(curve, this.joinSecrets, msg.key, msg.node, msg.proof))
+      return `the join's proof does not hold for key ${msg.key} (not made with its secret key)`;
+    if (!list.mayUse(msg.key, msg.node)) return `key ${msg.key} may join as ${list.addresses(msg.key)!.join(', ')}, not as ${msg.node}`;
+    return undefined;
+  }
+
   private join(conn: Duplex, key: string, msg: Extract<UpMessage, { t: 'join' }>, now: Micros): void {
+    const keyProblem = this.keyAddressProblem(msg);
+    if (keyProblem !== undefined) {
+      this.refuse('key-address');
+      this.note(
+        'warn',
+        'medium-refused',
+        'key-address',
+        { reason: 'key-address', node: msg.node, key: msg.key ?? null, peer: key },
+        `refused a join as ${msg.name} (${msg.node}): ${keyProblem}`,
+      );
+      this.post(conn, { t: 'refused', reason: keyProblem });
+      return;
+    }
     const earlier = this.byNode.get(msg.node);
     if (earlier && earlier.key !== key && now - earlier.lastHeardUs <= this.silenceUs) {
       // Another live process holds this address (two routers configured alike, or a station claiming
@@ -578,9 +655,35 @@ export class MediumServer {
     }
   }
 
+  private statsAtUs: Micros = 0;
+  private lastStats = '';
+
+  private statsText(): string {
+    return JSON.stringify({ ...flatCounters(this.counters), routers: this.byNode.size });
+  }
+
+  /** A 'medium-stats' line once `statsIntervalUs` is over, when a counter changed since the last. */
+  private statsDue(now: Micros): void {
+    const every = this.o.statsIntervalUs ?? 0;
+    if (every <= 0 || now - this.statsAtUs < every) return;
+    this.statsAtUs = now;
+    if (this.statsText() !== this.lastStats) this.logStats(false);
+  }
+
+  /** One 'medium-stats' line: the counters, flat (`flatCounters`), and the routers on the air now. */
+  private logStats(final: boolean): void {
+    this.lastStats = this.statsText();
+    const c = this.counters;
+    this.o.log.info(
+      { event: 'medium-stats', final, ...flatCounters(c), routers: this.byNode.size },
+      `medium${final ? ' (final)' : ''}: ${this.byNode.size} router(s) on the air, ${c.joins} joins, ${c.received} received, ${c.malformed} malformed, ${c.refused} refused${byReasonText(c.refusedByReason)}; ${c.faults} faults${byReasonText(c.faultsByReason)}; CURVE ${c.zapAllowed} let in, ${c.zapDenied} denied`,
+    );
+  }
+
   /** Routers silent past the limit leave the air; the others hear their radios' counters. */
   private sweep(now: Micros): void {
     this.tellHeld();
+    this.statsDue(now);
     // A sweep that comes late (this process stalled: a loaded machine, a long GC) has not yet read
     // the heartbeats waiting in its socket: it takes nobody for gone this time.
     const late = this.lastSweepUs !== undefined && now - this.lastSweepUs > this.silenceUs / 2;

@@ -1,8 +1,9 @@
 import { readFile } from 'node:fs/promises';
 import { Command, Option } from 'commander';
-import { MediumServer, parseMediumSetup, type MediumSetup } from '../../radio/medium/server.js';
+import { byReasonText, MediumServer, parseMediumSetup, type MediumSetup } from '../../radio/medium/server.js';
+import { parseMediumAllowed } from '../../radio/medium/curve-link.js';
 import { UsageError } from '../core/errors.js';
-import { isCurveKey } from '../control/curve.js';
+import { US_PER_S } from '../core/time.js';
 import { readKeyFile } from './ctl.js';
 import { createLogger } from '../core/log.js';
 import { loadScenario } from '../config/scenario.js';
@@ -20,6 +21,7 @@ interface MediumOpts {
   epochUs?: string;
   keyFile?: string;
   allow: string[];
+  statsInterval: string;
   logFormat: 'pretty' | 'json';
 }
 
@@ -50,7 +52,17 @@ export function mediumCommand(): Command {
       '--key-file <file>',
       "the medium's CURVE key pair (`cogmesh keygen --out FILE`; its public key is the routers' sim.medium.curve.serverKey): the link runs over CURVE and only --allow routers join; required to bind beyond loopback",
     )
-    .option('--allow <key>', "a router's CURVE public key (its sim.medium.curve.publicKey) let join (repeatable; with --key-file)", collect, [])
+    .option(
+      '--allow <key[=addr,...]>',
+      "a router let join (repeatable; with --key-file): its CURVE public key (its sim.medium.curve.publicKey), and after '=' the mesh addresses it may join as; a key alone may join as any address no live router holds",
+      collect,
+      [],
+    )
+    .option(
+      '--stats-interval <seconds>',
+      "every so often, a 'medium-stats' log line with the medium's counters when any changed since the last (and a final one when it stops); 0: none",
+      '60',
+    )
     .addOption(new Option('--log-format <format>', 'log lines for people or one JSON object a line').choices(['pretty', 'json']).default('pretty'))
     .action(async (o: MediumOpts) => {
       if ((o.scenario === undefined) === (o.setup === undefined)) throw new UsageError('give one of --scenario FILE and --setup FILE');
@@ -72,10 +84,20 @@ export function mediumCommand(): Command {
       }
       if (o.allow.length > 0 && o.keyFile === undefined)
         throw new UsageError("--allow needs --key-file: the allow-list is CURVE's, and CURVE needs the medium's key pair");
-      for (const k of o.allow)
-        if (!isCurveKey(k)) throw new UsageError(`--allow: "${k}" is not a CURVE public key (40 characters of Z85, as \`cogmesh keygen\` prints)`);
-      const curve = o.keyFile === undefined ? undefined : { ...(await readKeyFile(o.keyFile)), allow: o.allow };
-      const server = new MediumServer(setup, { endpoint: o.bind, log, aheadUs, ...(epochUs !== undefined ? { epochUs } : {}), ...(curve ? { curve } : {}) });
+      const allow = o.allow.map(parseMediumAllowed);
+      const statsS = Number(o.statsInterval);
+      if (!(o.statsInterval.trim() !== '' && Number.isFinite(statsS) && statsS >= 0 && statsS <= 86_400))
+        throw new UsageError(`--stats-interval: "${o.statsInterval}" is not 0..86400 seconds`);
+      const statsIntervalUs = Math.round(statsS * US_PER_S);
+      const curve = o.keyFile === undefined ? undefined : { ...(await readKeyFile(o.keyFile)), allow };
+      const server = new MediumServer(setup, {
+        endpoint: o.bind,
+        log,
+        aheadUs,
+        statsIntervalUs,
+        ...(epochUs !== undefined ? { epochUs } : {}),
+        ...(curve ? { curve } : {}),
+      });
       await server.start();
       await new Promise<void>((resolve) => {
         process.once('SIGINT', () => resolve());
@@ -84,17 +106,9 @@ export function mediumCommand(): Command {
       });
       log.info(
         { event: 'medium-stop', counters: server.counters },
-        `medium stopping (${server.counters.joins} joins, ${server.air.counters.frames} frames on the air, ${server.counters.faults} faults${faultList(server.counters.faultsByReason)}, ${server.counters.refused} refused${faultList(server.counters.refusedByReason)})`,
+        `medium stopping (${server.counters.joins} joins, ${server.air.counters.frames} frames on the air, ${server.counters.faults} faults${byReasonText(server.counters.faultsByReason)}, ${server.counters.refused} refused${byReasonText(server.counters.refusedByReason)})`,
       );
       await server.stop();
       process.exit(0);
     });
-}
-
-/** `: REASON n, ...` for counts by reason (those above 0), or nothing when there were none. */
-function faultList(byReason: Record<string, number>): string {
-  const parts = Object.entries(byReason)
-    .filter(([, n]) => n > 0)
-    .map(([reason, n]) => `${reason} ${n}`);
-  return parts.length > 0 ? `: ${parts.join(', ')}` : '';
 }

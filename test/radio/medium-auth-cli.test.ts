@@ -39,6 +39,22 @@ describe('`cogmesh medium` beyond loopback', () => {
     assert.match(tb.err, /--medium: "tcp:\/\/0\.0\.0\.0:\d+" is not on this machine/);
   });
 
+  test('refuses a bad --allow or --stats-interval value with one line naming it', () => {
+    const k = curveKeyPair().publicKey;
+    for (const [value, why] of [
+      ['not-a-key', /^cogmesh: --allow: "not-a-key" is not KEY or KEY=ADDR\[,ADDR\.\.\.\]/],
+      [`${k}=1,x`, /^cogmesh: --allow: ".*=1,x": "x" is not a mesh address/],
+    ] as const) {
+      const r = cogmesh('medium', '--scenario', SCENARIO, '--key-file', join(dir, 'none.key'), '--allow', value);
+      assert.equal(r.code, 2, r.err);
+      assert.match(r.err, why);
+      assert.equal(r.err.trim().split('\n').length, 1, r.err);
+    }
+    const r = cogmesh('medium', '--scenario', SCENARIO, '--stats-interval', 'soon');
+    assert.equal(r.code, 2, r.err);
+    assert.match(r.err, /--stats-interval: "soon" is not 0\.\.86400 seconds/);
+  });
+
   /** `cogmesh medium` with a new key pair on every address, letting in `allow`; once it has started. */
   async function curveMedium(allow: string) {
     const keys = curveKeyPair();
@@ -60,10 +76,10 @@ describe('`cogmesh medium` beyond loopback', () => {
     return { p, port, publicKey: keys.publicKey, log };
   }
 
-  test('with --key-file and --allow, the allowed router joins and a stranger is refused', async () => {
+  test('with --key-file and --allow KEY=ADDR, the allowed router joins as its address only and a stranger is refused', async () => {
     const router = curveKeyPair();
     const stranger = curveKeyPair();
-    const { p, port, publicKey, log } = await curveMedium(router.publicKey);
+    const { p, port, publicKey, log } = await curveMedium(`${router.publicKey}=1`);
     const out = (): string => log.text;
     assert.match(out(), /CURVE, 1 router key\(s\) allowed/);
     const paced = new PacedEngine();
@@ -83,12 +99,22 @@ describe('`cogmesh medium` beyond loopback', () => {
       const ok = await joinAs(1, router, 10_000);
       assert.equal(typeof ok.welcome.epochUs, 'number');
       ok.close();
+      await assert.rejects(joinAs(2, router, 1500), (e: Error) => e.message.includes(`key ${router.publicKey} may join as 1, not as 2`));
       await assert.rejects(joinAs(9, stranger, 1500), (e: Error) => e.message.includes('is not on its allow-list'));
     } finally {
       paced.stop();
     }
     await stopAll([p]);
     assert.match(out(), /refused a CURVE router from .* \(key .* is not on the allow-list\)/);
+    // The final stats line on a clean stop carries the refusals by reason.
+    const final = out()
+      .split('\n')
+      .filter((l) => l.includes('"medium-stats"'))
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .at(-1);
+    assert.equal(final?.final, true);
+    assert.ok((final?.['refused.key-address'] as number) >= 1, JSON.stringify(final));
+    assert.ok((final?.zapDenied as number) >= 1);
   });
 
   test('a router daemon joins a medium beyond loopback with the keys of its sim.medium.curve', async () => {

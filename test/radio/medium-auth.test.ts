@@ -1,5 +1,5 @@
 import { memoryLogger } from '../support/control-view.js';
-import { rawStation } from '../support/raw-station.js';
+import { rawLink, rawStation } from '../support/raw-station.js';
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { LINK_VERSION, type DownMessage } from '../../radio/medium/link.js';
 import { RemoteMedium } from '../../radio/medium/remote.js';
 import { MediumServer } from '../../radio/medium/server.js';
-import { connectCurveLink, listenCurveLink } from '../../radio/medium/curve-link.js';
+import { connectCurveLink, listenCurveLink, MediumAllowList, parseMediumAllowed, routerJoinProof } from '../../radio/medium/curve-link.js';
 import type { Duplex } from 'node:stream';
 import type { MacFrame } from '../../radio/medium/types.js';
 import { curveKeyPair } from 'zeromq';
@@ -30,6 +30,27 @@ async function until(what: string, f: () => boolean, ms = 5000): Promise<void> {
     if (Date.now() > end) assert.fail(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 20));
   }
+}
+
+/** A router named r<node> joining the medium at `endpoint` over CURVE with `keys`. */
+function curveJoin(
+  endpoint: string,
+  serverKey: string,
+  paced: PacedEngine,
+  node: number,
+  keys: { publicKey: string; secretKey: string },
+  joinTimeoutMs = 5000,
+) {
+  return RemoteMedium.connect({
+    endpoint,
+    node,
+    name: `r${node}`,
+    position: { xM: node * 50, yM: 0 },
+    paced,
+    log: quiet(),
+    joinTimeoutMs,
+    curve: { serverKey, ...keys },
+  });
 }
 
 describe('a medium that holds each station to its address', () => {
@@ -194,16 +215,7 @@ describe('a medium beyond loopback: CURVE with an allow-list', () => {
     const open: RemoteMedium[] = [];
     try {
       const join = async (node: number, keys: { publicKey: string; secretKey: string }, joinTimeoutMs = 5000) => {
-        const m = await RemoteMedium.connect({
-          endpoint,
-          node,
-          name: `r${node}`,
-          position: { xM: node * 50, yM: 0 },
-          paced,
-          log: quiet(),
-          joinTimeoutMs,
-          curve: { serverKey: mediumKeys.publicKey, ...keys },
-        });
+        const m = await curveJoin(endpoint, mediumKeys.publicKey, paced, node, keys, joinTimeoutMs);
         open.push(m);
         return m;
       };
@@ -227,6 +239,16 @@ describe('a medium beyond loopback: CURVE with an allow-list', () => {
       assert.deepEqual(outcomes, [true]);
       assert.deepEqual(heard[0]?.payload, payload);
       assert.ok(server.counters.zapAllowed >= 2);
+
+      // With no key bound to addresses, a join that proves no key (a router of an earlier cogmesh) gets in as before.
+      const earlier = connectCurveLink(endpoint, { serverKey: mediumKeys.publicKey, ...otherAllowed });
+      try {
+        const x = rawLink(earlier);
+        x.say({ t: 'join', version: LINK_VERSION, node: 5, name: 'r5', position: { xM: 0, yM: 0 } });
+        await until('the welcome', () => x.inbox.some((m) => m.t === 'welcome'));
+      } finally {
+        earlier.destroy();
+      }
 
       // A stranger with a key pair of its own gets no session: no welcome, a clear error, counted.
       await assert.rejects(
@@ -282,4 +304,144 @@ test('over CURVE, a peer that falls silent has its stream closed, as a closed so
     client.destroy();
     await server.close();
   }
+});
+
+describe('a medium that holds each CURVE key to the addresses it may join as', () => {
+  const mediumKeys = curveKeyPair();
+  const bound = curveKeyPair();
+  const free = curveKeyPair();
+  const { log: serverLog, lines } = memoryLogger();
+  let server: MediumServer;
+  let endpoint: string;
+  const paced = new PacedEngine();
+  before(async () => {
+    const port = await freePort();
+    endpoint = `tcp://127.0.0.1:${port}`;
+    server = new MediumServer(setup, {
+      endpoint: `tcp://0.0.0.0:${port}`,
+      log: serverLog,
+      silenceUs: 600_000,
+      curve: { ...mediumKeys, allow: [parseMediumAllowed(`${bound.publicKey}=1`), parseMediumAllowed(free.publicKey)] },
+    });
+    await server.start();
+    paced.start();
+  });
+  after(async () => {
+    paced.stop();
+    await server.stop();
+  });
+  const join = (node: number, keys: { publicKey: string; secretKey: string }, joinTimeoutMs = 5000) =>
+    curveJoin(endpoint, mediumKeys.publicKey, paced, node, keys, joinTimeoutMs);
+
+  test('a key bound to address 1 joining as 2 is refused with the reason, counted and logged; as 1 it joins', async () => {
+    await assert.rejects(
+      join(2, bound, 1200),
+      (e: Error & { code?: string }) => e.code === 'RADIO_NO_MEDIUM' && e.message.includes(`key ${bound.publicKey} may join as 1, not as 2`),
+    );
+    assert.ok(server.counters.refusedByReason['key-address'] >= 1);
+    assert.ok(!server.routers().some((r) => r.node === 2), 'never on the air as 2');
+    assert.ok(lines.some((l) => l.event === 'medium-refused' && l.reason === 'key-address' && l.node === 2 && l.key === bound.publicKey));
+    const ok = await join(1, bound);
+    try {
+      assert.deepEqual(
+        server.routers().map((r) => r.node),
+        [1],
+      );
+    } finally {
+      ok.close();
+    }
+  });
+
+  test('a key allowed without addresses joins as any free address', async () => {
+    const a = await join(7, free);
+    const b = await join(300, { ...free });
+    try {
+      assert.ok(server.routers().some((r) => r.node === 7));
+      assert.ok(server.routers().some((r) => r.node === 300));
+    } finally {
+      a.close();
+      b.close();
+    }
+  });
+
+  test("a join that names another router's key without its secret, or proves no key, is refused", async () => {
+    // An allowed key's holder claims the bound key of router 1, with a proof made with its own secret key.
+    const c = connectCurveLink(endpoint, { serverKey: mediumKeys.publicKey, ...free });
+    const x = rawLink(c);
+    try {
+      const before = server.counters.refusedByReason['key-address'];
+      const forged = routerJoinProof({ serverKey: mediumKeys.publicKey, publicKey: bound.publicKey, secretKey: free.secretKey }, 1);
+      x.say({ t: 'join', version: LINK_VERSION, node: 1, name: 'impostor', position: { xM: 0, yM: 0 }, ...forged });
+      await until('the refusal', () => x.inbox.some((m) => m.t === 'refused'));
+      assert.match(
+        (x.inbox[0] as { reason: string }).reason,
+        new RegExp(`the join's proof does not hold for key ${bound.publicKey.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`),
+      );
+      x.say({ t: 'join', version: LINK_VERSION, node: 1, name: 'impostor', position: { xM: 0, yM: 0 } });
+      await until('a second refusal', () => x.inbox.filter((m) => m.t === 'refused').length === 2);
+      assert.match((x.inbox[1] as { reason: string }).reason, /the join as 1 proves no CURVE key/);
+      assert.equal(server.counters.refusedByReason['key-address'], before + 2);
+      assert.ok(!x.inbox.some((m) => m.t === 'welcome'));
+    } finally {
+      c.destroy();
+    }
+  });
+});
+
+test('--allow values: KEY or KEY=ADDR[,ADDR...]; anything else is refused naming the value', () => {
+  const k = curveKeyPair().publicKey;
+  assert.equal(parseMediumAllowed(k), k);
+  assert.deepEqual(parseMediumAllowed(`${k}=1,2,2,65534`), { key: k, addresses: [1, 2, 65534] });
+  // Z85 has '=' among its characters: a key may hold one, and the addresses still start after the 40th.
+  const withEq = `${'0'.repeat(39)}=`;
+  assert.deepEqual(parseMediumAllowed(`${withEq}=3`), { key: withEq, addresses: [3] });
+  for (const [bad, why] of [
+    ['abc', /"abc" is not KEY or KEY=ADDR\[,ADDR\.\.\.\].*3 characters, not 40/],
+    [`${k}x`, /is not KEY or KEY=ADDR/],
+    [`${k}=`, /"" is not a mesh address/],
+    [`${k}=1,,2`, /"" is not a mesh address/],
+    [`${k}=1,two`, /"two" is not a mesh address \(KEY=ADDR\[,ADDR\.\.\.\], each address 0\.\.65534\)/],
+    [`${k}=65535`, /"65535" is not a mesh address/],
+    [`${k}=-1`, /"-1" is not a mesh address/],
+  ] as const) {
+    assert.throws(
+      () => parseMediumAllowed(bad),
+      (e: Error) => e instanceof UsageError && e.message.startsWith(`--allow: "${bad}"`) && why.test(e.message) && !e.message.includes('\n'),
+      bad,
+    );
+  }
+  assert.throws(() => new MediumAllowList([k, `${k}=1`].map(parseMediumAllowed)), /key .* is given twice/);
+  const list = new MediumAllowList([parseMediumAllowed(`${k}=4,5`)]);
+  assert.deepEqual([list.mayUse(k, 4), list.mayUse(k, 5), list.mayUse(k, 6)], [true, true, false]);
+});
+
+test("the medium's counters in a 'medium-stats' line every interval when they changed, and a final one when it stops", async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'cm-medium-stats-'));
+  const path = join(dir, 'medium');
+  const { log, lines } = memoryLogger();
+  const server = new MediumServer(setup, { endpoint: `ipc://${path}`, log, statsIntervalUs: 300_000 });
+  await server.start();
+  const stats = () => lines.filter((l) => l.event === 'medium-stats');
+  try {
+    // Nothing happens: no line, however many intervals pass.
+    await new Promise((r) => setTimeout(r, 800));
+    assert.equal(stats().length, 0);
+    const x = await rawStation(path);
+    x.say({ t: 'beat' });
+    await until('a stats line', () => stats().length === 1);
+    const line = stats()[0]!;
+    assert.equal(line.final, false);
+    assert.equal(line.refused, 1);
+    assert.equal(line['refused.not-joined'], 1);
+    assert.equal(line['refused.key-address'], undefined, 'reasons at 0 are left out');
+    assert.equal(line.received, 1);
+    assert.equal(line.zapDenied, 0);
+    x.close();
+  } finally {
+    await server.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+  const last = stats().at(-1)!;
+  assert.equal(last.final, true);
+  assert.equal(last['refused.not-joined'], 1);
 });
