@@ -87,6 +87,7 @@ const NOTABLE = new Set([
   'medium-start',
   'router-joined',
   'router-left',
+  'medium-stats',
   'medium-rejoin',
   'driver-error',
   'control-start',
