@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { Command, Option } from 'commander';
 import { MediumServer, parseMediumSetup, type MediumSetup } from '../../radio/medium/server.js';
+import { parseLinkEndpoint } from '../../radio/medium/transport.js';
 import { UsageError } from '../core/errors.js';
 import { isCurveKey } from '../control/curve.js';
 import { readKeyFile } from './ctl.js';
@@ -8,6 +9,7 @@ import { createLogger } from '../core/log.js';
 import { loadScenario } from '../config/scenario.js';
 import { mediumSetup } from '../testbed/plan.js';
 import { supervisorGone } from '../testbed/supervisor.js';
+import { listeningAs } from './usage.js';
 
 interface MediumOpts {
   scenario?: string;
@@ -54,6 +56,7 @@ export function mediumCommand(): Command {
     .addOption(new Option('--log-format <format>', 'log lines for people or one JSON object a line').choices(['pretty', 'json']).default('pretty'))
     .action(async (o: MediumOpts) => {
       if ((o.scenario === undefined) === (o.setup === undefined)) throw new UsageError('give one of --scenario FILE and --setup FILE');
+      parseLinkEndpoint(o.bind, '--bind');
       let setup: MediumSetup;
       if (o.setup !== undefined) setup = parseMediumSetup(await readFile(o.setup, 'utf8'));
       else {
@@ -75,8 +78,12 @@ export function mediumCommand(): Command {
       for (const k of o.allow)
         if (!isCurveKey(k)) throw new UsageError(`--allow: "${k}" is not a CURVE public key (40 characters of Z85, as \`cogmesh keygen\` prints)`);
       const curve = o.keyFile === undefined ? undefined : { ...(await readKeyFile(o.keyFile)), allow: o.allow };
-      const server = new MediumServer(setup, { endpoint: o.bind, log, aheadUs, ...(epochUs !== undefined ? { epochUs } : {}), ...(curve ? { curve } : {}) });
-      await server.start();
+      const server = await listeningAs(
+        '--bind',
+        o.bind,
+        () => new MediumServer(setup, { endpoint: o.bind, log, aheadUs, ...(epochUs !== undefined ? { epochUs } : {}), ...(curve ? { curve } : {}) }),
+      );
+      await listeningAs('--bind', o.bind, () => server.start());
       await new Promise<void>((resolve) => {
         process.once('SIGINT', () => resolve());
         process.once('SIGTERM', () => resolve());
