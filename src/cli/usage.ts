@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs';
+import { dirname } from 'node:path';
 import type { Command, CommanderError } from 'commander';
 import { UsageError } from '../core/errors.js';
 
@@ -74,7 +76,15 @@ export async function listeningAs<T>(flag: string, value: string, start: () => T
   } catch (e) {
     if (e instanceof UsageError) throw e.message.startsWith(`${flag}`) ? e : new UsageError(`${flag}: ${e.message}`);
     const code = (e as NodeJS.ErrnoException).code;
-    if (code !== undefined && LISTEN_CODES.has(code)) throw new UsageError(`${flag}: cannot listen on ${value}: ${systemReason(e)}`);
+    if (code !== undefined && LISTEN_CODES.has(code)) throw new UsageError(`${flag}: cannot listen on ${value}: ${listenReason(e as NodeJS.ErrnoException)}`);
     throw e;
   }
+}
+
+/** Why a bind failed. libuv reports a Unix socket path whose folder is missing as EACCES (as Windows would): that is said as it is. */
+function listenReason(e: NodeJS.ErrnoException & { address?: unknown }): string {
+  if (e.code === 'EACCES' && typeof e.address === 'string' && e.address.startsWith('/') && !existsSync(dirname(e.address))) {
+    return `the folder ${dirname(e.address)} does not exist`;
+  }
+  return systemReason(e);
 }
