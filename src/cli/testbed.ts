@@ -113,6 +113,7 @@ export function testbedCommand(): Command {
         await ns?.down();
         throw e;
       }
+      if (!ns) await probeRouterPorts(plan);
       const sup = new Supervisor(plan, { log, verbose: o.verbose === true });
       log.info(
         {
@@ -200,4 +201,22 @@ async function netnsUp(routers: number, log: Logger): Promise<{ layout: NetnsLay
 async function probeListen(e: LinkEndpoint): Promise<void> {
   const server = await listenLink(e, (c) => c.destroy());
   await new Promise<void>((resolve) => server.close(() => resolve()));
+}
+
+/**
+ * Whether each router will be able to listen on the ports the testbed gives
+ * it: a router that cannot would exit alone while the others run. A port
+ * taken is named by the option its number comes from.
+ */
+async function probeRouterPorts(plan: TestbedPlan): Promise<void> {
+  for (const r of plan.routers) {
+    for (const [flag, what, at] of [
+      ['--control-base', 'control', r.control],
+      ['--control-base', 'telemetry', r.telemetry],
+      ['--monitor-base', 'monitor', r.monitor],
+    ] as const) {
+      const m = /^(?:tcp|http):\/\/([^/:]+):(\d+)/.exec(at);
+      if (m) await listeningAs(flag, `${at} (${r.name}'s ${what})`, () => probeListen({ kind: 'tcp', host: m[1]!, port: Number(m[2]) }));
+    }
+  }
 }

@@ -55,7 +55,7 @@ test('medium --bind that is not an endpoint names --bind', () => {
   refused(['medium', '--scenario', 'config/scenarios/testbed-chain.json', '--bind', 'nope'], '--bind', '"nope"');
 });
 
-test('a port already taken names the option that set it: medium --bind, testbed --medium', async () => {
+test('a port already taken names the option that set it: medium --bind, testbed --medium and --control-base', async () => {
   const taken: Server = createServer();
   await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
   try {
@@ -64,6 +64,14 @@ test('a port already taken names the option that set it: medium --bind, testbed 
     const medium = refused(['medium', '--scenario', 'config/scenarios/testbed-chain.json', '--bind', endpoint], '--bind', endpoint);
     assert.match(medium, /already in use/);
     refused(['testbed', 'config/scenarios/testbed-chain.json', '--medium', endpoint, '--for', '1'], '--medium', endpoint);
+    // Router 0's control port: checked before any process starts, with the medium on a free socket.
+    const medium2 = `ipc://${join(dir, 'medium.sock')}`;
+    refused(
+      ['testbed', 'config/scenarios/testbed-chain.json', '--medium', medium2, '--control-base', String(port), '--for', '1'],
+      '--control-base',
+      `${port}`,
+      'r0',
+    );
   } finally {
     await new Promise<void>((resolve) => taken.close(() => resolve()));
   }
