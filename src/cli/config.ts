@@ -4,6 +4,7 @@ import type { NodeConfig } from '../config/types.js';
 import { loadHwProfiles } from '../hw/profiles.js';
 import { hardwareWarnings, parseHwOption, profilesByRadio, RADIO_NAMES } from '../config/hardware.js';
 import { readFile } from 'node:fs/promises';
+import { UsageError } from '../core/errors.js';
 
 export function configCommand(): Command {
   const cmd = new Command('config').description('check, show and explain node configurations');
@@ -29,6 +30,8 @@ export function configCommand(): Command {
     .description('print the default configuration of a node')
     .option('--id <n>', 'node id', '1')
     .action((o: { id: string }) => {
+      // Number() would make "abc" NaN, which the schema check could only show as null.
+      if (!/^\d{1,5}$/.test(o.id) || Number(o.id) > 65535) throw new UsageError(`--id: "${o.id}" is not a node id (an integer from 0 to 65535)`);
       process.stdout.write(`${JSON.stringify(defaultNodeConfig(Number(o.id)), null, 2)}\n`);
     });
   cmd

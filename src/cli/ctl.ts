@@ -1,4 +1,4 @@
-import { Command, type CommanderError } from 'commander';
+import { Command } from 'commander';
 import { readFile } from 'node:fs/promises';
 import { showValue, UsageError } from '../core/errors.js';
 import { jsonSyntaxErrorText } from '../core/json.js';
@@ -319,14 +319,6 @@ export function formatTelemetry(m: TelemetryMessage): string {
 // ---------------------------------------------------------------------------
 // The command
 
-/** Commander's own refusals (unknown option, missing argument) as usage errors: exit code 2 like the others. */
-function usageExit(err: CommanderError): never | void {
-  if (err.exitCode === 0) return; // --help, --version: commander exits 0
-  // A group (ctl, ctl vnf) run without its command: commander has printed the help.
-  if (err.code === 'commander.help') throw new UsageError('a command is needed (the list is above)');
-  throw new UsageError(err.message.replace(/^error: /, ''));
-}
-
 export function ctlCommand(): Command {
   const ctl = new Command('ctl')
     .description('talk to a running router over its ZeroMQ control API (docs/control-api.md); a refused command exits 1, a usage error 2')
@@ -334,9 +326,7 @@ export function ctlCommand(): Command {
     .option('--server-key <z85>', "the router's CURVE public key (control.curve.publicKey), when it runs CURVE")
     .option('--key-file <file>', "this client's CURVE key pair (`cogmesh keygen --out FILE`; its public key on the router's control.curve.allow)")
     .option('--timeout <ms>', 'how long to wait for an answer', '5000')
-    .option('--json', 'print the raw result (JSON)')
-    .exitOverride(usageExit)
-    .configureOutput({ outputError: () => {} });
+    .option('--json', 'print the raw result (JSON)');
 
   ctl
     .command('status')

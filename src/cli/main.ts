@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { Command } from 'commander';
 import { CogmeshError } from '../core/errors.js';
+import { commanderAsUsage } from './usage.js';
 
 /**
  * Each subcommand and the module that defines it. A run loads only the one
@@ -31,11 +32,10 @@ export async function cli(only?: string): Promise<Command> {
   const program = new Command('cogmesh')
     .description('cognitive wireless mesh router stack (Urban-X): sensing, channel decision, routing, OpenFlow and VNFs')
     .version(process.env.npm_package_version ?? '0.1.0', '-V, --version')
-    .showHelpAfterError('(run with --help for usage)')
     .configureHelp({ sortSubcommands: true });
   const names = only !== undefined && Object.hasOwn(SUBCOMMANDS, only) ? [only] : Object.keys(SUBCOMMANDS);
   for (const cmd of await Promise.all(names.map((n) => SUBCOMMANDS[n]!()))) program.addCommand(cmd);
-  return program;
+  return commanderAsUsage(program);
 }
 
 async function main(): Promise<void> {

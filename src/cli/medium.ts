@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { Command, Option } from 'commander';
 import { byReasonText, MediumServer, parseMediumSetup, type MediumSetup } from '../../radio/medium/server.js';
 import { parseMediumAllowed } from '../../radio/medium/curve-link.js';
+import { parseLinkEndpoint } from '../../radio/medium/transport.js';
 import { UsageError } from '../core/errors.js';
 import { US_PER_S } from '../core/time.js';
 import { readKeyFile } from './ctl.js';
@@ -9,6 +10,7 @@ import { createLogger } from '../core/log.js';
 import { loadScenario } from '../config/scenario.js';
 import { mediumSetup } from '../testbed/plan.js';
 import { supervisorGone } from '../testbed/supervisor.js';
+import { listeningAs } from './usage.js';
 
 interface MediumOpts {
   scenario?: string;
@@ -66,6 +68,7 @@ export function mediumCommand(): Command {
     .addOption(new Option('--log-format <format>', 'log lines for people or one JSON object a line').choices(['pretty', 'json']).default('pretty'))
     .action(async (o: MediumOpts) => {
       if ((o.scenario === undefined) === (o.setup === undefined)) throw new UsageError('give one of --scenario FILE and --setup FILE');
+      parseLinkEndpoint(o.bind, '--bind');
       let setup: MediumSetup;
       if (o.setup !== undefined) setup = parseMediumSetup(await readFile(o.setup, 'utf8'));
       else {
@@ -90,15 +93,20 @@ export function mediumCommand(): Command {
         throw new UsageError(`--stats-interval: "${o.statsInterval}" is not 0..86400 seconds`);
       const statsIntervalUs = Math.round(statsS * US_PER_S);
       const curve = o.keyFile === undefined ? undefined : { ...(await readKeyFile(o.keyFile)), allow };
-      const server = new MediumServer(setup, {
-        endpoint: o.bind,
-        log,
-        aheadUs,
-        statsIntervalUs,
-        ...(epochUs !== undefined ? { epochUs } : {}),
-        ...(curve ? { curve } : {}),
-      });
-      await server.start();
+      const server = await listeningAs(
+        '--bind',
+        o.bind,
+        () =>
+          new MediumServer(setup, {
+            endpoint: o.bind,
+            log,
+            aheadUs,
+            statsIntervalUs,
+            ...(epochUs !== undefined ? { epochUs } : {}),
+            ...(curve ? { curve } : {}),
+          }),
+      );
+      await listeningAs('--bind', o.bind, () => server.start());
       await new Promise<void>((resolve) => {
         process.once('SIGINT', () => resolve());
         process.once('SIGTERM', () => resolve());

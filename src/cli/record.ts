@@ -1,13 +1,16 @@
+import { stat } from 'node:fs/promises';
+import { join } from 'node:path';
 import { Command } from 'commander';
 import { ism2g4 } from '../../radio/channels.js';
 import { SigmfWriter } from '../../radio/file/writer.js';
-import type { SigmfWriteDatatype } from '../../radio/file/sigmf.js';
+import { sigmfPaths, type SigmfWriteDatatype } from '../../radio/file/sigmf.js';
 import { EmulatedBand } from '../../radio/sim/band.js';
 import { defaultNodeConfig, loadNodeConfig } from '../config/load.js';
 import type { NodeConfig } from '../config/types.js';
 import { UsageError } from '../core/errors.js';
 import { Rng } from '../core/rng.js';
 import { US_PER_S } from '../core/time.js';
+import { checkOutputFile } from './output-path.js';
 import { parsePnList } from './sense.js';
 
 export interface RecordOptions {
@@ -25,6 +28,8 @@ export interface RecordOptions {
   annotate?: boolean;
   json?: boolean;
   config?: string;
+  /** Replace a recording already at --out. */
+  force?: boolean;
 }
 
 export interface RecordResult {
@@ -42,6 +47,26 @@ export interface RecordResult {
   dwellMs: number;
   /** Per channel swept: seconds recorded on it and the busy fraction of the PNs on exactly it over those seconds (the ground truth). */
   channels: Array<{ channel: number; centerMHz: number; seconds: number; pnBusy: number }>;
+}
+
+/** The recording's name when --out is a folder: FOLDER/recording.sigmf-meta and FOLDER/recording.sigmf-data. */
+export const DEFAULT_RECORDING_NAME = 'recording';
+
+/**
+ * Where --out puts the recording (NAME, without .sigmf-meta or .sigmf-data):
+ * inside an existing folder under the default name, else the path as given.
+ * Both files are checked before anything is recorded: their folder must take
+ * them, and a recording already there is replaced only with `force`.
+ */
+export async function recordingBase(out: string, force = false): Promise<string> {
+  const isDir = await stat(out).then(
+    (st) => st.isDirectory(),
+    () => false,
+  );
+  const base = isDir ? join(out, DEFAULT_RECORDING_NAME) : sigmfPaths(out).base;
+  const { meta, data } = sigmfPaths(base);
+  for (const p of [meta, data]) await checkOutputFile('--out', p, { force });
+  return base;
 }
 
 /** Largest block synthesised and written at once, in complex samples. */
@@ -87,6 +112,7 @@ export async function runRecord(o: RecordOptions): Promise<RecordResult> {
   const pn = parsePnList(o.pn, nch, power, burst);
   const plan = ism2g4(nch);
   const sweep = o.channels === undefined ? plan.numbers : parseChannelList(o.channels, nch);
+  const base = await recordingBase(o.out, o.force);
 
   const cfg: NodeConfig = o.config ? await loadNodeConfig(o.config) : defaultNodeConfig(1);
   const radio = cfg.radios[cfg.sensing.radio];
@@ -101,7 +127,7 @@ export async function runRecord(o: RecordOptions): Promise<RecordResult> {
   const band = new EmulatedBand(plan, { ...cfg.sim.band, pn, phases: [] }, Rng.fromSeed(seed).fork('band'), { startUs: 0 });
   const noise = band.noiseRng('record');
   const pnText = pn.length === 0 ? 'no PN' : pn.map((p) => `${p.channel}:${p.pattern.kind === 'fraction' ? p.pattern.busy : '?'}`).join(',');
-  const writer = await SigmfWriter.create(o.out, {
+  const writer = await SigmfWriter.create(base, {
     datatype,
     description:
       `cogmesh emulated band ${plan.name}, PN busy fractions ${pnText} at ${power} dBm with ${burst} ms mean bursts, ` +
@@ -197,7 +223,11 @@ export function formatRecord(r: RecordResult): string {
 export function recordCommand(): Command {
   return new Command('record')
     .description('record the emulated band into a SigMF recording (NAME.sigmf-meta + NAME.sigmf-data), sweeping channels in virtual time')
-    .requiredOption('--out <path>', 'the recording: NAME, NAME.sigmf-meta or NAME.sigmf-data (both files are written)')
+    .requiredOption(
+      '--out <path>',
+      `the recording: NAME, NAME.sigmf-meta or NAME.sigmf-data (both files are written), or an existing folder (FOLDER/${DEFAULT_RECORDING_NAME}.sigmf-meta ...)`,
+    )
+    .option('--force', 'replace a recording already at --out')
     .option('--pn <list>', 'busy fraction per channel, CH:BUSY[,CH:BUSY...]; channels not named are idle', '')
     .option('--seconds <s>', 'virtual seconds to record', '5')
     .option('--seed <n>', 'random seed (same seed, same recording)', '1')

@@ -1,4 +1,4 @@
-import { mkdir, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Command } from 'commander';
@@ -12,6 +12,7 @@ import { runScenario, sumsIq } from '../sim/run.js';
 import { RunTrace, traceJsonLines } from '../sim/trace.js';
 import { US_PER_MS } from '../core/time.js';
 import { loadScenario, type ScenarioOverrides } from '../config/scenario.js';
+import { checkOutputFile, ensureOutputDir } from './output-path.js';
 
 export interface SimOptions {
   seed?: string;
@@ -31,6 +32,7 @@ export interface SimOptions {
   sensingModel?: string;
   trace?: string;
   traceIntervalMs?: string;
+  force?: boolean;
 }
 
 const onOff = (flag: string, v: string | undefined): boolean | undefined => {
@@ -64,6 +66,9 @@ const int = (flag: string, v: string | undefined, min: number, max: number): num
   if (!/^\s*\d+\s*$/.test(v) || n < min || n > max) throw new UsageError(`${flag}: "${v}" is not an integer from ${min} to ${max}`);
   return n;
 };
+
+/** The files `--out` writes into its folder (each replaced when it is there already). */
+const OUT_FILES = ['result.json', 'flows.csv', 'nodes.csv'] as const;
 
 /** The default sampling interval of `--trace` (a multiple of the run's 10 ms sampling period). */
 export const DEFAULT_TRACE_INTERVAL_MS = 100;
@@ -120,6 +125,7 @@ export function simCommand(): Command {
     )
     .option('--trace <file>', "write a per-leg TCP trace of the first seed's run into this file (JSON Lines, see docs/simulator.md)")
     .option('--trace-interval-ms <ms>', `sampling interval of --trace, a multiple of 10 ms (default ${DEFAULT_TRACE_INTERVAL_MS})`)
+    .option('--force', 'overwrite an existing --trace file')
     .action(async (path: string, opts: SimOptions) => {
       const duration = opts.duration === undefined ? undefined : Number(opts.duration);
       if (duration !== undefined && !(duration > 0 && Number.isFinite(duration)))
@@ -142,11 +148,16 @@ export function simCommand(): Command {
       if (intervalMs % 10 !== 0) throw new UsageError(`--trace-interval-ms: "${opts.traceIntervalMs}" is not a multiple of 10`);
       if (opts.traceIntervalMs !== undefined && !opts.trace) throw new UsageError('--trace-interval-ms: needs --trace');
       const trace = opts.trace ? new RunTrace(intervalMs * US_PER_MS) : undefined;
+      // Where the results go is checked before the run, so a path that cannot be written costs no simulation.
+      if (opts.trace) await checkOutputFile('--trace', opts.trace, { force: opts.force });
+      if (opts.out) {
+        await ensureOutputDir('--out', opts.out);
+        for (const name of OUT_FILES) await checkOutputFile('--out', join(opts.out, name), { force: true });
+      }
       const { result, wallMs } = await simulate(path, o, int('--jobs', opts.jobs, 1, 256), trace);
       if (opts.trace && trace) await writeFile(opts.trace, traceJsonLines(trace.result()));
       const json = `${JSON.stringify(result, null, 2)}\n`;
       if (opts.out) {
-        await mkdir(opts.out, { recursive: true });
         await writeFile(join(opts.out, 'result.json'), json);
         await writeFile(join(opts.out, 'flows.csv'), flowsCsv(result));
         await writeFile(join(opts.out, 'nodes.csv'), nodesCsv(result));

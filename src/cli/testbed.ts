@@ -11,6 +11,8 @@ import { hasNetAdmin } from '../daemon/tun.js';
 import { createNetns, DEFAULT_RUN_DIR, destroyNetns, netnsAvailable, netnsLayout, newTag, sweepStale, type NetnsLayout } from '../testbed/netns.js';
 import { DEFAULT_TESTBED_PORTS, planTestbed, type NetnsPlan, type TestbedPlan } from '../testbed/plan.js';
 import { testbedExecCommand } from './testbed-exec.js';
+import { listeningAs } from './usage.js';
+import { listenLink, parseLinkEndpoint, type LinkEndpoint } from '../../radio/medium/transport.js';
 import { Supervisor } from '../testbed/supervisor.js';
 import { MAX_FOR_S } from './node.js';
 import { CC_NAMES, type CcName } from '../tcp/cc/types.js';
@@ -86,6 +88,8 @@ export function testbedCommand(): Command {
       // Every process of a testbed runs on this machine: a medium beyond loopback would need CURVE keys it does not make.
       if (!isLocalEndpoint(o.medium))
         throw new UsageError(`--medium: "${o.medium}" is not on this machine (a loopback tcp or an ipc endpoint): the testbed's processes all run here`);
+      // The medium process would only exit on an address already taken, and be started again and again: say so now.
+      if (!o.netns) await listeningAs('--medium', o.medium, () => probeListen(parseLinkEndpoint(o.medium, '--medium')));
       const host = '127.0.0.1';
       const ports = {
         ...DEFAULT_TESTBED_PORTS,
@@ -109,6 +113,7 @@ export function testbedCommand(): Command {
         await ns?.down();
         throw e;
       }
+      if (!ns) await probeRouterPorts(plan);
       const sup = new Supervisor(plan, { log, verbose: o.verbose === true });
       log.info(
         {
@@ -190,4 +195,28 @@ async function netnsUp(routers: number, log: Logger): Promise<{ layout: NetnsLay
       await rm(ipcDir, { recursive: true, force: true });
     },
   };
+}
+
+/** Binds `e` and lets it go at once: whether the medium will be able to listen there. */
+async function probeListen(e: LinkEndpoint): Promise<void> {
+  const server = await listenLink(e, (c) => c.destroy());
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+}
+
+/**
+ * Whether each router will be able to listen on the ports the testbed gives
+ * it: a router that cannot would exit alone while the others run. A port
+ * taken is named by the option its number comes from.
+ */
+async function probeRouterPorts(plan: TestbedPlan): Promise<void> {
+  for (const r of plan.routers) {
+    for (const [flag, what, at] of [
+      ['--control-base', 'control', r.control],
+      ['--control-base', 'telemetry', r.telemetry],
+      ['--monitor-base', 'monitor', r.monitor],
+    ] as const) {
+      const m = /^(?:tcp|http):\/\/([^/:]+):(\d+)/.exec(at);
+      if (m) await listeningAs(flag, `${at} (${r.name}'s ${what})`, () => probeListen({ kind: 'tcp', host: m[1]!, port: Number(m[2]) }));
+    }
+  }
 }

@@ -85,5 +85,7 @@ export class FrontendError extends CogmeshError {
 /** A value as a problem shows it: JSON in at most 60 characters, whatever its size or depth. */
 export function showValue(v: unknown): string {
   if (v === undefined) return '(missing)';
+  // JSON has no NaN or infinity: it would show them as null, which is not what was given.
+  if (typeof v === 'number' && !Number.isFinite(v)) return String(v);
   return briefJson(v, 60);
 }

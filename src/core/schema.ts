@@ -18,8 +18,12 @@ import { jsonSyntaxError, syntaxErrorExcerpt } from './json.js';
 
 export type Schema = { [k: string]: unknown };
 
-/** Keywords cogmesh adds to its schemas: `x-live` (a field a running router takes), `x-secret` (a field never shown). */
-export const SCHEMA_ANNOTATIONS = ['x-live', 'x-secret'] as const;
+/**
+ * Keywords cogmesh adds to its schemas: `x-live` (a field a running router
+ * takes), `x-secret` (a field never shown), `x-form` (what a `pattern`
+ * accepts, in words, for the problem that refuses a value).
+ */
+export const SCHEMA_ANNOTATIONS = ['x-live', 'x-secret', 'x-form'] as const;
 
 /** What the value of a field marked `x-secret` reads as wherever it would be shown (when it is set). */
 export const REDACTED = '(redacted)';
@@ -238,7 +242,18 @@ export function schemaChecker(root: Schema, refs: readonly Schema[] = [], opts: 
           add({ path: `${at}/${p.tag}`, value: p.tagValue, expected: `${missing ? 'a value (required): ' : ''}one of ${kinds}` });
           break;
         }
+        case 'propertyNames':
+          // Its subschema's own error (below, with `propertyName`) says what a name must be.
+          break;
         default:
+          if (e.propertyName !== undefined) {
+            add({
+              path: `${at}/${escapePointer(e.propertyName)}`,
+              value: e.propertyName,
+              expected: `a field name that is ${describe(parent) || 'valid here'}`,
+            });
+            break;
+          }
           add({
             path: at === '' ? '/' : at,
             value: parent['x-secret'] === true ? withheld(e.data) : e.data,
@@ -273,7 +288,11 @@ export function schemaChecker(root: Schema, refs: readonly Schema[] = [], opts: 
     return branches.map((b) => JSON.stringify(((b.properties as Record<string, Schema>)[tag] ?? {}).const)).join(', ');
   }
 
-  /** What a schema accepts, in plain words: `an integer >= 1 and <= 10000`, `one of "auto", "cpu", "gpu"`. */
+  /**
+   * What a schema accepts, in plain words, from every keyword that can
+   * refuse a value: `an integer >= 1 and <= 10000`, `one of "auto", "cpu"`,
+   * `a string of 1 to 15 characters`, the `x-form` of a pattern.
+   */
   function describe(raw: Schema): string {
     const s = resolve(raw);
     if (Array.isArray(s.enum)) return `one of ${s.enum.map((v) => JSON.stringify(v)).join(', ')}`;
@@ -288,27 +307,51 @@ export function schemaChecker(root: Schema, refs: readonly Schema[] = [], opts: 
         if (typeof s.maximum === 'number') bounds.push(`<= ${s.maximum}`);
         if (typeof s.exclusiveMaximum === 'number') bounds.push(`< ${s.exclusiveMaximum}`);
         const noun = s.type === 'integer' ? 'an integer' : 'a number';
-        return bounds.length > 0 ? `${noun} ${bounds.join(' and ')}` : noun;
+        const multiple = typeof s.multipleOf === 'number' ? `, a multiple of ${s.multipleOf}` : '';
+        return `${bounds.length > 0 ? `${noun} ${bounds.join(' and ')}` : noun}${multiple}`;
       }
-      case 'string': {
-        const min = typeof s.minLength === 'number' ? s.minLength : 0;
-        const noun = min > 0 ? 'a non-empty string' : 'a string';
-        return typeof s.maxLength === 'number' ? `${noun} of at most ${s.maxLength} characters` : noun;
-      }
+      case 'string':
+        return describeString(s);
       case 'boolean':
         return 'true or false';
       case 'array': {
         const items = s.items ? describe(s.items as Schema) : 'anything';
-        const most = typeof s.maxItems === 'number' ? ` (at most ${s.maxItems})` : '';
-        return `an array${most} of items each ${items}`;
+        const count = countWords(s.minItems, s.maxItems, 'item');
+        const unique = s.uniqueItems === true ? ', no item twice' : '';
+        return `an array of ${count || 'items'}, each ${items}${unique}`;
       }
       case 'object': {
         const fields = Object.keys((s.properties ?? {}) as Schema);
         return fields.length > 0 ? `an object with fields ${fields.join(', ')}` : 'an object';
       }
       default:
-        return '';
+        // A schema without a type (a propertyNames) may still hold a string's keywords.
+        return typeof s.pattern === 'string' || typeof s.minLength === 'number' || typeof s.maxLength === 'number' ? describeString(s) : '';
     }
+  }
+
+  /**
+   * A string's form: its pattern told by the schema's `x-form` (a regular
+   * expression is no way to tell a person what to write; one without
+   * `x-form` is shown as it is) and its length.
+   */
+  function describeString(s: Schema): string {
+    const length = countWords(s.minLength, s.maxLength, 'character');
+    const form = typeof s['x-form'] === 'string' ? s['x-form'] : typeof s.pattern === 'string' ? `a string matching /${s.pattern}/` : undefined;
+    if (form !== undefined) return length ? `${form} (${length})` : form;
+    if (s.minLength === 1) return typeof s.maxLength === 'number' ? `a non-empty string of at most ${s.maxLength} characters` : 'a non-empty string';
+    return length ? `a string of ${length}` : 'a string';
+  }
+
+  /** `1 to 15 characters`, `at least 2 items`, `at most 256 characters`, or '' without bounds. */
+  function countWords(min: unknown, max: unknown, unit: string): string {
+    const lo = typeof min === 'number' && min > 0 ? min : undefined;
+    const hi = typeof max === 'number' ? max : undefined;
+    const units = (n: number): string => `${n} ${unit}${n === 1 ? '' : 's'}`;
+    if (lo !== undefined && hi !== undefined) return lo === hi ? `exactly ${units(lo)}` : `${lo} to ${units(hi)}`;
+    if (lo !== undefined) return `at least ${units(lo)}`;
+    if (hi !== undefined) return `at most ${units(hi)}`;
+    return '';
   }
 
   function escapePointer(name: string): string {

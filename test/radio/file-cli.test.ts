@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
@@ -83,6 +83,29 @@ test('cogmesh record is deterministic for a seed, and ci16 recordings sense the 
     );
   }
   assert.ok(Math.abs(s32.channels[0]!.w - 0.3) < 0.1 && Math.abs(s32.channels[1]!.w - 0.7) < 0.1, JSON.stringify(s32.channels));
+});
+
+test('cogmesh record --out FOLDER writes the recording inside it, and replaces a recording only with --force', () => {
+  const folder = join(dir, 'into');
+  mkdirSync(folder);
+  const args = ['record', '--out', folder, '--pn', '6:0.4', '--seconds', '0.05', '--seed', '3', '--json'];
+  const r = cogmesh(...args);
+  assert.equal(r.code, 0, r.err);
+  assert.equal((JSON.parse(r.out) as { meta: string }).meta, join(folder, 'recording.sigmf-meta'));
+  assert.deepEqual(readdirSync(folder).sort(), ['recording.sigmf-data', 'recording.sigmf-meta']);
+  assert.ok(!existsSync(`${folder}.sigmf-meta`), 'nothing next to the folder');
+  const before = digest(join(folder, 'recording.sigmf-data'));
+
+  // The same place again: refused whole, naming --out, the file and --force; the recording is kept.
+  for (const out of [folder, join(folder, 'recording'), join(folder, 'recording.sigmf-meta')]) {
+    const again = cogmesh('record', '--out', out, '--pn', '6:0.4', '--seconds', '0.05', '--seed', '4');
+    assert.equal(again.code, 2, again.err);
+    assert.match(again.err, /^cogmesh: --out: .*recording\.sigmf-(meta|data) exists \(--force overwrites it\) \[CLI_USAGE\]\n$/);
+  }
+  assert.equal(digest(join(folder, 'recording.sigmf-data')), before);
+  const forced = cogmesh('record', '--out', folder, '--pn', '6:0.4', '--seconds', '0.05', '--seed', '4', '--force');
+  assert.equal(forced.code, 0, forced.err);
+  assert.notEqual(digest(join(folder, 'recording.sigmf-data')), before, 'replaced with --force');
 });
 
 test('cogmesh sense refuses what it cannot sense with exit code 2 and a message', () => {
