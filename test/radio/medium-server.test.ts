@@ -178,10 +178,10 @@ describe('the air medium as a process of its own', () => {
     const a = await router(31, 0);
     const b = await router(32, 100);
     try {
-      const done: Array<{ id: number; ok: boolean }> = [];
+      const done: Array<{ id: number; ok: boolean; attempts: number }> = [];
       const tx = a.medium.addStation(
         { id: 'r31/R2', node: 31, position: { xM: 0, yM: 0 }, acceptsUnicast: false, acceptsBroadcast: false, channel: 6 },
-        { onReceive: () => undefined, onSent: (f, o) => done.push({ id: f.payload[0]!, ok: o.ok }) },
+        { onReceive: () => undefined, onSent: (f, o) => done.push({ id: f.payload[0]!, ok: o.ok, attempts: o.attempts }) },
       );
       // Router 32 listens on both channels: what arrives on each is told apart.
       const heard = new Map<number, number[]>([
@@ -205,7 +205,15 @@ describe('the air medium as a process of its own', () => {
       await until('every frame back', () => done.length === 20);
       const ok1 = done.filter((d) => d.ok).map((d) => d.id);
       assert.ok(ok1.includes(0));
-      assert.deepEqual(heard.get(6), ok1, 'on channel 6: exactly the frames acknowledged');
+      // The frame in service when the retune came (given back after an attempt) may have reached router 32 with
+      // its ACK still to come: the sender left the channel first, as an 802.11 radio that retunes then would.
+      const cut = done.filter((d) => !d.ok && d.attempts > 0).map((d) => d.id);
+      assert.ok(cut.length <= 1, `one exchange at most was cut: ${JSON.stringify(cut)}`);
+      assert.deepEqual(
+        heard.get(6)!.filter((id) => !cut.includes(id)),
+        ok1,
+        'on channel 6: exactly the frames acknowledged (and perhaps the one cut in its ACK)',
+      );
       assert.deepEqual(heard.get(11), [], 'nothing queued for channel 6 went out on 11');
       assert.ok(ok1.length < 20, 'some were given back');
       assert.deepEqual(
