@@ -23,6 +23,8 @@ test('every subcommand has --help', () => {
     ['config', 'check'],
     ['config', 'defaults'],
     ['config', 'schema'],
+    ['scenario'],
+    ['scenario', 'check'],
     ['testbed'],
     ['medium'],
     ['ctl'],
@@ -116,6 +118,26 @@ test('cogmesh config check validates a file and prints its version', () => {
   const r = cogmesh('config', 'check', demo);
   assert.equal(r.code, 0, r.err);
   assert.match(r.out, /valid, version [0-9a-f]{16}/);
+});
+
+test('cogmesh scenario check validates a scenario as sim loads it, with --set, and summarises it', () => {
+  const chain = join(root, 'config/scenarios/testbed-chain.json');
+  const r = cogmesh('scenario', 'check', chain);
+  assert.equal(r.code, 0, r.err);
+  const [head, summary] = r.out.trimEnd().split('\n');
+  assert.match(head!, /testbed-chain\.json: valid, version [0-9a-f]{16}$/);
+  assert.equal(
+    summary,
+    'scenario testbed-chain: 5 routers, a chain 200 m apart; 2 flow(s): udp-cbr 0.2 Mbps 0 -> 4 from 5 s; tcp-bulk reno 4 -> 0 from 8 s; 100 s a run, seed 1; R3 authentication on.',
+  );
+  const set = cogmesh('scenario', 'check', chain, '--set', 'seeds=5', '--set', 'topology.nodes=3', '--set', 'flows=[]');
+  assert.equal(set.code, 0, set.err);
+  assert.match(set.out, /scenario testbed-chain: 3 routers, a chain 200 m apart; no flows; 100 s a run, seeds 1-5;/);
+  assert.notEqual(set.out.split('\n')[0], head, 'a different scenario, a different version');
+  const bad = cogmesh('scenario', 'check', chain, '--set', 'durationS=-1');
+  assert.equal(bad.code, 2);
+  assert.match(bad.err, /durationS/);
+  assert.equal(bad.out, '');
 });
 
 test('controller --flow: PROTO:SRC-DST[:PORT] then label=L and queue=Q (decimal or 0x hex), in any order', () => {
