@@ -162,6 +162,12 @@ test('controller --flow: PROTO:SRC-DST[:PORT] then label=L and queue=Q (decimal 
     'without options: no label, no queue',
   );
   assert.deepEqual(parseFlowArg('udp:0-4,label=0', 1, undefined), { id: 1, proto: 'udp', srcAddr: 0, dstAddr: 4 }, 'label 0 is no label');
+  assert.deepEqual(
+    parseFlowArg('tcp:10.0.0.1-10.1.4.1:5001', 1, undefined),
+    { id: 1, proto: 'tcp', srcAddr: 0, dstAddr: 260, dstPort: 5001 },
+    "routers by mesh address, as a VNF pattern names them (ctl vnf start's form)",
+  );
+  assert.throws(() => parseFlowArg('tcp:10.0.0.1-10.0.300.1:5001', 1, undefined), /10\.0\.300\.1 is not a router's mesh address/);
   for (const [text, what] of [
     ['udp:0-4,', /"" in "udp:0-4,"/],
     ['udp:0-4,label=', /"label=" in/],
