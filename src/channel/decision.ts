@@ -36,7 +36,8 @@ export interface ChannelScore {
   vicinity: number;
 }
 
-export type DecisionReason = 'initial' | 'not-allowed' | 'best' | 'min-dwell' | 'load-unmet' | 'better' | 'within-hysteresis' | 'yielded' | 'no-measurement';
+export type DecisionReason =
+  'initial' | 'not-allowed' | 'best' | 'min-dwell' | 'load-unmet' | 'better' | 'within-hysteresis' | 'yielded' | 'no-measurement' | 'incomplete-round';
 
 export interface Decision {
   channel: number | undefined;

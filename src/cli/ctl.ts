@@ -384,7 +384,10 @@ export function ctlCommand(): Command {
     .command('start')
     .description('start a VNF on the flows matching a pattern')
     .argument('<type>', 'a registered VNF type, e.g. tcp-acc')
-    .argument('<flow>', 'PROTO SRC:PORT > DST:PORT, any field *, quoted: "tcp 10.0.0.1:* > 10.0.4.1:5001"')
+    .argument(
+      '<flow>',
+      'PROTO:SRC-DST[:PORT][,sport=N] as the controller\'s --flow, SRC and DST a router number, an address or *: tcp:0-4:5001 (the older "tcp 10.0.0.1:* > 10.0.4.1:5001" is still taken)',
+    )
     .argument('[params]', 'the type\'s parameters as JSON, e.g. \'{"mode":"split"}\'')
     .action((type: string, flow: string, params: string | undefined, _o: unknown, cmd: Command) => {
       let p: unknown = {};

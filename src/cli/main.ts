@@ -14,6 +14,7 @@ const SUBCOMMANDS: Readonly<Record<string, () => Promise<Command>>> = {
   record: async () => (await import('./record.js')).recordCommand(),
   sim: async () => (await import('./sim.js')).simCommand(),
   config: async () => (await import('./config.js')).configCommand(),
+  scenario: async () => (await import('./scenario.js')).scenarioCommand(),
   devices: async () => (await import('./devices.js')).devicesCommand(),
   ctl: async () => (await import('./ctl.js')).ctlCommand(),
   keygen: async () => (await import('./keygen.js')).keygenCommand(),

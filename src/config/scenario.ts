@@ -1,5 +1,7 @@
 import { DEFAULT_MEDIUM_PARAMS, phy80211b, phy80211g, type MediumParams, type PhyParams } from '../../radio/medium/index.js';
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import stableStringify from 'fast-json-stable-stringify';
 import { ism2g4 } from '../../radio/channels.js';
 import type { PnConfig, PnPatternConfig, BandConfig, NodeConfig } from './types.js';
 import { configFilePath, nodeSchema, parseNodeConfig, withoutSecretValues } from './load.js';
@@ -279,6 +281,17 @@ export function tcpFlowSpec(variant: CcName, port: number): TcpFlowSpec {
 
 export async function loadScenario(path: string, o: ScenarioOverrides = {}): Promise<Scenario> {
   return parseScenario(await readJsonFile(path, 'scenario file'), path, o);
+}
+
+/**
+ * A stable version of a scenario: the first 16 hex digits of the SHA-256 of
+ * its canonical JSON (keys sorted) once every default is filled in, as
+ * configVersion is for a node. Two files that describe the same runs (one
+ * spelling a default out, one leaving it to the schema) have the same
+ * version; a scenario holds no secrets, so nothing is left out.
+ */
+export function scenarioVersion(sc: Scenario): string {
+  return createHash('sha256').update(stableStringify(sc)).digest('hex').slice(0, 16);
 }
 
 /** Number of routers a topology places. */

@@ -136,7 +136,12 @@ export const COMMANDS: readonly CommandSpec[] = Object.freeze([
     doc: 'starts a VNF of a registered type on the flows matching a pattern',
     args: [
       arg('type', 'string', true, 'a registered VNF type, e.g. tcp-acc'),
-      arg('flow', 'string', true, 'PROTO SRC:PORT > DST:PORT, any field *, e.g. "tcp 10.0.0.1:* > 10.0.4.1:5001"'),
+      arg(
+        'flow',
+        'string',
+        true,
+        'PROTO:SRC-DST[:PORT][,sport=N], SRC and DST a router number, an address or *, e.g. "tcp:0-4:5001" (also "PROTO SRC:PORT > DST:PORT")',
+      ),
       arg('params', 'any', false, "the type's parameters (an object, default {})"),
     ],
   },

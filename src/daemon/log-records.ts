@@ -31,6 +31,7 @@ const REASONS: Record<Decision['reason'], string> = {
   'within-hysteresis': 'gain within the hysteresis margin',
   yielded: 'channel shared: leaving it to the other routers this round',
   'no-measurement': 'no channel measured yet',
+  'incomplete-round': 'a channel of the round went unsensed: the first choice waits for a complete round',
 };
 
 /** A channel decision as a log record, naming its reason. */

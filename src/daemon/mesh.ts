@@ -44,7 +44,7 @@ export interface TrafficView {
   received: number;
   /** Payload bytes sent (UDP source) or that arrived (UDP sink); TCP: bytes the sink acknowledged (source) or read in order and checked (sink). */
   bytes: number;
-  /** Over the last few seconds, Mbps. */
+  /** The rate of `bytes` over the last few seconds, Mbps: sent (UDP source), acknowledged (TCP source) or received (sink). */
   recentMbps: number;
   /** TCP: bytes that did not match the source's stream. */
   corruptBytes?: number;
@@ -317,16 +317,7 @@ export class MeshNode extends LiveConfigView implements RouterView {
 
   /** One log line per flow this router sources or sinks, every few seconds. */
   private logTraffic(): void {
-    for (const t of this.traffic()) {
-      const what =
-        t.role === 'source'
-          ? `${t.sent} ${t.kind === 'udp-cbr' ? 'packets' : 'data segments'} sent`
-          : `${t.kind === 'udp-cbr' ? `${t.received} packets, ` : ''}${t.bytes} bytes received${t.corruptBytes ? `, ${t.corruptBytes} corrupt` : ''}`;
-      this.log.info(
-        { event: 'traffic', flow: t },
-        `flow ${t.id} (${t.kind} ${t.src} -> ${t.dst}) ${t.role}: ${what}, ${(t.recentMbps * 1000).toFixed(0)} kbps lately${t.state ? `, ${t.state}` : ''}`,
-      );
-    }
+    for (const t of this.traffic()) this.log.info({ event: 'traffic', flow: t }, trafficLine(t));
   }
 
   private traffic(): TrafficView[] {
@@ -522,6 +513,21 @@ export class MeshNode extends LiveConfigView implements RouterView {
 }
 
 /** Bytes a TCP sender has had acknowledged (absolute offsets: data byte k is k + 1; an acknowledged FIN adds one). */
+/**
+ * One flow's traffic log line. Each end names what its count and rate measure: a TCP source
+ * cannot see what its sink read, so its rate is of the bytes the sink acknowledged; a UDP
+ * source's is of what it sent; a sink's is of what it received.
+ */
+export function trafficLine(t: TrafficView): string {
+  const udp = t.kind === 'udp-cbr';
+  const counted = t.role === 'sink' ? 'received' : udp ? 'sent' : 'acknowledged';
+  const what =
+    t.role === 'source'
+      ? `${t.sent} ${udp ? 'packets sent' : `data segments sent, ${t.bytes} bytes acknowledged`}`
+      : `${udp ? `${t.received} packets, ` : ''}${t.bytes} bytes received${t.corruptBytes ? `, ${t.corruptBytes} corrupt` : ''}`;
+  return `flow ${t.id} (${t.kind} ${t.src} -> ${t.dst}) ${t.role}: ${what}, ${(t.recentMbps * 1000).toFixed(0)} kbps ${counted} lately${t.state ? `, ${t.state}` : ''}`;
+}
+
 function ackedBytes(conn: TcpConnection | undefined): number {
   return conn ? Math.max(0, conn.seq.una - 1) : 0;
 }

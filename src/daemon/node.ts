@@ -78,9 +78,15 @@ export async function startNode(cfg: NodeConfig, o: StartOptions): Promise<Runni
   // R3 sits on the common control channel for good. Tunes complete in scheduler time, which in
   // virtual time only runs once the caller pumps the engine: start it, do not wait for it here.
   const r3Channel = cfg.radios.R3.channel;
+  // Set once stop() begins: closing the radios refuses a tune still in flight, which is the stop
+  // itself (say a monitor that could not bind stops the node at once), not a fault of R3.
+  let stopping = false;
   radios.R3.tune(plan.get(r3Channel).centerHz).then(
     (r) => o.log.debug({ event: 'r3-tuned', channel: r3Channel, retuneUs: r.retuneUs }, `R3 on control channel ${r3Channel}`),
-    (error: unknown) => o.log.error({ event: 'driver-error', where: 'tuning R3', err: error }, `tuning R3 to channel ${r3Channel} failed`),
+    (error: unknown) => {
+      if (stopping) o.log.debug({ event: 'r3-tune-cancelled', channel: r3Channel }, `R3's tune to channel ${r3Channel} cancelled: the node is stopping`);
+      else o.log.error({ event: 'driver-error', where: 'tuning R3', err: error }, `tuning R3 to channel ${r3Channel} failed`);
+    },
   );
 
   if (o.reproducible) {
@@ -115,6 +121,7 @@ export async function startNode(cfg: NodeConfig, o: StartOptions): Promise<Runni
     band,
     detector,
     async stop() {
+      stopping = true;
       // Stop scheduling, then close the radios: that refuses the read or tune in flight
       // (which in virtual time would otherwise wait for an engine nobody pumps any more).
       const idle = driver.stop();

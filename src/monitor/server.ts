@@ -204,11 +204,11 @@ export class MonitorServer {
       if (code === 'EADDRINUSE') {
         throw new MonitorError(
           'MONITOR_ADDRESS_IN_USE',
-          `monitor cannot listen on ${listen}: the address is already in use (another monitor or program holds the port)`,
+          `monitor.listen: cannot listen on ${listen}: the address is already in use (another monitor or program holds the port)`,
           { cause: e },
         );
       }
-      throw new MonitorError('MONITOR_LISTEN_FAILED', `monitor cannot listen on ${listen}: ${(e as Error).message}`, { cause: e });
+      throw new MonitorError('MONITOR_LISTEN_FAILED', `monitor.listen: cannot listen on ${listen}: ${(e as Error).message}`, { cause: e });
     }
     this.http = http;
     this.wss = wss;

@@ -56,8 +56,8 @@ import type { OfMessage, OfPort } from '../wire/openflow/types.js';
  *     exp_type 1 (CETT_EXP_START_VNF): start a VNF instance
  *     exp_type 2 (CETT_EXP_STOP_VNF):  stop the instance(s) with this ref
  *     data: UTF-8 JSON, no NUL, no padding:
- *       start: {"type":"tcp-acc","flow":"tcp 10.0.0.1:* > 10.0.4.1:5001","params":{"mode":"split"},"ref":7}
- *       stop:  {"type":"tcp-acc","flow":"tcp 10.0.0.1:* > 10.0.4.1:5001","ref":7}
+ *       start: {"type":"tcp-acc","flow":"tcp:10.0.0.1-10.0.4.1:5001","params":{"mode":"split"},"ref":7}
+ *       stop:  {"type":"tcp-acc","flow":"tcp:10.0.0.1-10.0.4.1:5001","ref":7}
  *     type:   a registered VNF type (tcp-acc)
  *     flow:   the flow pattern, as `formatFlow` writes it (src/vnf/flow.ts); "*" for any field
  *     params: the VNF type's parameters (tcp-acc: mode, bufferBytes)

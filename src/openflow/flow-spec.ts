@@ -23,7 +23,11 @@ export interface FlowSpec {
   queue?: number;
 }
 
-/** A flow as text: `PROTO:SRC-DST[:PORT][,label=L][,queue=Q]` (mesh addresses; L and Q decimal or 0x hex). */
+/**
+ * A flow as text: `PROTO:SRC-DST[:PORT][,label=L][,queue=Q]` (SRC and DST routers, by number or
+ * by mesh address 10.H.L.1; L and Q decimal or 0x hex): the form VNF patterns take too
+ * (src/vnf/flow.ts), with the options only the controller has.
+ */
 export const FLOW_TEXT = 'PROTO:SRC-DST[:PORT][,label=L][,queue=Q]';
 
 /**
@@ -33,16 +37,20 @@ export const FLOW_TEXT = 'PROTO:SRC-DST[:PORT][,label=L][,queue=Q]';
  */
 export function parseFlowText(text: string, id: number, acc: FlowSpec['acc']): Result<FlowSpec, string> {
   const [head = '', ...opts] = text.split(',');
-  const m = /^(tcp|udp):(\d+)-(\d+)(?::(\d+))?$/.exec(head);
+  const m = /^(tcp|udp):(\d+|10\.\d+\.\d+\.1)-(\d+|10\.\d+\.\d+\.1)(?::(\d+))?$/.exec(head);
   if (!m) return err(`"${text}" is not ${FLOW_TEXT} (e.g. tcp:0-4:5001 or udp:0-4,label=0x100)`);
-  const [, proto, src, dst, port] = m;
+  const [, proto, srcText, dstText, port] = m;
+  const src = routerOf(srcText!);
+  const dst = routerOf(dstText!);
+  if (src === undefined || dst === undefined)
+    return err(`"${text}": ${src === undefined ? srcText : dstText} is not a router's mesh address (10.H.L.1, H and L 0-255)`);
   // Mesh UDP packets carry no header of their own (docs/openflow.md): an entry matching UDP ports would never match.
   if (proto === 'udp' && port !== undefined) return err(`"${text}": a UDP flow takes no port (mesh UDP packets carry none); udp:SRC-DST`);
   const spec: FlowSpec = {
     id,
     proto: proto as 'tcp' | 'udp',
-    srcAddr: Number(src),
-    dstAddr: Number(dst),
+    srcAddr: src,
+    dstAddr: dst,
     ...(port !== undefined ? { dstPort: Number(port) } : {}),
     ...(acc && proto === 'tcp' ? { acc } : {}),
   };
@@ -58,6 +66,13 @@ export function parseFlowText(text: string, id: number, acc: FlowSpec['acc']): R
     spec[key] = Number(kv[2]);
   }
   return ok(spec);
+}
+
+/** A router's number from its text: the number itself, or its mesh address 10.H.L.1 (meshIp). */
+function routerOf(text: string): number | undefined {
+  if (!text.includes('.')) return Number(text);
+  const [, hi, lo] = text.split('.').map(Number);
+  return hi! <= 255 && lo! <= 255 ? (hi! << 8) | lo! : undefined;
 }
 
 /** `every` or `every-K`: TCP-ACC on every K-th relay. */

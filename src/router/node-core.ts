@@ -35,6 +35,12 @@ export type NodeAction =
   | { kind: 'event'; event: NodeEvent };
 
 /**
+ * The most rounds R1's first choice waits for a complete one (every visited channel sensed):
+ * the third round decides whatever it saw.
+ */
+export const FIRST_DECISION_ROUNDS = 3;
+
+/**
  * The node's cognitive loop as a sans-IO core: the sensing schedule says when
  * and where to sense, the driver reports what the energy detector saw, and at
  * the end of each round the merged workload feeds the channel decision, which
@@ -53,6 +59,8 @@ export class NodeCore {
   /** Draws for the channel decision's p-persistent moves, from the node's seed. */
   private readonly decisionRng: Rng;
   private lastRound: Extract<NodeEvent, { kind: 'sensing-round' }> | undefined;
+  /** Incomplete rounds that ended with R1 still unchosen (see FIRST_DECISION_ROUNDS). */
+  private roundsWithoutDecision = 0;
 
   constructor(
     private cfg: NodeConfig,
@@ -178,7 +186,26 @@ export class NodeCore {
     }));
     const roundEvent: NodeEvent = { kind: 'sensing-round', round, startUs, endUs, visited, channels: reports };
     this.lastRound = roundEvent;
-    const decision = this.decision.decide(new Map(merged.map((m) => [m.channel, m.w])), this.sharers(), now, this.decisionRng.next());
+    const workload = new Map(merged.map((m) => [m.channel, m.w]));
+    const draw = this.decisionRng.next();
+    // R1's first channel comes from a round in which every visit saw samples. In real time a
+    // visit can see none (timers so late at start-up that its capture time is gone, a failed
+    // read), and a channel without an estimate is not a candidate, so the first choice would
+    // be among the channels that happened to be sensed. In virtual time every visit captures
+    // its share of T_s, so every round is complete and nothing waits. A channel whose reads
+    // always fail must not keep R1 off the air for good: the wait is FIRST_DECISION_ROUNDS long.
+    const complete = visited.every((ch) => (this.roundWindows.get(ch) ?? 0) > 0);
+    const decision: Decision =
+      this.decision.current === undefined && !complete && this.roundsWithoutDecision++ < FIRST_DECISION_ROUNDS - 1
+        ? {
+            channel: undefined,
+            previous: undefined,
+            changed: false,
+            reason: 'incomplete-round',
+            scores: this.decision.score(workload, this.sharers()),
+            atUs: now,
+          }
+        : this.decision.decide(workload, this.sharers(), now, draw);
     this.lastDecision = decision;
     const out: NodeAction[] = [
       { kind: 'event', event: roundEvent },

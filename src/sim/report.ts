@@ -467,15 +467,32 @@ export function nodesCsv(res: SimResult): string {
   return `${lines.join('\n')}\n`;
 }
 
+/** A figure for people: 3 significant digits (the JSON report keeps `sig`'s 6). */
+export function shortFigure(x: number): string {
+  return Number.isFinite(x) ? String(Number(x.toPrecision(3))) : String(x);
+}
+
+/**
+ * A mean and its confidence half-width for people: the half-width to 2 significant digits,
+ * the mean to the same decimal place (digits past the interval's say nothing).
+ */
+export function meanWithCi(mean: number, ci: number): string {
+  if (!(ci > 0) || !Number.isFinite(ci)) return `${shortFigure(mean)} ± 0`;
+  const decimals = Math.min(20, Math.max(0, 1 - Math.floor(Math.log10(ci))));
+  return `${mean.toFixed(decimals)} ± ${ci.toFixed(decimals)}`;
+}
+
 /** A short table for people at a terminal. */
 export function textReport(res: SimResult, wallMs?: number): string {
   const out: string[] = [];
   out.push(
     `scenario ${res.scenario}: ${res.runs.length} run(s) of ${res.durationS} s (seeds ${res.seeds.join(', ')})${wallMs !== undefined ? `, ${(wallMs / 1000).toFixed(2)} s wall` : ''}`,
   );
+  const several = res.runs.length > 1;
+  if (several) out.push(`(a ± b: the mean over the ${res.runs.length} seeds ± the half-width of its 95% confidence interval)`);
   for (const s of res.summary) {
     const f = (x: Spread | null, unit: string, k = 1): string =>
-      x === null ? 'n/a' : res.runs.length > 1 ? `${sig(x.mean * k)}${unit} ± ${sig(x.ci95 * k)}` : `${sig(x.mean * k)}${unit}`;
+      x === null ? 'n/a' : several ? `${meanWithCi(x.mean * k, x.ci95 * k)}${unit}` : `${shortFigure(x.mean * k)}${unit}`;
     if (s.kind === 'tcp-bulk') {
       const v = res.runs[0]?.flows.find((x) => x.flow === s.flow)?.tcp?.variant ?? 'tcp';
       out.push(

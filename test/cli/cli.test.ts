@@ -23,6 +23,8 @@ test('every subcommand has --help', () => {
     ['config', 'check'],
     ['config', 'defaults'],
     ['config', 'schema'],
+    ['scenario'],
+    ['scenario', 'check'],
     ['testbed'],
     ['medium'],
     ['ctl'],
@@ -118,6 +120,26 @@ test('cogmesh config check validates a file and prints its version', () => {
   assert.match(r.out, /valid, version [0-9a-f]{16}/);
 });
 
+test('cogmesh scenario check validates a scenario as sim loads it, with --set, and summarises it', () => {
+  const chain = join(root, 'config/scenarios/testbed-chain.json');
+  const r = cogmesh('scenario', 'check', chain);
+  assert.equal(r.code, 0, r.err);
+  const [head, summary] = r.out.trimEnd().split('\n');
+  assert.match(head!, /testbed-chain\.json: valid, version [0-9a-f]{16}$/);
+  assert.equal(
+    summary,
+    'scenario testbed-chain: 5 routers, a chain 200 m apart; 2 flow(s): udp-cbr 0.2 Mbps 0 -> 4 from 5 s; tcp-bulk reno 4 -> 0 from 8 s; 100 s a run, seed 1; R3 authentication on.',
+  );
+  const set = cogmesh('scenario', 'check', chain, '--set', 'seeds=5', '--set', 'topology.nodes=3', '--set', 'flows=[]');
+  assert.equal(set.code, 0, set.err);
+  assert.match(set.out, /scenario testbed-chain: 3 routers, a chain 200 m apart; no flows; 100 s a run, seeds 1-5;/);
+  assert.notEqual(set.out.split('\n')[0], head, 'a different scenario, a different version');
+  const bad = cogmesh('scenario', 'check', chain, '--set', 'durationS=-1');
+  assert.equal(bad.code, 2);
+  assert.match(bad.err, /durationS/);
+  assert.equal(bad.out, '');
+});
+
 test('controller --flow: PROTO:SRC-DST[:PORT] then label=L and queue=Q (decimal or 0x hex), in any order', () => {
   assert.deepEqual(
     parseFlowArg('udp:0-4,label=0x100,queue=1', 3, undefined),
@@ -140,6 +162,12 @@ test('controller --flow: PROTO:SRC-DST[:PORT] then label=L and queue=Q (decimal 
     'without options: no label, no queue',
   );
   assert.deepEqual(parseFlowArg('udp:0-4,label=0', 1, undefined), { id: 1, proto: 'udp', srcAddr: 0, dstAddr: 4 }, 'label 0 is no label');
+  assert.deepEqual(
+    parseFlowArg('tcp:10.0.0.1-10.1.4.1:5001', 1, undefined),
+    { id: 1, proto: 'tcp', srcAddr: 0, dstAddr: 260, dstPort: 5001 },
+    "routers by mesh address, as a VNF pattern names them (ctl vnf start's form)",
+  );
+  assert.throws(() => parseFlowArg('tcp:10.0.0.1-10.0.300.1:5001', 1, undefined), /10\.0\.300\.1 is not a router's mesh address/);
   for (const [text, what] of [
     ['udp:0-4,', /"" in "udp:0-4,"/],
     ['udp:0-4,label=', /"label=" in/],

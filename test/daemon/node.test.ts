@@ -17,9 +17,8 @@ function config(sets: string[]): NodeConfig {
   return applyOverrides(defaultNodeConfig(1), ['sensing.backend="cpu"', 'log.format="json"', ...sets]);
 }
 
-/** Runs a node in virtual time; returns its events and its JSON log. */
-async function run(cfg: NodeConfig, forS: number): Promise<{ events: DriverEvent[]; log: string; r1: number | undefined }> {
-  const engine = new EventEngine();
+/** A debug-level JSON logger on the engine's clock, and what it wrote so far. */
+function capturedLog(engine: EventEngine): { log: ReturnType<typeof createLogger>; text: () => string } {
   const chunks: string[] = [];
   const sink = new Writable({
     write(c, _e, cb) {
@@ -27,13 +26,19 @@ async function run(cfg: NodeConfig, forS: number): Promise<{ events: DriverEvent
       cb();
     },
   });
-  const log = createLogger({ level: 'debug', format: 'json', virtualClock: engine.clock, destination: sink });
+  return { log: createLogger({ level: 'debug', format: 'json', virtualClock: engine.clock, destination: sink }), text: () => chunks.join('') };
+}
+
+/** Runs a node in virtual time; returns its events and its JSON log. */
+async function run(cfg: NodeConfig, forS: number): Promise<{ events: DriverEvent[]; log: string; r1: number | undefined }> {
+  const engine = new EventEngine();
+  const { log, text } = capturedLog(engine);
   const events: DriverEvent[] = [];
   const node = await startNode(cfg, { scheduler: engine, log, reproducible: true, onEvent: (e) => events.push(e) });
   await runVirtual(engine, seconds(forS));
   const r1 = node.core.r1;
   await node.stop();
-  return { events, log: chunks.join(''), r1 };
+  return { events, log: text(), r1 };
 }
 
 test('a node picks an R1 channel that neither is nor overlaps the busy ones', async () => {
@@ -129,6 +134,28 @@ test('a neighbour’s shared workload enters the merged w, and ages out', async 
   const last = events.filter((e) => e.kind === 'sensing-round').at(-1)!;
   assert.ok(last.kind === 'sensing-round' && last.channels.every((c) => c.channel !== 9), 'aged out, and not yet sensed by this node');
   await node.stop();
+});
+
+test('a node stopped at once (say its monitor could not bind) logs no R3 tuning error', async () => {
+  const engine = new EventEngine();
+  const { log, text } = capturedLog(engine);
+  const node = await startNode(config([]), { scheduler: engine, log, reproducible: true });
+  // No engine step ran: R3's tune to the control channel is still in flight when the radios close.
+  await node.stop();
+  await new Promise((r) => setImmediate(r));
+  const records = text()
+    .split('\n')
+    .filter((l) => l !== '')
+    .map((l) => JSON.parse(l) as { level: number; event?: string });
+  assert.deepEqual(
+    records.filter((r) => r.level >= 50),
+    [],
+    'nothing at error level',
+  );
+  assert.ok(
+    records.some((r) => r.event === 'r3-tune-cancelled'),
+    'the cancelled tune is a debug record',
+  );
 });
 
 test('"usb" is refused at start, naming the radio and the driver to use', async () => {

@@ -360,7 +360,7 @@ describe('monitor server: lifecycle', () => {
     await assert.rejects(server.start(), (e: unknown) => e instanceof MonitorError && e.code === 'MONITOR_STATE');
   });
 
-  test('a port already in use: MONITOR_ADDRESS_IN_USE naming the address', async () => {
+  test('a port already in use: MONITOR_ADDRESS_IN_USE naming the monitor.listen setting and the address', async () => {
     const taken = createServer();
     taken.listen(0, '127.0.0.1');
     await once(taken, 'listening');
@@ -372,6 +372,7 @@ describe('monitor server: lifecycle', () => {
       assert.ok(e instanceof MonitorError, String(e));
       assert.equal(e.code, 'MONITOR_ADDRESS_IN_USE');
       assert.ok(e.message.includes(listen), e.message);
+      assert.ok(e.message.startsWith('monitor.listen: '), `names the setting: ${e.message}`);
       return true;
     });
     assert.equal(view.subscribers, 0, 'a monitor that did not start follows nothing');

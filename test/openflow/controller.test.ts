@@ -423,7 +423,7 @@ test('TCP-ACC: an experimenter START on every relay, STOP when the flow is remov
   );
   assert.deepEqual(
     m.vnfMsgs[0],
-    { router: 1, expType: CETT_EXP_START_VNF, body: { type: 'tcp-acc', flow: 'tcp 10.0.0.1:* > 10.0.4.1:5001', params: { mode: 'split' }, ref: 7 } },
+    { router: 1, expType: CETT_EXP_START_VNF, body: { type: 'tcp-acc', flow: 'tcp:10.0.0.1-10.0.4.1:5001', params: { mode: 'split' }, ref: 7 } },
     'the start message',
   );
   assert.deepEqual(m.ctl.paths()[0]?.vnfs, [1, 2, 3], 'paths() lists the VNF sites');
@@ -439,7 +439,7 @@ test('TCP-ACC: an experimenter START on every relay, STOP when the flow is remov
     'deletes everywhere, then the VNFs stop',
   );
   const stop = m.vnfMsgs.at(-1);
-  assert.deepEqual(stop?.body, { type: 'tcp-acc', flow: 'tcp 10.0.0.1:* > 10.0.4.1:5001', ref: 7 }, 'the stop message');
+  assert.deepEqual(stop?.body, { type: 'tcp-acc', flow: 'tcp:10.0.0.1-10.0.4.1:5001', ref: 7 }, 'the stop message');
   assert.equal(m.vnfs.get(7)?.size, 0, 'no VNF left');
   for (const a of [0, 1, 2, 3, 4]) assert.equal(m.entries(a), 0, `router ${a}: no entries`);
   assert.deepEqual(m.ctl.paths(), [], 'no flows');

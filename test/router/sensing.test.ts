@@ -5,7 +5,7 @@ import { applyOverrides, defaultNodeConfig } from '../../src/config/load.js';
 import { EventEngine } from '../../src/core/engine.js';
 import { runVirtual } from '../../src/core/pump.js';
 import { seconds, type Micros } from '../../src/core/time.js';
-import { NodeCore, type NodeEvent } from '../../src/router/node-core.js';
+import { FIRST_DECISION_ROUNDS, NodeCore, type NodeEvent } from '../../src/router/node-core.js';
 import { SensingDriver, type SensingRadios } from '../../src/router/sensing.js';
 import type { Visit } from '../../src/sensing/schedule.js';
 import type { ChannelObservation } from '../../src/sensing/workload.js';
@@ -82,6 +82,27 @@ test('a visit whose front-end fails is reported, counts as a visit that saw noth
     log.some((l) => /round 0 11$/.test(l)),
     'the round ends with all its visits',
   );
+});
+
+test('R1 is first chosen from a complete round: a first round with unsensed channels leaves R1 unchosen', async () => {
+  // Round 0 sees only channels 1-6 (the reads of 7-11 fail, as visits with no capture time
+  // left do at a late start): channel 6 would look best. Round 1 senses every channel.
+  const { log, core } = await drive(true, 0.8, (v) => v.round === 0 && v.channel >= 7);
+  const decisions = log.filter((l) => l.startsWith('r1-decision'));
+  assert.deepEqual(decisions[0], 'r1-decision undefined', `no choice after the incomplete round: ${log.join('; ')}`);
+  assert.equal(decisions.length, 2);
+  const r1 = core.r1;
+  assert.ok(r1 !== undefined && r1 >= 7 && !plan.overlaps(r1, 5), `R1 from the complete round, clear of the busy channels: ${r1}`);
+  assert.equal(log.filter((l) => l.includes(' r1 ')).length, 1, 'R1 tuned once, to its first choice');
+});
+
+test("a channel that is never sensed delays R1's first choice by FIRST_DECISION_ROUNDS rounds at most", async () => {
+  const { log, core } = await drive(true, 1.3, (v) => v.channel === 3);
+  const decisions = log.filter((l) => l.startsWith('r1-decision'));
+  assert.equal(decisions.length, FIRST_DECISION_ROUNDS);
+  assert.deepEqual(decisions.slice(0, FIRST_DECISION_ROUNDS - 1), Array(FIRST_DECISION_ROUNDS - 1).fill('r1-decision undefined'));
+  assert.ok(core.r1 !== undefined && busyOf(core.r1) === 0, `chosen at round ${FIRST_DECISION_ROUNDS - 1}: ${core.r1}`);
+  assert.equal(core.latestDecision?.reason, 'initial');
 });
 
 test('stopped while a visit is out: nothing more happens', async () => {

@@ -358,16 +358,35 @@ describe('VNF manager', () => {
   });
 
   test('flow patterns: text form round trip, wildcards, both directions', () => {
-    const p = parseFlow('tcp 10.0.0.1:* > 10.0.4.1:5001');
+    const p = parseFlow('tcp:10.0.0.1-10.0.4.1:5001');
     assert.deepEqual(p, { proto: 'tcp', srcIp: '10.0.0.1', dstIp: '10.0.4.1', dstPort: 5001 });
-    assert.equal(formatFlow(p), 'tcp 10.0.0.1:* > 10.0.4.1:5001');
+    assert.equal(formatFlow(p), 'tcp:10.0.0.1-10.0.4.1:5001');
     assert.throws(
       () => parseFlow('tcp 10.0.0.1:99999 > x:1'),
       (e: unknown) => e instanceof ConfigError && e.issues[0]!.path === '/flow/srcPort',
     );
     assert.throws(
+      () => parseFlow('tcp:0-4:99999'),
+      (e: unknown) => e instanceof ConfigError && e.issues[0]!.path === '/flow/dstPort',
+    );
+    assert.throws(
       () => parseFlow('from a to b'),
       (e: unknown) => e instanceof ConfigError,
+    );
+  });
+
+  test("flow patterns take the controller's form: router numbers, addresses, * and a source port", () => {
+    const same = { proto: 'tcp', srcIp: '10.0.0.1', dstIp: '10.0.4.1', dstPort: 5001 };
+    assert.deepEqual(parseFlow('tcp:0-4:5001'), same, 'routers by number, as the controller --flow names them');
+    assert.deepEqual(parseFlow('tcp 10.0.0.1:* > 10.0.4.1:5001'), same, 'the older form is still taken');
+    assert.deepEqual(parseFlow('*:*-*'), {});
+    assert.deepEqual(parseFlow('tcp:0-4'), { proto: 'tcp', srcIp: '10.0.0.1', dstIp: '10.0.4.1' }, 'no port: any');
+    const v6 = parseFlow('udp:[fd00:0:0:0:0:0:a00:1]-*:53,sport=1234');
+    assert.deepEqual(v6, { proto: 'udp', srcIp: 'fd00:0:0:0:0:0:a00:1', dstPort: 53, srcPort: 1234 });
+    assert.equal(formatFlow(v6), 'udp:[fd00:0:0:0:0:0:a00:1]-*:53,sport=1234');
+    assert.throws(
+      () => parseFlow('tcp:0-4,label=3'),
+      (e: unknown) => e instanceof ConfigError && /sport=N/.test(e.message),
     );
   });
 });
