@@ -7,11 +7,11 @@
  * WAN and a mobile host) on config/scenarios/wan-split.json (`wan`).
  *
  *   node --import tsx bench/repro/acc.ts [--only table2,every2,8,9,10,loss,trace,wan] [--seeds 5] [--duration 100]
- *                                        [--mode split|e2e|as] [--set PATH=VALUE]... [--plots DIR] [--json]
+ *                                        [--mode split|e2e|as] [--set PATH=VALUE]... [--plots DIR | --update-docs] [--json]
  *
  * Prints one Markdown table per experiment (mean and 95% confidence
  * half-width over the seeds) and writes SVG plots into --plots (default
- * docs/figures; '' writes none). docs/reproduction.md records a run.
+ * out/figures; '' writes none; --update-docs: docs/figures). docs/reproduction.md records a run.
  */
 import { spread, type SimResult, type Spread } from '../../src/sim/report.js';
 import type { ScenarioOverrides } from '../../src/config/scenario.js';

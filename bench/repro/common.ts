@@ -12,7 +12,8 @@ import { writeChart } from './plot.js';
 
 /**
  * What every reproduction script shares: its flags (--only, --seeds,
- * --duration, --set, --plots, --json, and its own), running a point over the
+ * --duration, --set, --plots DIR (default out/figures; '' writes none),
+ * --update-docs (writes the tracked docs/figures instead), --json, and its own), running a point over the
  * seeds, the table cells and the plots.
  */
 export interface Repro<E extends string> {
@@ -32,6 +33,11 @@ export interface Repro<E extends string> {
   footer(): string;
 }
 
+/** Where plots go by default: an untracked folder of the repository. */
+export const OUT_FIGURES = fileURLToPath(new URL('../../out/figures', import.meta.url));
+/** The figures the docs show, written only with --update-docs. */
+export const DOCS_FIGURES = fileURLToPath(new URL('../../docs/figures', import.meta.url));
+
 export const scenarioFile = (name: string): string => fileURLToPath(new URL(`../../config/scenarios/${name}`, import.meta.url));
 
 export async function repro<E extends string>(script: string, experiments: readonly E[], own: Record<string, string> = {}): Promise<Repro<E>> {
@@ -41,7 +47,8 @@ export async function repro<E extends string>(script: string, experiments: reado
       seeds: { type: 'string', default: '5' },
       duration: { type: 'string', default: '100' },
       set: { type: 'string', multiple: true, default: [] },
-      plots: { type: 'string', default: fileURLToPath(new URL('../../docs/figures', import.meta.url)) },
+      plots: { type: 'string' },
+      'update-docs': { type: 'boolean', default: false },
       json: { type: 'boolean', default: false },
       ...Object.fromEntries(Object.entries(own).map(([k, d]) => [k, { type: 'string' as const, default: d }])),
     },
@@ -59,7 +66,9 @@ export async function repro<E extends string>(script: string, experiments: reado
   const durationS = Number(values.duration);
   if (!(durationS > 10)) usage(`--duration: "${String(values.duration)}" is not a number of seconds > 10`);
   const extra = (values.set ?? []) as string[];
-  const plotDir = String(values.plots ?? '');
+  // The tracked figures under docs/figures change only when asked: a run that checks something writes beside them.
+  if (values['update-docs'] && values.plots !== undefined) usage('--update-docs writes docs/figures: give it or --plots DIR, not both');
+  const plotDir = values['update-docs'] ? DOCS_FIGURES : (values.plots ?? OUT_FIGURES);
   const jobs = defaultJobs(seeds);
   const backend: EnergyBackend | undefined = jobs <= 1 ? (await chooseBackend('auto')).backend : undefined;
   const t0 = performance.now();

@@ -7,7 +7,7 @@
  * congest.
  *
  *   node --import tsx bench/repro/qos.ts [--only table,sweep] [--seeds 5] [--duration 100]
- *                                        [--set PATH=VALUE]... [--plots DIR] [--json]
+ *                                        [--set PATH=VALUE]... [--plots DIR | --update-docs] [--json]
  *
  * `table`: the paper's four environments (no background / 4 background
  * flows, without / with QoS). `sweep`: client loss against the number of

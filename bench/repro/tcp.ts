@@ -4,11 +4,11 @@
  * from router 0 to router 4 over the 4-hop chain, 11 PNs on the 11 channels.
  *
  *   node --import tsx bench/repro/tcp.ts [--only 6a,6b,6c,7,table1] [--seeds 5] [--duration 100]
- *                                        [--set PATH=VALUE]... [--plots DIR] [--json]
+ *                                        [--set PATH=VALUE]... [--plots DIR | --update-docs] [--json]
  *
  * Prints one Markdown table per experiment (mean and 95% confidence
  * half-width over the seeds) and writes one SVG plot per figure into --plots
- * (default docs/figures; '' writes none). --set passes overrides to every run,
+ * (default out/figures; '' writes none; --update-docs: docs/figures). --set passes overrides to every run,
  * as `cogmesh sim --set`. docs/reproduction.md records a run of this script
  * and compares it with the paper.
  */
