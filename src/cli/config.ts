@@ -5,9 +5,10 @@ import { loadHwProfiles } from '../hw/profiles.js';
 import { hardwareWarnings, parseHwOption, profilesByRadio, RADIO_NAMES } from '../config/hardware.js';
 import { readFile } from 'node:fs/promises';
 import { UsageError } from '../core/errors.js';
+import { LISTED } from './listed.js';
 
 export function configCommand(): Command {
-  const cmd = new Command('config').description('check, show and explain node configurations');
+  const cmd = new Command('config').description(LISTED.config.about);
   cmd
     .command('check')
     .description('validate a node configuration file; prints its version hash, or every problem found')

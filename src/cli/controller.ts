@@ -6,6 +6,7 @@ import type { FlowSpec } from '../openflow/flow-spec.js';
 import { ControllerService, ListenError } from '../daemon/controller-service.js';
 import { parseAccText, parseFlowText } from '../openflow/flow-spec.js';
 import { MAX_FOR_S } from './node.js';
+import { LISTED } from './listed.js';
 
 interface ControllerOpts {
   listen?: string;
@@ -57,9 +58,7 @@ function usageOf(e: ConfigError): UsageError {
  */
 export function controllerCommand(): Command {
   return new Command('controller')
-    .description(
-      'run the CETT controller: routers in openflow active mode connect to it (--listen), it connects to passive ones (--connect), over TCP or TLS; each --flow goes along its minimum-CETT path, with TCP-ACC VNFs on its relays when asked',
-    )
+    .description(LISTED.controller.about)
     .option(
       '--listen <endpoint>',
       'where routers connect: pssl:PORT[:HOST] (TLS), ptcp:PORT[:HOST] or HOST:PORT; default 127.0.0.1:6653, none with --connect alone',

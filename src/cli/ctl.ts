@@ -13,6 +13,7 @@ import type { FlowView, QueueView, RouterStatus, SpectrumView } from '../router/
 import { formatFlow } from '../vnf/flow.js';
 import type { VnfInfo } from '../vnf/types.js';
 import type { PathInfo } from '../openflow/controller.js';
+import { LISTED } from './listed.js';
 
 interface CtlOpts {
   node?: string;
@@ -321,7 +322,7 @@ export function formatTelemetry(m: TelemetryMessage): string {
 
 export function ctlCommand(): Command {
   const ctl = new Command('ctl')
-    .description('talk to a running router over its ZeroMQ control API (docs/control-api.md); a refused command exits 1, a usage error 2')
+    .description(LISTED.ctl.about)
     .option('--node <endpoint>', "the router's control endpoint (control.endpoint), e.g. tcp://127.0.0.1:7700")
     .option('--server-key <z85>', "the router's CURVE public key (control.curve.publicKey), when it runs CURVE")
     .option('--key-file <file>', "this client's CURVE key pair (`cogmesh keygen --out FILE`; its public key on the router's control.curve.allow)")

@@ -1,5 +1,6 @@
 import { Command } from 'commander';
 import { loadNodeConfig } from '../config/load.js';
+import { LISTED } from './listed.js';
 
 /** What `cogmesh devices` found, source by source. */
 export interface DevicesReport {
@@ -87,7 +88,7 @@ export function devicesText(d: DevicesReport): string {
 
 export function devicesCommand(): Command {
   return new Command('devices')
-    .description('list the radios this machine offers: USRPs through UHD, known USB SDRs, SORA-like rings')
+    .description(LISTED.devices.about)
     .option('--json', 'print one JSON object')
     .option('--ring <path>', 'a SORA-like ring to open (repeatable)', (v: string, acc: string[]) => [...acc, v], [] as string[])
     .option(

@@ -6,6 +6,7 @@ import { basename, dirname, join } from 'node:path';
 import { curveKeyPair } from 'zeromq';
 import { UsageError } from '../core/errors.js';
 import { newR3KeyFile } from '../config/r3-keys.js';
+import { LISTED } from './listed.js';
 
 /** A CURVE key pair as `cogmesh keygen` writes it (and `cogmesh ctl --key-file` reads it). */
 export interface KeyPairFile {
@@ -33,9 +34,7 @@ export function newMonitorToken(): string {
  */
 export function keygenCommand(): Command {
   return new Command('keygen')
-    .description(
-      'make a CURVE key pair for the control API or the medium link: {"publicKey","secretKey"} (Z85); or, with --token, a monitor token; or, with --r3-key, a key file for R3 authentication',
-    )
+    .description(LISTED.keygen.about)
     .option('--token', 'make a monitor token (monitor.token: 256 random bits, base64url) instead of a key pair')
     .option('--r3-key <id>', 'make a key file for R3 authentication (routing.auth.keyFile): one random 256-bit key with this id (1-65535)')
     .option(

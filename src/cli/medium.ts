@@ -11,6 +11,7 @@ import { loadScenario } from '../config/scenario.js';
 import { mediumSetup } from '../testbed/plan.js';
 import { supervisorGone } from '../testbed/supervisor.js';
 import { listeningAs } from './usage.js';
+import { LISTED } from './listed.js';
 
 interface MediumOpts {
   scenario?: string;
@@ -32,9 +33,7 @@ const collect = (v: string, prev: string[]): string[] => [...prev, v];
 /** `cogmesh medium`: the emulated air as a process, for router daemons on one machine (or a LAN). */
 export function mediumCommand(): Command {
   return new Command('medium')
-    .description(
-      "run the emulated air medium that routers' sim radios join over a stream socket (tcp or ipc): the scenario's channels, PNs, MAC and PHY, in real time",
-    )
+    .description(LISTED.medium.about)
     .option('--scenario <file>', 'take the medium, PN load and channel plan from this scenario')
     .option('--setup <file>', 'a medium setup as `cogmesh testbed` writes it (instead of --scenario)')
     .option('--seed <n>', "seed of the PN processes and the MAC (default: the scenario's)")

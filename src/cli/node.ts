@@ -16,6 +16,7 @@ import type { RouterView } from '../router/view.js';
 import type { Logger } from '../core/log.js';
 import { MonitorServer } from '../monitor/server.js';
 import { ConfigFile } from '../config/persist.js';
+import { LISTED } from './listed.js';
 
 interface NodeOpts {
   config: string;
@@ -33,7 +34,7 @@ export const MAX_FOR_S = Math.floor((2 ** 31 - 1) / 1000);
 
 export function nodeCommand(): Command {
   return new Command('node')
-    .description('run one mesh router: sense the band, pick the R1 channel, log every round and decision')
+    .description(LISTED.node.about)
     .requiredOption('-c, --config <file>', 'node configuration (JSON; see `cogmesh config schema`)')
     .option('--set <path=value>', 'override one configuration field, e.g. sensing.durationMs=20 (repeatable)', collect, [])
     .option('--for <seconds>', 'stop after this many seconds (default: run until Ctrl-C)')

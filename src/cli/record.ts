@@ -12,6 +12,7 @@ import { Rng } from '../core/rng.js';
 import { US_PER_S } from '../core/time.js';
 import { checkOutputFile } from './output-path.js';
 import { parsePnList } from './sense.js';
+import { LISTED } from './listed.js';
 
 export interface RecordOptions {
   out: string;
@@ -222,7 +223,7 @@ export function formatRecord(r: RecordResult): string {
 
 export function recordCommand(): Command {
   return new Command('record')
-    .description('record the emulated band into a SigMF recording (NAME.sigmf-meta + NAME.sigmf-data), sweeping channels in virtual time')
+    .description(LISTED.record.about)
     .requiredOption(
       '--out <path>',
       `the recording: NAME, NAME.sigmf-meta or NAME.sigmf-data (both files are written), or an existing folder (FOLDER/${DEFAULT_RECORDING_NAME}.sigmf-meta ...)`,

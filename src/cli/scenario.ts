@@ -1,8 +1,9 @@
 import { Command } from 'commander';
 import { flowDst, loadScenario, nodeCount, scenarioVersion, type FlowSpec, type Scenario, type Topology } from '../config/scenario.js';
+import { LISTED } from './listed.js';
 
 export function scenarioCommand(): Command {
-  const cmd = new Command('scenario').description('check simulator scenario files');
+  const cmd = new Command('scenario').description(LISTED.scenario.about);
   cmd
     .command('check')
     .description('validate a scenario file with the loader `sim` uses; prints its version hash and a summary, or every problem found')

@@ -20,6 +20,7 @@ import { startNode } from '../daemon/node.js';
 import { runVirtual } from '../core/pump.js';
 import { remainingCapacity } from '../channel/capacity.js';
 import { Writable } from 'node:stream';
+import { LISTED } from './listed.js';
 
 export interface SenseOptions {
   /** Required with the sim front-end, refused with the others. */
@@ -261,7 +262,7 @@ export function formatSense(r: SenseResult, source?: string): string {
 
 export function senseCommand(): Command {
   return new Command('sense')
-    .description('sense the emulated band (or a SigMF recording, or a UHD radio) and print w and RC per channel and the R1 choice')
+    .description(LISTED.sense.about)
     .option('--pn <list>', 'busy fraction per channel, CH:BUSY[,CH:BUSY...]; channels not named are idle (required with --frontend sim)')
     .option('--frontend <kind>', 'what to sense: sim (the emulated band), file (a SigMF recording, --input), uhd (a USRP)', 'sim')
     .option('--input <path>', 'the SigMF recording for --frontend file (NAME.sigmf-meta)')

@@ -13,6 +13,7 @@ import { RunTrace, traceJsonLines } from '../sim/trace.js';
 import { US_PER_MS } from '../core/time.js';
 import { loadScenario, type ScenarioOverrides } from '../config/scenario.js';
 import { checkOutputFile, ensureOutputDir } from './output-path.js';
+import { LISTED } from './listed.js';
 
 export interface SimOptions {
   seed?: string;
@@ -95,7 +96,7 @@ export async function simulate(path: string, o: ScenarioOverrides, jobs?: number
 
 export function simCommand(): Command {
   return new Command('sim')
-    .description('run a whole mesh in virtual time from a scenario file (deterministic for a seed)')
+    .description(LISTED.sim.about)
     .argument('<scenario>', 'scenario file (JSON, see config/scenario.schema.json)')
     .option('--seed <n>', "seed of the first run (default: the scenario's)")
     .option('--seeds <k>', 'runs with consecutive seeds; the report gives mean and spread')

@@ -16,6 +16,7 @@ import { listenLink, parseLinkEndpoint, type LinkEndpoint } from '../../radio/me
 import { Supervisor } from '../testbed/supervisor.js';
 import { MAX_FOR_S } from './node.js';
 import { CC_NAMES, type CcName } from '../tcp/cc/types.js';
+import { LISTED } from './listed.js';
 
 interface TestbedOpts {
   seed?: string;
@@ -46,9 +47,7 @@ function port(flag: string, v: string): number {
 export function testbedCommand(): Command {
   return new Command('testbed')
     .addCommand(testbedExecCommand())
-    .description(
-      'run a scenario in real time: the air medium and one `cogmesh node` process per router, each with its control API and monitor; Ctrl-C stops them all',
-    )
+    .description(LISTED.testbed.about)
     .argument('<scenario>', 'scenario file (see config/scenarios/)')
     .option('--seed <n>', "seed of the PN processes, the MAC and the routers (default: the scenario's)")
     .option('--set <path=value>', 'override one scenario field (repeatable)', collect, [])
