@@ -1,7 +1,8 @@
 import type { Micros } from '../../src/core/time.js';
 import { LINKTYPE_IEEE802_11_RADIOTAP, PcapngWriter } from '../../src/wire/pcapng.js';
 import { radiotapFrame } from '../../src/wire/radiotap.js';
-import type { MacFrame, SendOutcome, Station, StationHandlers, StationHost, StationSpec } from './types.js';
+import type { ChannelPlan } from '../channels.js';
+import type { MacFrame, PhyParams, SendOutcome, Station, StationHandlers, StationHost, StationSpec } from './types.js';
 
 /** What a capture needs from the host it watches. */
 export interface CaptureParts {
@@ -18,6 +19,11 @@ export interface CaptureParts {
   signalDbm?(spec: StationSpec, src: number, channel: number): number | undefined;
   /** Where the pcapng bytes of one router (mesh address `node`) go, in order. */
   sink(node: number): (bytes: Uint8Array) => void;
+}
+
+/** What the radiotap headers say of the PHY: its data rate, OFDM or not, the plan's frequencies. */
+export function captureRadio(phy: Readonly<PhyParams>, plan: ChannelPlan): Pick<CaptureParts, 'rateBps' | 'ofdm' | 'freqMHz'> {
+  return { rateBps: phy.dataRateBps, ofdm: phy.ofdmSymbolUs !== undefined, freqMHz: (ch) => Math.round(plan.get(ch).centerHz / 1e6) };
 }
 
 /** The radios every router has, one pcapng interface each, in this order. */

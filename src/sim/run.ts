@@ -1,5 +1,5 @@
 import { ism2g4 } from '../../radio/channels.js';
-import { AirMedium, CaptureHost } from '../../radio/medium/index.js';
+import { AirMedium, CaptureHost, captureRadio } from '../../radio/medium/index.js';
 import { EmulatedBand } from '../../radio/sim/band.js';
 import { EventEngine } from '../core/engine.js';
 import { Rng } from '../core/rng.js';
@@ -96,9 +96,7 @@ export function runScenario(sc: Scenario, seed: number, opts: RunOptions = {}): 
     ? new CaptureHost(medium, {
         now: () => engine.now(),
         epochUs: 0,
-        rateBps: air.phy.dataRateBps,
-        ofdm: air.phy.ofdmSymbolUs !== undefined,
-        freqMHz: (ch) => Math.round(plan.get(ch).centerHz / 1e6),
+        ...captureRadio(air.phy, plan),
         // Router i has mesh address i.
         signalDbm: (spec, src, ch) => {
           const from = positions[src];

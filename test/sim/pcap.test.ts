@@ -1,38 +1,15 @@
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { simulate, type Captures } from '../../src/cli/sim.js';
+import { hasTshark, MALFORMED, tsharkFields as fields } from '../support/tshark.js';
 
 const SCENARIO = 'config/scenarios/qos-relay.json';
-const DISSECTOR = 'tools/wireshark/cogmesh.lua';
 /** qos-relay for 10 s, its far end failing at 6 s: the relay loses its next hop and sends RERRs. */
 const OVERRIDES = { durationS: 10, set: ['events=[{"atS":6,"node":2,"action":"fail"}]'] };
-
-const hasTshark = ((): boolean => {
-  try {
-    execFileSync('tshark', ['-v'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-})();
-
-/** The rows of `tshark -T fields` over a capture with the dissector loaded, split on tabs. */
-function fields(file: string, names: readonly string[], filter?: string): string[][] {
-  const args = ['-X', `lua_script:${DISSECTOR}`, '-r', file, '-T', 'fields', ...names.flatMap((n) => ['-e', n]), ...(filter ? ['-Y', filter] : [])];
-  const out = execFileSync('tshark', args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
-  return out
-    .split('\n')
-    .filter((l) => l.length > 0)
-    .map((l) => l.split('\t'));
-}
-
-/** Packets Wireshark found malformed, or on which a dissector raised an error. */
-const MALFORMED = '_ws.malformed || _ws.expert.severity >= 8388608';
 
 describe('sim --pcap', () => {
   test('a run captured gives the same result as one that is not', async () => {
