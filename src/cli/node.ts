@@ -1,4 +1,6 @@
+import { createWriteStream } from 'node:fs';
 import { Command, Option } from 'commander';
+import { checkOutputFile } from './output-path.js';
 import { applyOverrides, loadNodeConfig } from '../config/load.js';
 import { EventEngine } from '../core/engine.js';
 import { UsageError } from '../core/errors.js';
@@ -25,6 +27,7 @@ interface NodeOpts {
   virtual?: boolean;
   logFormat?: 'pretty' | 'json';
   logLevel?: 'trace' | 'debug' | 'info' | 'warn' | 'error';
+  pcap?: string;
 }
 
 const collect = (v: string, prev: string[]): string[] => [...prev, v];
@@ -41,6 +44,7 @@ export function nodeCommand(): Command {
     .option('--virtual', 'run in virtual time, as fast as possible and reproducibly (needs --for)')
     .addOption(new Option('--log-format <format>', 'log lines for people or one JSON object a line').choices(['pretty', 'json']))
     .addOption(new Option('--log-level <level>', 'least severe level logged').choices(['trace', 'debug', 'info', 'warn', 'error']))
+    .option('--pcap <file>', "a router on the air medium: write its radios' traffic into this pcapng file (replaced if there; see docs/pcap.md)")
     .action(async (o: NodeOpts) => {
       let cfg = await loadNodeConfig(o.config);
       const sets = [...o.set];
@@ -62,8 +66,11 @@ export function nodeCommand(): Command {
         log.info({ event: 'node-stop' }, `node stopped after ${forS} s of virtual time`);
         return;
       }
+      if (o.pcap !== undefined && cfg.sim.medium.endpoint === '') {
+        throw new UsageError('--pcap: only a router on the air medium (sim.medium.endpoint) is captured; `cogmesh sim --pcap DIR` captures a simulated mesh');
+      }
       if (cfg.sim.medium.endpoint !== '') {
-        await runMeshNode(cfg, o.config, forS);
+        await runMeshNode(cfg, o.config, forS, o.pcap);
         return;
       }
       const scheduler = new RealTimeScheduler();
@@ -77,10 +84,13 @@ export function nodeCommand(): Command {
 }
 
 /** A router on the air medium process, with its control API and monitor, until SIGINT, SIGTERM or `forS` seconds. */
-async function runMeshNode(cfg: NodeConfig, configPath: string, forS: number | undefined): Promise<void> {
+async function runMeshNode(cfg: NodeConfig, configPath: string, forS: number | undefined, pcapPath: string | undefined): Promise<void> {
+  if (pcapPath !== undefined) await checkOutputFile('--pcap', pcapPath, { force: true });
   const log = createLogger({ ...cfg.log, background: true });
-  const node = await MeshNode.start(cfg, log);
+  const pcap = pcapPath === undefined ? undefined : createWriteStream(pcapPath);
+  const node = await MeshNode.start(cfg, log, pcap ? { pcap: (b) => void pcap.write(b) } : {});
   await serve(node, cfg, configPath, log, forS);
+  if (pcap) await new Promise<void>((resolve) => pcap.end(resolve));
   process.exit(0);
 }
 

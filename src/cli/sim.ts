@@ -34,6 +34,7 @@ export interface SimOptions {
   trace?: string;
   traceIntervalMs?: string;
   force?: boolean;
+  pcap?: string;
 }
 
 const onOff = (flag: string, v: string | undefined): boolean | undefined => {
@@ -74,12 +75,22 @@ const OUT_FILES = ['result.json', 'flows.csv', 'nodes.csv'] as const;
 /** The default sampling interval of `--trace` (a multiple of the run's 10 ms sampling period). */
 export const DEFAULT_TRACE_INTERVAL_MS = 100;
 
+/** The pcapng bytes of each router of a captured run (`--pcap`), by router index. */
+export type Captures = Map<number, Uint8Array[]>;
+
 /**
  * Runs a scenario file over one or more seeds and returns the result (also
- * used by tests and reproductions). With `trace`, the first seed runs in
- * this thread and reports to it; the result is the same as without.
+ * used by tests and reproductions). With `trace` or `captures`, the first
+ * seed runs in this thread and reports to them; the result is the same as
+ * without.
  */
-export async function simulate(path: string, o: ScenarioOverrides, jobs?: number, trace?: RunTrace): Promise<{ result: SimResult; wallMs: number }> {
+export async function simulate(
+  path: string,
+  o: ScenarioOverrides,
+  jobs?: number,
+  trace?: RunTrace,
+  captures?: Captures,
+): Promise<{ result: SimResult; wallMs: number }> {
   const sc = await loadScenario(path, o);
   const seeds = Array.from({ length: sc.seeds }, (_, k) => sc.seed + k);
   const n = jobs ?? defaultJobs(seeds.length);
@@ -88,9 +99,22 @@ export async function simulate(path: string, o: ScenarioOverrides, jobs?: number
   const probe = async (): Promise<EnergyBackend> => (sumsIq(sc) ? (await chooseBackend('auto')).backend : cpuBackend);
   const backend = n <= 1 ? await probe() : undefined;
   const t0 = performance.now();
-  const runs = trace
-    ? [runScenario(sc, seeds[0]!, { backend: backend ?? (await probe()), trace }), ...(await runSeeds(sc, seeds.slice(1), n, backend))]
-    : await runSeeds(sc, seeds, n, backend);
+  const capture = captures
+    ? {
+        sink: (i: number) => {
+          const chunks: Uint8Array[] = [];
+          captures.set(i, chunks);
+          return (b: Uint8Array) => void chunks.push(b);
+        },
+      }
+    : undefined;
+  const runs =
+    trace || capture
+      ? [
+          runScenario(sc, seeds[0]!, { backend: backend ?? (await probe()), ...(trace ? { trace } : {}), ...(capture ? { capture } : {}) }),
+          ...(await runSeeds(sc, seeds.slice(1), n, backend)),
+        ]
+      : await runSeeds(sc, seeds, n, backend);
   return { result: summarize(sc.name, sc.durationS, runs), wallMs: performance.now() - t0 };
 }
 
@@ -127,6 +151,7 @@ export function simCommand(): Command {
     .option('--trace <file>', "write a per-leg TCP trace of the first seed's run into this file (JSON Lines, see docs/simulator.md)")
     .option('--trace-interval-ms <ms>', `sampling interval of --trace, a multiple of 10 ms (default ${DEFAULT_TRACE_INTERVAL_MS})`)
     .option('--force', 'overwrite an existing --trace file')
+    .option('--pcap <dir>', "write the first seed's radio traffic into this directory, one pcapng file per router (rN.pcapng, see docs/pcap.md)")
     .action(async (path: string, opts: SimOptions) => {
       const duration = opts.duration === undefined ? undefined : Number(opts.duration);
       if (duration !== undefined && !(duration > 0 && Number.isFinite(duration)))
@@ -155,7 +180,12 @@ export function simCommand(): Command {
         await ensureOutputDir('--out', opts.out);
         for (const name of OUT_FILES) await checkOutputFile('--out', join(opts.out, name), { force: true });
       }
-      const { result, wallMs } = await simulate(path, o, int('--jobs', opts.jobs, 1, 256), trace);
+      if (opts.pcap) await ensureOutputDir('--pcap', opts.pcap);
+      const captures: Captures | undefined = opts.pcap ? new Map() : undefined;
+      const { result, wallMs } = await simulate(path, o, int('--jobs', opts.jobs, 1, 256), trace, captures);
+      if (opts.pcap && captures) {
+        for (const [i, chunks] of captures) await writeFile(join(opts.pcap, `r${i}.pcapng`), chunks);
+      }
       if (opts.trace && trace) await writeFile(opts.trace, traceJsonLines(trace.result()));
       const json = `${JSON.stringify(result, null, 2)}\n`;
       if (opts.out) {

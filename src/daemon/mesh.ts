@@ -1,5 +1,6 @@
 import { ism2g4 } from '../../radio/channels.js';
 import { RemoteMedium } from '../../radio/medium/remote.js';
+import { CaptureHost, captureRadio } from '../../radio/medium/capture.js';
 import { EmulatedBand } from '../../radio/sim/band.js';
 import type { NodeConfig, TrafficFlowConfig } from '../config/types.js';
 import { ConfigError } from '../core/errors.js';
@@ -94,8 +95,13 @@ export class MeshNode extends LiveConfigView implements RouterView {
     }, 1000);
   }
 
-  /** Joins the medium at `cfg.sim.medium.endpoint` and starts the router. */
-  static async start(cfg: NodeConfig, log: Logger): Promise<MeshNode> {
+  /**
+   * Joins the medium at `cfg.sim.medium.endpoint` and starts the router.
+   * With `pcap`, what its radios hear and send goes there as pcapng
+   * (docs/pcap.md), stamped with the router's clock; the medium does not
+   * say the signal, so the radiotap headers carry none.
+   */
+  static async start(cfg: NodeConfig, log: Logger, opts: { pcap?: (bytes: Uint8Array) => void } = {}): Promise<MeshNode> {
     // The backend probe keeps the CPU busy for a while: done before joining, so that the medium never waits on it.
     // Without the capability a TUN needs, refuse before anything starts.
     IpSide.check(cfg);
@@ -127,6 +133,16 @@ export class MeshNode extends LiveConfigView implements RouterView {
     }
     const full = ism2g4(w.channels);
     const plan = w.orthogonal ? full.asOrthogonal() : full;
+    const pcap = opts.pcap;
+    const host = pcap
+      ? new CaptureHost(medium, {
+          now: () => paced.now(),
+          // The paced engine's time is already the epoch's.
+          epochUs: 0,
+          ...captureRadio(w.phy, plan),
+          sink: () => pcap,
+        })
+      : medium;
     const band = new EmulatedBand(plan, w.band, Rng.fromSeed(w.bandSeed).fork('band'), { startUs: w.epochUs, historyUs: 60 * US_PER_S });
     const detector = new EnergyDetector(cfg.sensing, choice.backend);
     const pool = new SandboxPool(VNF_TYPES, cfg.node.seed, { memoryMb: cfg.vnf.memoryMb, callBudgetMs: cfg.vnf.callBudgetMs });
@@ -148,7 +164,7 @@ export class MeshNode extends LiveConfigView implements RouterView {
       (now) =>
         new MeshRouter(cfg, {
           engine: paced.engine,
-          medium,
+          medium: host,
           band,
           plan,
           detector,

@@ -1,5 +1,5 @@
 import { ism2g4 } from '../../radio/channels.js';
-import { AirMedium } from '../../radio/medium/index.js';
+import { AirMedium, CaptureHost, captureRadio } from '../../radio/medium/index.js';
 import { EmulatedBand } from '../../radio/sim/band.js';
 import { EventEngine } from '../core/engine.js';
 import { Rng } from '../core/rng.js';
@@ -42,6 +42,13 @@ export interface RunOptions {
    * stations on the medium (a rogue sender) and schedules what they do.
    */
   attach?: (run: { engine: EventEngine; medium: AirMedium; routers: readonly MeshRouter[] }) => void;
+  /**
+   * Captures every router's radios in pcapng (docs/pcap.md): `sink(i)` takes
+   * router i's bytes, in order. Timestamps are the virtual time from
+   * 1970-01-01; the signal is the power the medium computes between the two
+   * routers. The capture only watches, so the result is the same without it.
+   */
+  capture?: { sink(router: number): (bytes: Uint8Array) => void };
 }
 
 /** A VNF manager on each router that runs TCP-ACC under the scenario's placement (undefined elsewhere). */
@@ -85,6 +92,19 @@ export function runScenario(sc: Scenario, seed: number, opts: RunOptions = {}): 
   const air = airOf(sc);
   const medium = new AirMedium({ scheduler: engine, plan, rng: rng.fork('medium'), pn: band }, air.params, air.phy);
   const positions = placeNodes(sc.topology, m.txRangeM, seed);
+  const host = opts.capture
+    ? new CaptureHost(medium, {
+        now: () => engine.now(),
+        epochUs: 0,
+        ...captureRadio(air.phy, plan),
+        // Router i has mesh address i.
+        signalDbm: (spec, src, ch) => {
+          const from = positions[src];
+          return from ? 10 * Math.log10(medium.receivedPowerW(from, spec.position, ch)) + 30 : undefined;
+        },
+        sink: (node) => opts.capture!.sink(node),
+      })
+    : medium;
   const trace = opts.trace;
   const sampleUs = opts.queueSampleUs ?? 10 * US_PER_MS;
   if (trace && trace.intervalUs % sampleUs !== 0) throw new RangeArgumentError('trace interval', trace.intervalUs, `a multiple of ${sampleUs} us`);
@@ -167,7 +187,7 @@ export function runScenario(sc: Scenario, seed: number, opts: RunOptions = {}): 
     const startUs = boot.int(0, cfg.sensing.periodMs * US_PER_MS - 1);
     routers[i] = new MeshRouter(cfg, {
       engine,
-      medium,
+      medium: host,
       band,
       plan,
       detector,
