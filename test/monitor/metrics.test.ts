@@ -334,3 +334,20 @@ describe('the Grafana dashboard (hw/grafana/cogmesh-dashboard.json)', () => {
       assert.ok(used.has(n), `a panel shows ${n}`);
   });
 });
+
+test('docs/metrics.md lists every metric /metrics exposes, and no other', async () => {
+  const doc = readFileSync(new URL('../../docs/metrics.md', import.meta.url), 'utf8');
+  const listed = new Set([...doc.matchAll(/^\| `(cogmesh_[a-z0-9_]+)` \|/gm)].map((m) => m[1]!));
+  const { url } = await fullMonitor();
+  const exposed = new Set(parsePrometheusTextFormat((await scrape(url)).text).map((f) => f.name));
+  assert.deepEqual(
+    [...exposed].filter((n) => !listed.has(n)),
+    [],
+    'exposed but not documented',
+  );
+  assert.deepEqual(
+    [...listed].filter((n) => !exposed.has(n)),
+    [],
+    'documented but not exposed',
+  );
+});
