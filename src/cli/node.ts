@@ -17,6 +17,8 @@ import { StandaloneNode } from '../daemon/standalone.js';
 import type { RouterView } from '../router/view.js';
 import type { Logger } from '../core/log.js';
 import { MonitorServer } from '../monitor/server.js';
+import type { MetricsSources } from '../monitor/metrics.js';
+import type { OpenFlowSide } from '../daemon/openflow.js';
 import { ConfigFile } from '../config/persist.js';
 import { LISTED } from './listed.js';
 
@@ -103,7 +105,7 @@ async function runMeshNode(cfg: NodeConfig, configPath: string, forS: number | u
  * signal's default action.
  */
 async function serve(
-  node: RouterView & { stop(): Promise<void>; reloadKeys?(why: string): boolean },
+  node: RouterView & { stop(): Promise<void>; reloadKeys?(why: string): boolean; openflow?: OpenFlowSide | undefined },
   cfg: NodeConfig,
   configPath: string,
   log: Logger,
@@ -116,7 +118,12 @@ async function serve(
   process.on('SIGHUP', reload);
   const control =
     cfg.control.endpoint !== '' || cfg.control.telemetry !== '' ? new ControlServer(node, cfg.control, log, new ConfigFile(configPath)) : undefined;
-  const monitor = cfg.monitor.listen !== '' ? new MonitorServer(node, cfg.monitor, log) : undefined;
+  const metrics: MetricsSources = {
+    version: process.env.npm_package_version ?? '0.1.0',
+    ...(control ? { control } : {}),
+    ...(cfg.openflow.mode !== 'off' ? { openflow: () => openFlowCounts(node.openflow) } : {}),
+  };
+  const monitor = cfg.monitor.listen !== '' ? new MonitorServer(node, cfg.monitor, log, {}, metrics) : undefined;
   try {
     await control?.start();
     const m = await monitor?.start();
@@ -136,4 +143,10 @@ async function serve(
   log.info({ event: 'node-stop', why, status: node.status() }, `stopping (${why})`);
   await Promise.allSettled([control?.stop(), monitor?.stop()]);
   await node.stop();
+}
+
+/** What the monitor's metrics read of a running OpenFlow side (undefined before it runs). */
+function openFlowCounts(of: OpenFlowSide | undefined): ReturnType<NonNullable<MetricsSources['openflow']>> {
+  if (!of) return undefined;
+  return { sessions: of.agent.openSessions, agent: { ...of.agent.counters }, transport: { ...of.transport.counters, ...of.transport.dials } };
 }

@@ -84,7 +84,8 @@ export type ControlCommand =
 
 export type CommandName = ControlCommand['cmd'];
 
-export type ParsedRequest = { ok: true; id: unknown; command: ControlCommand } | { ok: false; id: unknown; error: ControlErrorBody };
+/** A refused request names its command (`cmd`) when it names a known one: its arguments were wrong. */
+export type ParsedRequest = { ok: true; id: unknown; command: ControlCommand } | { ok: false; id: unknown; error: ControlErrorBody; cmd?: string };
 
 type ArgType = 'string' | 'object' | 'integer' | 'boolean' | 'any';
 
@@ -225,7 +226,13 @@ export function parseRequest(frame: Buffer | string): ParsedRequest {
   if (typeof name !== 'string') return fail(id, CONTROL_CODES.malformed, `"cmd" is not a string (got ${showValue(name)})`);
   const spec = byName.get(name);
   if (!spec) return fail(id, CONTROL_CODES.unknownCommand, `no command ${showValue(name)} (commands: ${COMMANDS.map((c) => c.name).join(', ')})`);
+  const r = parseArgs(msg, id, spec);
+  return r.ok ? r : { ...r, cmd: spec.name };
+}
 
+/** A known command's arguments. */
+function parseArgs(msg: Record<string, unknown>, id: unknown, spec: CommandSpec): ParsedRequest {
+  const name = spec.name;
   const argNames = spec.args.map((a) => a.name);
   for (const k of Object.keys(msg)) {
     if (k === 'id' || k === 'cmd' || argNames.includes(k)) continue;

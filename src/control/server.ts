@@ -88,6 +88,13 @@ const zeroCounters = (): ControlCounters => ({
  */
 export class ControlServer {
   readonly counters: ControlCounters = zeroCounters();
+  /**
+   * Requests served per command and result (`ok`, or the error counter's
+   * name: malformed, unknownCommand, badArgument, refused, internal), for the
+   * monitor's Prometheus metrics. A request that names no known command
+   * counts under `unknown`, so a client cannot grow the map.
+   */
+  readonly requestsByCommand = new Map<string, Map<string, number>>();
   private readonly deniedLog = refusalLogBudget();
   /** The budget's time (a host reads a clock; the budget itself does not). */
   private readonly clock = new RealClock();
@@ -192,7 +199,7 @@ export class ControlServer {
     this.counters.requests++;
     const req = parseRequest(frame);
     if (!req.ok) {
-      this.count(req.error.code);
+      this.countCommand(req.cmd ?? 'unknown', this.count(req.error.code));
       this.log.debug({ event: 'control-bad-request', code: req.error.code }, `control: ${req.error.message}`);
       return { id: req.id, ok: false, error: req.error };
     }
@@ -200,6 +207,7 @@ export class ControlServer {
     try {
       const result = await execute(this.view, cmd, this.configFile);
       this.counters.ok++;
+      this.countCommand(cmd.cmd, 'ok');
       if (cmd.cmd === 'set') {
         const r = result as SetResult;
         if (r.changed.length > 0 || r.persisted)
@@ -214,7 +222,7 @@ export class ControlServer {
     } catch (e) {
       const reply = errorReply(req.id, e);
       if (!reply.ok) {
-        this.count(reply.error.code);
+        this.countCommand(cmd.cmd, this.count(reply.error.code));
         if (reply.error.code === CONTROL_CODES.internal)
           this.log.error({ event: 'control-internal', cmd: cmd.cmd, err: String(e) }, `control: ${cmd.cmd} failed: ${reply.error.message}`);
         else this.log.info({ event: 'control-refused', cmd: cmd.cmd, code: reply.error.code }, `control: ${cmd.cmd} refused: ${reply.error.message}`);
@@ -223,13 +231,27 @@ export class ControlServer {
     }
   }
 
-  private count(code: string): void {
+  /** Counts an error reply under its counter; returns the counter's name. */
+  private count(code: string): 'malformed' | 'unknownCommand' | 'badArgument' | 'internal' | 'refused' {
     this.counters.errors++;
-    if (code === CONTROL_CODES.malformed) this.counters.malformed++;
-    else if (code === CONTROL_CODES.unknownCommand) this.counters.unknownCommand++;
-    else if (code === CONTROL_CODES.badArgument || code === CONTROL_CODES.unknownPath) this.counters.badArgument++;
-    else if (code === CONTROL_CODES.internal) this.counters.internal++;
-    else this.counters.refused++;
+    const name =
+      code === CONTROL_CODES.malformed
+        ? 'malformed'
+        : code === CONTROL_CODES.unknownCommand
+          ? 'unknownCommand'
+          : code === CONTROL_CODES.badArgument || code === CONTROL_CODES.unknownPath
+            ? 'badArgument'
+            : code === CONTROL_CODES.internal
+              ? 'internal'
+              : 'refused';
+    this.counters[name]++;
+    return name;
+  }
+
+  private countCommand(cmd: string, result: string): void {
+    let m = this.requestsByCommand.get(cmd);
+    if (!m) this.requestsByCommand.set(cmd, (m = new Map()));
+    m.set(result, (m.get(result) ?? 0) + 1);
   }
 
   /** One request at a time, in arrival order. A REQ client's empty delimiter frame goes back with its reply. */
@@ -264,7 +286,7 @@ export class ControlServer {
 
   private refuse(message: string): ControlReply {
     this.counters.requests++;
-    this.count(CONTROL_CODES.malformed);
+    this.countCommand('unknown', this.count(CONTROL_CODES.malformed));
     return errorReply(null, new ControlError(CONTROL_CODES.malformed, message));
   }
 

@@ -426,7 +426,7 @@ export class MeshNode extends LiveConfigView implements RouterView {
     return {
       ...this.statusHead(now),
       mesh: true,
-      r1: { channel: r.core.r1, since: this.lastR1?.atUs ?? r.r1History.at(-1)?.atUs, reason: latest?.reason },
+      r1: { channel: r.core.r1, since: this.lastR1?.atUs ?? r.r1History.at(-1)?.atUs, reason: latest?.reason, moves: r.r1History.length },
       r2: { channel: r.r2.channel, dwellEndUs: r.sched.dwellEndUs, switches: this.r2Switches },
       r3: { channel: this.cfg.radios.R3.channel, ...(r.auth ? { auth: { ...r.auth.counters }, keys: r.auth.keysInForce } : {}) },
       sensing: {
@@ -438,6 +438,7 @@ export class MeshNode extends LiveConfigView implements RouterView {
       },
       counters: { ...r.counters },
       drops: { ...r.drops },
+      routing: { ...r.aodv.counters },
       ip: {
         tun: this.ipSide ? { name: this.ipSide.name, ...this.ipSide.counters } : undefined,
         ...r.ip.counters,

@@ -12,6 +12,7 @@ import { budgetNote, refusalLogBudget } from '../core/log-budget.js';
 import { RealClock } from '../core/time.js';
 import type { RouterView, SpectrumView, Telemetry } from '../router/view.js';
 import { encodeFrame } from './frames.js';
+import { RouterMetrics, type MetricsSources } from './metrics.js';
 import { monitorPage, type MonitorPage } from './page.js';
 import { MONITOR_PROTOCOL, type EventMessage, type HelloMessage, type StateMessage } from './protocol.js';
 
@@ -63,6 +64,10 @@ export interface MonitorCounters {
   badSpectra: number;
   /** Rounds in the history sent on connect. */
   history: number;
+  /** `GET /metrics` requests that passed the token check (the one being answered included). */
+  scrapes: number;
+  /** Scrapes that failed: the router could not be read (500, logged). */
+  scrapeErrors: number;
 }
 
 /** One connected browser or tool. */
@@ -89,8 +94,9 @@ interface Client {
  * The live spectrum monitor of a router: an HTTP server on `monitor.listen`
  * that serves the page at `/` and the stream at `/stream` (a WebSocket: a
  * JSON `hello`, the recent spectra as binary frames, then live frames, JSON
- * `state` every `statePeriodMs` and JSON `event`s). With `monitor.token` set
- * both paths need `?token=`. A client that falls behind skips messages
+ * `state` every `statePeriodMs` and JSON `event`s), and the Prometheus
+ * metrics at `/metrics` (docs/metrics.md). With `monitor.token` set every
+ * path needs the token, as `?token=` or `Authorization: Bearer`. A client that falls behind skips messages
  * instead of queueing them. docs/monitor-protocol.md describes the stream.
  */
 export class MonitorServer {
@@ -112,6 +118,8 @@ export class MonitorServer {
     clientMessages: 0,
     badSpectra: 0,
     history: 0,
+    scrapes: 0,
+    scrapeErrors: 0,
   };
   private readonly historyRounds: number;
   private readonly maxBufferedBytes: number;
@@ -129,6 +137,9 @@ export class MonitorServer {
   private pingTimer: NodeJS.Timeout | undefined;
   private nextClientId = 1;
   private stateFailing = false;
+  private scrapeFailing = false;
+  /** The Prometheus metrics of `/metrics`, read from the router when scraped. */
+  readonly metrics: RouterMetrics;
   private phase: 'new' | 'starting' | 'running' | 'stopped' = 'new';
 
   constructor(
@@ -136,11 +147,16 @@ export class MonitorServer {
     private readonly cfg: NodeConfig['monitor'],
     private readonly log: Logger,
     opts: MonitorOptions = {},
+    sources: MetricsSources = {},
   ) {
     this.historyRounds = Math.max(0, Math.floor(opts.historyRounds ?? 120));
     this.maxBufferedBytes = opts.maxBufferedBytes ?? 1 << 20;
     this.pingIntervalMs = opts.pingIntervalMs ?? 20_000;
     this.tokenDigest = cfg.token === '' ? undefined : digest(cfg.token);
+    this.metrics = new RouterMetrics(view, {
+      ...sources,
+      monitor: () => ({ clients: this.clientSet.size, refused: this.n.refused, scrapes: this.n.scrapes }),
+    });
   }
 
   /** A copy of the counters. */
@@ -297,14 +313,20 @@ export class MonitorServer {
       res.writeHead(405, { Allow: 'GET, HEAD', 'Content-Type': 'text/plain; charset=utf-8' }).end('method not allowed\n');
       return;
     }
-    if (url.pathname !== '/' && url.pathname !== '/stream') {
+    if (url.pathname !== '/' && url.pathname !== '/stream' && url.pathname !== '/metrics') {
       this.n.refused++;
       res.writeHead(404, { 'Content-Type': 'text/plain; charset=utf-8' }).end('not found\n');
       return;
     }
-    if (!this.tokenOk(url)) {
+    if (!this.tokenOk(url, req)) {
       this.n.refused++;
-      res.writeHead(401, { 'Content-Type': 'text/plain; charset=utf-8' }).end('a token is required: ?token=...\n');
+      res
+        .writeHead(401, { 'Content-Type': 'text/plain; charset=utf-8', 'WWW-Authenticate': 'Bearer realm="cogmesh monitor"' })
+        .end('a token is required: ?token=... or Authorization: Bearer ...\n');
+      return;
+    }
+    if (url.pathname === '/metrics') {
+      void this.serveMetrics(req, res);
       return;
     }
     if (url.pathname === '/stream') {
@@ -349,7 +371,7 @@ export class MonitorServer {
     if (this.phase !== 'running' || !this.wss) return refuse(503, 'Service Unavailable');
     if (!this.hostOk(req)) return refuse(421, 'Misdirected Request');
     if (url.pathname !== '/stream') return refuse(404, 'Not Found');
-    if (!this.tokenOk(url)) return refuse(401, 'Unauthorized');
+    if (!this.tokenOk(url, req)) return refuse(401, 'Unauthorized');
     // A page from another site must not read the router through its user's browser.
     const origin = req.headers.origin;
     if (origin !== undefined && !sameOrigin(origin, req.headers.host)) return refuse(403, 'Forbidden');
@@ -370,10 +392,30 @@ export class MonitorServer {
     return name === 'localhost' || name === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(name) || name === listenHost;
   }
 
-  private tokenOk(url: URL): boolean {
+  /** The token as `?token=`, or as `Authorization: Bearer` (how a Prometheus scrape config passes credentials). */
+  private tokenOk(url: URL, req: IncomingMessage): boolean {
     if (this.tokenDigest === undefined) return true;
-    const given = url.searchParams.get('token');
+    const bearer = /^Bearer +(\S+) *$/i.exec(req.headers.authorization ?? '')?.[1];
+    const given = url.searchParams.get('token') ?? bearer ?? null;
     return given !== null && timingSafeEqual(digest(given), this.tokenDigest);
+  }
+
+  /** `GET /metrics`: the router read now, in the Prometheus text format; 500 (logged once a failing spell) when it cannot be read. */
+  private async serveMetrics(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    this.n.scrapes++;
+    let body: string;
+    try {
+      body = await this.metrics.scrape();
+      this.scrapeFailing = false;
+    } catch (e) {
+      this.n.scrapeErrors++;
+      if (!this.scrapeFailing) this.log.warn({ err: e }, `monitor: /metrics cannot read the router: ${(e as Error).message}`);
+      this.scrapeFailing = true;
+      res.writeHead(500, { 'Content-Type': 'text/plain; charset=utf-8' }).end('the router cannot be read now\n');
+      return;
+    }
+    res.writeHead(200, { 'Content-Type': this.metrics.contentType, 'Cache-Control': 'no-store', 'X-Content-Type-Options': 'nosniff' });
+    res.end(req.method === 'HEAD' ? undefined : body);
   }
 
   // -------------------------------------------------------------------------

@@ -146,6 +146,11 @@ export class OfAgent {
 
   constructor(private readonly o: AgentOptions) {}
 
+  /** Connections open now (counters.connections counts every one ever opened). */
+  get openSessions(): number {
+    return this.sessions.size;
+  }
+
   /** A new connection: the agent's HELLO is queued first. */
   open(): AgentSession {
     const s: AgentSession = {

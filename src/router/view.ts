@@ -71,13 +71,16 @@ export interface RouterStatus {
   configVersion: string;
   /** Whether the router is on an air medium (routing and data) or senses only. */
   mesh: boolean;
-  r1: { channel: number | undefined; since: Micros | undefined; reason: string | undefined };
+  /** moves: R1's retunes since the router started (the first tune included), when the router keeps them. */
+  r1: { channel: number | undefined; since: Micros | undefined; reason: string | undefined; moves?: number };
   r2: { channel: number | undefined; dwellEndUs: Micros | undefined; switches: number };
   /** auth: R3 authentication's counters (messages signed, verified, and dropped by reason), when it is on; keys: the ids of the keys in force and the one it signs with (never their bytes). */
   r3: { channel: number; auth?: Record<string, number>; keys?: { sendKeyId: number; ids: number[] } };
   sensing: { rounds: number; durationMs: number; periodMs: number; ccaThresholdDbm: number; transmitPaused: boolean };
   counters: Record<string, number>;
   drops: Record<string, number>;
+  /** The routing's counters (route discoveries started, found and failed, routes lost, ...), on a router that routes. */
+  routing?: Record<string, number>;
 }
 
 export interface QueueView {

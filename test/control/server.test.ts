@@ -216,6 +216,16 @@ describe('control API over ZeroMQ (no CURVE)', () => {
     assert.equal(server.counters.malformed - before.malformed, 8);
     assert.equal(server.counters.unknownCommand - before.unknownCommand, 1);
     assert.equal(server.counters.badArgument - before.badArgument, bad.length);
+    // Per command and result (the monitor's cogmesh_control_requests_total): a bad argument is its command's, the rest no command's.
+    const count = (cmd: string, result: string): number => server.requestsByCommand.get(cmd)?.get(result) ?? 0;
+    assert.ok(count('unknown', 'malformed') >= 8, 'unparseable requests count under unknown');
+    assert.ok(count('unknown', 'unknownCommand') >= 1, 'so does a command that does not exist: its name is not kept');
+    assert.ok(!server.requestsByCommand.has('reboot'));
+    assert.ok(count('set', 'badArgument') >= 5, 'set with bad arguments');
+    assert.ok(count('status', 'badArgument') >= 1);
+    assert.ok(count('status', 'ok') >= 2);
+    const sum = [...server.requestsByCommand.values()].flatMap((m) => [...m.values()]).reduce((a, b) => a + b, 0);
+    assert.equal(sum, server.counters.requests, 'every request counted once');
   });
 
   test('the tables: neighbours, routes, queues, flows, spectrum', async () => {

@@ -78,7 +78,7 @@ export class MonitorTestView implements RouterView {
         packetsTaken: 0,
         packetsForwarded: 0,
         packetsSent: 0,
-        counters: { acksSent: 0, retransmits: 0 },
+        counters: { acksSent: 0, retransmits: 0, sessions: 0, activeSessions: 0, sessionsClosed: 0, sessionsReset: 0, bytesUp: 0, bytesDown: 0 },
       },
     ];
   }
@@ -100,12 +100,13 @@ export class MonitorTestView implements RouterView {
       uptimeS: (this.t - this.t0) / 1e6 + 3725,
       configVersion: this.configVersion(),
       mesh: true,
-      r1: { channel: this.r1, since: this.r1Since, reason: this.r1Reason },
+      r1: { channel: this.r1, since: this.r1Since, reason: this.r1Reason, moves: this.r1Moves },
       r2: { channel: this.r2, dwellEndUs: this.t + 12_000, switches: this.switches },
       r3: { channel: R3 },
       sensing: { rounds: this.round, durationMs: 70, periodMs: 1000, ccaThresholdDbm: CCA_DBM, transmitPaused: false },
       counters: { roundsSensed: this.round, helloSent: 3 * this.round, helloReceived: 8 * this.round, packetsForwarded: this.packets, r1Moves: this.r1Moves },
       drops: { queueFull: Math.floor(this.round / 40), noRoute: 0, ttlExpired: 0 },
+      routing: { discoveriesStarted: 2 + Math.floor(this.round / 10), discoveriesFound: 1 + Math.floor(this.round / 10), discoveriesFailed: 1, rreqSent: 5 },
     };
   }
 
@@ -272,6 +273,12 @@ export class MonitorTestView implements RouterView {
     v.packetsForwarded += 11;
     v.packetsSent += 13;
     v.counters.acksSent = (v.counters.acksSent ?? 0) + 6;
+    // A TCP connection split every 5 rounds, closed 3 rounds later; 1460 bytes down and 40 up a round.
+    if (this.round % 5 === 1) v.counters.sessions = (v.counters.sessions ?? 0) + 1;
+    if (this.round % 5 === 4) v.counters.sessionsClosed = (v.counters.sessionsClosed ?? 0) + 1;
+    v.counters.activeSessions = (v.counters.sessions ?? 0) - (v.counters.sessionsClosed ?? 0);
+    v.counters.bytesDown = (v.counters.bytesDown ?? 0) + 1460;
+    v.counters.bytesUp = (v.counters.bytesUp ?? 0) + 40;
     for (const ch of [11, 6, 1]) this.queueLen.set(ch, this.rng.int(0, 24));
     const r2 = [11, 6, 1][this.round % 3]!;
     if (r2 !== this.r2) {
