@@ -258,6 +258,7 @@ async function freePorts(
     if (k > 0 && ports === undefined) break;
     const p = plan(ports ?? given);
     if (k === 0) samePortTwice(p, given);
+    else if (!tryOk(() => samePortTwice(p, ports!))) continue; // moved defaults onto a port given explicitly: the next set
     try {
       await probePorts(p, ports ?? given);
     } catch (e) {
@@ -274,6 +275,16 @@ async function freePorts(
   throw new UsageError(
     `${last?.message ?? 'a port is taken'}; the next ${PORT_TRIES - 1} sets of ports up are taken too: give free ones with ${PORT_FLAGS.map(([f]) => f).join(', ')}`,
   );
+}
+
+/** Whether `f` returns without throwing. */
+function tryOk(f: () => void): boolean {
+  try {
+    f();
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** The k-th set of ports up from `given`, moving only what no option gave; undefined when nothing can move. */
