@@ -9,7 +9,7 @@ import type { Logger } from '../core/log.js';
 import { nodeCount } from '../config/scenario.js';
 import { hasNetAdmin } from '../daemon/tun.js';
 import { createNetns, DEFAULT_RUN_DIR, destroyNetns, netnsAvailable, netnsLayout, newTag, sweepStale, type NetnsLayout } from '../testbed/netns.js';
-import { DEFAULT_TESTBED_PORTS, planTestbed, type NetnsPlan, type TestbedPlan } from '../testbed/plan.js';
+import { DEFAULT_TESTBED_PORTS, planTestbed, type NetnsPlan, type TestbedPlan, type TestbedPorts } from '../testbed/plan.js';
 import { testbedExecCommand } from './testbed-exec.js';
 import { listeningAs } from './usage.js';
 import { listenLink, parseLinkEndpoint, type LinkEndpoint } from '../../radio/medium/transport.js';
@@ -70,7 +70,7 @@ export function testbedCommand(): Command {
     )
     .option('--verbose', 'relay every line the routers log (each sensing round, too)')
     .addOption(new Option('--log-format <format>', 'log lines for people or one JSON object a line').choices(['pretty', 'json']).default('pretty'))
-    .action(async (file: string, o: TestbedOpts) => {
+    .action(async (file: string, o: TestbedOpts, cmd: Command) => {
       const forS = o.for === undefined ? undefined : Number(o.for);
       if (forS !== undefined && !(forS > 0 && forS <= MAX_FOR_S)) throw new UsageError(`--for: "${o.for}" is not a number of seconds in (0, ${MAX_FOR_S}]`);
       const hops = o.hops === undefined ? undefined : Number(o.hops);
@@ -87,10 +87,8 @@ export function testbedCommand(): Command {
       // Every process of a testbed runs on this machine: a medium beyond loopback would need CURVE keys it does not make.
       if (!isLocalEndpoint(o.medium))
         throw new UsageError(`--medium: "${o.medium}" is not on this machine (a loopback tcp or an ipc endpoint): the testbed's processes all run here`);
-      // The medium process would only exit on an address already taken, and be started again and again: say so now.
-      if (!o.netns) await listeningAs('--medium', o.medium, () => probeListen(parseLinkEndpoint(o.medium, '--medium')));
       const host = '127.0.0.1';
-      const ports = {
+      const given = {
         ...DEFAULT_TESTBED_PORTS,
         medium: o.medium,
         host,
@@ -98,27 +96,32 @@ export function testbedCommand(): Command {
         monitorBase: port('--monitor-base', o.monitorBase),
         openflowBase: port('--openflow-base', o.openflowBase),
       };
+      const explicit = new Set(PORT_FLAGS.filter(([, key]) => cmd.getOptionValueSource(key) === 'cli').map(([flag]) => flag));
       const log = createLogger({ level: 'info', format: o.logFormat });
       // Ctrl-C or SIGTERM from here on stops the testbed cleanly, even while it still starts (namespaces, processes).
       let signalled: string | undefined;
       let onSignal: (why: string) => void = (why) => void (signalled ??= why);
       process.once('SIGINT', () => onSignal('SIGINT'));
       process.once('SIGTERM', () => onSignal('SIGTERM'));
+      // A closed terminal (SIGHUP) stops it too: unlike a router under systemd, where SIGHUP reloads R3's keys, a testbed has nothing to reload.
+      process.once('SIGHUP', () => onSignal('SIGHUP'));
       const ns = o.netns ? await netnsUp(nodeCount(sc.topology), log) : undefined;
       let plan: TestbedPlan;
+      let ports = given;
       try {
-        plan = planTestbed(sc, seed, ports, ns?.plan);
+        if (ns) plan = planTestbed(sc, seed, ports, ns.plan);
+        else ({ plan, ports } = await freePorts((p) => planTestbed(sc, seed, p), given, explicit, log));
       } catch (e) {
         await ns?.down();
         throw e;
       }
-      if (!ns) await probeRouterPorts(plan);
       const sup = new Supervisor(plan, { log, verbose: o.verbose === true });
       log.info(
         {
           event: 'testbed-start',
           scenario: sc.name,
           seed,
+          medium: plan.mediumEndpoint,
           ...(ns ? { tag: ns.layout.tag } : {}),
           routers: plan.routers.map((r) => ({ name: r.name, control: r.control, telemetry: r.telemetry, monitor: r.monitor, netns: r.netns })),
         },
@@ -136,12 +139,22 @@ export function testbedCommand(): Command {
         ].join('\n'),
       );
       // A medium that dies is started again; the testbed ends only when it gives up on it.
-      let mediumLost = false;
-      let mediumGone: () => void = () => undefined;
-      sup.onExit = (name, _code, _signal, restarting) => {
-        if (name !== 'medium' || restarting) return;
-        mediumLost = true;
-        mediumGone();
+      // A process that exits before it is up (a port taken since the check) stops the run at once, saying which port and flag.
+      let lost: string | undefined;
+      let gone: (why: string) => void = () => undefined;
+      const failed = (why: string): void => {
+        lost ??= why;
+        gone(why);
+      };
+      sup.onExit = (name, code, signal, restarting, starting) => {
+        if (starting) {
+          void startFailure(plan, ports, name, signal ?? `code ${code}`, sup.lastError(name)).then((line) => {
+            log.error({ event: 'testbed-start-failed', proc: name }, line);
+            return failed(`${name} did not start`);
+          });
+          return;
+        }
+        if (name === 'medium' && !restarting) void failed('the medium exited');
       };
       try {
         await sup.start();
@@ -154,13 +167,13 @@ export function testbedCommand(): Command {
         if (signalled !== undefined) resolve(signalled);
         onSignal = resolve;
         if (forS !== undefined) setTimeout(() => resolve(`--for ${forS} s elapsed`), forS * 1000);
-        mediumGone = () => resolve('the medium exited');
-        if (mediumLost) resolve('the medium exited');
+        gone = resolve;
+        if (lost !== undefined) resolve(lost);
       });
       log.info({ event: 'testbed-stop', why }, `stopping every process (${why})`);
       await sup.stop();
       if (ns) await ns.down();
-      process.exit(why === 'the medium exited' ? 1 : 0);
+      process.exit(why === lost ? 1 : 0);
     });
 }
 
@@ -202,20 +215,167 @@ async function probeListen(e: LinkEndpoint): Promise<void> {
   await new Promise<void>((resolve) => server.close(() => resolve()));
 }
 
+/** The options that place a testbed's ports, with the keys commander gives them. */
+const PORT_FLAGS = [
+  ['--medium', 'medium'],
+  ['--control-base', 'controlBase'],
+  ['--monitor-base', 'monitorBase'],
+  ['--openflow-base', 'openflowBase'],
+] as const;
+type PortFlag = (typeof PORT_FLAGS)[number][0];
+
+/** How many sets of ports upward from the defaults a testbed tries when another testbed (or anything) holds them. */
+export const PORT_TRIES = 20;
+
+/** The error of a port the testbed would use that is taken, with the option its number comes from. */
+class PortTaken extends UsageError {
+  constructor(
+    readonly flag: PortFlag,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
 /**
- * Whether each router will be able to listen on the ports the testbed gives
- * it: a router that cannot would exit alone while the others run. A port
- * taken is named by the option its number comes from.
+ * The plan of a testbed whose every port is free. Ports an option gave are
+ * used as given (a taken one is refused, naming it); the others move up
+ * together, one set of ports at a time (the medium's port by 1, the
+ * control base by 10 per router, the monitor and OpenFlow bases by 1 per
+ * router), so that a second testbed on this machine runs beside the first.
  */
-async function probeRouterPorts(plan: TestbedPlan): Promise<void> {
+async function freePorts(
+  plan: (ports: TestbedPorts) => TestbedPlan,
+  given: TestbedPorts,
+  explicit: ReadonlySet<string>,
+  log: Logger,
+): Promise<{ plan: TestbedPlan; ports: TestbedPorts }> {
+  const n = plan(given).routers.length;
+  let last: PortTaken | undefined;
+  for (let k = 0; k < PORT_TRIES; k++) {
+    const ports = shifted(given, explicit, k, n);
+    if (k > 0 && ports === undefined) break;
+    const p = plan(ports ?? given);
+    if (k === 0) samePortTwice(p, given);
+    else if (!tryOk(() => samePortTwice(p, ports!))) continue; // moved defaults onto a port given explicitly: the next set
+    try {
+      await probePorts(p, ports ?? given);
+    } catch (e) {
+      if (!(e instanceof PortTaken) || explicit.has(e.flag)) throw e;
+      last = e;
+      continue;
+    }
+    if (k > 0) {
+      const moved = PORT_FLAGS.filter(([flag]) => !explicit.has(flag)).map(([flag, key]) => `${flag} ${String(ports![key])}`);
+      log.warn({ event: 'testbed-ports-moved', taken: last?.message }, `${last?.message ?? 'a port is taken'}: using ${moved.join(' ')} instead`);
+    }
+    return { plan: p, ports: ports ?? given };
+  }
+  throw new UsageError(
+    `${last?.message ?? 'a port is taken'}; the next ${PORT_TRIES - 1} sets of ports up are taken too: give free ones with ${PORT_FLAGS.map(([f]) => f).join(', ')}`,
+  );
+}
+
+/** Whether `f` returns without throwing. */
+function tryOk(f: () => void): boolean {
+  try {
+    f();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The k-th set of ports up from `given`, moving only what no option gave; undefined when nothing can move. */
+function shifted(given: TestbedPorts, explicit: ReadonlySet<string>, k: number, routers: number): TestbedPorts | undefined {
+  const up = (flag: PortFlag, base: number, step: number): number => (explicit.has(flag) ? base : base + k * step);
+  const m = /^tcp:\/\/(.+):(\d+)$/.exec(given.medium);
+  const medium = m && !explicit.has('--medium') ? `tcp://${m[1]}:${Number(m[2]) + k}` : given.medium;
+  const ports = {
+    ...given,
+    medium,
+    controlBase: up('--control-base', given.controlBase, 10 * routers),
+    monitorBase: up('--monitor-base', given.monitorBase, routers),
+    openflowBase: up('--openflow-base', given.openflowBase, routers),
+  };
+  const top = Math.max(ports.controlBase + 10 * routers, ports.monitorBase + routers, ports.openflowBase + routers, m ? Number(m[2]) + k : 0);
+  return top > 65535 ? undefined : ports;
+}
+
+/** The ports of a plan, each with the option its number comes from. */
+function planPorts(plan: TestbedPlan, ports: TestbedPorts, only?: string): Array<{ flag: PortFlag; what: string; at: string }> {
+  const out: Array<{ flag: PortFlag; what: string; at: string }> = [];
+  if (only === undefined || only === 'medium') out.push({ flag: '--medium', what: "the medium's endpoint", at: plan.mediumEndpoint });
   for (const r of plan.routers) {
-    for (const [flag, what, at] of [
-      ['--control-base', 'control', r.control],
-      ['--control-base', 'telemetry', r.telemetry],
-      ['--monitor-base', 'monitor', r.monitor],
-    ] as const) {
-      const m = /^(?:tcp|http):\/\/([^/:]+):(\d+)/.exec(at);
-      if (m) await listeningAs(flag, `${at} (${r.name}'s ${what})`, () => probeListen({ kind: 'tcp', host: m[1]!, port: Number(m[2]) }));
+    if (only !== undefined && only !== r.name) continue;
+    const openflow = r.config.openflow.mode === 'passive' ? `tcp://${ports.host}:${ports.openflowBase + r.index}` : '';
+    out.push(
+      { flag: '--control-base', what: `${r.name}'s control`, at: r.control },
+      { flag: '--control-base', what: `${r.name}'s telemetry`, at: r.telemetry },
+      { flag: '--monitor-base', what: `${r.name}'s monitor`, at: r.monitor },
+      { flag: '--openflow-base', what: `${r.name}'s OpenFlow agent`, at: openflow },
+    );
+  }
+  return out.filter((p) => p.at !== '');
+}
+
+/** A TCP port of `at` (tcp:// or http://), or undefined. */
+function tcpPort(at: string): { host: string; port: number } | undefined {
+  const m = /^(?:tcp|http):\/\/([^/:]+):(\d+)/.exec(at);
+  return m ? { host: m[1]!, port: Number(m[2]) } : undefined;
+}
+
+/** Refuses a plan that gives one port to two listeners (bases too close together): one of them could never start. */
+function samePortTwice(plan: TestbedPlan, ports: TestbedPorts): void {
+  const seen = new Map<number, { flag: PortFlag; what: string }>();
+  for (const p of planPorts(plan, ports)) {
+    const t = tcpPort(p.at);
+    if (!t) continue;
+    const first = seen.get(t.port);
+    if (first) throw new UsageError(`${p.flag}: port ${t.port} would be both ${first.what} (${first.flag}) and ${p.what}: move one of the two`);
+    seen.set(t.port, p);
+  }
+}
+
+/**
+ * Whether the medium and each router will be able to listen on the ports
+ * the testbed gives them: one that cannot would exit alone while the others
+ * run. A port taken is named by the option its number comes from.
+ */
+async function probePorts(plan: TestbedPlan, ports: TestbedPorts, only?: string): Promise<void> {
+  for (const p of planPorts(plan, ports, only)) {
+    const t = tcpPort(p.at);
+    const e: LinkEndpoint | undefined = p.flag === '--medium' ? parseLinkEndpoint(p.at, '--medium') : t && { kind: 'tcp', ...t };
+    if (!e) continue;
+    try {
+      await listeningAs(p.flag, p.flag === '--medium' ? p.at : `${p.at} (${p.what})`, () => probeListen(e));
+    } catch (err) {
+      throw err instanceof UsageError ? new PortTaken(p.flag, err.message) : err;
     }
   }
+}
+
+/** The settings a process names when it cannot listen, and the testbed's option that gives each. */
+const FLAG_OF_SETTING: ReadonlyArray<readonly [RegExp, PortFlag]> = [
+  [/\bcontrol\.(?:endpoint|telemetry)\b/, '--control-base'],
+  [/\bmonitor\.listen\b/, '--monitor-base'],
+  [/\bopenflow\.listen\b/, '--openflow-base'],
+  [/--bind\b/, '--medium'],
+];
+
+/**
+ * The one line that says why a process of the testbed exited before it was
+ * up: the port of its that is taken now, and the option that moves it; or
+ * what it said last, with the option when it names a setting the testbed
+ * gives; or else its exit and where to look.
+ */
+async function startFailure(plan: TestbedPlan, ports: TestbedPorts, name: string, exit: string, said: string | undefined): Promise<string> {
+  try {
+    await probePorts(plan, ports, name);
+  } catch (e) {
+    if (e instanceof PortTaken) return `${name} could not start (${exit}): ${e.message}; ${e.flag} moves it`;
+  }
+  const flag = said === undefined ? undefined : FLAG_OF_SETTING.find(([re]) => re.test(said))?.[1];
+  if (said !== undefined && flag !== undefined) return `${name} could not start (${exit}): ${said.replace(/^cogmesh: /, '')}; ${flag} moves it`;
+  return `${name} exited (${exit}) before it was up${said === undefined ? '' : `: ${said.replace(/^cogmesh: /, '')}`}; stopping the testbed`;
 }

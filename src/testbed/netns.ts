@@ -236,7 +236,7 @@ async function readStates(runDir: string): Promise<Array<{ tag: string; file: st
 }
 
 /** Whether process `pid` exists (EPERM: it does, and is someone else's). */
-function alive(pid: number): boolean {
+export function alive(pid: number): boolean {
   if (!(pid > 0)) return false;
   try {
     process.kill(pid, 0);

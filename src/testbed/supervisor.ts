@@ -1,12 +1,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { mediumSetupJson } from '../../radio/medium/server.js';
 import type { Logger } from '../core/log.js';
 import type { TestbedPlan } from './plan.js';
-import { inNetns } from './netns.js';
+import { alive, inNetns } from './netns.js';
 import { newR3KeyFile } from '../config/r3-keys.js';
 
 /**
@@ -57,6 +57,33 @@ interface Proc {
   restarts: number;
   /** Started again by `restart`, not by the exit handler. */
   replacing: boolean;
+  /** The start events it has yet to log before it is up (listening where the plan says); empty: up. */
+  pending: Set<string>;
+  /** The last warning or error it logged (or line on its standard error): why it exited, often. */
+  lastError: string | undefined;
+}
+
+/** Prefix of a testbed run's own folder under the OS's temporary folder. */
+export const RUN_DIR_PREFIX = 'cogmesh-testbed-';
+/** The file in a run's folder that holds its supervisor's pid, so that a later run can tell a folder whose testbed was killed. */
+const PID_FILE = 'supervisor.pid';
+
+/**
+ * Removes the folders in `parent` of testbed runs whose supervisor is gone
+ * (killed: it had no chance to remove its own). A folder without a pid
+ * file is left alone: its run may be between making it and writing the
+ * file. Returns the folders removed.
+ */
+export async function sweepRunDirs(parent = tmpdir()): Promise<string[]> {
+  const swept: string[] = [];
+  for (const d of await readdir(parent).catch(() => [] as string[])) {
+    if (!d.startsWith(RUN_DIR_PREFIX)) continue;
+    const pid = Number((await readFile(join(parent, d, PID_FILE), 'utf8').catch(() => '')).trim());
+    if (!Number.isSafeInteger(pid) || pid <= 0 || alive(pid)) continue;
+    await rm(join(parent, d), { recursive: true, force: true });
+    swept.push(d);
+  }
+  return swept;
 }
 
 /** Set in a child's environment: it stops when its standard input closes (the testbed went away). */
@@ -121,9 +148,11 @@ export class Supervisor {
   private epochUs = 0;
   /**
    * Called when a process exits while the testbed runs (not on stop);
-   * `restarting`: the testbed starts it again.
+   * `restarting`: the testbed starts it again; `starting`: it exited in
+   * its first start, before it was up (listening where the plan says: a
+   * port taken, a bad configuration).
    */
-  onExit: (name: string, code: number | null, signal: NodeJS.Signals | null, restarting: boolean) => void = () => undefined;
+  onExit: (name: string, code: number | null, signal: NodeJS.Signals | null, restarting: boolean, starting: boolean) => void = () => undefined;
 
   constructor(
     private readonly plan: TestbedPlan,
@@ -135,12 +164,25 @@ export class Supervisor {
     return [...this.procs.values()].map((p) => ({ name: p.name, pid: p.child.pid, state: p.state, restarts: p.restarts }));
   }
 
+  /** The last warning or error process `name` logged. */
+  lastError(name: string): string | undefined {
+    return this.procs.get(name)?.lastError;
+  }
+
   pid(name: string): number | undefined {
     return this.procs.get(name)?.child.pid;
   }
 
+  /** The run's own folder (configuration files, R3 keys), removed on `stop`; undefined before `start`. */
+  folder(): string | undefined {
+    return this.dir;
+  }
+
   async start(): Promise<void> {
-    this.dir = await mkdtemp(join(tmpdir(), 'cogmesh-testbed-'));
+    const swept = await sweepRunDirs();
+    if (swept.length > 0) this.o.log.warn({ event: 'testbed-swept', folders: swept }, `removed the folders of killed testbeds: ${swept.join(', ')}`);
+    this.dir = await mkdtemp(join(tmpdir(), RUN_DIR_PREFIX));
+    await writeFile(join(this.dir, PID_FILE), `${process.pid}\n`);
     const mediumFile = join(this.dir, 'medium.json');
     await writeFile(mediumFile, mediumSetupJson(this.plan.medium));
     this.epochUs = Date.now() * 1000;
@@ -175,7 +217,7 @@ export class Supervisor {
     if (!this.stopping && this.procs.get(name) === p) this.spawn(name, p.args, p.netns, p);
   }
 
-  /** Stops every process: SIGTERM, then SIGKILL after `graceMs`; removes the configuration files. */
+  /** Stops every process: SIGTERM, then SIGKILL after `graceMs`; removes the run's folder (configuration files, keys). */
   async stop(graceMs = 5000): Promise<void> {
     if (this.stopping) return;
     this.stopping = true;
@@ -226,27 +268,35 @@ export class Supervisor {
       quickDeaths: before?.quickDeaths ?? 0,
       restarts: before ? before.restarts + 1 : 0,
       replacing: false,
+      pending: this.startEvents(name),
+      lastError: undefined,
     };
     this.procs.set(name, p);
     // Each line says which process it comes from, in both log formats.
     const log = this.o.log.child({ proc: name }, { msgPrefix: `[${name}] ` });
-    createInterface({ input: child.stdout! }).on('line', (line) => this.relay(log, line));
-    createInterface({ input: child.stderr! }).on('line', (line) => log.warn({ event: 'stderr' }, line));
+    createInterface({ input: child.stdout! }).on('line', (line) => this.relay(log, line, p));
+    createInterface({ input: child.stderr! }).on('line', (line) => {
+      p.lastError = line;
+      log.warn({ event: 'stderr' }, line);
+    });
     void exited.then(({ code, signal }) => {
       p.state = 'exited';
       if (this.stopping || p.replacing) return;
       const inMs = name === 'medium' && this.o.restartMedium !== false ? this.restartDelay(p) : undefined;
+      const starting = p.restarts === 0 && p.pending.size > 0;
       const then =
-        inMs !== undefined
-          ? `; starting it again in ${inMs} ms (the routers join it again)`
-          : name === 'medium' && this.o.restartMedium !== false
-            ? `; it died ${p.quickDeaths} times in a row soon after its start: not starting it again`
-            : '; the others go on';
+        starting && name !== 'medium'
+          ? ' before it was up'
+          : inMs !== undefined
+            ? `; starting it again in ${inMs} ms (the routers join it again)`
+            : name === 'medium' && this.o.restartMedium !== false
+              ? `; it died ${p.quickDeaths} times in a row soon after its start: not starting it again`
+              : '; the others go on';
       log.error(
         { event: 'process-exit', code, signal, ...(inMs !== undefined ? { restartInMs: inMs } : {}) },
-        `${name} exited (${signal ?? `code ${code}`}) while the testbed runs${then}`,
+        `${name} exited (${signal ?? `code ${code}`})${starting ? '' : ' while the testbed runs'}${then}`,
       );
-      this.onExit(name, code, signal, inMs !== undefined);
+      this.onExit(name, code, signal, inMs !== undefined, starting);
       if (inMs === undefined) return;
       const timer = setTimeout(() => {
         this.restartTimers.delete(timer);
@@ -264,7 +314,16 @@ export class Supervisor {
     return Math.min(RESTART_MAX_MS, RESTART_FIRST_MS * 2 ** (p.quickDeaths - 1));
   }
 
-  private relay(log: Logger, line: string): void {
+  /** What a process logs once it listens where the plan says: the medium its endpoint, a router its control API and monitor. */
+  private startEvents(name: string): Set<string> {
+    if (name === 'medium') return new Set(['medium-start']);
+    const r = this.plan.routers.find((x) => x.name === name);
+    // A router that logs warnings only never says it is up: it is taken as up at once (its death is then a death, not a failed start).
+    if (!r || !['trace', 'debug', 'info'].includes(r.config.log.level)) return new Set();
+    return new Set(['control-start', ...(r.monitor ? ['monitor-start'] : [])]);
+  }
+
+  private relay(log: Logger, line: string, p: Proc): void {
     let rec: Record<string, unknown>;
     try {
       rec = JSON.parse(line) as Record<string, unknown>;
@@ -273,7 +332,9 @@ export class Supervisor {
       return;
     }
     const event = typeof rec.event === 'string' ? rec.event : undefined;
+    if (event !== undefined) p.pending.delete(event);
     const level = LEVELS[typeof rec.level === 'number' ? rec.level : 30] ?? 'info';
+    if ((level === 'warn' || level === 'error' || level === 'fatal') && typeof rec.msg === 'string') p.lastError = rec.msg;
     const notable =
       level === 'warn' ||
       level === 'error' ||

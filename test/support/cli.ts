@@ -18,9 +18,9 @@ export function cogmesh(...args: string[]): { code: number | null; out: string; 
   return { code: r.status, out: r.stdout, err: r.stderr };
 }
 
-/** Starts the cogmesh CLI from source as a process of the test's, `cogmesh ARGS...`, in the repository's root. */
-export function spawnCogmesh(args: readonly string[], stdio: StdioOptions): ChildProcess {
-  return spawn(process.execPath, cli(args), { cwd: root, stdio });
+/** Starts the cogmesh CLI from source as a process of the test's, `cogmesh ARGS...`, in the repository's root; `env`: added to this process's environment. */
+export function spawnCogmesh(args: readonly string[], stdio: StdioOptions, env?: Record<string, string>): ChildProcess {
+  return spawn(process.execPath, cli(args), { cwd: root, stdio, ...(env ? { env: { ...process.env, ...env } } : {}) });
 }
 
 /** Stops processes a test started, newest first: SIGINT to each still running, then its exit. */

@@ -2,10 +2,13 @@ import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { test } from 'node:test';
 import { join } from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { loadScenario } from '../../src/config/scenario.js';
 import { createLogger } from '../../src/core/log.js';
 import { planTestbed } from '../../src/testbed/plan.js';
-import { RESTART_GIVE_UP, Supervisor } from '../../src/testbed/supervisor.js';
+import { RESTART_GIVE_UP, RUN_DIR_PREFIX, Supervisor, sweepRunDirs } from '../../src/testbed/supervisor.js';
 import { root } from '../support/cli.js';
 
 const quiet = () => createLogger({ level: 'info', format: 'json', destination: new Writable({ write: (_c, _e, cb) => cb() }) });
@@ -76,4 +79,38 @@ test('restart: a router process is killed and started again as it was; a stopped
   assert.ok(sup.processes().every((p) => p.state === 'exited'));
   await sup.restart('r0');
   assert.equal(sup.processes().find((p) => p.name === 'r0')?.state, 'exited', 'nothing starts once stopped');
+});
+
+test('sweepRunDirs removes the folders of runs whose supervisor is gone, and leaves a live one, one without a pid file and others', async () => {
+  const parent = await mkdtemp(join(tmpdir(), 'sweep-'));
+  try {
+    // A pid that was a process and is one no more: a child that has exited.
+    const dead = spawnSync(process.execPath, ['-e', '']).pid;
+    const make = async (name: string, pid?: number): Promise<void> => {
+      await mkdir(join(parent, name));
+      if (pid !== undefined) await writeFile(join(parent, name, 'supervisor.pid'), `${pid}\n`);
+    };
+    await make(`${RUN_DIR_PREFIX}dead`, dead);
+    await make(`${RUN_DIR_PREFIX}live`, process.pid);
+    await make(`${RUN_DIR_PREFIX}new`);
+    await make('someone-else', dead);
+    assert.deepEqual(await sweepRunDirs(parent), [`${RUN_DIR_PREFIX}dead`]);
+    assert.deepEqual((await readdir(parent)).sort(), [`${RUN_DIR_PREFIX}live`, `${RUN_DIR_PREFIX}new`, 'someone-else']);
+  } finally {
+    await rm(parent, { recursive: true, force: true });
+  }
+});
+
+test('the run folder holds its supervisor pid while it runs and is gone after stop', async () => {
+  const sc = await loadScenario(join(root, 'config/scenarios/testbed-chain.json'), { hops: 1, set: ['flows=[]'] });
+  const sup = new Supervisor(planTestbed(sc, 1), { log: quiet(), command: { execPath: process.execPath, args: ['-e', 'setInterval(() => {}, 1000)'] } });
+  try {
+    await sup.start();
+    const dir = sup.folder()!;
+    assert.equal((await readFile(join(dir, 'supervisor.pid'), 'utf8')).trim(), String(process.pid));
+    await sup.stop();
+    await assert.rejects(readdir(dir), { code: 'ENOENT' });
+  } finally {
+    await sup.stop();
+  }
 });
