@@ -1,10 +1,9 @@
 import { Command } from 'commander';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { rename, rm, writeFile } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
 import { curveKeyPair } from 'zeromq';
 import { UsageError } from '../core/errors.js';
+import { writeFileAtomic } from '../core/files.js';
 import { newR3KeyFile } from '../config/r3-keys.js';
 import { LISTED } from './listed.js';
 
@@ -63,14 +62,11 @@ export function keygenCommand(): Command {
         process.stdout.write(text);
         return;
       }
-      // The secret is only ever in a new file of mode 0600: written beside the target, then renamed over it.
-      const tmp = join(dirname(o.out), `.${basename(o.out)}.${process.pid}.tmp`);
+      // The secret is only ever in a file of mode 0600, and the target is whole or untouched.
       try {
         if (!o.force && existsSync(o.out)) throw Object.assign(new Error('exists'), { code: 'EEXIST' });
-        await writeFile(tmp, text, { mode: 0o600, flag: 'wx' });
-        await rename(tmp, o.out);
+        await writeFileAtomic(o.out, text, 0o600);
       } catch (e) {
-        await rm(tmp, { force: true });
         const code = (e as NodeJS.ErrnoException).code;
         const what = o.token ? 'a token' : o.r3Key !== undefined ? 'a key file' : 'a key pair';
         if (code === 'EEXIST') throw new UsageError(`--out: ${o.out} exists (${what} is not overwritten without --force)`);

@@ -1,6 +1,6 @@
-import { open, readFile, rename, rm, stat } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { readFile, stat } from 'node:fs/promises';
 import { ConfigError } from '../core/errors.js';
+import { writeFileAtomic } from '../core/files.js';
 import { parseJsonFileText, setPaths } from '../core/schema.js';
 import { parseNodeConfig, withoutSecretValues } from './load.js';
 
@@ -56,34 +56,4 @@ export interface PreparedConfigWrite {
   next: string;
   /** The file's permission bits, which both writes keep. */
   mode: number;
-}
-
-/**
- * Replaces `path` with `text` so that a reader, or the file after a crash,
- * holds either the old text or the new one, never a part: a temporary file
- * in the same directory, fsync, rename, then fsync of the directory.
- */
-export async function writeFileAtomic(path: string, text: string, mode: number): Promise<void> {
-  const dir = dirname(path);
-  const tmp = join(dir, `.${basename(path)}.${process.pid}.tmp`);
-  try {
-    const fh = await open(tmp, 'wx', mode);
-    try {
-      await fh.chmod(mode);
-      await fh.writeFile(text, 'utf8');
-      await fh.sync();
-    } finally {
-      await fh.close();
-    }
-    await rename(tmp, path);
-  } catch (e) {
-    await rm(tmp, { force: true });
-    throw e;
-  }
-  const d = await open(dir, 'r');
-  try {
-    await d.sync();
-  } finally {
-    await d.close();
-  }
 }

@@ -1,10 +1,11 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { accessSync, constants as fsConstants } from 'node:fs';
-import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { delimiter, dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CogmeshError, RangeArgumentError } from '../core/errors.js';
+import { writeFileAtomic } from '../core/files.js';
 import { lanPrefix4, lanPrefix6 } from '../wire/addresses.js';
 
 /**
@@ -189,10 +190,8 @@ export async function netnsAvailable(): Promise<{ ok: true } | { ok: false; why:
 // State files
 
 async function writeState(file: string, state: TestbedState): Promise<void> {
-  // Written beside and renamed over, so a reader (or a sweep after SIGKILL) never sees half a file.
-  const tmp = `${file}.${process.pid}.tmp`;
-  await writeFile(tmp, `${JSON.stringify(state, null, 2)}\n`, { mode: 0o644 });
-  await rename(tmp, file);
+  // Atomic, so a reader (or a sweep after SIGKILL) never sees half a file.
+  await writeFileAtomic(file, `${JSON.stringify(state, null, 2)}\n`, 0o644);
 }
 
 function isState(v: unknown): v is TestbedState {
