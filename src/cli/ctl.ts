@@ -293,6 +293,21 @@ function formatPaths(ps: PathInfo[]): string {
 
 const formatVnf = (v: VnfInfo): string => `vnf ${v.id} (${v.type}) ${v.state} on ${formatFlow(v.flow)}${v.reason ? ` (${v.reason})` : ''}\n`;
 
+/** A PSD in a few words: its span, bins, and the mean and peak density (the JSON carries the bins). */
+function formatPsd(p: { centerHz: number; sampleRateHz: number; segments: number; dbmPerHz: ArrayLike<number> }): string {
+  const bins = p.dbmPerHz;
+  const n = bins.length;
+  let peak = 0;
+  let mw = 0;
+  for (let i = 0; i < n; i++) {
+    if (bins[i]! > bins[peak]!) peak = i;
+    mw += 10 ** (bins[i]! / 10);
+  }
+  const mhz = (i: number): string => ((p.centerHz + ((i - n / 2) * p.sampleRateHz) / n) / 1e6).toFixed(2);
+  const mean = n > 0 ? (10 * Math.log10(mw / n)).toFixed(1) : '-';
+  return `${mhz(0)}-${mhz(n)} MHz, ${n} bins, ${p.segments} segment(s), mean ${mean} dBm/Hz, peak ${n > 0 ? bins[peak]!.toFixed(1) : '-'} dBm/Hz at ${mhz(peak)} MHz`;
+}
+
 /** One line per telemetry message. */
 export function formatTelemetry(m: TelemetryMessage): string {
   const b = m.body;
@@ -304,6 +319,8 @@ export function formatTelemetry(m: TelemetryMessage): string {
     }
     case 'spectrum':
       return `${at} round ${b.spectrum.round}: ${b.spectrum.channels.map((c) => `${c.channel}:${c.w.toFixed(2)}`).join(' ')}\n`;
+    case 'psd':
+      return `${at} round ${b.psd.round} channel ${b.psd.channel}: ${formatPsd(b.psd)}\n`;
     case 'r1':
       return `${at} ${b.changed ? 'moved to' : 'stays on'} channel ${dash(b.channel)} (${b.reason})\n`;
     case 'r2':

@@ -65,7 +65,14 @@ export interface NodeConfig {
     curve: { publicKey: string; secretKey: string; allow: string[] };
   };
   /** The live spectrum monitor (docs/monitor-protocol.md). */
-  monitor: { listen: string; token: string; statePeriodMs: number; maxConnections: number };
+  monitor: {
+    listen: string;
+    token: string;
+    statePeriodMs: number;
+    maxConnections: number;
+    psd: { enabled: boolean; bins: number; segments: number; maxPerS: number };
+    record: { dir: string; maxS: number; maxMiB: number };
+  };
   /** The embedded OpenFlow 1.3 switch agent (docs/openflow.md). */
   openflow: {
     mode: 'off' | 'passive' | 'active';

@@ -318,7 +318,7 @@ export function encodeReply(r: ControlReply): string {
 // Telemetry: two frames a message, the topic then the JSON body
 
 /** Topics of the telemetry socket: `status` every telemetryPeriodMs, the others as they happen. */
-export const TELEMETRY_TOPICS = Object.freeze(['status', 'spectrum', 'r1', 'r2', 'config', 'vnf', 'neighbour'] as const);
+export const TELEMETRY_TOPICS = Object.freeze(['status', 'spectrum', 'psd', 'r1', 'r2', 'config', 'vnf', 'neighbour'] as const);
 
 export type TelemetryTopic = (typeof TELEMETRY_TOPICS)[number];
 
@@ -329,7 +329,15 @@ export function isTelemetryTopic(t: string): t is TelemetryTopic {
   return (TELEMETRY_TOPICS as readonly string[]).includes(t);
 }
 
-/** The frames of one telemetry message. */
+/**
+ * The frames of one telemetry message. A PSD's bins go as a JSON array of
+ * dBm/Hz rounded to 0.01 dB (the monitor's stream carries them as float32).
+ */
 export function telemetryFrames(node: number, e: { kind: 'status'; atUs: Micros; status: RouterStatus } | Telemetry): [TelemetryTopic, string] {
-  return [e.kind, JSON.stringify({ node, ...e }, (_k, v: unknown) => (v === undefined ? null : v))];
+  return [
+    e.kind,
+    JSON.stringify({ node, ...e }, (_k, v: unknown) =>
+      v === undefined ? null : v instanceof Float32Array ? Array.from(v, (x) => Math.round(x * 100) / 100) : v,
+    ),
+  ];
 }

@@ -1,6 +1,6 @@
 import { CogmeshError, RangeArgumentError } from '../core/errors.js';
 import { err, ok, type Result } from '../core/result.js';
-import type { SpectrumChannel, SpectrumView } from '../router/view.js';
+import type { PsdView, SpectrumChannel, SpectrumView } from '../router/view.js';
 
 /**
  * The monitor's binary spectrum frame: one sensing round, as the WebSocket
@@ -201,3 +201,126 @@ function truncated(have: number, need: number): FrameError {
 function badField(at: number, what: string): FrameError {
   return new FrameError('FRAME_BAD_FIELD', at, `bad frame field at byte ${at}: ${what}`);
 }
+
+// ---------------------------------------------------------------------------
+// The PSD frame
+
+/**
+ * The monitor's binary PSD frame: the power spectral density of one channel
+ * visit (docs/monitor-protocol.md has the same table). Little-endian, fixed
+ * layout, no padding; its length is PSD_HEADER_BYTES + 4 * bins.
+ *
+ *   0  type          u8   FRAME_TYPE_PSD (0x50, 'P')
+ *   1  version       u8   PSD_VERSION (1)
+ *   2  bins          u16  bins in the frame, at least 1
+ *   4  round         u32  the sensing round of the visit
+ *   8  startUs       u64  first sample the estimate used, microseconds (router clock)
+ *  16  durationUs    u32  span of the samples it used, microseconds
+ *  20  channel       u16  channel number, 1-65535
+ *  22  segments      u16  segments averaged (Welch), at least 1
+ *  24  centerHz      f64  centre frequency of the capture, Hz, > 0
+ *  32  sampleRateHz  f64  complex samples per second, > 0: the bins' span
+ *  40  bins × f32        dBm/Hz, lowest frequency first, finite: bin i is
+ *                         centred on centerHz + (i - bins / 2) * sampleRateHz / bins
+ */
+export const FRAME_TYPE_PSD = 0x50;
+export const PSD_VERSION = 1;
+export const PSD_HEADER_BYTES = 40;
+/** Most bins one PSD frame carries (the count is a u16). */
+export const PSD_MAX_BINS = 0xffff;
+
+/** Bytes of a PSD frame of `bins` bins. */
+export function psdFrameLength(bins: number): number {
+  return PSD_HEADER_BYTES + 4 * bins;
+}
+
+/** The frame of one visit's PSD; refuses (RangeArgumentError naming the field) what the layout cannot carry. */
+export function encodePsdFrame(p: PsdView): Uint8Array {
+  const n = p.dbmPerHz.length;
+  checkUint('psd.bins', n, PSD_MAX_BINS);
+  if (n === 0) throw new RangeArgumentError('psd.bins', n, 'at least 1 bin');
+  checkUint('psd.round', p.round, 0xffff_ffff);
+  checkUint('psd.startUs', p.startUs, MAX_TIME_US);
+  checkUint('psd.durationUs', p.durationUs, 0xffff_ffff);
+  checkUint('psd.channel', p.channel, 0xffff);
+  if (p.channel === 0) throw new RangeArgumentError('psd.channel', p.channel, 'a channel number in [1, 65535]');
+  checkUint('psd.segments', p.segments, 0xffff);
+  if (p.segments === 0) throw new RangeArgumentError('psd.segments', p.segments, 'at least 1 segment');
+  if (!(p.centerHz > 0 && Number.isFinite(p.centerHz))) throw new RangeArgumentError('psd.centerHz', p.centerHz, 'a finite frequency > 0 Hz');
+  if (!(p.sampleRateHz > 0 && Number.isFinite(p.sampleRateHz))) throw new RangeArgumentError('psd.sampleRateHz', p.sampleRateHz, 'a finite rate > 0');
+  for (let i = 0; i < n; i++) {
+    if (!Number.isFinite(p.dbmPerHz[i]!)) throw new RangeArgumentError(`psd.dbmPerHz[${i}]`, p.dbmPerHz[i], 'a finite density in dBm/Hz');
+  }
+  const out = new Uint8Array(psdFrameLength(n));
+  const dv = new DataView(out.buffer);
+  out[0] = FRAME_TYPE_PSD;
+  out[1] = PSD_VERSION;
+  dv.setUint16(2, n, true);
+  dv.setUint32(4, p.round, true);
+  putTime(dv, 8, p.startUs);
+  dv.setUint32(16, p.durationUs, true);
+  dv.setUint16(20, p.channel, true);
+  dv.setUint16(22, p.segments, true);
+  dv.setFloat64(24, p.centerHz, true);
+  dv.setFloat64(32, p.sampleRateHz, true);
+  // Little-endian hosts (every common one) take the bins in one copy.
+  const bins = new Float32Array(out.buffer, PSD_HEADER_BYTES, n);
+  if (LITTLE_ENDIAN) bins.set(p.dbmPerHz);
+  else for (let i = 0; i < n; i++) dv.setFloat32(PSD_HEADER_BYTES + 4 * i, p.dbmPerHz[i]!, true);
+  return out;
+}
+
+/** The PSD in `b`, or why `b` is not a PSD frame. Never throws. */
+export function parsePsdFrame(b: Uint8Array): Result<PsdView, FrameError> {
+  if (b.length < 1) return err(truncated(0, 1));
+  if (b[0] !== FRAME_TYPE_PSD)
+    return err(new FrameError('FRAME_UNKNOWN_TYPE', 0, `frame type 0x${b[0]!.toString(16).padStart(2, '0')} is not a PSD frame (0x50)`));
+  if (b.length < 2) return err(truncated(b.length, PSD_HEADER_BYTES));
+  if (b[1] !== PSD_VERSION) return err(new FrameError('FRAME_BAD_VERSION', 1, `PSD frame version ${b[1]!} is not ${PSD_VERSION}`));
+  if (b.length < PSD_HEADER_BYTES) return err(truncated(b.length, PSD_HEADER_BYTES));
+  const dv = new DataView(b.buffer, b.byteOffset, b.byteLength);
+  const n = dv.getUint16(2, true);
+  if (n === 0) return err(badField(2, 'bins 0'));
+  const want = psdFrameLength(n);
+  if (b.length < want) return err(truncated(b.length, want));
+  if (b.length > want) return err(new FrameError('FRAME_BAD_LENGTH', want, `${b.length} bytes, but a PSD frame of ${n} bins is ${want}`));
+  const round = dv.getUint32(4, true);
+  const startUs = getTime(dv, 8);
+  if (startUs === undefined) return err(badField(8, 'startUs is beyond 2^53 us'));
+  const durationUs = dv.getUint32(16, true);
+  const channel = dv.getUint16(20, true);
+  if (channel === 0) return err(badField(20, 'channel number 0'));
+  const segments = dv.getUint16(22, true);
+  if (segments === 0) return err(badField(22, 'segments 0'));
+  const centerHz = dv.getFloat64(24, true);
+  if (!(centerHz > 0 && Number.isFinite(centerHz))) return err(badField(24, `centre ${centerHz} Hz`));
+  const sampleRateHz = dv.getFloat64(32, true);
+  if (!(sampleRateHz > 0 && Number.isFinite(sampleRateHz))) return err(badField(32, `sample rate ${sampleRateHz} Hz`));
+  const dbmPerHz = new Float32Array(n);
+  for (let i = 0; i < n; i++) {
+    const v = dv.getFloat32(PSD_HEADER_BYTES + 4 * i, true);
+    if (!Number.isFinite(v)) return err(badField(PSD_HEADER_BYTES + 4 * i, `bin ${i}: ${v} dBm/Hz`));
+    dbmPerHz[i] = v;
+  }
+  return ok({ round, channel, centerHz, sampleRateHz, startUs, durationUs, segments, dbmPerHz });
+}
+
+/** A frame of the monitor's stream, by its type byte. */
+export type MonitorFrame = { kind: 'spectrum'; spectrum: SpectrumView } | { kind: 'psd'; psd: PsdView };
+
+/** Any frame the stream carries (a spectrum or a PSD), or why `b` is none. Never throws. */
+export function parseMonitorFrame(b: Uint8Array): Result<MonitorFrame, FrameError> {
+  if (b.length > 0 && b[0] !== FRAME_TYPE_PSD && b[0] !== FRAME_TYPE_SPECTRUM) {
+    return err(
+      new FrameError('FRAME_UNKNOWN_TYPE', 0, `frame type 0x${b[0]!.toString(16).padStart(2, '0')} is neither a spectrum (0x53) nor a PSD frame (0x50)`),
+    );
+  }
+  if (b[0] === FRAME_TYPE_PSD) {
+    const r = parsePsdFrame(b);
+    return r.ok ? ok({ kind: 'psd', psd: r.value }) : r;
+  }
+  const r = parseFrame(b);
+  return r.ok ? ok({ kind: 'spectrum', spectrum: r.value }) : r;
+}
+
+const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;

@@ -35,8 +35,10 @@ export interface HelloMessage {
   configVersion: string;
   statePeriodMs: number;
   atUs: Micros;
-  /** Rounds of history that follow as frames. */
+  /** Binary frames of history that follow (spectra of the last rounds and the PSDs of their visits). */
   history: number;
+  /** The PSD frames the router sends (monitor.psd), or null when it sends none. */
+  psd: { bins: number; segments: number } | null;
 }
 
 /** The router's state, on connect and every statePeriodMs. */

@@ -10,8 +10,8 @@ import { CogmeshError } from '../core/errors.js';
 import type { Logger } from '../core/log.js';
 import { budgetNote, refusalLogBudget } from '../core/log-budget.js';
 import { RealClock } from '../core/time.js';
-import type { RouterView, SpectrumView, Telemetry } from '../router/view.js';
-import { encodeFrame } from './frames.js';
+import type { PsdView, RouterView, SpectrumView, Telemetry } from '../router/view.js';
+import { encodeFrame, encodePsdFrame, FRAME_TYPE_SPECTRUM } from './frames.js';
 import { RouterMetrics, type MetricsSources } from './metrics.js';
 import { monitorPage, type MonitorPage } from './page.js';
 import { MONITOR_PROTOCOL, type EventMessage, type HelloMessage, type StateMessage } from './protocol.js';
@@ -32,8 +32,10 @@ export { REFUSAL_LOG_LINES } from '../core/log-budget.js';
 
 /** Tuning a deployment rarely changes; tests shrink them. */
 export interface MonitorOptions {
-  /** Sensing rounds kept and sent to a client on connect (120). */
+  /** Sensing rounds kept and sent to a client on connect (120), with the PSDs of their visits. */
   historyRounds?: number;
+  /** Most bytes of frames the history keeps (8 MiB): the oldest go first. */
+  historyBytes?: number;
   /** A client with more than this many bytes queued to it skips messages until it drains (1 MiB). */
   maxBufferedBytes?: number;
   /** Ping period; a client that has not answered the previous ping is dropped (20000 ms). */
@@ -52,7 +54,7 @@ export interface MonitorCounters {
   connectionsDropped: number;
   pagesServed: number;
   framesSent: number;
-  /** Spectrum frames not sent to a client that was too far behind. */
+  /** Spectrum and PSD frames not sent to a client that was too far behind. */
   framesSkipped: number;
   statesSent: number;
   statesSkipped: number;
@@ -60,9 +62,9 @@ export interface MonitorCounters {
   eventsSkipped: number;
   /** Messages from clients (the stream is one-way: they are ignored). */
   clientMessages: number;
-  /** Spectrum telemetry that could not be framed (logged). */
+  /** Spectrum and PSD telemetry that could not be framed (logged). */
   badSpectra: number;
-  /** Rounds in the history sent on connect. */
+  /** Frames (rounds and PSDs) in the history sent on connect. */
   history: number;
   /** `GET /metrics` requests that passed the token check (the one being answered included). */
   scrapes: number;
@@ -100,7 +102,10 @@ interface Client {
  * instead of queueing them. docs/monitor-protocol.md describes the stream.
  */
 export class MonitorServer {
+  /** Frames of the last rounds, spectra and PSDs, oldest first; `historySpectra` of them are spectra. */
   private readonly history: Uint8Array[] = [];
+  private historySpectra = 0;
+  private historyBytesNow = 0;
   private lastRound: number | undefined;
   private readonly clientSet = new Set<Client>();
   private readonly n: MonitorCounters = {
@@ -122,6 +127,7 @@ export class MonitorServer {
     scrapeErrors: 0,
   };
   private readonly historyRounds: number;
+  private readonly historyBytes: number;
   private readonly maxBufferedBytes: number;
   private readonly pingIntervalMs: number;
   private readonly tokenDigest: Uint8Array | undefined;
@@ -144,12 +150,14 @@ export class MonitorServer {
 
   constructor(
     private readonly view: RouterView,
-    private readonly cfg: NodeConfig['monitor'],
+    /** Where and how it serves; what it streams follows the router's running configuration. */
+    private readonly cfg: Pick<NodeConfig['monitor'], 'listen' | 'token' | 'statePeriodMs' | 'maxConnections'>,
     private readonly log: Logger,
     opts: MonitorOptions = {},
     sources: MetricsSources = {},
   ) {
     this.historyRounds = Math.max(0, Math.floor(opts.historyRounds ?? 120));
+    this.historyBytes = Math.max(0, Math.floor(opts.historyBytes ?? 8 << 20));
     this.maxBufferedBytes = opts.maxBufferedBytes ?? 1 << 20;
     this.pingIntervalMs = opts.pingIntervalMs ?? 20_000;
     this.tokenDigest = cfg.token === '' ? undefined : digest(cfg.token);
@@ -454,6 +462,7 @@ export class MonitorServer {
       statePeriodMs: this.cfg.statePeriodMs,
       atUs: this.view.now(),
       history: this.history.length,
+      psd: cfg.monitor.psd.enabled && cfg.channel.cognitive ? { bins: cfg.monitor.psd.bins, segments: cfg.monitor.psd.segments } : null,
     };
     ws.send(json(hello));
     for (const f of this.history) ws.send(f);
@@ -470,8 +479,8 @@ export class MonitorServer {
   }
 
   private onTelemetry(t: Telemetry): void {
-    if (t.kind === 'spectrum') {
-      const frame = this.remember(t.spectrum);
+    if (t.kind === 'spectrum' || t.kind === 'psd') {
+      const frame = t.kind === 'spectrum' ? this.remember(t.spectrum) : this.rememberPsd(t.psd);
       if (frame === undefined) return;
       for (const c of this.clientSet) {
         if (this.sendTo(c, frame)) this.n.framesSent++;
@@ -500,11 +509,38 @@ export class MonitorServer {
       return undefined;
     }
     this.lastRound = s.round;
-    if (this.historyRounds > 0) {
-      this.history.push(frame);
-      if (this.history.length > this.historyRounds) this.history.shift();
-    }
+    this.keep(frame, true);
     return frame;
+  }
+
+  /** Frames a visit's PSD and keeps it in the history; undefined for one that cannot be framed. */
+  private rememberPsd(p: PsdView): Uint8Array | undefined {
+    let frame: Uint8Array;
+    try {
+      frame = encodePsdFrame(p);
+    } catch (e) {
+      this.n.badSpectra++;
+      this.log.warn(
+        { err: e, round: p.round, channel: p.channel },
+        `monitor: the PSD of channel ${p.channel} in round ${p.round} cannot be framed: ${(e as Error).message}`,
+      );
+      return undefined;
+    }
+    this.keep(frame, false);
+    return frame;
+  }
+
+  /** Adds a frame to the history, then drops the oldest beyond historyRounds rounds or historyBytes bytes. */
+  private keep(frame: Uint8Array, spectrum: boolean): void {
+    if (this.historyRounds === 0) return;
+    this.history.push(frame);
+    this.historyBytesNow += frame.length;
+    if (spectrum) this.historySpectra++;
+    while (this.history.length > 0 && (this.historySpectra > this.historyRounds || this.historyBytesNow > this.historyBytes)) {
+      const old = this.history.shift()!;
+      this.historyBytesNow -= old.length;
+      if (old[0] === FRAME_TYPE_SPECTRUM) this.historySpectra--;
+    }
   }
 
   private broadcastState(): void {

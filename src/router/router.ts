@@ -13,6 +13,7 @@ import { PrefixRoutes, type PrefixAction } from '../routing/prefixes.js';
 import { ChannelScheduler, noDrops } from '../sched/channel-scheduler.js';
 import type { QueuedPacket, SchedAction } from '../sched/types.js';
 import type { EnergyDetector } from '../sensing/detector.js';
+import type { IqTap } from '../sensing/iq-tap.js';
 import type { Visit } from '../sensing/schedule.js';
 import type { ChannelObservation } from '../sensing/workload.js';
 import type { VnfHost } from '../vnf/pool.js';
@@ -65,6 +66,8 @@ export interface RouterParts {
   toWire?: (header: DataHeader, payload: Uint8Array, bytes: number, now: Micros) => boolean;
   /** Signs every control message it sends on R3 and drops every one it receives that fails (src/wire/r3-auth.ts); absent, R3 goes unauthenticated. */
   auth?: R3Auth;
+  /** Reads the IQ its detector reads (the monitor's spectrum and recordings); the statistical model has no IQ to show it. */
+  iqTap?: IqTap;
 }
 
 /**
@@ -571,7 +574,10 @@ export class MeshRouter {
       return tally.observation(v.channel, v.endUs);
     }
     this.iq ??= new Float32Array(2 * SENSE_BLOCK_SAMPLES);
-    return senseBand(this.p.band, this.p.detector, radio, centerHz, fromUs, v.captureUs, this.iq, this.noise).observation(v.channel, v.endUs);
+    const tap = this.p.iqTap;
+    const seen = senseBand(this.p.band, this.p.detector, radio, centerHz, fromUs, v.captureUs, this.iq, this.noise, tap && ((b) => tap.block(v, b)));
+    tap?.visitEnd(v, v.endUs);
+    return seen.observation(v.channel, v.endUs);
   }
 
   // -------------------------------------------------------------------------

@@ -5,6 +5,7 @@ import { Alarm } from '../core/alarm.js';
 import type { Rng } from '../core/rng.js';
 import type { Scheduler } from '../core/scheduler.js';
 import type { Micros } from '../core/time.js';
+import type { IqTap } from '../sensing/iq-tap.js';
 import type { Visit } from '../sensing/schedule.js';
 import { VisitTally, type ChannelObservation } from '../sensing/workload.js';
 import type { NodeAction, NodeCore, NodeEvent } from './node-core.js';
@@ -183,6 +184,8 @@ export interface FrontendSensingParts {
   onEvent: (e: DriverEvent) => void;
   /** Largest block read from a front-end at once, in complex samples. */
   maxBlockSamples?: number;
+  /** Reads the IQ the detector reads (the monitor's spectrum and recordings). */
+  iqTap?: IqTap;
 }
 
 /**
@@ -238,11 +241,15 @@ export class FrontendSensing implements SensingRadios {
     const captureUs = Math.max(0, Math.min(v.captureUs, v.endUs - this.now()));
     let remaining = Math.round((captureUs * fe.capabilities.sampleRateHz) / 1e6);
     const tally = new VisitTally();
+    const tap = this.p.iqTap;
     while (remaining > 0) {
       const n = Math.min(remaining, this.maxBlock);
-      tally.add(this.p.detector.detect(await fe.readIq(n, this.blockBuffer)));
+      const block = await fe.readIq(n, this.blockBuffer);
+      tally.add(this.p.detector.detect(block));
+      tap?.block(v, block);
       remaining -= n;
     }
+    tap?.visitEnd(v, this.now());
     return tally.observation(v.channel, this.now());
   }
 
@@ -333,7 +340,8 @@ function visitBlocks(
 
 /**
  * A visit to the emulated band, at once: the band's IQ over the visit's
- * capture, synthesised and detected block by block into `iq`.
+ * capture, synthesised and detected block by block into `iq`; `tap` sees
+ * each block after the detector.
  */
 export function senseBand(
   band: EmulatedBand,
@@ -344,12 +352,16 @@ export function senseBand(
   captureUs: Micros,
   iq: Float32Array,
   noise: Rng,
+  tap?: (block: IqBlock) => void,
 ): VisitTally {
   const rate = radio.sampleRateHz;
   const cal = radio.calibrationDb - radio.gainDb;
   return visitBlocks(rate, fromUs, captureUs, iq.length / 2, (t, n) => {
     band.synthesize(centerHz, t, n, rate, cal, iq, noise);
-    return detector.detect({ data: iq, count: n, startUs: t, sampleRateHz: rate, centerHz, calibrationDb: cal, droppedSamples: 0 });
+    const block: IqBlock = { data: iq, count: n, startUs: t, sampleRateHz: rate, centerHz, calibrationDb: cal, droppedSamples: 0 };
+    const seen = detector.detect(block);
+    tap?.(block);
+    return seen;
   });
 }
 

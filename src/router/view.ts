@@ -132,8 +132,30 @@ export interface SpectrumView {
   channels: SpectrumChannel[];
 }
 
+/**
+ * The power spectral density of one channel visit (Welch's method over the IQ
+ * the energy detector read), as the monitor streams it.
+ */
+export interface PsdView {
+  /** The sensing round of the visit. */
+  round: number;
+  channel: number;
+  /** Centre frequency of the capture, Hz. */
+  centerHz: number;
+  /** Complex samples per second: the bins span [centerHz - rate / 2, centerHz + rate / 2). */
+  sampleRateHz: number;
+  /** Time of the first sample the estimate used, and the span of samples it used, µs. */
+  startUs: Micros;
+  durationUs: Micros;
+  /** Segments averaged (Welch), at least 1. */
+  segments: number;
+  /** dBm/Hz, lowest frequency first: bin i is centred on centerHz + (i - n / 2) * sampleRateHz / n. */
+  dbmPerHz: Float32Array;
+}
+
 export type Telemetry =
   | { kind: 'spectrum'; atUs: Micros; spectrum: SpectrumView }
+  | { kind: 'psd'; atUs: Micros; psd: PsdView }
   | { kind: 'r1'; atUs: Micros; channel: number | undefined; changed: boolean; reason: string }
   | { kind: 'r2'; atUs: Micros; channel: number | undefined }
   | { kind: 'config'; atUs: Micros; version: string; changed: string[] }
