@@ -331,6 +331,11 @@ export function formatTelemetry(m: TelemetryMessage): string {
       return `${at} ${b.event.kind} ${b.event.id} (${b.event.type})${'reason' in b.event ? `: ${b.event.reason}` : 'error' in b.event ? `: ${b.event.error}` : ''}\n`;
     case 'neighbour':
       return `${at} ${b.addr} ${b.up ? 'up' : 'lost'}\n`;
+    case 'record': {
+      const r = b.recording;
+      const end = r.state === 'recording' ? `started, ${r.seconds} s` : `${r.state} (${r.reason ?? '-'}): ${r.samples} samples in ${r.captures} captures${r.error ? `: ${r.error}` : ''}`;
+      return `${at} ${r.name} ${end}\n`;
+    }
   }
 }
 

@@ -318,7 +318,7 @@ export function encodeReply(r: ControlReply): string {
 // Telemetry: two frames a message, the topic then the JSON body
 
 /** Topics of the telemetry socket: `status` every telemetryPeriodMs, the others as they happen. */
-export const TELEMETRY_TOPICS = Object.freeze(['status', 'spectrum', 'psd', 'r1', 'r2', 'config', 'vnf', 'neighbour'] as const);
+export const TELEMETRY_TOPICS = Object.freeze(['status', 'spectrum', 'psd', 'r1', 'r2', 'config', 'vnf', 'neighbour', 'record'] as const);
 
 export type TelemetryTopic = (typeof TELEMETRY_TOPICS)[number];
 

@@ -6,8 +6,9 @@ import type { Logger } from '../core/log.js';
 import type { Micros } from '../core/time.js';
 import { parseAccText, parseFlowText } from '../openflow/flow-spec.js';
 import { parseActiveEndpoint, parsePassiveEndpoint, reaches } from '../openflow/endpoint.js';
-import type { ControllerRole, RouterStatus, Telemetry } from '../router/view.js';
+import type { ControllerRole, RecordingControl, RouterStatus, Telemetry } from '../router/view.js';
 import { ControllerService } from './controller-service.js';
+import type { MonitorTaps } from './monitor-taps.js';
 
 /** The subscribers of a router's telemetry; one that throws is logged and the others still hear. */
 export class TelemetryHub {
@@ -57,6 +58,22 @@ export abstract class LiveConfigView {
 
   /** The controller role's service, when `controller.listen` is set. */
   protected controllerService: ControllerService | undefined;
+  /** What reads the sensing IQ for the monitor (its PSD, its recordings), set by the host. */
+  protected taps: MonitorTaps | undefined;
+
+  /** Telemetry from outside the router's own events (the monitor's taps). */
+  emitTelemetry(t: Telemetry): void {
+    this.hub.emit(t);
+  }
+
+  recordings(): RecordingControl | undefined {
+    return this.taps?.recorder;
+  }
+
+  /** Ends a recording in progress, so that its files are whole when the router stops. */
+  protected async stopTaps(): Promise<void> {
+    await this.taps?.recorder?.stop();
+  }
 
   abstract now(): Micros;
   abstract readonly id: number;

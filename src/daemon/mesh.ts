@@ -26,6 +26,7 @@ import type { Logger } from '../core/log.js';
 import { MeshRouter, type RouterEvent } from '../router/router.js';
 import { queueName, spectrumView, type FlowView, type QueueView, type RouterStatus, type RouterView, type SpectrumView } from '../router/view.js';
 import { meshSwitchState } from '../router/openflow.js';
+import { monitorTaps } from './monitor-taps.js';
 import { LiveConfigView } from './live-view.js';
 import { IpSide } from './ip-side.js';
 import { loadR3Keys } from '../config/r3-keys.js';
@@ -145,6 +146,8 @@ export class MeshNode extends LiveConfigView implements RouterView {
       : medium;
     const band = new EmulatedBand(plan, w.band, Rng.fromSeed(w.bandSeed).fork('band'), { startUs: w.epochUs, historyUs: 60 * US_PER_S });
     const detector = new EnergyDetector(cfg.sensing, choice.backend);
+    // The paced engine's time is the epoch's: the recordings' datetimes need no offset.
+    const taps = monitorTaps(cfg, { now: () => paced.now(), epochUs: 0, log, emit: (t) => nodeRef.node?.emitTelemetry(t) });
     const pool = new SandboxPool(VNF_TYPES, cfg.node.seed, { memoryMb: cfg.vnf.memoryMb, callBudgetMs: cfg.vnf.callBudgetMs });
     const rng = Rng.fromSeed(cfg.node.seed);
     paced.start();
@@ -177,10 +180,12 @@ export class MeshNode extends LiveConfigView implements RouterView {
           deliver: (h, payload, at) => nodeRef.node?.deliver(h.proto, h.src, h.flow, h, payload, at),
           vnf: pool,
           onEvent: (e) => (nodeRef.node ? nodeRef.node.onRouterEvent(e) : early.push(e)),
+          ...(taps.tap ? { iqTap: taps.tap } : {}),
         }),
     );
     routerRef.r = router;
     const node = new MeshNode(cfg, log, paced, medium, router, pool, tcp, band);
+    node.taps = taps;
     nodeRef.node = node;
     pool.enter = (fn) => paced.inject(() => fn());
     pool.onOutput = () => paced.inject((now) => router.vnfOutput(now));
@@ -266,6 +271,7 @@ export class MeshNode extends LiveConfigView implements RouterView {
     if (this.stopped) return;
     this.stopped = true;
     clearInterval(this.refresher);
+    await this.stopTaps();
     await this.ipSide?.close();
     await this.openflow?.stop();
     await this.stopController();

@@ -6,6 +6,7 @@ import { Rng } from '../core/rng.js';
 import type { Scheduler } from '../core/scheduler.js';
 import { chooseBackend } from '../sensing/backend.js';
 import { EnergyDetector } from '../sensing/detector.js';
+import type { IqTap } from '../sensing/iq-tap.js';
 import { NodeCore } from '../router/node-core.js';
 import { startFrontendSensing, type DriverEvent, type FrontendSensing, type SensingDriver } from '../router/sensing.js';
 import { openDeviceRadio } from './radios.js';
@@ -35,6 +36,8 @@ export interface StartOptions {
   reproducible?: boolean;
   /** Extra listener for every driver event (tests, the monitor). */
   onEvent?: (e: DriverEvent) => void;
+  /** Reads the IQ the detector reads (the monitor's PSD and recordings). */
+  iqTap?: IqTap;
 }
 
 /**
@@ -112,7 +115,15 @@ export async function startNode(cfg: NodeConfig, o: StartOptions): Promise<Runni
     },
     `node ${cfg.node.name} (id ${cfg.node.id}) up: ${plan.name}, sensing ${cfg.sensing.durationMs} ms every ${cfg.sensing.periodMs} ms on ${cfg.sensing.radio}, R3 on channel ${cfg.radios.R3.channel}`,
   );
-  const { driver, radios: sensingRadios } = startFrontendSensing(core, { plan, scheduler: o.scheduler, sensing, r1: radios.R1, detector, onEvent });
+  const { driver, radios: sensingRadios } = startFrontendSensing(core, {
+    plan,
+    scheduler: o.scheduler,
+    sensing,
+    r1: radios.R1,
+    detector,
+    onEvent,
+    ...(o.iqTap ? { iqTap: o.iqTap } : {}),
+  });
   return {
     core,
     driver,

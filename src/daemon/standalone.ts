@@ -11,6 +11,7 @@ import { qosQueues } from '../router/params.js';
 import { startOpenFlow, type OpenFlowSide } from './openflow.js';
 import { spectrumView, type FlowView, type QueueView, type RouterStatus, type RouterView, type SpectrumView } from '../router/view.js';
 import { LiveConfigView } from './live-view.js';
+import { monitorTaps } from './monitor-taps.js';
 
 /**
  * A node that senses and decides R1 but is on no air medium (hardware
@@ -39,7 +40,9 @@ export class StandaloneNode extends LiveConfigView implements RouterView {
 
   static async start(cfg: NodeConfig, scheduler: Scheduler, log: Logger): Promise<StandaloneNode> {
     const v = new StandaloneNode(cfg, scheduler, log);
-    v.node = await startNode(cfg, { scheduler, log, onEvent: (e) => v.onEvent(e) });
+    // The real-time scheduler's clock is the epoch's: the recordings' datetimes need no offset.
+    v.taps = monitorTaps(cfg, { now: () => scheduler.now(), epochUs: 0, log, emit: (t) => v.emitTelemetry(t) });
+    v.node = await startNode(cfg, { scheduler, log, onEvent: (e) => v.onEvent(e), ...(v.taps.tap ? { iqTap: v.taps.tap } : {}) });
     try {
       await v.startController();
     } catch (e) {
@@ -79,6 +82,7 @@ export class StandaloneNode extends LiveConfigView implements RouterView {
   openflow: OpenFlowSide | undefined;
 
   async stop(): Promise<void> {
+    await this.stopTaps();
     this.hub.clear();
     await this.openflow?.stop();
     await this.stopController();

@@ -14,6 +14,7 @@ import type { PsdView, RouterView, SpectrumView, Telemetry } from '../router/vie
 import { encodeFrame, encodePsdFrame, FRAME_TYPE_SPECTRUM } from './frames.js';
 import { RouterMetrics, type MetricsSources } from './metrics.js';
 import { monitorPage, type MonitorPage } from './page.js';
+import { isRecordingsPath, serveRecordings } from './recordings.js';
 import { MONITOR_PROTOCOL, type EventMessage, type HelloMessage, type StateMessage } from './protocol.js';
 
 export type MonitorErrorCode = 'MONITOR_OFF' | 'MONITOR_BAD_LISTEN' | 'MONITOR_ADDRESS_IN_USE' | 'MONITOR_LISTEN_FAILED' | 'MONITOR_STATE';
@@ -317,11 +318,12 @@ export class MonitorServer {
       res.writeHead(421, { 'Content-Type': 'text/plain; charset=utf-8' }).end('this monitor answers only to its own address (or give it a token)\n');
       return;
     }
-    if (req.method !== 'GET' && req.method !== 'HEAD') {
+    const recordings = isRecordingsPath(url.pathname);
+    if (req.method !== 'GET' && req.method !== 'HEAD' && !(recordings && req.method === 'POST')) {
       res.writeHead(405, { Allow: 'GET, HEAD', 'Content-Type': 'text/plain; charset=utf-8' }).end('method not allowed\n');
       return;
     }
-    if (url.pathname !== '/' && url.pathname !== '/stream' && url.pathname !== '/metrics') {
+    if (url.pathname !== '/' && url.pathname !== '/stream' && url.pathname !== '/metrics' && !recordings) {
       this.n.refused++;
       res.writeHead(404, { 'Content-Type': 'text/plain; charset=utf-8' }).end('not found\n');
       return;
@@ -335,6 +337,15 @@ export class MonitorServer {
     }
     if (url.pathname === '/metrics') {
       void this.serveMetrics(req, res);
+      return;
+    }
+    if (recordings) {
+      const origin = req.headers.origin;
+      serveRecordings(url.pathname, req, res, this.view.recordings?.(), origin === undefined || sameOrigin(origin, req.headers.host)).catch((e: unknown) => {
+        this.log.warn({ err: e }, `monitor: ${req.method ?? '?'} ${url.pathname} failed: ${(e as Error).message}`);
+        if (!res.headersSent) res.writeHead(500, { 'Content-Type': 'text/plain; charset=utf-8' }).end('internal error\n');
+        else res.destroy();
+      });
       return;
     }
     if (url.pathname === '/stream') {

@@ -54,6 +54,40 @@ export interface RouterView {
   controller(): ControllerRole | undefined;
   /** Every telemetry event as it happens; returns the unsubscribe. */
   subscribe(fn: (e: Telemetry) => void): () => void;
+  /** Recordings of the IQ its detector reads (the monitor's "record the next N seconds"); undefined when it has none. */
+  recordings?(): RecordingControl | undefined;
+}
+
+/** A recording of the IQ a router's detector reads, as SigMF (`NAME.sigmf-meta` and `NAME.sigmf-data`). */
+export interface RecordingInfo {
+  /** The recording's base name (no folder, no extension). */
+  name: string;
+  state: 'recording' | 'done' | 'failed';
+  /** Asked-for length, seconds of the router's clock. */
+  seconds: number;
+  startedAtUs: Micros;
+  endedAtUs: Micros | undefined;
+  /** Why it ended: the time was up, the size cap (monitor.record.maxMiB), the router stopped, or an error. */
+  reason: 'time' | 'size' | 'stopped' | 'error' | undefined;
+  samples: number;
+  /** Capture segments: one per visit, as sensing hops channel to channel. */
+  captures: number;
+  bytes: number;
+  error: string | undefined;
+}
+
+/** What the monitor reaches of a router's recordings. */
+export interface RecordingControl {
+  /**
+   * Starts recording the next `seconds` of what the detector reads. Refuses
+   * (RecordingError naming why) a length outside (0, monitor.record.maxS], or
+   * a second recording while one runs.
+   */
+  start(seconds: number): RecordingInfo;
+  /** The recordings made since the router started, newest last. */
+  list(): RecordingInfo[];
+  /** The path of `file` (a recording's `NAME.sigmf-meta` or `NAME.sigmf-data`, once done), or undefined. */
+  path(file: string): string | undefined;
 }
 
 /** What the control API reaches of a router's controller role (ControllerService). */
@@ -156,6 +190,7 @@ export interface PsdView {
 export type Telemetry =
   | { kind: 'spectrum'; atUs: Micros; spectrum: SpectrumView }
   | { kind: 'psd'; atUs: Micros; psd: PsdView }
+  | { kind: 'record'; atUs: Micros; recording: RecordingInfo }
   | { kind: 'r1'; atUs: Micros; channel: number | undefined; changed: boolean; reason: string }
   | { kind: 'r2'; atUs: Micros; channel: number | undefined }
   | { kind: 'config'; atUs: Micros; version: string; changed: string[] }
