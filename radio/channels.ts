@@ -94,14 +94,31 @@ export class ChannelPlan {
   }
 }
 
-/** Relative PSD of the DSSS transmit mask at offset `f` from the carrier (linear). */
-function maskPsd(f: number, widthHz: number): number {
+/**
+ * Relative PSD of the DSSS transmit mask at offset `f` from the carrier
+ * (linear): 1 within +-widthHz / 2, -30 dBr to +-widthHz, -50 dBr beyond.
+ * The shape of every emitter on the emulated band (`overlapFactor` and the
+ * band's IQ spectrum both come from it).
+ */
+export function maskPsd(f: number, widthHz: number): number {
   const half = widthHz / 2;
   const x = Math.abs(f);
   if (x < half) return 1;
   if (x < 2 * half) return 1e-3;
   return 1e-5;
 }
+
+/**
+ * Whether the mask is constant over the offsets (loHz, hiHz) from the
+ * carrier: none of its steps, at +-widthHz / 2 and +-widthHz, lies strictly
+ * inside (a step on an edge leaves the inside flat).
+ */
+export function maskFlatOver(loHz: number, hiHz: number, widthHz: number): boolean {
+  const h = widthHz / 2;
+  return !(within(-2 * h, loHz, hiHz) || within(-h, loHz, hiHz) || within(h, loHz, hiHz) || within(2 * h, loHz, hiHz));
+}
+
+const within = (x: number, lo: number, hi: number): boolean => x > lo && x < hi;
 
 /** Integral of the mask over a receiver band `rxWidthHz` wide centred `offsetHz` from the carrier. */
 function maskIntegral(offsetHz: number, txWidthHz: number, rxWidthHz: number): number {

@@ -1,8 +1,9 @@
 import { ConfigError, FrontendError, RangeArgumentError, type ConfigIssue } from '../../src/core/errors.js';
+import { ComplexFft } from '../../src/core/fft.js';
 import type { Rng } from '../../src/core/rng.js';
 import type { Scheduler } from '../../src/core/scheduler.js';
 import { assertMicros, US_PER_S, type Micros } from '../../src/core/time.js';
-import type { Channel, ChannelPlan } from '../channels.js';
+import { maskFlatOver, maskPsd, type Channel, type ChannelPlan } from '../channels.js';
 import type { ReceivedFrame } from '../frontend.js';
 import { checkPnPattern, PnProcess, type PnConfig } from './pn.js';
 
@@ -102,6 +103,26 @@ interface AirFrame {
   readonly bytes: Uint8Array;
 }
 
+/**
+ * The largest piece of a power run that the spectral shaping filters at once,
+ * in complex samples: bins of fs / 1024 (24 kHz at 25 Msps), far finer than
+ * the mask's steps, which are MHz apart.
+ */
+const SHAPE_CHUNK = 1024;
+
+/** A piece of a run shorter than this is left white: too few bins to carry a shape (see `shapeRun`). */
+const SHAPE_MIN_CHUNK = 16;
+
+/** Work arrays of the spectral shaping for one chunk size, kept on the band so that synthesis allocates nothing per call. */
+interface ShapeWork {
+  readonly fft: ComplexFft;
+  readonly time: Float64Array;
+  readonly freq: Float64Array;
+  /** sqrt(S(f_m) / mean S) per bin m, for the power run numbered `run`. */
+  readonly gain: Float64Array;
+  run: number;
+}
+
 interface ReceiverState {
   id: string;
   centerHz: number | undefined;
@@ -116,7 +137,9 @@ interface ReceiverState {
  * emitter on (primary nodes and mesh frames in the air), its power times the
  * overlap factor between the emitter's channel and its own. IQ samples are
  * complex Gaussian noise whose variance follows that power, which is all an
- * energy detector can tell apart.
+ * energy detector can tell apart, and whose spectrum is each emitter's
+ * transmit mask over the sampled band (white where the masks are flat over
+ * it, as at the default 1 Msps; see `synthesize`).
  */
 export class EmulatedBand {
   readonly startUs: Micros;
@@ -134,6 +157,14 @@ export class EmulatedBand {
   private maxAirUs = 0;
   private readonly receivers = new Map<string, ReceiverState>();
   private readonly noiseStreams = new Map<string, Rng>();
+  /** Power (mW, overlap included) of the emitters on each channel during the power run being reported, and how many are on. */
+  private readonly runChannelMw: Float64Array;
+  private readonly runChannelOn: Int32Array;
+  /** Per channel: 1 when its emitters' mask has a step inside the band of the `synthesize` call in progress. */
+  private readonly stepInBand: Uint8Array;
+  private readonly shapeWork = new Map<number, ShapeWork>();
+  /** Numbers the shaped power runs, so that a chunk size's gains are computed once per run. */
+  private shapedRuns = 0;
   private latestQueryUs = -Infinity;
   private knownFromUs = -Infinity;
 
@@ -160,6 +191,9 @@ export class EmulatedBand {
     const n = chs.length;
     this.overlap = new Float64Array(n * n);
     this.noiseMw = new Float64Array(n);
+    this.runChannelMw = new Float64Array(n);
+    this.runChannelOn = new Int32Array(n);
+    this.stepInBand = new Uint8Array(n);
     chs.forEach((a, i) => {
       this.chIndexByCenter.set(a.centerHz, i);
       this.noiseMw[i] = dbmToMw(THERMAL_NOISE_DBM_PER_HZ + 10 * Math.log10(a.widthHz) + cfg.noiseFigureDb);
@@ -220,6 +254,15 @@ export class EmulatedBand {
    * constant between changes of power, so whole runs are drawn at once.
    * `noise` is the receiver's own stream (or a label naming one), so that
    * receivers never shift each other's samples.
+   *
+   * The spectrum is the emitters' own. Over the sampled band
+   * [centerHz - fs/2, centerHz + fs/2), thermal noise is white and each
+   * emitter's part has the PSD of its transmit mask (`maskPsd`), scaled so
+   * that its power is the same P_e * overlap as above. Where every emitter on
+   * during a run has a flat mask over the sampled band, which is every case
+   * below 2 Msps on the 5 MHz channel grid, the run is white noise, drawn as
+   * it always was. Otherwise the same white draws are shaped afterwards
+   * (`shapeRun`), so the noise stream moves on exactly as in the white case.
    */
   synthesize(centerHz: number, startUs: number, count: number, sampleRateHz: number, calibrationDb: number, out: Float32Array, noise: Rng | string): void {
     const rx = this.chIndexOf(centerHz);
@@ -232,7 +275,116 @@ export class EmulatedBand {
     if (count === 0) return;
     const rng = typeof noise === 'string' ? this.noiseStream(noise) : noise;
     const fullScaleMw = dbmToMw(calibrationDb);
-    this.powerRuns(rx, startUs, count, sampleRateHz, (k0, k1, mw) => rng.fillNormal(out, Math.sqrt(mw / fullScaleMw / 2), 2 * k0, 2 * (k1 - k0)));
+    const anyStep = this.markStepsInBand(rx, sampleRateHz);
+    this.powerRuns(rx, startUs, count, sampleRateHz, (k0, k1, mw, channelMw) => {
+      rng.fillNormal(out, Math.sqrt(mw / fullScaleMw / 2), 2 * k0, 2 * (k1 - k0));
+      if (anyStep && this.stepsInRun(channelMw)) this.shapeRun(out, k0, k1, rx, sampleRateHz, channelMw);
+    });
+  }
+
+  /**
+   * Sets `stepInBand` for a receiver on channel index `rx` sampling at
+   * `sampleRateHz`: which channels' emitters have a mask step inside the
+   * sampled band. Returns whether any has.
+   */
+  private markStepsInBand(rx: number, sampleRateHz: number): boolean {
+    const chs = this.plan.channels;
+    const centerHz = chs[rx]!.centerHz;
+    let any = false;
+    for (let c = 0; c < chs.length; c++) {
+      const e = chs[c]!;
+      const lo = centerHz - sampleRateHz / 2 - e.centerHz;
+      const step = !maskFlatOver(lo, lo + sampleRateHz, e.widthHz);
+      this.stepInBand[c] = step ? 1 : 0;
+      any ||= step;
+    }
+    return any;
+  }
+
+  /** Whether an emitter on during a run (power per channel `channelMw`) has a mask step inside the sampled band. */
+  private stepsInRun(channelMw: Float64Array): boolean {
+    for (let c = 0; c < channelMw.length; c++) if (this.stepInBand[c] === 1 && channelMw[c]! > 0) return true;
+    return false;
+  }
+
+  /**
+   * Gives the white samples of run [k0, k1) the run's composite spectrum
+   * S(f) = noise + sum over channels c of channelMw[c] * m_c(f) / mean m_c,
+   * with m_c the mask of channel c's emitters at baseband frequency f and
+   * the mean taken over the bins, so that each part keeps its power: bin m of
+   * each chunk's FFT is multiplied by sqrt(S(f_m) / mean S).
+   *
+   * The filtering is circular, chunk by chunk: chunks of SHAPE_CHUNK samples,
+   * then the rest of the run in pieces of falling powers of two, down to
+   * SHAPE_MIN_CHUNK; a tail shorter than that stays white (it keeps its
+   * power, not its shape). A circular filter turns the white chunk into a
+   * stationary Gaussian stretch with exactly the target PSD at the chunk's
+   * bins and exactly the run's power in expectation, with no start-up
+   * transient at its edges; the price is that the filter's memory does not
+   * cross a chunk edge, so samples on either side of one are independent and
+   * the spectrum is resolved to fs / chunk. A linear filter carried across
+   * chunks (overlap-save) would need a truncated impulse response, whose
+   * ripple smears the mask's 30 dB steps, and state kept between calls,
+   * which receivers reading out of order would disturb. So shaped samples
+   * depend on how a capture is cut into calls (their distribution does not),
+   * while white ones never did.
+   */
+  private shapeRun(out: Float32Array, k0: number, k1: number, rx: number, sampleRateHz: number, channelMw: Float64Array): void {
+    const run = ++this.shapedRuns;
+    let k = k0;
+    while (k1 - k >= SHAPE_MIN_CHUNK) {
+      const left = k1 - k;
+      const n = left >= SHAPE_CHUNK ? SHAPE_CHUNK : 1 << (31 - Math.clz32(left));
+      const w = this.shapeWorkFor(n);
+      if (w.run !== run) {
+        this.runGains(w.gain, n, rx, sampleRateHz, channelMw);
+        w.run = run;
+      }
+      const { time, freq, gain } = w;
+      const base = 2 * k;
+      for (let j = 0; j < 2 * n; j++) time[j] = out[base + j]!;
+      w.fft.forward(time, freq);
+      for (let m = 0; m < n; m++) {
+        const g = gain[m]!;
+        freq[2 * m] = freq[2 * m]! * g;
+        freq[2 * m + 1] = freq[2 * m + 1]! * g;
+      }
+      w.fft.inverse(freq, time);
+      for (let j = 0; j < 2 * n; j++) out[base + j] = time[j]!;
+      k += n;
+    }
+  }
+
+  /** Fills gain[0 .. n) with sqrt(S(f_m) / mean S) over n bins (see `shapeRun`); bin m is at m * fs / n, less fs above n / 2. */
+  private runGains(gain: Float64Array, n: number, rx: number, sampleRateHz: number, channelMw: Float64Array): void {
+    const chs = this.plan.channels;
+    const centerHz = chs[rx]!.centerHz;
+    const binHz = sampleRateHz / n;
+    const half = n / 2;
+    gain.fill(this.noiseMw[rx]!, 0, n);
+    for (let c = 0; c < chs.length; c++) {
+      const p = channelMw[c]!;
+      if (!(p > 0)) continue;
+      const e = chs[c]!;
+      const offsetHz = centerHz - e.centerHz;
+      let sum = 0;
+      for (let m = 0; m < n; m++) sum += maskPsd((m < half ? m : m - n) * binHz + offsetHz, e.widthHz);
+      const scale = (p * n) / sum;
+      for (let m = 0; m < n; m++) gain[m] = gain[m]! + scale * maskPsd((m < half ? m : m - n) * binHz + offsetHz, e.widthHz);
+    }
+    let total = 0;
+    for (let m = 0; m < n; m++) total += gain[m]!;
+    const mean = total / n;
+    for (let m = 0; m < n; m++) gain[m] = Math.sqrt(gain[m]! / mean);
+  }
+
+  private shapeWorkFor(n: number): ShapeWork {
+    let w = this.shapeWork.get(n);
+    if (!w) {
+      w = { fft: new ComplexFft(n), time: new Float64Array(2 * n), freq: new Float64Array(2 * n), gain: new Float64Array(n), run: 0 };
+      this.shapeWork.set(n, w);
+    }
+    return w;
   }
 
   /**
@@ -246,6 +398,13 @@ export class EmulatedBand {
    * sum of independent Gamma pieces, one per stretch of constant power, as
    * the samples themselves are independent. The pieces follow the same power
    * runs, on the same sample grid, as `synthesize`.
+   *
+   * It models white samples: `synthesize`'s output wherever every emitter's
+   * mask is flat over the sampled band, which covers the default 1 Msps (and
+   * any rate below 2 Msps on the 5 MHz channel grid). Where `synthesize`
+   * shapes a run's spectrum, its samples are correlated, window sums of them
+   * spread a little wider than Gamma(n, P) for the same mean, and the IQ
+   * model is the reference.
    */
   windowEnergies(
     centerHz: number,
@@ -308,11 +467,19 @@ export class EmulatedBand {
   }
 
   /**
-   * Calls `run(k0, k1, mw)` for each stretch of samples [k0, k1) (k1 > k0)
-   * of a block of `count` samples from `startUs` over which the received
-   * power is constant, in time order; together they cover [0, count).
+   * Calls `run(k0, k1, mw, channelMw)` for each stretch of samples [k0, k1)
+   * (k1 > k0) of a block of `count` samples from `startUs` over which the
+   * received power is constant, in time order; together they cover
+   * [0, count). `mw` is the total; channelMw[c] (valid during the call only)
+   * the part of it from emitters on channel index c.
    */
-  private powerRuns(rx: number, startUs: number, count: number, sampleRateHz: number, run: (k0: number, k1: number, mw: number) => void): void {
+  private powerRuns(
+    rx: number,
+    startUs: number,
+    count: number,
+    sampleRateHz: number,
+    run: (k0: number, k1: number, mw: number, channelMw: Float64Array) => void,
+  ): void {
     const usPerSample = US_PER_S / sampleRateHz;
     const a0 = Math.floor(startUs);
     const a1 = Math.max(a0 + 1, Math.ceil(startUs + count * usPerSample));
@@ -322,6 +489,8 @@ export class EmulatedBand {
     const n = this.plan.channels.length;
     const times: number[] = [];
     const deltas: number[] = [];
+    /** Channel index of each on/off pair's emitter. */
+    const chans: number[] = [];
     const span: number[] = [];
     for (const inst of this.instancesIn(a0, a1)) {
       const lo = Math.max(a0, inst.startUs);
@@ -334,6 +503,7 @@ export class EmulatedBand {
         for (let i = 0; i < span.length; i += 2) {
           times.push(span[i]!, span[i + 1]!);
           deltas.push(mw, -mw);
+          chans.push(pn.chIndex);
         }
       }
     }
@@ -344,6 +514,7 @@ export class EmulatedBand {
       const mw = f.powerMw * this.overlap[f.chIndex * n + rx]!;
       times.push(Math.max(a0, f.startUs), Math.min(a1, f.endUs));
       deltas.push(mw, -mw);
+      chans.push(f.chIndex);
     }
     const order = Array.from(times.keys()).sort((i, j) => times[i]! - times[j]! || i - j);
 
@@ -355,10 +526,12 @@ export class EmulatedBand {
     const fill = (from: number, to: number, mw: number): void => {
       const k0 = sampleAt(from);
       const k1 = sampleAt(to);
-      if (k1 > k0) run(k0, k1, mw);
+      if (k1 > k0) run(k0, k1, mw, channelMw);
     };
 
     const floorMw = this.noiseMw[rx]!;
+    const channelMw = this.runChannelMw.fill(0);
+    const channelOn = this.runChannelOn.fill(0);
     let emittersMw = 0;
     let on = 0;
     let segStart = a0;
@@ -369,9 +542,13 @@ export class EmulatedBand {
         segStart = t;
       }
       // Events come in pairs: even indices turn an emitter on, odd ones off.
-      on += (i & 1) === 0 ? 1 : -1;
+      const step = (i & 1) === 0 ? 1 : -1;
+      on += step;
       // Back to exact zero when nothing is on, so rounding never accumulates.
       emittersMw = on === 0 ? 0 : emittersMw + deltas[i]!;
+      const c = chans[i >> 1]!;
+      const onC = (channelOn[c] = channelOn[c]! + step);
+      channelMw[c] = onC === 0 ? 0 : channelMw[c]! + deltas[i]!;
     }
     fill(segStart, a1, floorMw + emittersMw);
   }
