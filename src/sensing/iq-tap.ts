@@ -53,28 +53,34 @@ export interface PsdTapCounters {
   tooShort: number;
 }
 
+/** Visits whose estimates may wait at once: a round's worth of channels, for front-ends that read a whole round in one turn of the event loop. */
+const MAX_PENDING = 16;
+
 /**
  * The monitor's spectrum: a Welch PSD of each visit (psd.ts), at a bounded
  * rate and off the detector's path. During a visit the tap only copies the
  * first `maxSamples` samples of its first contiguous run (one front-end
- * setting: the same centre, rate and calibration); at the visit's end it
- * hands the estimate to `defer` (the host's next turn of the event loop in
- * real time), so the detector never waits for an FFT. One estimate runs at a
- * time: a visit that ends while the one before is still pending is skipped.
+ * setting: the same centre, rate and calibration) into a buffer of its own;
+ * at the visit's end it hands the estimate to `defer` (the host's next turn
+ * of the event loop in real time), so the detector never waits for an FFT.
+ * At most MAX_PENDING estimates wait at once (a front-end that synthesises or
+ * reads a whole round before the event loop turns has a round's visits
+ * waiting); a visit with no free buffer is skipped, and counted.
  */
 export class PsdTap implements IqTap {
   readonly counters: PsdTapCounters = { estimates: 0, skippedRate: 0, skippedBusy: 0, tooShort: 0 };
   private readonly psd: WelchPsd;
   private readonly bucket: TokenBucket;
-  /** Samples of the visit in progress, and the one waiting for its estimate. */
-  private fill: Float32Array;
-  private spare: Float32Array;
-  private count = 0;
+  /** Buffers free to take a visit's samples; the others hold visits waiting for their estimate. */
+  private readonly free: Float32Array[] = [];
+  private made = 0;
+  /** The visit in progress: its buffer (undefined: none free, or not started), its first block's setting, its samples so far. */
+  private fill: Float32Array | undefined;
   private first: IqBlock | undefined;
+  private count = 0;
   /** The sample time just after the last copied block: a later block that does not start there ends the run. */
   private nextUs = 0;
   private runOver = false;
-  private pending = false;
 
   constructor(
     params: PsdTapParams,
@@ -83,16 +89,15 @@ export class PsdTap implements IqTap {
     if (!(Number.isFinite(params.maxPerS) && params.maxPerS > 0)) throw new RangeArgumentError('maxPerS', params.maxPerS, 'a finite number > 0');
     this.psd = new WelchPsd(params);
     this.bucket = new TokenBucket(params.maxPerS, Math.max(1, params.maxPerS), deps.now);
-    this.fill = new Float32Array(2 * this.psd.maxSamples);
-    this.spare = new Float32Array(2 * this.psd.maxSamples);
   }
 
   block(_visit: Visit, b: IqBlock): void {
     const max = this.psd.maxSamples;
-    if (this.runOver || this.count >= max || b.count === 0) return;
+    if (this.runOver || b.count === 0) return;
     const f = this.first;
     if (f === undefined) {
-      this.first = { ...b, data: this.fill, count: 0 };
+      this.fill = this.takeBuffer();
+      this.first = { ...b, count: 0 };
     } else if (
       b.centerHz !== f.centerHz ||
       b.sampleRateHz !== f.sampleRateHz ||
@@ -104,39 +109,37 @@ export class PsdTap implements IqTap {
       this.runOver = true;
       return;
     }
+    const buf = this.fill;
+    if (buf === undefined || this.count >= max) return;
     const n = Math.min(b.count, max - this.count);
-    this.fill.set(b.data.subarray(0, 2 * n), 2 * this.count);
+    buf.set(b.data.subarray(0, 2 * n), 2 * this.count);
     this.count += n;
     this.nextUs = b.startUs + (b.count * 1e6) / b.sampleRateHz;
   }
 
   visitEnd(v: Visit, now: Micros): void {
     const f = this.first;
+    const buf = this.fill;
     const count = this.count;
     this.first = undefined;
+    this.fill = undefined;
     this.count = 0;
     this.runOver = false;
-    if (f === undefined || count < this.psd.bins) {
-      if (f !== undefined) this.counters.tooShort++;
-      return;
-    }
-    if (this.pending) {
+    if (f === undefined) return;
+    if (buf === undefined) {
       this.counters.skippedBusy++;
       return;
     }
-    if (!this.bucket.take(now)) {
-      this.counters.skippedRate++;
+    if (count < this.psd.bins || !this.bucket.take(now)) {
+      if (count < this.psd.bins) this.counters.tooShort++;
+      else this.counters.skippedRate++;
+      this.free.push(buf);
       return;
     }
-    // The samples go to the spare buffer's place: the next visit fills the other one meanwhile.
-    const samples = this.fill;
-    this.fill = this.spare;
-    this.spare = samples;
-    this.pending = true;
     this.deps.defer(() => {
-      this.pending = false;
       const out = new Float32Array(this.psd.bins);
-      const segments = this.psd.estimate(samples, 0, count, f.sampleRateHz, f.calibrationDb, out);
+      const segments = this.psd.estimate(buf, 0, count, f.sampleRateHz, f.calibrationDb, out);
+      this.free.push(buf);
       const used = this.psd.samplesFor(segments);
       this.counters.estimates++;
       this.deps.emit({
@@ -150,5 +153,14 @@ export class PsdTap implements IqTap {
         dbmPerHz: out,
       });
     });
+  }
+
+  /** A free buffer for a visit's samples, or undefined when MAX_PENDING visits hold them all. */
+  private takeBuffer(): Float32Array | undefined {
+    const b = this.free.pop();
+    if (b) return b;
+    if (this.made >= MAX_PENDING) return undefined;
+    this.made++;
+    return new Float32Array(2 * this.psd.maxSamples);
   }
 }
