@@ -4,7 +4,7 @@
  * PFFFT compiled to WebAssembly (@echogarden/pffft-wasm, a devDependency),
  * with and without SIMD, measured in the same run on the same data.
  *
- *   node --import tsx bench/psd.ts [--rounds 5] [--ms 40]
+ *   node --import tsx bench/psd.ts [--rounds 30] [--ms 10]
  *
  * At 64, 256 and 1024 points it times one complex forward transform of each,
  * PFFFT behind ComplexFft's method (Float64Array in and out) so that its
@@ -13,10 +13,12 @@
  * for comparison; then a whole WelchPsd.estimate of a 32-segment visit with
  * each transform, and with PFFFT SIMD the same estimate written around the
  * heap (windowed into it, summed out of it: the best a PFFFT-based PSD could
- * do). WelchPsd's call to its transform sees two classes here where the
- * product's sees one, a small cost all its figures share. Each figure is the lowest of `--rounds` rounds of about
- * `--ms` milliseconds, the candidates taking turns within a round (the
- * machine is shared). Prints key=value lines: microseconds per transform or
+ * do). Each WelchPsd runs from its own copy of the module, so that its call
+ * to the transform sees one class, as the product's does (one shared copy
+ * would see two, and V8 would optimise it for neither). Each figure is the
+ * lowest of `--rounds` rounds of about `--ms` milliseconds, the candidates
+ * taking turns within a round: on a shared machine, many short rounds leave
+ * each candidate some that no other process interrupted. Prints key=value lines: microseconds per transform or
  * estimate, each candidate's speed-up over fft.js (its time over theirs, > 1
  * is faster), and the estimate's cost as a share of the time its samples
  * last at 1 MHz and at 20 MHz. Exits 1 when a PFFFT estimate differs from
@@ -28,7 +30,7 @@ import PffftPlain from '@echogarden/pffft-wasm';
 import PffftSimd from '@echogarden/pffft-wasm/simd';
 import { ComplexFft } from '../src/core/fft.js';
 import { Rng } from '../src/core/rng.js';
-import { PSD_FLOOR_DBM_PER_HZ, WelchPsd, type SegmentFft } from '../src/sensing/psd.js';
+import { PSD_FLOOR_DBM_PER_HZ, type SegmentFft, type WelchPsd } from '../src/sensing/psd.js';
 
 const SIZES = [64, 256, 1024];
 const SEGMENTS = 32;
@@ -37,7 +39,7 @@ const CALIBRATION_DB = -10;
 const PFFFT_COMPLEX = 1;
 const PFFFT_FORWARD = 0;
 
-const { values } = parseArgs({ options: { rounds: { type: 'string', default: '5' }, ms: { type: 'string', default: '40' } } });
+const { values } = parseArgs({ options: { rounds: { type: 'string', default: '30' }, ms: { type: 'string', default: '10' } } });
 const rounds = Number(values.rounds);
 const roundMs = Number(values.ms);
 if (!Number.isInteger(rounds) || rounds < 1 || !Number.isFinite(roundMs) || roundMs < 1) {
@@ -130,6 +132,12 @@ class HeapWelch {
   }
 }
 
+/** A copy of the PSD module of its own (the loader keys modules by URL, query included). */
+async function freshPsd(copy: string): Promise<typeof WelchPsd> {
+  const m = (await import(`../src/sensing/psd.js?copy=${copy}`)) as { WelchPsd: typeof WelchPsd };
+  return m.WelchPsd;
+}
+
 let sink = 0;
 
 /** Microseconds per call of `f`: repeated until about `roundMs` have passed. */
@@ -209,12 +217,12 @@ async function main(): Promise<void> {
     );
 
     // A 32-segment visit: the samples it reads, at -60 dBm.
-    const welch = new WelchPsd({ bins: n, maxSegments: SEGMENTS });
+    const welch = new (await freshPsd(`fftjs${n}`))({ bins: n, maxSegments: SEGMENTS });
     const samples = welch.maxSamples;
     const iq = new Float32Array(2 * samples);
     rng.fillNormal(iq, Math.sqrt(10 ** ((-60 - CALIBRATION_DB) / 10) / 2));
-    const welchSimd = new WelchPsd({ bins: n, maxSegments: SEGMENTS }, pSimd);
-    const welchPlain = new WelchPsd({ bins: n, maxSegments: SEGMENTS }, pPlain);
+    const welchSimd = new (await freshPsd(`simd${n}`))({ bins: n, maxSegments: SEGMENTS }, pSimd);
+    const welchPlain = new (await freshPsd(`plain${n}`))({ bins: n, maxSegments: SEGMENTS }, pPlain);
     const psd = new Float32Array(n);
     const estimate = (w: WelchPsd) => () => {
       w.estimate(iq, 0, samples, 1e6, CALIBRATION_DB, psd);

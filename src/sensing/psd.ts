@@ -157,6 +157,20 @@ export class WelchPsd {
 
     const segments = this.segmentsIn(count);
     if (segments === 0) return 0;
+    this.accumulate(iq, offset, segments);
+    this.writeDb(segments * sampleRateHz * this.windowPower, calibrationDb, out);
+    return segments;
+  }
+
+  // The two loops are methods of their own, each ending with its loop. V8
+  // compiles the loop of a long first call while it runs (on-stack
+  // replacement), before the code after the loop has ever run; with that
+  // code in the same function, each of the next twenty-odd calls left the
+  // compiled code there and finished in the interpreter (Node 20,
+  // --trace-deopt).
+
+  /** power[m] = sum over the segments of |X[m]|^2, FFT order. */
+  private accumulate(iq: Float32Array, offset: number, segments: number): void {
     const n = this.bins;
     const hop = n >>> 1;
     const w = this.window;
@@ -178,15 +192,22 @@ export class WelchPsd {
         pow[m] = pow[m]! + re * re + im * im;
       }
     }
+  }
 
-    // dBm/Hz = 10 log10(mean |X|^2 / (fs sum w^2)) + calibration, the FFT's
-    // upper half (negative frequencies) first.
-    const offsetDb = calibrationDb - 10 * Math.log10(segments * sampleRateHz * this.windowPower);
+  /**
+   * out[i] = 10 log10(power / divisor) + calibration in dBm/Hz, where divisor
+   * is segments * fs * sum w^2, the FFT's upper half (negative frequencies)
+   * first; at least the floor.
+   */
+  private writeDb(divisor: number, calibrationDb: number, out: Float32Array): void {
+    const n = this.bins;
+    const half = n >>> 1;
+    const pow = this.power;
+    const offsetDb = calibrationDb - 10 * Math.log10(divisor);
     for (let i = 0; i < n; i++) {
-      const p = pow[(i + hop) & (n - 1)]!;
+      const p = pow[(i + half) & (n - 1)]!;
       const db = p > 0 ? 10 * Math.log10(p) + offsetDb : PSD_FLOOR_DBM_PER_HZ;
       out[i] = db > PSD_FLOOR_DBM_PER_HZ ? db : PSD_FLOOR_DBM_PER_HZ;
     }
-    return segments;
   }
 }
