@@ -333,7 +333,10 @@ export function formatTelemetry(m: TelemetryMessage): string {
       return `${at} ${b.addr} ${b.up ? 'up' : 'lost'}\n`;
     case 'record': {
       const r = b.recording;
-      const end = r.state === 'recording' ? `started, ${r.seconds} s` : `${r.state} (${r.reason ?? '-'}): ${r.samples} samples in ${r.captures} captures${r.error ? `: ${r.error}` : ''}`;
+      const end =
+        r.state === 'recording'
+          ? `started, ${r.seconds} s`
+          : `${r.state} (${r.reason ?? '-'}): ${r.samples} samples in ${r.captures} captures${r.error ? `: ${r.error}` : ''}`;
       return `${at} ${r.name} ${end}\n`;
     }
   }

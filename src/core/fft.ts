@@ -8,9 +8,13 @@ import { RangeArgumentError } from './errors.js';
  * inverse is the forward's exact inverse (scaled by 1 / N). Bin m is the
  * frequency m * fs / N for m < N / 2 and (m - N) * fs / N above.
  *
- * The transform is fft.js (radix-4, the fastest of the npm FFTs measured by
- * `npm run bench:psd`); this class is the one place that names it, so that
- * another library can take its place behind the same methods.
+ * The transform is fft.js (radix-4, plain JavaScript, synchronous). PFFFT's
+ * WebAssembly SIMD build is faster per transform (2x at 256 points, with the
+ * copies in and out of its heap), but on the monitor's whole Welch estimate
+ * only 1.4x at its default 256 bins and 1.75x at 1024 (`npm run bench:psd`),
+ * for an asynchronous start-up and a heap to manage; at one estimate per
+ * channel visit that is not worth it. This class is the one place that names
+ * the library, so that another can take its place behind the same methods.
  */
 export class ComplexFft {
   private readonly fft: FFT;

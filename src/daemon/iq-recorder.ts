@@ -88,7 +88,10 @@ export class IqRecorder implements IqTap, RecordingControl {
     this.active = a;
     // A folder that is not there fails the recording at once, not at its end.
     a.writes.catch((e: unknown) => this.finish(a, 'error', e));
-    this.o.log.info({ event: 'record-start', name, seconds, dir: this.o.dir }, `recording the next ${seconds} s of sensing IQ into ${join(this.o.dir, name)}.sigmf-*`);
+    this.o.log.info(
+      { event: 'record-start', name, seconds, dir: this.o.dir },
+      `recording the next ${seconds} s of sensing IQ into ${join(this.o.dir, name)}.sigmf-*`,
+    );
     this.o.onChange({ ...info });
     return { ...info };
   }

@@ -23,18 +23,30 @@ export function gridHz(g: BandGrid, i: number): number {
 }
 
 /**
- * The grid that spans the captures of `psds` (from the lowest bin to the
- * highest), `points` wide; undefined when there is none.
+ * The grid that spans the captures of `psds` (from the lowest bin's lower
+ * edge to the highest bin's upper edge), `points` wide; undefined when there
+ * is none.
  */
 export function bandGridOf(psds: Iterable<PsdView>, points: number): BandGrid | undefined {
   let lo = Infinity;
   let hi = -Infinity;
   for (const p of psds) {
-    const n = p.dbmPerHz.length;
-    lo = Math.min(lo, binHz(p, 0));
-    hi = Math.max(hi, binHz(p, n - 1));
+    const [a, b] = reach(p);
+    lo = Math.min(lo, a);
+    hi = Math.max(hi, b);
   }
   return lo < hi ? { fromHz: lo, toHz: hi, points: Math.max(2, Math.floor(points)) } : undefined;
+}
+
+/**
+ * The frequencies a capture reaches, Hz: from its lowest bin's lower edge to
+ * its highest bin's upper edge (half a bin beyond their centres), so that
+ * captures whose centres are their sample rate apart tile the band.
+ */
+export function reach(p: PsdView): [number, number] {
+  const n = p.dbmPerHz.length;
+  const half = p.sampleRateHz / n / 2;
+  return [binHz(p, 0) - half, binHz(p, n - 1) + half];
 }
 
 /** The centre frequency of bin `i` of `p`, Hz. */
@@ -45,8 +57,7 @@ export function binHz(p: PsdView, i: number): number {
 
 /**
  * The band-wide PSD on `g`, dBm/Hz (NaN where no capture reaches), into `out`
- * (g.points long) or a new array. A capture reaches the frequencies from its
- * lowest bin's to its highest bin's centre.
+ * (g.points long) or a new array; each point takes the bin it falls in.
  */
 export function stitchBand(psds: Iterable<PsdView>, g: BandGrid, out = new Float32Array(g.points)): Float32Array {
   const list = [...psds];
@@ -54,8 +65,8 @@ export function stitchBand(psds: Iterable<PsdView>, g: BandGrid, out = new Float
     const f = gridHz(g, i);
     let best: PsdView | undefined;
     for (const p of list) {
-      const n = p.dbmPerHz.length;
-      if (f < binHz(p, 0) || f > binHz(p, n - 1)) continue;
+      const [a, b] = reach(p);
+      if (f < a || f > b) continue;
       if (!best || Math.abs(f - p.centerHz) < Math.abs(f - best.centerHz)) best = p;
     }
     if (!best) {

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
@@ -7,7 +7,8 @@ import { WebSocket } from 'ws';
 import { bandGridOf, gridHz, stitchBand } from '../../src/monitor/band.js';
 import { parseMonitorFrame } from '../../src/monitor/frames.js';
 import type { PsdView } from '../../src/router/view.js';
-import { spawnCogmesh, stopAll } from '../support/cli.js';
+import { stopAll } from '../support/cli.js';
+import { startNodeWithMonitor } from '../support/node-process.js';
 
 /**
  * The whole chain of the monitor's spectrum, in a real `cogmesh node`
@@ -23,36 +24,24 @@ const dir = mkdtempSync(join(tmpdir(), 'cogmesh-psd-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
 test('a PN on channel 6 shows in the monitor as a 22 MHz-wide hump centred at 2437 MHz', { timeout: 120_000 }, async () => {
-  const cfgPath = join(dir, 'node.json');
-  writeFileSync(
-    cfgPath,
-    JSON.stringify({
-      node: { id: 1, name: 'psd' },
-      log: { format: 'json' },
-      radios: { R2: { sampleRateHz: 20e6 } },
-      sensing: { radio: 'R2', durationMs: 33, periodMs: 500, backend: 'cpu' },
-      monitor: { listen: '127.0.0.1:0', psd: { bins: 256, segments: 16 } },
-      sim: { band: { noiseFigureDb: 6, phases: [{ durationS: 3600, pn: [{ channel: 6, powerDbm: -50, pattern: { kind: 'fraction', busy: 1, meanBurstMs: 1 } }] }] } },
-    }),
-  );
-  const proc = spawnCogmesh(['node', '--config', cfgPath], ['ignore', 'pipe', 'pipe']);
-  let log = '';
-  const url = await new Promise<string>((resolve, reject) => {
-    const onData = (c: Buffer): void => {
-      log += String(c);
-      const m = /"event":"monitor-start","url":"([^"]+)"/.exec(log);
-      if (m) resolve(m[1]!);
-    };
-    proc.stdout!.on('data', onData);
-    proc.stderr!.on('data', onData);
-    proc.once('exit', (code) => reject(new Error(`the node exited (${code}) before its monitor started:\n${log}`)));
+  const { proc, url } = await startNodeWithMonitor(dir, {
+    node: { id: 1, name: 'psd' },
+    radios: { R2: { sampleRateHz: 20e6 } },
+    sensing: { radio: 'R2', durationMs: 33, periodMs: 500, backend: 'cpu' },
+    monitor: { psd: { bins: 256, segments: 16 } },
+    sim: {
+      band: { noiseFigureDb: 6, phases: [{ durationS: 3600, pn: [{ channel: 6, powerDbm: -50, pattern: { kind: 'fraction', busy: 1, meanBurstMs: 1 } }] }] },
+    },
   });
   try {
     const ws = new WebSocket(new URL('stream', url.replace(/^http/, 'ws')));
     const latest = new Map<number, PsdView>();
     const bad: string[] = [];
     await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no PSD of every channel within 60 s (have ${[...latest.keys()].join(', ')}; bad ${bad.join(', ')})`)), 60_000);
+      const timer = setTimeout(
+        () => reject(new Error(`no PSD of every channel within 60 s (have ${[...latest.keys()].join(', ')}; bad ${bad.join(', ')})`)),
+        60_000,
+      );
       ws.on('message', (data, binary) => {
         if (!binary) return;
         const buf = data as Buffer;
