@@ -6,7 +6,7 @@ import { after, test } from 'node:test';
 import { WebSocket } from 'ws';
 import { readSigmf } from '../../radio/file/sigmf.js';
 import type { RecordingInfo } from '../../src/router/view.js';
-import { stopAll } from '../support/cli.js';
+import { cogmesh, stopAll } from '../support/cli.js';
 import { startNodeWithMonitor } from '../support/node-process.js';
 
 /**
@@ -102,6 +102,11 @@ test('the monitor records the next N seconds of sensing IQ as SigMF, and serves 
       rec.meta.annotations.some((a) => /^round \d+ channel \d+$/.test(a.label ?? '')),
       'visits are annotated',
     );
+
+    // cogmesh's own file front-end replays it: sensing the recording finds the channels it visited.
+    const sensed = cogmesh('sense', '--frontend', 'file', '--input', join(got, `${info.name}.sigmf-meta`), '--seconds', '1', '--json');
+    assert.equal(sensed.code, 0, sensed.err);
+    assert.equal((JSON.parse(sensed.out) as { channels: unknown[] }).channels.length, 11);
 
     // Nothing else of the folder, or beyond it, is served.
     writeFileSync(join(recDir, 'other.sigmf-meta'), '{}');
