@@ -1,5 +1,6 @@
+import { createRequire } from 'node:module';
 import { performance } from 'node:perf_hooks';
-import { SingleBar } from 'cli-progress';
+import type * as CliProgress from 'cli-progress';
 
 /**
  * Progress of a long run (`cogmesh sim --seeds K`, the reproduction scripts,
@@ -95,6 +96,13 @@ export function progressLine(label: string, unit: string, done: number, total: n
   );
 }
 
+/**
+ * cli-progress, loaded when a bar is drawn: it brings readline with it,
+ * tens of milliseconds that a run off a terminal (a script, a test, CI)
+ * would pay at every start for nothing.
+ */
+const cliProgress = (): typeof CliProgress => createRequire(import.meta.url)('cli-progress') as typeof CliProgress;
+
 const NONE: Progress = { tick: () => {}, update: () => {}, stop: () => {} };
 
 /** A reporter for a run of `total` units (see the module's comment for what it shows where). */
@@ -107,7 +115,7 @@ export function progress(o: ProgressOptions): Progress {
   let done = 0;
   let stopped = false;
   if (stream.isTTY) {
-    const bar = new SingleBar({
+    const bar = new (cliProgress().SingleBar)({
       stream: stream as NodeJS.WritableStream,
       format: `cogmesh: ${o.label} [{bar}] {count}/{total} ${o.unit} {percentage} % | {elapsed} elapsed | {left}`,
       barsize: 24,
