@@ -117,11 +117,14 @@ export function progress(o: ProgressOptions): Progress {
   if (stream.isTTY) {
     const bar = new (cliProgress().SingleBar)({
       stream: stream as NodeJS.WritableStream,
-      format: `cogmesh: ${o.label} [{bar}] {count}/{total} ${o.unit} {percentage} % | {elapsed} elapsed | {left}`,
+      // The estimate before the elapsed time: a narrow terminal cuts the end of the line.
+      format: `cogmesh: ${o.label} [{bar}] {count}/{total} ${o.unit} {percentage} % | {left} | {elapsed} elapsed`,
       barsize: 24,
       clearOnComplete: true,
       hideCursor: false,
-      // Ctrl-C must still end the run: cli-progress would otherwise catch SIGINT to tidy the bar.
+      // Cut to the terminal's width rather than turn its line wrapping off, which a Ctrl-C mid-run would leave off.
+      linewrap: true,
+      // Ctrl-C must still end the run: no SIGINT handler of cli-progress's, which would tidy the bar and keep the process going.
       gracefulExit: false,
     });
     const payload = () => {
