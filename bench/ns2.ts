@@ -30,6 +30,7 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { builtSimulate } from './built.js';
+import { progress, progressWanted } from '../src/cli/progress.js';
 import { spread, type SimResult, type Spread } from '../src/sim/report.js';
 import type { ScenarioOverrides } from '../src/config/scenario.js';
 
@@ -199,10 +200,15 @@ interface Row {
 }
 
 const rows: Row[] = [];
+// Per hop count, each seed runs three times: in ns-2, in this process, and as a `cogmesh sim` process. On stderr; COGMESH_PROGRESS=0 turns it off.
+const shown = progress({ total: hopsList.length * seeds * 3, label: 'bench ns2', unit: 'runs', enabled: progressWanted() });
 for (const hops of hopsList) {
   const ns2Runs: Ns2Run[] = [];
   try {
-    for (const s of seedList) ns2Runs.push(await runNs2(hops, s));
+    for (const s of seedList) {
+      ns2Runs.push(await runNs2(hops, s));
+      shown.tick();
+    }
   } catch (e) {
     process.stderr.write(`bench/ns2.ts: ${e instanceof Error ? e.message : String(e)}\n`);
     process.exit(1);
@@ -214,9 +220,11 @@ for (const hops of hopsList) {
   let cogmesh: Row['cogmesh'];
   try {
     const { result, wallS } = await runCogmesh(hops, startS);
+    shown.tick(seeds);
     let processWallS = 0;
     for (const [k, s] of seedList.entries()) {
       const p = await runCogmeshProcess(hops, startS, s);
+      shown.tick();
       const inProcess = result.runs[k]?.flows[0];
       const g = inProcess && 'goodputMbps' in inProcess ? Number(inProcess.goodputMbps) : NaN;
       if (p.goodputMbps !== g)
@@ -229,6 +237,8 @@ for (const hops of hopsList) {
     process.stderr.write(`bench/ns2.ts: the cogmesh side failed at ${hops} hop(s): ${msg}\n`);
     cogmesh = { error: msg };
   }
+  // A failed cogmesh side skips its remaining runs.
+  shown.update((rows.length + 1) * seeds * 3);
   const cg = 'error' in cogmesh ? null : cogmesh.goodputMbps;
   const ratio = cg && ns2Goodput.mean > 0 ? cg.mean / ns2Goodput.mean : null;
   rows.push({
@@ -239,6 +249,8 @@ for (const hops of hopsList) {
     within: ratio !== null && Math.abs(ratio - 1) <= TOLERANCE,
   });
 }
+
+shown.stop();
 
 if (values.json) {
   const out = rows.map((r) => ({

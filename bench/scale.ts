@@ -34,6 +34,7 @@ import { parseArgs } from 'node:util';
 import { Rng } from '../src/core/rng.js';
 import type { ScenarioOverrides } from '../src/config/scenario.js';
 import { builtSimulate } from './built.js';
+import { progress, progressWanted } from '../src/cli/progress.js';
 
 /** The medium's default transmission range (m), which the scenarios use. */
 const TX_RANGE_M = 250;
@@ -209,6 +210,8 @@ interface Row {
 const dir = values.keep ?? mkdtempSync(join(tmpdir(), 'cogmesh-scale-'));
 if (values.keep !== undefined) mkdirSync(dir, { recursive: true });
 const rows: Row[] = [];
+// One unit per size; the larger sizes take the most time, so the estimate is early at first. COGMESH_PROGRESS=0 turns it off.
+const shown = progress({ total: sizes.length, label: 'bench scale', unit: 'sizes', enabled: progressWanted() });
 try {
   for (const n of sizes) {
     const rng = Rng.fromSeed(seed).fork(`scale/${n}`);
@@ -230,8 +233,10 @@ try {
     } catch (e) {
       rows.push({ routers: n, flows: m.flows.length, error: e instanceof Error ? e.message : String(e) });
     }
+    shown.tick();
   }
 } finally {
+  shown.stop();
   if (values.keep === undefined) rmSync(dir, { recursive: true, force: true });
 }
 

@@ -12,6 +12,7 @@
 import { parseArgs } from 'node:util';
 import { loadScenario, type Scenario } from '../src/config/scenario.js';
 import { runScenario } from '../src/sim/run.js';
+import { progress, progressWanted } from '../src/cli/progress.js';
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -64,11 +65,17 @@ const scenarios = Object.fromEntries(
 const figures: Record<string, Figures> = { iq: { cpuS: [], w: [], goodput: [] }, statistical: { cpuS: [], w: [], goodput: [] } };
 // Warm-up, so that neither model pays for compiling the simulator.
 runScenario({ ...scenarios.iq, durationS: 2 }, 1);
+// Between the timed runs, never inside one; on stderr, off with COGMESH_PROGRESS=0.
+const shown = progress({ total: seeds * models.length, label: 'bench sensing-model', unit: 'runs', enabled: progressWanted() });
 for (let k = 0; k < seeds; k++) {
   const seed = scenarios.iq.seed + k;
   // Alternate which model goes first, so that drift in the machine's speed falls on both.
-  for (const m of k % 2 === 0 ? models : [...models].reverse()) once(scenarios[m], seed, figures[m]!);
+  for (const m of k % 2 === 0 ? models : [...models].reverse()) {
+    once(scenarios[m], seed, figures[m]!);
+    shown.tick();
+  }
 }
+shown.stop();
 console.log(`scenario=${path} seeds=${seeds} duration_s=${durationS}`);
 for (const m of models) {
   const f = figures[m]!;

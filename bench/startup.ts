@@ -19,6 +19,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { progress, progressWanted } from '../src/cli/progress.js';
 
 const { values } = parseArgs({ options: { runs: { type: 'string', default: '9' } } });
 const runs = Number(values.runs);
@@ -54,13 +55,17 @@ function timed(args: string[]): { cpu: number; wall: number } {
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 const samples = new Map<string, { cpu: number[]; wall: number[] }>(commands.map(([name]) => [name, { cpu: [], wall: [] }]));
+// Between the timed processes, never inside one; on stderr, off with COGMESH_PROGRESS=0.
+const shown = progress({ total: runs * commands.length, label: 'bench startup', unit: 'runs', enabled: progressWanted() });
 for (let i = 0; i < runs; i++) {
   for (const [name, args] of commands) {
     const t = timed(args);
     samples.get(name)!.cpu.push(t.cpu);
     samples.get(name)!.wall.push(t.wall);
+    shown.tick();
   }
 }
+shown.stop();
 const base = samples.get('node -e 0')!;
 for (const [name, { cpu, wall }] of samples) {
   const ratio = `${(median(cpu) / median(base.cpu)).toFixed(1)}x cpu, ${(median(wall) / median(base.wall)).toFixed(1)}x wall`;

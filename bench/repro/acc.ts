@@ -23,7 +23,19 @@ import { RunTrace, type TraceResult, type TraceSample } from '../../src/sim/trac
 const EXPERIMENTS = ['table2', 'every2', '8', '9', '10', 'loss', 'trace', 'wan'] as const;
 type Experiment = (typeof EXPERIMENTS)[number];
 
-const ctx = await repro('acc.ts', EXPERIMENTS, { mode: 'split' });
+/** The points each experiment runs (its hops, placements, grids, variants, conditions or traced runs), for the progress display. */
+const POINTS: Record<Experiment, number> = {
+  table2: 4 * 2,
+  every2: 3,
+  '8': 4 * 3 + 4 * 3 + 5 * 3,
+  '9': CC_NAMES.length + 1,
+  '10': CC_NAMES.length + 1,
+  loss: 5 * 3,
+  trace: 2,
+  wan: 2 * 2 * 4,
+};
+
+const ctx = await repro('acc.ts', EXPERIMENTS, POINTS, { mode: 'split' });
 const only: string[] = ctx.only;
 const mode = ctx.flags.mode;
 if (mode !== 'split' && mode !== 'e2e' && mode !== 'as') {
@@ -450,6 +462,7 @@ if (only.includes('wan')) {
   );
 }
 
+ctx.finish();
 if (ctx.json)
   process.stdout.write(
     `${JSON.stringify(

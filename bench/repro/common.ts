@@ -8,6 +8,8 @@ import { defaultJobs, runSeeds } from '../../src/sim/parallel.js';
 import { summarize, type SimResult, type Spread } from '../../src/sim/report.js';
 import { runScenario, type RunOptions } from '../../src/sim/run.js';
 import { loadScenario, type ScenarioOverrides } from '../../src/config/scenario.js';
+import { progress, progressWanted } from '../../src/cli/progress.js';
+import { seconds } from '../../src/core/time.js';
 import { writeChart } from './plot.js';
 
 /**
@@ -31,6 +33,8 @@ export interface Repro<E extends string> {
   plot(name: string, svg: Promise<string>): Promise<void>;
   /** The closing line: seeds, duration, wall time. */
   footer(): string;
+  /** Ends the progress display (before the tables go to stdout). */
+  finish(): void;
 }
 
 /** Where plots go by default: an untracked folder of the repository. */
@@ -40,7 +44,17 @@ export const DOCS_FIGURES = fileURLToPath(new URL('../../docs/figures', import.m
 
 export const scenarioFile = (name: string): string => fileURLToPath(new URL(`../../config/scenarios/${name}`, import.meta.url));
 
-export async function repro<E extends string>(script: string, experiments: readonly E[], own: Record<string, string> = {}): Promise<Repro<E>> {
+/**
+ * `points`: how many points (calls of `point` or `single`) each experiment
+ * runs, for the progress display on stderr (src/cli/progress.ts; off with
+ * COGMESH_PROGRESS=0). A point counts as done in parts, as its seeds end.
+ */
+export async function repro<E extends string>(
+  script: string,
+  experiments: readonly E[],
+  points: Record<E, number>,
+  own: Record<string, string> = {},
+): Promise<Repro<E>> {
   const { values } = parseArgs({
     options: {
       only: { type: 'string', default: experiments.join(',') },
@@ -73,6 +87,17 @@ export async function repro<E extends string>(script: string, experiments: reado
   const backend: EnergyBackend | undefined = jobs <= 1 ? (await chooseBackend('auto')).backend : undefined;
   const t0 = performance.now();
   let simulated = 0;
+  const shown = progress({
+    total: (only as E[]).reduce((n, e) => n + points[e], 0),
+    label: `repro ${script.replace(/\.ts$/, '')}`,
+    unit: 'points',
+    enabled: progressWanted(),
+  });
+  let pointsDone = 0;
+  const pointDone = (): void => {
+    pointsDone++;
+    shown.update(pointsDone);
+  };
   return {
     only: only as E[],
     seeds,
@@ -86,13 +111,17 @@ export async function repro<E extends string>(script: string, experiments: reado
         Array.from({ length: sc.seeds }, (_, k) => sc.seed + k),
         jobs,
         backend,
+        (done) => shown.update(pointsDone + done / sc.seeds),
       );
+      pointDone();
       simulated += sc.seeds * sc.durationS;
       return summarize(sc.name, sc.durationS, runs);
     },
     async single(path, set, o, opts) {
       const sc = await loadScenario(path, { durationS, ...o, seeds: 1, set: [...set, ...extra] });
-      const run = runScenario(sc, sc.seed, { ...(backend ? { backend } : {}), ...opts });
+      const durationUs = seconds(sc.durationS);
+      const run = runScenario(sc, sc.seed, { ...(backend ? { backend } : {}), progress: (us) => shown.update(pointsDone + us / durationUs), ...opts });
+      pointDone();
       simulated += sc.durationS;
       return summarize(sc.name, sc.durationS, [run]);
     },
@@ -100,6 +129,7 @@ export async function repro<E extends string>(script: string, experiments: reado
       if (plotDir === '') return;
       await writeChart(join(plotDir, name), await svg);
     },
+    finish: () => shown.stop(),
     footer: () => `${seeds} seed(s) x ${durationS} s per point; ${((performance.now() - t0) / 1000).toFixed(1)} s wall for ${simulated} simulated seconds`,
   };
 }

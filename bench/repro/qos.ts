@@ -24,7 +24,10 @@ import { lineChart, type Series } from './plot.js';
 const EXPERIMENTS = ['table', 'sweep'] as const;
 type Experiment = (typeof EXPERIMENTS)[number];
 
-const ctx = await repro('qos.ts', EXPERIMENTS);
+/** The points each experiment runs (four environments; 0-4 background flows without and with QoS), for the progress display. */
+const POINTS: Record<Experiment, number> = { table: 4, sweep: 5 * 2 };
+
+const ctx = await repro('qos.ts', EXPERIMENTS, POINTS);
 const scenarioPath = scenarioFile('qos-relay.json');
 const allFlows = (JSON.parse(readFileSync(scenarioPath, 'utf8')) as { flows: Array<{ src: number; label?: number }> }).flows;
 /** The client flows (from router 0, one per class) come first; the background (from the relay) after. */
@@ -114,6 +117,7 @@ if (ctx.only.includes('sweep')) {
   );
 }
 
+ctx.finish();
 if (ctx.json)
   process.stdout.write(
     `${JSON.stringify(

@@ -21,7 +21,10 @@ import { barChart, lineChart, type Series } from './plot.js';
 const EXPERIMENTS = ['6a', '6b', '6c', '7', 'table1'] as const;
 type Experiment = (typeof EXPERIMENTS)[number];
 
-const ctx = await repro('tcp.ts', EXPERIMENTS);
+/** The points each experiment runs (its grid, or its variants by PN load and cognition, or its hops with and without F-RTO), for the progress display. */
+const POINTS: Record<Experiment, number> = { '6a': 4 * 4, '6b': 6 * 3, '6c': 6 * 3, '7': 2 * CC_NAMES.length * 2, table1: 4 * 2 };
+
+const ctx = await repro('tcp.ts', EXPERIMENTS, POINTS);
 const only: string[] = ctx.only;
 const scenarioPath = scenarioFile('urbanx-chain.json');
 const plot = ctx.plot;
@@ -238,6 +241,7 @@ if (only.includes('table1')) {
   );
 }
 
+ctx.finish();
 if (ctx.json)
   process.stdout.write(
     `${JSON.stringify(

@@ -16,6 +16,7 @@ import { chooseBackend } from '../../src/sensing/backend.js';
 import { summarize, type SimResult, type Spread } from '../../src/sim/report.js';
 import { defaultJobs, runSeeds } from '../../src/sim/parallel.js';
 import { loadScenario } from '../../src/config/scenario.js';
+import { progress, progressWanted } from '../../src/cli/progress.js';
 
 const { values } = parseArgs({
   options: {
@@ -35,6 +36,8 @@ const jobs = defaultJobs(seeds);
 const backend = jobs <= 1 ? (await chooseBackend('auto')).backend : undefined;
 const t0 = performance.now();
 const results: Array<{ hops: number; result: SimResult }> = [];
+// One point per hop count, done in parts as its seeds end; on stderr, off with COGMESH_PROGRESS=0.
+const shown = progress({ total: hops.length, label: 'repro udp', unit: 'points', enabled: progressWanted() });
 for (const h of hops) {
   const sc = await loadScenario(scenarioPath, { hops: h, seeds, durationS, set: values.set });
   const runs = await runSeeds(
@@ -42,9 +45,11 @@ for (const h of hops) {
     Array.from({ length: sc.seeds }, (_, k) => sc.seed + k),
     jobs,
     backend,
+    (done) => shown.update(results.length + done / sc.seeds),
   );
   results.push({ hops: h, result: summarize(sc.name, sc.durationS, runs) });
 }
+shown.stop();
 const wallS = (performance.now() - t0) / 1000;
 
 if (values.json) {

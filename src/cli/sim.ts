@@ -6,14 +6,15 @@ import { UsageError } from '../core/errors.js';
 import { CC_NAMES, type CcName } from '../tcp/cc/types.js';
 import { chooseBackend } from '../sensing/backend.js';
 import { cpuBackend, type EnergyBackend } from '../sensing/energy.js';
-import { flowsCsv, nodesCsv, summarize, textReport, type SimResult } from '../sim/report.js';
+import { flowsCsv, nodesCsv, summarize, textReport, type RunResult, type SimResult } from '../sim/report.js';
 import { defaultJobs, runSeeds } from '../sim/parallel.js';
 import { runScenario, sumsIq } from '../sim/run.js';
 import { RunTrace, traceJsonLines } from '../sim/trace.js';
-import { US_PER_MS } from '../core/time.js';
+import { seconds, US_PER_MS, type Micros } from '../core/time.js';
 import { loadScenario, type ScenarioOverrides } from '../config/scenario.js';
 import { checkOutputFile, ensureOutputDir } from './output-path.js';
 import { LISTED } from './listed.js';
+import { progress, progressWanted, type Progress } from './progress.js';
 
 export interface SimOptions {
   seed?: string;
@@ -35,6 +36,8 @@ export interface SimOptions {
   traceIntervalMs?: string;
   force?: boolean;
   pcap?: string;
+  /** false with --no-progress. */
+  progress: boolean;
 }
 
 const onOff = (flag: string, v: string | undefined): boolean | undefined => {
@@ -82,7 +85,8 @@ export type Captures = Map<number, Uint8Array[]>;
  * Runs a scenario file over one or more seeds and returns the result (also
  * used by tests and reproductions). With `trace` or `captures`, the first
  * seed runs in this thread and reports to them; the result is the same as
- * without.
+ * without. With `progressOf`, the runs report how far they are, in seeds, to
+ * the display it makes for the run's number of seeds (and stops after it).
  */
 export async function simulate(
   path: string,
@@ -90,6 +94,7 @@ export async function simulate(
   jobs?: number,
   trace?: RunTrace,
   captures?: Captures,
+  progressOf?: (seeds: number) => Progress,
 ): Promise<{ result: SimResult; wallMs: number }> {
   const sc = await loadScenario(path, o);
   const seeds = Array.from({ length: sc.seeds }, (_, k) => sc.seed + k);
@@ -108,13 +113,18 @@ export async function simulate(
         },
       }
     : undefined;
-  const runs =
-    trace || capture
-      ? [
-          runScenario(sc, seeds[0]!, { backend: backend ?? (await probe()), ...(trace ? { trace } : {}), ...(capture ? { capture } : {}) }),
-          ...(await runSeeds(sc, seeds.slice(1), n, backend)),
-        ]
-      : await runSeeds(sc, seeds, n, backend);
+  const shown = progressOf?.(seeds.length);
+  const runs: RunResult[] = [];
+  try {
+    if (trace || capture) {
+      const first = shown ? { progress: (us: Micros) => shown.update(us / seconds(sc.durationS)) } : {};
+      runs.push(runScenario(sc, seeds[0]!, { backend: backend ?? (await probe()), ...(trace ? { trace } : {}), ...(capture ? { capture } : {}), ...first }));
+    }
+    const offset = runs.length;
+    runs.push(...(await runSeeds(sc, seeds.slice(offset), n, backend, shown ? (done) => shown.update(offset + done) : undefined)));
+  } finally {
+    shown?.stop();
+  }
   return { result: summarize(sc.name, sc.durationS, runs), wallMs: performance.now() - t0 };
 }
 
@@ -152,6 +162,10 @@ export function simCommand(): Command {
     .option('--trace-interval-ms <ms>', `sampling interval of --trace, a multiple of 10 ms (default ${DEFAULT_TRACE_INTERVAL_MS})`)
     .option('--force', 'overwrite an existing --trace file')
     .option('--pcap <dir>', "write the first seed's radio traffic into this directory, one pcapng file per router (rN.pcapng, see docs/pcap.md)")
+    .option(
+      '--no-progress',
+      'no progress display on stderr (a bar on a terminal; elsewhere a line every 10 s of a longer run); COGMESH_PROGRESS=0 does the same',
+    )
     .action(async (path: string, opts: SimOptions) => {
       const duration = opts.duration === undefined ? undefined : Number(opts.duration);
       if (duration !== undefined && !(duration > 0 && Number.isFinite(duration)))
@@ -182,7 +196,10 @@ export function simCommand(): Command {
       }
       if (opts.pcap) await ensureOutputDir('--pcap', opts.pcap);
       const captures: Captures | undefined = opts.pcap ? new Map() : undefined;
-      const { result, wallMs } = await simulate(path, o, int('--jobs', opts.jobs, 1, 256), trace, captures);
+      // A single seed off a terminal shows nothing: its stderr stays the one closing line, however slow the machine.
+      const shown = (seeds: number): boolean => opts.progress && progressWanted() && (seeds > 1 || process.stderr.isTTY === true);
+      const progressOf = (seeds: number): Progress => progress({ total: seeds, label: 'sim', unit: seeds === 1 ? 'seed' : 'seeds', enabled: shown(seeds) });
+      const { result, wallMs } = await simulate(path, o, int('--jobs', opts.jobs, 1, 256), trace, captures, progressOf);
       if (opts.pcap && captures) {
         for (const [i, chunks] of captures) await writeFile(join(opts.pcap, `r${i}.pcapng`), chunks);
       }

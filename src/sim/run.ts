@@ -4,7 +4,7 @@ import { EmulatedBand } from '../../radio/sim/band.js';
 import { EventEngine } from '../core/engine.js';
 import { Rng } from '../core/rng.js';
 import { isObject } from '../core/schema.js';
-import { seconds, US_PER_MS, type Micros } from '../core/time.js';
+import { seconds, US_PER_MS, US_PER_S, type Micros } from '../core/time.js';
 import { cpuBackend, type EnergyBackend } from '../sensing/energy.js';
 import { EnergyDetector } from '../sensing/detector.js';
 import { CbrSource, FlowSink, runCbr, type FlowRecord } from '../traffic/cbr.js';
@@ -49,6 +49,12 @@ export interface RunOptions {
    * routers. The capture only watches, so the result is the same without it.
    */
   capture?: { sink(router: number): (bytes: Uint8Array) => void };
+  /**
+   * Called with the virtual time at each whole simulated second the run
+   * reaches, for a progress display. The queue sampling's events call it, so
+   * it adds no event, and the result is the same without it.
+   */
+  progress?: (simulatedUs: Micros) => void;
 }
 
 /** A VNF manager on each router that runs TCP-ACC under the scenario's placement (undefined elsewhere). */
@@ -239,10 +245,16 @@ export function runScenario(sc: Scenario, seed: number, opts: RunOptions = {}): 
     engine.at(seconds(e.atS), (now) => router.fail(now));
   }
 
+  const progress = opts.progress;
+  let reportedS = 0;
   const sample = (): void => {
     for (const r of routers) r.sampleQueues();
     tcp.sampleCwnd(engine.now());
     trace?.sample(engine.now());
+    if (progress && Math.floor(engine.now() / US_PER_S) > reportedS) {
+      reportedS = Math.floor(engine.now() / US_PER_S);
+      progress(engine.now());
+    }
     if (engine.now() + sampleUs <= durationUs) engine.after(sampleUs, sample);
   };
   engine.at(0, sample);

@@ -156,6 +156,26 @@ describe('simulator: a mesh carries packets', () => {
     assert.equal(JSON.stringify(threaded), JSON.stringify(inTurn));
   });
 
+  test('a progress callback sees the seeds advance in simulated time and changes no result', async () => {
+    const sc = quiet(2, { durationS: 5 });
+    const plain = await runSeeds(sc, [1, 2, 3], 1);
+    for (const jobs of [1, 2]) {
+      const seen: number[] = [];
+      const watched = await runSeeds(sc, [1, 2, 3], jobs, undefined, (done) => seen.push(done));
+      assert.equal(JSON.stringify(watched), JSON.stringify(plain), `jobs ${jobs}: the same results`);
+      assert.equal(seen.at(-1), 3, `jobs ${jobs}: ends at every seed done`);
+      assert.ok(
+        seen.every((d, i) => d >= 0 && d <= 3 && (i === 0 || d >= seen[i - 1]!)),
+        `jobs ${jobs}: never goes back: ${seen.join(' ')}`,
+      );
+      // A whole simulated second is a fifth of a 5 s seed: parts of seeds show before each ends.
+      assert.ok(
+        seen.some((d) => !Number.isInteger(d)),
+        `jobs ${jobs}: parts of seeds: ${seen.join(' ')}`,
+      );
+    }
+  });
+
   test('several seeds give mean and spread', () => {
     const sc = quiet(1);
     const res = summarize(
