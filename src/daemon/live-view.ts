@@ -7,6 +7,7 @@ import type { Micros } from '../core/time.js';
 import { parseAccText, parseFlowText } from '../openflow/flow-spec.js';
 import { parseActiveEndpoint, parsePassiveEndpoint, reaches } from '../openflow/endpoint.js';
 import type { ControllerRole, RecordingControl, RouterStatus, Telemetry } from '../router/view.js';
+import type { PsdTapCounters } from '../sensing/iq-tap.js';
 import { ControllerService } from './controller-service.js';
 import type { MonitorTaps } from './monitor-taps.js';
 
@@ -68,6 +69,11 @@ export abstract class LiveConfigView {
 
   recordings(): RecordingControl | undefined {
     return this.taps?.recorder;
+  }
+
+  psdCounters(): PsdTapCounters | undefined {
+    const c = this.taps?.psd?.counters;
+    return c ? { ...c } : undefined;
   }
 
   /** Ends a recording in progress, so that its files are whole when the router stops. */

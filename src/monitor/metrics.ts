@@ -273,5 +273,20 @@ export class RouterMetrics {
       ]);
       this.counter('cogmesh_monitor_scrapes_total', 'Scrapes of /metrics served', [], () => [[{}, monitor().scrapes]]);
     }
+    this.counter(
+      'cogmesh_monitor_psd_visits_total',
+      "Sensing visits by what the monitor's PSD did with them: estimated, or skipped (rate, busy: estimates still waiting, short: under one segment)",
+      ['result'],
+      (s) => {
+        const c = s.view.psdCounters?.();
+        if (!c) return [];
+        return [
+          [{ result: 'estimated' }, c.estimates],
+          [{ result: 'rate' }, c.skippedRate],
+          [{ result: 'busy' }, c.skippedBusy],
+          [{ result: 'short' }, c.tooShort],
+        ];
+      },
+    );
   }
 }

@@ -6,6 +6,7 @@ import type { Result } from '../core/result.js';
 import type { PathInfo } from '../openflow/controller.js';
 import type { FlowSpec } from '../openflow/flow-spec.js';
 import type { NeighbourView, RouteView } from '../routing/aodv.js';
+import type { PsdTapCounters } from '../sensing/iq-tap.js';
 import type { FlowPattern, VnfEvent, VnfInfo } from '../vnf/types.js';
 import type { NodeEvent } from './node-core.js';
 
@@ -56,6 +57,8 @@ export interface RouterView {
   subscribe(fn: (e: Telemetry) => void): () => void;
   /** Recordings of the IQ its detector reads (the monitor's "record the next N seconds"); undefined when it has none. */
   recordings?(): RecordingControl | undefined;
+  /** What the monitor's PSD of its visits has done; undefined when it estimates none. */
+  psdCounters?(): PsdTapCounters | undefined;
 }
 
 /** A recording of the IQ a router's detector reads, as SigMF (`NAME.sigmf-meta` and `NAME.sigmf-data`). */
