@@ -94,8 +94,8 @@ export class ChannelPlan {
   }
 }
 
-/** Relative PSD of the DSSS transmit mask at offset `f` from the carrier (linear). */
-function maskPsd(f: number, widthHz: number): number {
+/** Relative PSD of the DSSS transmit mask at offset `f` from the carrier (linear): 1, 1e-3 (-30 dBr) or 1e-5 (-50 dBr). */
+export function maskPsd(f: number, widthHz: number): number {
   const half = widthHz / 2;
   const x = Math.abs(f);
   if (x < half) return 1;
