@@ -1,10 +1,7 @@
+import { timeTicks } from '../ticks.js';
 import type { Row } from './state.js';
 
-/**
- * Axis ticks at round values, for the page's plots: frequency in MHz, power
- * in dB, and the waterfalls' time, which reads as time before the newest row
- * ("now", "-30 s", "-1 min", "-1:30") on every waterfall alike.
- */
+/** What the page's plots share: the row height, the font and colours of axes, a canvas fitted to its box, the time gutter. */
 
 /** Pixels a round takes in a waterfall (every waterfall, so that their times line up). */
 export const ROW_PX = 2;
@@ -13,58 +10,21 @@ export const FONT = '12px system-ui, sans-serif';
 export const AXIS_TEXT = '#8793a3';
 export const GRID_LINE = 'rgba(135,147,163,0.16)';
 
-/** The smallest step of 1, 2 or 5 times a power of ten that puts at least `minPx` pixels between ticks. */
-export function niceStep(span: number, px: number, minPx: number): number {
-  if (!(span > 0) || !(px > 0)) return 1;
-  const raw = (span * minPx) / px;
-  const p = 10 ** Math.floor(Math.log10(raw));
-  for (const m of [1, 2, 5, 10]) if (m * p >= raw) return m * p;
-  return 10 * p;
-}
-
-/** The multiples of `step` in [lo, hi]. */
-export function ticksIn(lo: number, hi: number, step: number): number[] {
-  const out: number[] = [];
-  for (let k = Math.ceil(lo / step - 1e-9); k * step <= hi + 1e-9 * step; k++) out.push(Math.round(k * step * 1e6) / 1e6);
-  return out;
-}
-
-/** Steps of the time axis, seconds. */
-const TIME_STEPS = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200];
-
-/** A time before now: "-5 s", "-2 min", "-1:30", "-1 h". */
-export function fmtAgo(s: number): string {
-  if (s === 0) return 'now';
-  if (s < 60) return `-${s} s`;
-  if (s % 3600 === 0) return `-${s / 3600} h`;
-  if (s % 60 === 0) return `-${s / 60} min`;
-  return `-${Math.floor(s / 60)}:${String(s % 60).padStart(2, '0')}`;
-}
-
 /**
  * The time gutter of a waterfall whose top `n` rows (newest first, ROW_PX
- * each, from `ay`) are the newest of `rows`: a tick and a label at every
- * round multiple of a step chosen so that labels stay at least 40 px apart.
+ * each, from `ay`) are the newest of `rows`: a tick and a label at round
+ * times before the newest row (ticks.ts), at least 40 px apart.
  */
 export function drawTimeTicks(g: CanvasRenderingContext2D, rows: readonly Row[], n: number, ax: number, ay: number): void {
-  if (n === 0) return;
   const last = rows.length - 1;
-  const ageOf = (i: number): number => (rows[last]!.endUs - rows[last - i]!.endUs) / 1e6;
-  const span = ageOf(n - 1);
-  const perRow = n > 1 ? span / (n - 1) : 1;
-  const step = TIME_STEPS.find((s) => (s / perRow) * ROW_PX >= 40) ?? TIME_STEPS[TIME_STEPS.length - 1]!;
+  const ages = Array.from({ length: n }, (_, i) => (rows[last]!.endUs - rows[last - i]!.endUs) / 1e6);
   g.font = FONT;
   g.textAlign = 'right';
   g.textBaseline = 'middle';
   g.fillStyle = AXIS_TEXT;
-  let i = 0;
-  for (let t = 0; t <= span + 1e-6; t += step) {
-    // The rows' ages only grow downwards: walk to the pair that brackets t.
-    while (i + 1 < n && ageOf(i + 1) < t) i++;
-    let y = ay + i * ROW_PX;
-    if (i + 1 < n && ageOf(i + 1) > ageOf(i)) y += ((t - ageOf(i)) / (ageOf(i + 1) - ageOf(i))) * ROW_PX;
-    g.fillRect(ax - 4, Math.round(y), 4, 1);
-    g.fillText(fmtAgo(t), ax - 7, Math.max(ay + 7, y + 0.5));
+  for (const t of timeTicks(ages, ROW_PX)) {
+    g.fillRect(ax - 4, Math.round(ay + t.y), 4, 1);
+    g.fillText(t.label, ax - 7, Math.max(ay + 7, ay + t.y + 0.5));
   }
 }
 

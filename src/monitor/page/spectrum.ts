@@ -1,5 +1,6 @@
 import { stitchBand, type BandGrid } from '../band.js';
-import { AXIS_TEXT, drawTimeTicks, fitCanvas, FONT, GRID_LINE, niceStep, plotNote, ROW_PX, ticksIn } from './axes.js';
+import { niceStep, ticksIn } from '../ticks.js';
+import { AXIS_TEXT, drawTimeTicks, fitCanvas, FONT, GRID_LINE, plotNote, ROW_PX } from './axes.js';
 import { hexRgb, lutRgb, NA_FILL, VIRIDIS } from './draw.js';
 import type { BandRow, PageState } from './state.js';
 
