@@ -3,6 +3,7 @@ import { parseMonitorFrame } from '../frames.js';
 import { MONITOR_PROTOCOL, type EventMessage, type HelloMessage, type MonitorMessage, type OnWire, type StateMessage } from '../protocol.js';
 import { buildBars, drawWaterfall, hover, INFERNO, legend, POWER_LUT, POWER_MAX, POWER_MIN, updateBars, VIRIDIS, W_LUT } from './draw.js';
 import { dash, esc, fmtAge, fmtBytes, fmtClock, fmtCost, fmtFlow, fmtUptime } from './format.js';
+import { ROW_PX } from './axes.js';
 import { BAND_LEFT, BAND_RIGHT, bandRow, dbRange, drawBand, drawSpectrum, hoverBand } from './spectrum.js';
 import { $, emptyState } from './state.js';
 
@@ -328,7 +329,7 @@ let bandLegend = '';
 
 function draw(): void {
   const band = $<HTMLCanvasElement>('band');
-  const { lo, hi } = dbRange(S, Math.ceil(band.clientHeight / 2));
+  const { lo, hi } = dbRange(S, Math.ceil(band.clientHeight / ROW_PX));
   drawSpectrum(S, $<HTMLCanvasElement>('spectrum'), lo, hi);
   drawBand(S, band, lo, hi);
   if (bandLegend !== `${lo} ${hi}`) {

@@ -76,8 +76,10 @@ function bandRows(S: PageState, n: number): BandRow[] {
 
 /**
  * The dB range of the band's plots (the line's axis and the waterfall's
- * colours): multiples of 10 dB around what the rows on screen hold, at
- * least 30 dB, so that it moves only when the band does.
+ * colours): multiples of 10 dB around what the last `rows` rows hold, 30 dB
+ * at least (a quiet band is not stretched into noise) and 100 dB at most (a
+ * stray bin does not wash the colours out), so that it moves only when the
+ * band does.
  */
 export function dbRange(S: PageState, rows: number): { lo: number; hi: number } {
   let min = Infinity;
@@ -91,7 +93,7 @@ export function dbRange(S: PageState, rows: number): { lo: number; hi: number } 
   }
   if (!(min <= max)) return { lo: -170, hi: -110 };
   const hi = Math.ceil((max + 3) / 10) * 10;
-  const lo = Math.min(hi - 30, Math.floor((min - 3) / 10) * 10);
+  const lo = Math.max(hi - 100, Math.min(hi - 30, Math.floor((min - 3) / 10) * 10));
   return { lo, hi };
 }
 
@@ -122,6 +124,7 @@ function emptyNote(S: PageState, grid: BandGrid | undefined): string | undefined
   return undefined;
 }
 
+/** Keeps where the plot's axes are (none: an empty plot) for the tooltip, and says it in data- attributes. */
 function mark(cv: HTMLCanvasElement, geo: BandGeometry | undefined, ticks: readonly number[]): void {
   if (geo) geometry.set(cv, geo);
   else geometry.delete(cv);
