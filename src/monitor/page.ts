@@ -11,7 +11,11 @@ import { CogmeshError } from '../core/errors.js';
  * the server uses; this module inlines the bundle.
  *
  * Marked for tests: `#power` and `#wfall` carry `data-rounds` (rows drawn)
- * and `data-last-round`; `#status` reads connected, connecting or
+ * and `data-last-round`; `#band` (the band waterfall) `data-rows` and
+ * `data-last-round`, `#spectrum` `data-drawn` ("line" once drawn); both
+ * `data-plot` ("x y width height" of the plot, CSS pixels), `data-from-hz`,
+ * `data-to-hz` (its frequency span), `data-mhz-ticks` (the MHz axis's
+ * values) and `data-note` (why the plot is empty, or nothing); `#status` reads connected, connecting or
  * disconnected; `#r1`, `#r2`, `#r3` the channels; `#rc .bar[data-channel]`
  * one bar a channel (`.r1` on R1's); `#routes tbody tr[data-dst]`,
  * `#neighbours tbody tr[data-addr]`, `#vnfs tbody tr[data-id]`,
@@ -57,6 +61,7 @@ body.offline main { opacity: .55; }
 .panel h2 { margin: 0 0 8px; font-size: 12px; font-weight: 600; text-transform: uppercase; letter-spacing: .6px; color: var(--text); display: flex; align-items: baseline; gap: 8px; }
 .panel h2 small { text-transform: none; letter-spacing: 0; font-weight: 400; color: var(--muted); font-size: 12px; }
 .panel h2 .count { margin-left: auto; color: var(--muted); font-weight: 400; }
+#p-band { grid-column: span 12; }
 #p-power, #p-w { grid-column: span 4; }
 #p-rc { grid-column: span 4; }
 #p-routes, #p-flows, #p-events { grid-column: span 7; }
@@ -64,18 +69,24 @@ body.offline main { opacity: .55; }
 @media (max-width: 1180px) {
   .tiles { grid-template-columns: repeat(3, minmax(0, 1fr)); }
   #p-power, #p-w { grid-column: span 6; }
+  #spectrum { height: 220px; } #band { height: 240px; }
   #p-rc, #p-routes, #p-flows, #p-events, #p-nbrs, #p-vnfs, #p-counters { grid-column: span 12; }
 }
-canvas.wf { display: block; width: 100%; height: 330px; border-radius: 4px; background: #0a0d11; }
-.legend { display: flex; align-items: center; gap: 10px; margin-top: 8px; font-size: 11px; color: var(--muted); }
+canvas.wf { display: block; width: 100%; height: 0; flex: 1 1 0; min-height: 330px; border-radius: 4px; background: #0a0d11; }
+#p-power, #p-w, #p-band { display: flex; flex-direction: column; }
+#spectrum { height: clamp(220px, 28vh, 340px); flex: none; min-height: 0; border-radius: 4px 4px 0 0; }
+#band { height: clamp(240px, 30vh, 440px); flex: none; min-height: 0; border-radius: 0 0 4px 4px; }
+.key { display: inline-flex; align-items: center; gap: 5px; margin-left: 10px; }
+.key i { display: inline-block; width: 14px; height: 2px; border-radius: 1px; }
+.legend { display: flex; align-items: center; gap: 10px; margin-top: 8px; font-size: 12px; color: var(--muted); }
 .legend .scale { position: relative; flex: 1; height: 10px; border-radius: 2px; }
-.legend .ticks { position: absolute; left: 0; right: 0; top: 12px; height: 12px; }
+.legend .ticks { position: absolute; left: 0; right: 0; top: 12px; height: 14px; }
 .legend .ticks span { position: absolute; transform: translateX(-50%); white-space: nowrap; font-variant-numeric: tabular-nums; }
 .legend .ticks span:first-child { transform: none; } .legend .ticks span:last-child { transform: translateX(-100%); }
-.legend .unit { min-width: 28px; }
+.legend .unit { min-width: 28px; white-space: nowrap; }
 .legend .na { display: flex; align-items: center; gap: 4px; white-space: nowrap; }
 .legend .na i { width: 10px; height: 10px; border-radius: 2px; background: #262b33; display: inline-block; }
-.legend-wrap { padding-bottom: 14px; }
+.legend-wrap { padding-bottom: 16px; }
 .bars { display: flex; align-items: flex-end; gap: 5px; height: 190px; padding: 4px 0 0; }
 .bar { flex: 1; display: flex; flex-direction: column; align-items: center; gap: 3px; min-width: 0; height: 100%; }
 .bar .val { font-size: 10px; color: var(--muted); font-variant-numeric: tabular-nums; height: 14px; }
@@ -139,6 +150,12 @@ const BODY = `
     <div class="tile"><div class="k">Uptime</div><div class="v" id="uptime">&ndash;</div><div class="s">config <span id="config-version" class="mono">&ndash;</span></div></div>
   </section>
   <section class="grid">
+    <div class="panel" id="p-band">
+      <h2 title="the latest PSD of each channel, stitched over the band: each frequency from the channel whose centre is nearest">Band spectrum <small>dBm/Hz <span class="key"><i style="background:#e6edf3"></i>latest</span><span class="key"><i style="background:#f472b6"></i>peak, last 30 rounds</span> &middot; newest round on top</small><span class="count" id="psd-info"></span></h2>
+      <canvas id="spectrum" class="wf" data-drawn=""></canvas>
+      <canvas id="band" class="wf" data-rows="0"></canvas>
+      <div class="legend-wrap"><div class="legend" id="band-legend"></div></div>
+    </div>
     <div class="panel" id="p-power">
       <h2>Power per channel <small>dBm &middot; newest round on top</small></h2>
       <canvas id="power" class="wf" data-rounds="0"></canvas>

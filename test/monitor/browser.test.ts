@@ -3,10 +3,15 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { after, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { CHROMIUM, launchChromium } from '../support/browser.js';
+import { ism2g4 } from '../../radio/channels.js';
+import { liveChange } from '../../src/config/live.js';
 import { MonitorServer } from '../../src/monitor/server.js';
+import { MonitorTestView } from '../support/monitor-view.js';
 import { startMonitor, testLogger } from './stream-client.js';
 
 const SCREENSHOT = 'test-artifacts/monitor.png';
+/** The band spectrum's panel alone, at the page's scale. */
+const BAND_SHOT = 'test-artifacts/monitor-band.png';
 const TOKEN = 'tok-3f9a';
 
 const cleanup: Array<() => Promise<void>> = [];
@@ -34,11 +39,45 @@ async function until(page: Page, what: string, expr: string, timeout = 15_000): 
 
 const rounds = (page: Page): Promise<number> => page.locator('#power').getAttribute('data-rounds').then(Number);
 
+/** Luminance of an sRGB colour, 0-255: viridis, the band waterfall's scale, grows in it from cold to hot. */
+const luma = ([r, g, b]: number[]): number => 0.2126 * r! + 0.7152 * g! + 0.0722 * b!;
+
+/**
+ * Reads the band plots' pixels at these frequencies (MHz): the colour of the
+ * band waterfall's second row, and the height of the spectrum line (the
+ * topmost near-white pixel of its column, CSS pixels from the plot's top;
+ * null where there is none). In the page, as a string (no DOM types here).
+ */
+function bandPixels(mhz: number[]): string {
+  return `(() => {
+    const read = (id) => {
+      const cv = document.querySelector(id);
+      const [ax, ay, aw, ah] = cv.dataset.plot.split(' ').map(Number);
+      const from = Number(cv.dataset.fromHz), to = Number(cv.dataset.toHz);
+      const dpr = cv.width / cv.clientWidth;
+      const g = cv.getContext('2d');
+      const xOf = (m) => Math.round((ax + ((m * 1e6 - from) / (to - from)) * aw) * dpr);
+      return { ax, ay, aw, ah, dpr, g, xOf };
+    };
+    const w = read('#band');
+    const s = read('#spectrum');
+    return ${JSON.stringify(mhz)}.map((m) => {
+      const c = w.g.getImageData(w.xOf(m), Math.round((w.ay + 3) * w.dpr), 1, 1).data;
+      const col = s.g.getImageData(s.xOf(m), Math.round(s.ay * s.dpr), 1, Math.round(s.ah * s.dpr)).data;
+      let top = null;
+      for (let y = 0; y * 4 < col.length; y++) {
+        if (col[4 * y] > 200 && col[4 * y + 1] > 200 && col[4 * y + 2] > 200) { top = y / s.dpr; break; }
+      }
+      return { rgb: [c[0], c[1], c[2]], lineY: top };
+    });
+  })()`;
+}
+
 test(
   'the page in headless Chromium: live waterfall rows, R1, RC, tables; it reconnects when the stream comes back',
   { skip: !existsSync(CHROMIUM) && `no ${CHROMIUM}` },
   async () => {
-    const { view, server, url } = await startMonitor({ token: TOKEN, statePeriodMs: 200 });
+    const { view, server, url } = await startMonitor({ token: TOKEN, statePeriodMs: 200 }, {}, new MonitorTestView({ psd: true }));
     cleanup.push(() => server.stop());
     for (let i = 0; i < 100; i++) view.pushRound();
 
@@ -98,9 +137,52 @@ test(
     );
     await page.mouse.move(0, 0);
 
+    // The band: the spectrum line and the waterfall, stitched from the PSDs, on a MHz axis.
+    await until(page, 'the band waterfall', 'document.querySelector("#band").dataset.lastRound === "124"');
+    assert.equal(await page.locator('#spectrum').getAttribute('data-drawn'), 'line', 'the spectrum line is drawn');
+    assert.ok(Number(await page.locator('#band').getAttribute('data-rows')) >= 100, 'a band row a round');
+    const plan = ism2g4(11);
+    const from = Number(await page.locator('#band').getAttribute('data-from-hz'));
+    const to = Number(await page.locator('#band').getAttribute('data-to-hz'));
+    assert.equal(from, plan.get(1).centerHz - 10e6, "the band starts at channel 1's lowest bin");
+    assert.equal(to, plan.get(11).centerHz + 10e6 - 20e6 / 256, "and ends at channel 11's highest");
+    const ticks = ((await page.locator('#spectrum').getAttribute('data-mhz-ticks')) ?? '').split(' ').map(Number);
+    assert.ok(
+      ticks.length >= 5 && ticks.includes(2440) && ticks.every((t) => t % 5 === 0 && t * 1e6 >= from && t * 1e6 <= to),
+      `MHz labels at round values: ${ticks.join(' ')}`,
+    );
+    const pns = view.primaries(124);
+    const hot = pns.reduce((a, b) => (b.powerDbm > a.powerDbm ? b : a));
+    // The channel farthest from every primary node: only the noise floor there.
+    const cold = plan.channels.reduce((a, b) =>
+      Math.min(...pns.map((p) => Math.abs(b.centerHz - plan.get(p.channel).centerHz))) >
+      Math.min(...pns.map((p) => Math.abs(a.centerHz - plan.get(p.channel).centerHz)))
+        ? b
+        : a,
+    );
+    const [atHot, atCold] = (await page.evaluate(bandPixels([plan.get(hot.channel).centerHz / 1e6, cold.centerHz / 1e6]))) as Array<{
+      rgb: number[];
+      lineY: number | null;
+    }>;
+    assert.ok(
+      luma(atHot!.rgb) > luma(atCold!.rgb) + 60,
+      `the waterfall is hotter on channel ${hot.channel} (${atHot!.rgb}) than on ${cold.number} (${atCold!.rgb})`,
+    );
+    assert.ok(atHot!.lineY !== null && atCold!.lineY !== null, 'the line crosses both columns');
+    assert.ok(
+      atHot!.lineY! + 40 < atCold!.lineY!,
+      `the line stands higher on channel ${hot.channel} (${atHot!.lineY} px) than on ${cold.number} (${atCold!.lineY} px)`,
+    );
+    const bandBox = await page.locator('#band').boundingBox();
+    assert.ok(bandBox);
+    await page.mouse.move(bandBox.x + 120, bandBox.y + 6);
+    assert.match((await page.locator('#band').getAttribute('title')) ?? '', /^24\d\d\.\d\d MHz · round 12\d · -1\d\d\.\d dBm\/Hz$/, 'the tooltip of the band');
+    await page.mouse.move(0, 0);
+
     mkdirSync('test-artifacts', { recursive: true });
     await page.screenshot({ path: SCREENSHOT, fullPage: true });
     assert.ok(existsSync(SCREENSHOT), `the screenshot is at ${SCREENSHOT}`);
+    await page.locator('#p-band').screenshot({ path: BAND_SHOT });
 
     // The stream drops: the page says so, retries, and comes back with the new server's history.
     await server.stop();
@@ -118,3 +200,22 @@ test(
     assert.deepEqual(problems, [], 'no errors in the page');
   },
 );
+
+test('the page in headless Chromium: without PSDs, the band plots say why', { skip: !existsSync(CHROMIUM) && `no ${CHROMIUM}` }, async () => {
+  const view = new MonitorTestView();
+  const cfg = view.config();
+  cfg.monitor.psd.enabled = false;
+  view.reconfigure(liveChange(view.config(), cfg));
+  const { server, url } = await startMonitor({}, {}, view);
+  cleanup.push(() => server.stop());
+  for (let i = 0; i < 10; i++) view.pushRound();
+  const browser: Browser = await launchChromium();
+  cleanup.push(() => browser.close());
+  const page = await browser.newPage({ viewport: { width: 1280, height: 900 }, deviceScaleFactor: 1 });
+  await page.goto(url);
+  await until(page, 'the history', 'document.querySelector("#power").dataset.lastRound === "10"');
+  const note = 'no PSD: monitor.psd.enabled is false or the router does not sense';
+  await until(page, 'the note', `document.querySelector("#spectrum").dataset.note === ${JSON.stringify(note)}`);
+  assert.equal(await page.locator('#band').getAttribute('data-note'), note);
+  assert.equal(await page.locator('#band').getAttribute('data-rows'), '0');
+});

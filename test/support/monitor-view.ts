@@ -1,10 +1,10 @@
-import { ism2g4 } from '../../radio/channels.js';
+import { ism2g4, maskPsd } from '../../radio/channels.js';
 import { configVersion, defaultNodeConfig } from '../../src/config/load.js';
 import type { NodeConfig } from '../../src/config/types.js';
 import type { LiveChange } from '../../src/config/live.js';
 import { Rng } from '../../src/core/rng.js';
 import type { Micros } from '../../src/core/time.js';
-import type { FlowView, QueueView, RouterStatus, RouterView, SpectrumChannel, SpectrumView, Telemetry } from '../../src/router/view.js';
+import type { FlowView, PsdView, QueueView, RouterStatus, RouterView, SpectrumChannel, SpectrumView, Telemetry } from '../../src/router/view.js';
 import type { NeighbourView, RouteView } from '../../src/routing/aodv.js';
 import { newVnfInfo, type FlowPattern, type VnfInfo } from '../../src/vnf/types.js';
 
@@ -14,7 +14,7 @@ const NOISE_DBM = -95;
 const CCA_DBM = -62;
 const R3 = 3;
 /** Primary nodes: each phase lasts PHASE_ROUNDS rounds (config/examples/demo.json moves them the same way). */
-const PHASES: Array<Array<{ channel: number; busy: number; powerDbm: number }>> = [
+const PHASES: TestPrimary[][] = [
   [
     { channel: 1, busy: 0.8, powerDbm: -48 },
     { channel: 6, busy: 0.6, powerDbm: -58 },
@@ -30,13 +30,29 @@ const PHASES: Array<Array<{ channel: number; busy: number; powerDbm: number }>> 
   ],
 ];
 const PHASE_ROUNDS = 15;
+/** The PSDs' capture: complex samples a second and bins, as a 20 MHz front end would give. */
+const PSD_RATE_HZ = 20e6;
+const PSD_BINS = 256;
+const PSD_SEGMENTS = 16;
+/** Thermal noise, -174 dBm/Hz, and a 10 dB noise figure. */
+const PSD_FLOOR_DBM_HZ = -164;
+/** The bandwidth a primary node's power spreads over (802.11 DSSS). */
+const PN_WIDTH_HZ = 22e6;
+
+/** A primary node of the test band. */
+export interface TestPrimary {
+  channel: number;
+  busy: number;
+  powerDbm: number;
+}
 
 /**
  * A RouterView for the monitor's tests: one router on an 11-channel band
  * whose primary nodes move every 15 rounds, three neighbours, multipath
  * routes, queues, two flows and a VNF. Nothing runs by itself: `pushRound()`
  * makes the next sensing round (and the R1 decision after it) and tells the
- * subscribers; `emit()` sends any telemetry.
+ * subscribers; `emit()` sends any telemetry. With `psd: true` each round
+ * also brings one PSD per channel, before the round's spectrum.
  */
 export class MonitorTestView implements RouterView {
   readonly id = 1;
@@ -51,6 +67,9 @@ export class MonitorTestView implements RouterView {
   private r2 = 6;
   private switches = 0;
   private readonly rng = Rng.fromSeed(7).fork('monitor-view');
+  /** The PSDs' own stream, so that turning them on leaves the rest of the rounds as they were. */
+  private readonly psdRng = Rng.fromSeed(7).fork('monitor-view-psd');
+  private readonly psd: boolean;
   private readonly listeners = new Set<(e: Telemetry) => void>();
   private cfg: NodeConfig;
   private readonly vnfList: VnfInfo[];
@@ -59,8 +78,9 @@ export class MonitorTestView implements RouterView {
   /** How many `state` reads the monitor made (status() calls). */
   statusReads = 0;
 
-  constructor(opts: { startUs?: Micros } = {}) {
+  constructor(opts: { startUs?: Micros; psd?: boolean } = {}) {
     this.t0 = opts.startUs ?? Date.now() * 1000;
+    this.psd = opts.psd ?? false;
     this.t = this.t0;
     const cfg = defaultNodeConfig(1);
     cfg.node.name = this.name;
@@ -262,6 +282,12 @@ export class MonitorTestView implements RouterView {
   pushRound(): SpectrumView {
     this.round++;
     this.t += 1_000_000;
+    if (this.psd) {
+      PLAN.channels.forEach((c, k) => {
+        const startUs = this.t - 70_000 + k * 6_000;
+        this.emit({ kind: 'psd', atUs: startUs + 5_000, psd: this.psdOf(this.round, c.number, startUs) });
+      });
+    }
     const s = this.sense(this.round, this.t - 70_000, this.t);
     this.latest = s;
     this.emit({ kind: 'spectrum', atUs: this.t, spectrum: s });
@@ -290,9 +316,33 @@ export class MonitorTestView implements RouterView {
     return s;
   }
 
+  /** The primary nodes active in `round` (the latest round when not given). */
+  primaries(round = this.round): TestPrimary[] {
+    return PHASES[Math.floor((Math.max(1, round) - 1) / PHASE_ROUNDS) % PHASES.length]!.map((p) => ({ ...p }));
+  }
+
+  /**
+   * The PSD of one visit, computed from the primary nodes: the noise floor,
+   * plus each PN's power spread over 22 MHz with the DSSS mask's shape
+   * (radio/channels.ts), plus a little noise (about +-0.5 dB).
+   */
+  private psdOf(round: number, channel: number, startUs: Micros): PsdView {
+    const centerHz = PLAN.get(channel).centerHz;
+    const pns = this.primaries(round).map((p) => ({ centerHz: PLAN.get(p.channel).centerHz, mwPerHz: (p.busy * 10 ** (p.powerDbm / 10)) / PN_WIDTH_HZ }));
+    const floor = 10 ** (PSD_FLOOR_DBM_HZ / 10);
+    const dbmPerHz = new Float32Array(PSD_BINS);
+    for (let i = 0; i < PSD_BINS; i++) {
+      const f = centerHz + ((i - PSD_BINS / 2) * PSD_RATE_HZ) / PSD_BINS;
+      let mw = floor;
+      for (const p of pns) mw += p.mwPerHz * maskPsd(f - p.centerHz, PN_WIDTH_HZ);
+      dbmPerHz[i] = 10 * Math.log10(mw) + (this.psdRng.next() - 0.5);
+    }
+    return { round, channel, centerHz, sampleRateHz: PSD_RATE_HZ, startUs, durationUs: 4_000, segments: PSD_SEGMENTS, dbmPerHz };
+  }
+
   /** The spectrum of one round: each PN's energy leaks onto the channels its mask overlaps. */
   private sense(round: number, startUs: Micros, endUs: Micros): SpectrumView {
-    const pns = PHASES[Math.floor((round - 1) / PHASE_ROUNDS) % PHASES.length]!;
+    const pns = this.primaries(round);
     const skipped = round % 9 === 0 ? (round % 11) + 1 : undefined;
     const channels: SpectrumChannel[] = PLAN.channels.map((c) => {
       let mw = 10 ** (NOISE_DBM / 10) * (1 + 0.3 * this.rng.next());

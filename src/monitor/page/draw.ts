@@ -1,18 +1,17 @@
 import type { SpectrumChannel } from '../../router/view.js';
+import { drawTimeTicks, fitCanvas, FONT, plotNote, ROW_PX } from './axes.js';
 import { esc, fmtMbps } from './format.js';
 import { $, type PageState } from './state.js';
 
 /** The page's drawing: the power and w waterfalls, their legends, and the RC bars. */
 
-/** Pixels a round takes in a waterfall. */
-export const ROW_PX = 2;
 export const POWER_MIN = -100;
 export const POWER_MAX = -40;
 export const VIRIDIS = ['#440154', '#482878', '#3e4989', '#31688e', '#26828e', '#1f9e89', '#35b779', '#6ece58', '#b5de2b', '#fde725'];
 export const INFERNO = ['#000004', '#1b0c41', '#4a0c6b', '#781c6d', '#a52c60', '#cf4446', '#ed6925', '#fb9b06', '#f7d13d', '#fcffa4'];
-const NA_FILL = '#262b33';
+export const NA_FILL = '#262b33';
 
-function hexRgb(h: string): [number, number, number] {
+export function hexRgb(h: string): [number, number, number] {
   return [parseInt(h.slice(1, 3), 16), parseInt(h.slice(3, 5), 16), parseInt(h.slice(5, 7), 16)];
 }
 
@@ -27,6 +26,13 @@ function makeLut(stops: readonly string[]): string[] {
     const c = [0, 1, 2].map((j) => Math.round(rgb[k]![j]! + (rgb[k + 1]![j]! - rgb[k]![j]!) * f));
     out.push(`rgb(${c.join(',')})`);
   }
+  return out;
+}
+
+/** 256 colours along `stops`, as r, g, b bytes (for ImageData). */
+export function lutRgb(stops: readonly string[]): Uint8ClampedArray {
+  const out = new Uint8ClampedArray(256 * 3);
+  makeLut(stops).forEach((c, i) => out.set(c.slice(4, -1).split(',').map(Number), i * 3));
   return out;
 }
 
@@ -57,26 +63,16 @@ export function drawWaterfall(
   hi: number,
   markR1: boolean,
 ): void {
-  const dpr = window.devicePixelRatio || 1;
-  const W = cv.clientWidth;
-  const H = cv.clientHeight;
-  if (W === 0 || H === 0) return;
-  if (cv.width !== Math.round(W * dpr) || cv.height !== Math.round(H * dpr)) {
-    cv.width = Math.round(W * dpr);
-    cv.height = Math.round(H * dpr);
-  }
-  const g = cv.getContext('2d');
-  if (!g) return;
-  g.setTransform(dpr, 0, 0, dpr, 0, 0);
-  g.fillStyle = '#0a0d11';
-  g.fillRect(0, 0, W, H);
-  const ax = 46;
-  const ay = 22;
+  const fit = fitCanvas(cv);
+  if (!fit) return;
+  const { g, W, H } = fit;
+  const ax = 52;
+  const ay = 24;
   const aw = W - ax - 6;
   const ah = H - ay - 4;
   const cols = S.channels;
   const nc = cols.length;
-  g.font = '11px system-ui, sans-serif';
+  g.font = FONT;
   g.textBaseline = 'middle';
   g.textAlign = 'center';
   const colX: number[] = [];
@@ -86,13 +82,13 @@ export function drawWaterfall(
     const cx = (colX[c]! + colX[c + 1]!) / 2;
     if (ch === S.r1) {
       g.fillStyle = '#2dd4bf';
-      g.fillRect(colX[c]! + 1, 3, colX[c + 1]! - colX[c]! - 2, 15);
+      g.fillRect(colX[c]! + 1, 3, colX[c + 1]! - colX[c]! - 2, 16);
       g.fillStyle = '#0d1015';
     } else g.fillStyle = ch === S.r3 ? '#a78bfa' : '#8793a3';
-    g.fillText(String(ch), cx, 11);
+    g.fillText(String(ch), cx, 11.5);
     if (ch === S.r2) {
       g.fillStyle = '#f5b942';
-      g.fillRect(colX[c]! + 3, 19, colX[c + 1]! - colX[c]! - 6, 2);
+      g.fillRect(colX[c]! + 3, 20, colX[c + 1]! - colX[c]! - 6, 2);
     }
   }
   const cap = Math.max(1, Math.floor(ah / ROW_PX));
@@ -114,21 +110,8 @@ export function drawWaterfall(
       }
     }
   }
-  // The time gutter: the age of the row at each label.
-  g.textAlign = 'right';
-  g.fillStyle = '#5d6877';
-  if (n > 0) {
-    const newest = S.rows[S.rows.length - 1]!.endUs;
-    for (let yy = 0; yy < n * ROW_PX; yy += 50) {
-      const r = S.rows[S.rows.length - 1 - Math.floor(yy / ROW_PX)]!;
-      const age = (newest - r.endUs) / 1e6;
-      g.fillText(yy === 0 ? 'now' : `-${age < 100 ? age.toFixed(age < 10 ? 1 : 0) : Math.round(age)} s`, ax - 6, ay + yy + 5);
-      g.fillRect(ax - 3, ay + yy, 3, 1);
-    }
-  } else {
-    g.textAlign = 'center';
-    g.fillText('waiting for the first sensing round', ax + aw / 2, ay + ah / 2);
-  }
+  if (n > 0) drawTimeTicks(g, S.rows, n, ax, ay);
+  else plotNote(g, 'waiting for the first sensing round', ax + aw / 2, ay + ah / 2);
   geometry.set(cv, { ax, ay, colX, n });
   cv.dataset.rounds = String(n);
   cv.dataset.lastRound = n > 0 ? String(S.rows[S.rows.length - 1]!.round) : '';

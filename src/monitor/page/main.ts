@@ -1,15 +1,20 @@
-import { parseFrame } from '../frames.js';
+import type { PsdView, SpectrumView } from '../../router/view.js';
+import { parseMonitorFrame } from '../frames.js';
 import { MONITOR_PROTOCOL, type EventMessage, type HelloMessage, type MonitorMessage, type OnWire, type StateMessage } from '../protocol.js';
 import { buildBars, drawWaterfall, hover, INFERNO, legend, POWER_LUT, POWER_MAX, POWER_MIN, updateBars, VIRIDIS, W_LUT } from './draw.js';
 import { dash, esc, fmtAge, fmtBytes, fmtClock, fmtCost, fmtFlow, fmtUptime } from './format.js';
+import { ROW_PX } from './axes.js';
+import { BAND_LEFT, BAND_RIGHT, bandRow, dbRange, drawBand, drawSpectrum, hoverBand } from './spectrum.js';
 import { $, emptyState } from './state.js';
 
 /**
  * The monitor page's script (bundled by esbuild into the page the monitor
  * serves): it opens `/stream` with the page's own `?token=`, parses the
  * binary frames with the server's own parser (frames.ts) and draws the
- * router: power and w waterfalls, RC of the latest round, R1/R2/R3, queues,
- * neighbours, routes, VNFs, flows and events. It reconnects with backoff.
+ * router: the band's spectrum (stitched from each channel's latest PSD) as a
+ * line and a waterfall, power and w waterfalls, RC of the latest round,
+ * R1/R2/R3, queues, neighbours, routes, VNFs, flows and events. It
+ * reconnects with backoff.
  */
 
 const MAX_ROWS = 600;
@@ -98,6 +103,8 @@ function onHello(m: OnWire<HelloMessage>): void {
   S.channels = m.channels.slice();
   S.rows = [];
   S.latest = null;
+  S.psds.clear();
+  S.centersHz.clear();
   S.r1 = null;
   S.configVersion = m.configVersion;
   $('node').innerHTML = `<b>${esc(m.node.name)}</b> &middot; node ${esc(m.node.id)}`;
@@ -110,18 +117,38 @@ function onHello(m: OnWire<HelloMessage>): void {
 }
 
 function onFrame(buf: ArrayBuffer): void {
-  const r = parseFrame(new Uint8Array(buf));
+  const r = parseMonitorFrame(new Uint8Array(buf));
   if (!r.ok) {
     S.badFrames++;
     $('bad-frames').textContent = `${S.badFrames} bad frames (last: ${r.error.code})`;
     return;
   }
-  const f = r.value;
+  if (r.value.kind === 'psd') onPsd(r.value.psd);
+  else onRound(r.value.spectrum);
+}
+
+/** A channel's PSD: the latest of each channel makes the band's next row. */
+function onPsd(p: PsdView): void {
+  S.psds.set(p.channel, p);
+  S.psdFrames++;
+}
+
+/** A round: a row of every waterfall, the band's stitched from the latest PSDs about as finely as the canvas is wide. */
+function onRound(f: SpectrumView): void {
+  for (const c of f.channels) S.centersHz.set(c.channel, c.centerMHz * 1e6);
   if (S.channels.length === 0) {
     S.channels = f.channels.map((c) => c.channel);
     buildBars(S);
   }
-  S.rows.push({ round: f.round, startUs: f.startUs, endUs: f.endUs, cells: new Map(f.channels.map((c) => [c.channel, c])), r1: S.state ? S.r1 : null });
+  const points = Math.max(64, $('band').clientWidth - BAND_LEFT - BAND_RIGHT);
+  S.rows.push({
+    round: f.round,
+    startUs: f.startUs,
+    endUs: f.endUs,
+    cells: new Map(f.channels.map((c) => [c.channel, c])),
+    r1: S.state ? S.r1 : null,
+    band: bandRow(S, points),
+  });
   if (S.rows.length > MAX_ROWS) S.rows.splice(0, S.rows.length - MAX_ROWS);
   S.latest = f;
   S.frames++;
@@ -298,20 +325,44 @@ function scheduleDraw(): void {
   });
 }
 
+let bandLegend = '';
+
 function draw(): void {
+  const band = $<HTMLCanvasElement>('band');
+  const { lo, hi } = dbRange(S, Math.ceil(band.clientHeight / ROW_PX));
+  drawSpectrum(S, $<HTMLCanvasElement>('spectrum'), lo, hi);
+  drawBand(S, band, lo, hi);
+  if (bandLegend !== `${lo} ${hi}`) {
+    bandLegend = `${lo} ${hi}`;
+    const step = hi - lo > 60 ? 20 : 10;
+    legend(
+      $('band-legend'),
+      VIRIDIS,
+      Array.from({ length: Math.floor((hi - lo) / step) + 1 }, (_, i) => lo + i * step),
+      lo,
+      hi,
+      'dBm/Hz',
+    );
+  }
+  $('psd-info').textContent = S.hello?.psd ? `${S.psds.size} channels · ${S.hello.psd.bins} bins · ${S.hello.psd.segments} segments` : '';
   drawWaterfall(S, $<HTMLCanvasElement>('power'), (c) => c.powerDbm, POWER_LUT, POWER_MIN, POWER_MAX, false);
   drawWaterfall(S, $<HTMLCanvasElement>('wfall'), (c) => c.w, W_LUT, 0, 1, true);
   updateBars(S);
   const f = S.latest;
   $('round').innerHTML = f ? `#${esc(f.round)}<small>${esc(Math.round((f.endUs - f.startUs) / 1000))} ms sensed</small>` : '&ndash;';
-  $('frames').textContent = `${S.frames} frames`;
+  $('frames').textContent = `${S.frames} frames${S.psdFrames > 0 ? ` · ${S.psdFrames} PSD frames` : ''}`;
 }
 
 for (const id of ['power', 'wfall']) {
   const cv = $<HTMLCanvasElement>(id);
   cv.addEventListener('mousemove', (e) => hover(S, cv, e));
 }
-legend($('power-legend'), VIRIDIS, [-100, -90, -80, -70, -60, -50, -40], POWER_MIN, POWER_MAX, 'dBm');
+for (const id of ['spectrum', 'band']) {
+  const cv = $<HTMLCanvasElement>(id);
+  cv.addEventListener('mousemove', (e) => hoverBand(S, cv, e, id === 'band'));
+}
+legend($('power-legend'), VIRIDIS, [-100, -80, -60, -40], POWER_MIN, POWER_MAX, 'dBm');
 legend($('w-legend'), INFERNO, [0, 0.25, 0.5, 0.75, 1], 0, 1, 'w');
-new ResizeObserver(() => scheduleDraw()).observe($('power'));
+const resized = new ResizeObserver(() => scheduleDraw());
+for (const id of ['spectrum', 'band', 'power', 'wfall']) resized.observe($(id));
 connect();

@@ -1,13 +1,22 @@
-import type { SpectrumChannel, SpectrumView } from '../../router/view.js';
+import type { PsdView, SpectrumChannel, SpectrumView } from '../../router/view.js';
+import type { BandGrid } from '../band.js';
 import type { HelloMessage, OnWire, StateMessage } from '../protocol.js';
 
-/** One sensing round as a waterfall row: its cells by channel, and where R1 was. */
+/** The band-wide PSD when a round ended, stitched from the latest PSD of each channel (band.ts). */
+export interface BandRow {
+  grid: BandGrid;
+  /** dBm/Hz on `grid`, NaN where no PSD reaches. */
+  dbmPerHz: Float32Array;
+}
+
+/** One sensing round as a waterfall row: its cells by channel, where R1 was, and the band's PSD. */
 export interface Row {
   round: number;
   startUs: number;
   endUs: number;
   cells: Map<number, SpectrumChannel>;
   r1: number | null;
+  band: BandRow | null;
 }
 
 /** Everything the page knows of the router, from the stream. */
@@ -17,6 +26,11 @@ export interface PageState {
   channels: number[];
   rows: Row[];
   latest: SpectrumView | null;
+  /** The latest PSD of each channel. */
+  psds: Map<number, PsdView>;
+  /** Each channel's centre frequency, Hz, from the spectrum frames. */
+  centersHz: Map<number, number>;
+  psdFrames: number;
   state: OnWire<StateMessage> | null;
   r1: number | null;
   r2: number | null;
@@ -35,6 +49,9 @@ export function emptyState(): PageState {
     channels: [],
     rows: [],
     latest: null,
+    psds: new Map(),
+    centersHz: new Map(),
+    psdFrames: 0,
     state: null,
     r1: null,
     r2: null,
