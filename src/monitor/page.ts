@@ -87,6 +87,11 @@ canvas.wf { display: block; width: 100%; height: 0; flex: 1 1 0; min-height: 330
 .legend .na { display: flex; align-items: center; gap: 4px; white-space: nowrap; }
 .legend .na i { width: 10px; height: 10px; border-radius: 2px; background: #262b33; display: inline-block; }
 .legend-wrap { padding-bottom: 16px; }
+.record { display: flex; align-items: center; gap: 10px; font-size: 12px; color: var(--muted); flex-wrap: wrap; }
+.record input { width: 64px; background: var(--panel2); color: var(--text); border: 1px solid var(--line); border-radius: 4px; padding: 2px 6px; font: inherit; }
+.record button { background: var(--panel2); color: var(--text); border: 1px solid var(--line); border-radius: 4px; padding: 3px 12px; font: inherit; cursor: pointer; }
+.record button:disabled { opacity: .5; cursor: default; }
+.record a { color: var(--r1); }
 .bars { display: flex; align-items: flex-end; gap: 5px; height: 190px; padding: 4px 0 0; }
 .bar { flex: 1; display: flex; flex-direction: column; align-items: center; gap: 3px; min-width: 0; height: 100%; }
 .bar .val { font-size: 10px; color: var(--muted); font-variant-numeric: tabular-nums; height: 14px; }
@@ -155,6 +160,11 @@ const BODY = `
       <canvas id="spectrum" class="wf" data-drawn=""></canvas>
       <canvas id="band" class="wf" data-rows="0"></canvas>
       <div class="legend-wrap"><div class="legend" id="band-legend"></div></div>
+      <div class="record" title="the IQ the energy detector reads on every visit, as SigMF on the router (monitor.record.dir)">
+        <label>Record the next <input id="rec-s" type="number" min="0.1" step="any" value="10"> s of sensing IQ</label>
+        <button id="rec-go" type="button">Record</button>
+        <span id="rec-status" class="muted"></span>
+      </div>
     </div>
     <div class="panel" id="p-power">
       <h2>Power per channel <small>dBm &middot; newest round on top</small></h2>

@@ -17,18 +17,19 @@ test('binHz: bin i is centred on centre + (i - n/2) * rate / n, lowest first', (
   assert.equal(binHz(p, 7), 2444.5e6);
 });
 
-test('bandGridOf: from the lowest bin to the highest of all the PSDs; undefined without any', () => {
+test("bandGridOf: from the lowest bin's lower edge to the highest bin's upper edge of all the PSDs; undefined without any", () => {
   assert.equal(bandGridOf([], 100), undefined);
   const g = bandGridOf([psd(11, 2462, -150), psd(1, 2412, -150)], 300.7)!;
-  assert.deepEqual(g, { fromHz: 2402e6, toHz: 2469.5e6, points: 300 });
-  assert.equal(gridHz(g, 0), g.fromHz, 'the first point is the lowest bin');
-  assert.equal(gridHz(g, g.points - 1), g.toHz, 'the last point is the highest bin');
+  // Bins of 2.5 MHz: channel 1's lowest is centred on 2402 MHz, channel 11's highest on 2469.5 MHz.
+  assert.deepEqual(g, { fromHz: 2400.75e6, toHz: 2470.75e6, points: 300 });
+  assert.equal(gridHz(g, 0), g.fromHz, "the first point is the lowest bin's edge");
+  assert.equal(gridHz(g, g.points - 1), g.toHz, "the last point is the highest bin's edge");
   assert.equal(bandGridOf([psd(1, 2412, -150)], 0)!.points, 2, 'at least 2 points');
 });
 
 test('stitchBand: one PSD alone gives its own bins back on its own grid', () => {
   const p = psd(6, 2437, (i) => -160 + i);
-  const g = bandGridOf([p], 8)!;
+  const g: BandGrid = { fromHz: binHz(p, 0), toHz: binHz(p, 7), points: 8 };
   assert.deepEqual(Array.from(stitchBand([p], g)), Array.from(p.dbmPerHz));
   // A finer grid takes each point from the nearest bin.
   const fine = stitchBand([p], { ...g, points: 15 });
@@ -51,22 +52,33 @@ test('stitchBand: where captures overlap, each point comes from the capture whos
   for (let i = 0; i < g.points; i++) if (gridHz(g, i) !== 2414.5e6) assert.equal(swapped[i], out[i]);
 });
 
-test('stitchBand: points no capture reaches are NaN gaps, grid ends included', () => {
+test('stitchBand: a capture reaches half a bin past its outer bins; points none reaches are NaN gaps, grid ends included', () => {
   const a = psd(1, 2412, -150);
   const b = psd(11, 2462, -140);
   const g: BandGrid = { fromHz: 2392e6, toHz: 2482e6, points: 91 }; // every MHz
   const out = stitchBand([a, b], g);
   const at = (mhz: number): number => out[mhz - 2392]!;
   assert.ok(Number.isNaN(at(2392)), 'below the lowest bin: a gap at the grid start');
-  assert.ok(Number.isNaN(at(2401)));
-  assert.equal(at(2402), -150, "channel 1's lowest bin");
-  assert.equal(at(2419), -150, "channel 1's highest bin (2419.5 MHz) reaches 2419");
-  assert.ok(Number.isNaN(at(2420)), 'between the captures: a gap');
-  assert.ok(Number.isNaN(at(2451)));
-  assert.equal(at(2452), -140);
-  assert.equal(at(2469), -140);
-  assert.ok(Number.isNaN(at(2470)), 'above the highest bin');
+  assert.ok(Number.isNaN(at(2400)));
+  assert.equal(at(2401), -150, "channel 1's lowest bin (2402 MHz, 2.5 MHz wide) reaches down to 2400.75");
+  assert.equal(at(2420), -150, "channel 1's highest bin (2419.5 MHz) reaches up to 2420.75");
+  assert.ok(Number.isNaN(at(2421)), 'between the captures: a gap');
+  assert.ok(Number.isNaN(at(2450)));
+  assert.equal(at(2451), -140);
+  assert.equal(at(2470), -140);
+  assert.ok(Number.isNaN(at(2471)), 'above the highest bin');
   assert.ok(Number.isNaN(at(2482)), 'a gap at the grid end');
+});
+
+test('stitchBand: captures whose centres are their sample rate apart tile the band with no gap', () => {
+  // 5 Msps captures on the 5 MHz channel grid, 64 bins each.
+  const psds = [1, 2, 3].map((c) => psd(c, 2407 + 5 * c, -150 + c, 64, 5e6));
+  const g = bandGridOf(psds, 1501)!;
+  const out = stitchBand(psds, g);
+  assert.ok(
+    Array.from(out).every((v) => !Number.isNaN(v)),
+    'no gap between neighbouring captures',
+  );
 });
 
 test('stitchBand: without PSDs, every point is a gap; into a given array', () => {

@@ -144,8 +144,9 @@ test(
     const plan = ism2g4(11);
     const from = Number(await page.locator('#band').getAttribute('data-from-hz'));
     const to = Number(await page.locator('#band').getAttribute('data-to-hz'));
-    assert.equal(from, plan.get(1).centerHz - 10e6, "the band starts at channel 1's lowest bin");
-    assert.equal(to, plan.get(11).centerHz + 10e6 - 20e6 / 256, "and ends at channel 11's highest");
+    const halfBin = 20e6 / 256 / 2;
+    assert.equal(from, plan.get(1).centerHz - 10e6 - halfBin, "the band starts at the lower edge of channel 1's lowest bin");
+    assert.equal(to, plan.get(11).centerHz + 10e6 - halfBin, "and ends at the upper edge of channel 11's highest");
     const ticks = ((await page.locator('#spectrum').getAttribute('data-mhz-ticks')) ?? '').split(' ').map(Number);
     assert.ok(
       ticks.length >= 5 && ticks.includes(2440) && ticks.every((t) => t % 5 === 0 && t * 1e6 >= from && t * 1e6 <= to),

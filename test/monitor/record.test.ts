@@ -6,6 +6,7 @@ import { after, test } from 'node:test';
 import { WebSocket } from 'ws';
 import { readSigmf } from '../../radio/file/sigmf.js';
 import type { RecordingInfo } from '../../src/router/view.js';
+import { launchChromium } from '../support/browser.js';
 import { cogmesh, stopAll } from '../support/cli.js';
 import { startNodeWithMonitor } from '../support/node-process.js';
 
@@ -128,6 +129,37 @@ test('with monitor.record.dir empty, recording from the monitor is refused and s
     assert.equal(r.status, 403);
     assert.match(await r.text(), /monitor\.record\.dir is empty/);
   } finally {
+    await stopAll([proc]);
+  }
+});
+
+test('the monitor page records: Record asks for the next N seconds, and links the files once done', { timeout: 120_000 }, async () => {
+  const sub = join(dir, 'page');
+  const recDir = join(sub, 'recordings');
+  mkdirSync(recDir, { recursive: true });
+  const token = 'p'.repeat(22) + 'AbC-_0123456789';
+  const { proc, url } = await startNodeWithMonitor(sub, { ...node(recDir), monitor: { token, record: { dir: recDir, maxS: 5 } } });
+  const browser = await launchChromium();
+  try {
+    const page = await browser.newPage();
+    await page.goto(`${url}?token=${token}`);
+    const status = page.locator('#rec-status');
+    // A length beyond monitor.record.maxS: the router's reason shows by the button.
+    await page.fill('#rec-s', '9');
+    await page.click('#rec-go');
+    await status.filter({ hasText: 'monitor.record.maxS' }).waitFor({ timeout: 15_000 });
+    await page.fill('#rec-s', '1');
+    await page.click('#rec-go');
+    const link = page.locator('#rec-status a', { hasText: 'sigmf-data' });
+    await link.waitFor({ timeout: 60_000 });
+    const href = (await link.getAttribute('href'))!;
+    assert.match(href, new RegExp(`/recordings/cogmesh-rec-.*\\.sigmf-data\\?token=${token}$`), "the link carries the page's token");
+    const res = await fetch(href);
+    assert.equal(res.status, 200);
+    assert.ok((await res.arrayBuffer()).byteLength > 0);
+    assert.match((await page.locator('#events').textContent()) ?? '', /cogmesh-rec-.* samples in \d+ captures \(time\)/, 'the events list it');
+  } finally {
+    await browser.close();
     await stopAll([proc]);
   }
 });

@@ -186,6 +186,9 @@ function onEvent(m: OnWire<EventMessage>): void {
     case 'neighbour':
       text = `neighbour ${esc(m.addr)} <span class="pill ${m.up ? 'up">up' : 'down">down'}</span>`;
       break;
+    case 'record':
+      text = showRecording(m.recording);
+      break;
   }
   if (text === null) return;
   S.events.unshift(`<li><span class="t">${esc(fmtClock(m.atUs))}</span><span class="k ${esc(m.kind)}">${esc(m.kind)}</span><span>${text}</span></li>`);
@@ -194,6 +197,43 @@ function onEvent(m: OnWire<EventMessage>): void {
   $('events-empty').hidden = true;
   $('event-count').textContent = String(S.events.length);
 }
+
+// ---- recording -------------------------------------------------------------
+
+/** A path of the monitor's, with the page's own token. */
+function withToken(path: string): string {
+  const u = new URL(path, location.href);
+  u.search = token !== null ? `?token=${encodeURIComponent(token)}` : '';
+  return u.href;
+}
+
+/** Shows a recording's state by the Record button (links to its files once done); its line for the events. */
+function showRecording(r: OnWire<EventMessage & { kind: 'record' }>['recording']): string {
+  const name = esc(r.name);
+  let line: string;
+  if (r.state === 'recording') line = `recording ${name} (${esc(r.seconds)} s)`;
+  else if (r.state === 'done') {
+    const link = (ext: string): string => `<a href="${esc(withToken(`recordings/${encodeURIComponent(`${r.name}.${ext}`)}`))}" download>${ext}</a>`;
+    line = `${name}: ${esc(r.samples)} samples in ${esc(r.captures)} captures (${esc(r.reason ?? '')}) &middot; ${link('sigmf-meta')} ${link('sigmf-data')}`;
+  } else line = `${name} failed: ${esc(r.error ?? r.reason ?? '')}`;
+  $('rec-status').innerHTML = line;
+  ($('rec-go') as HTMLButtonElement).disabled = r.state === 'recording';
+  return line;
+}
+
+/** Asks the router to record the next N seconds (POST /record); its answer, or why not, by the button. */
+async function startRecording(): Promise<void> {
+  const seconds = Number(($('rec-s') as HTMLInputElement).value);
+  const status = $('rec-status');
+  try {
+    const res = await fetch(withToken('record'), { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ seconds }) });
+    if (res.status !== 202) status.textContent = `not recording: ${(await res.text()).trim()}`;
+  } catch (e) {
+    status.textContent = `not recording: ${(e as Error).message}`;
+  }
+}
+
+$('rec-go').addEventListener('click', () => void startRecording());
 
 // ---- state -----------------------------------------------------------------
 

@@ -27,8 +27,9 @@ const R2 = '#f5b942';
 const R3 = '#a78bfa';
 
 /**
- * The grid of the band: from the lowest channel's centre - rate / 2 (its
- * lowest bin) to the highest channel's highest bin, `points` wide. The
+ * The grid of the band: from the lower edge of the lowest channel's lowest
+ * bin to the upper edge of the highest channel's highest bin (the captures'
+ * reach, band.ts), `points` wide. The
  * channels are the plan's (their centres from the spectrum frames) and those
  * the PSDs came from; undefined before the first PSD.
  */
@@ -48,7 +49,7 @@ export function planGrid(S: PageState, points: number): BandGrid | undefined {
     lo = Math.min(lo, f);
     hi = Math.max(hi, f);
   }
-  return { fromHz: lo - rate / 2, toHz: hi + rate / 2 - binHz, points: Math.max(2, Math.round(points)) };
+  return { fromHz: lo - rate / 2 - binHz / 2, toHz: hi + rate / 2 - binHz / 2, points: Math.max(2, Math.round(points)) };
 }
 
 /** The band's PSD now, stitched from the latest PSDs, `points` wide; null before the first PSD. */
