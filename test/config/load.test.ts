@@ -98,7 +98,14 @@ describe('parseNodeConfig: defaults', () => {
       medium: { endpoint: '', xM: 0, yM: 0, sendWindow: 8, curve: { serverKey: '', publicKey: '', secretKey: '' } },
     });
     assert.deepEqual(c.control, { endpoint: '', telemetry: '', telemetryPeriodMs: 1000, curve: { publicKey: '', secretKey: '', allow: [] } });
-    assert.deepEqual(c.monitor, { listen: '', token: '', statePeriodMs: 500, maxConnections: 32 });
+    assert.deepEqual(c.monitor, {
+      listen: '',
+      token: '',
+      statePeriodMs: 500,
+      maxConnections: 32,
+      psd: { enabled: true, bins: 256, segments: 16, maxPerS: 100 },
+      record: { dir: '', maxS: 60, maxMiB: 256 },
+    });
     assert.deepEqual(c.traffic, { flows: [] });
     assert.deepEqual(c.controller, {
       listen: '',
