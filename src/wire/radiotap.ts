@@ -55,38 +55,63 @@ export function meshMac(a: NodeAddr): number[] {
   return [0x02, 0x00, 0x00, 0x00, a >> 8, a & 0xff];
 }
 
-/** Length of the radiotap header `radiotapFrame` writes for `r`. */
+/** Radiotap Flags: the frame ends with its FCS. */
+const RT_FLAG_FCS = 0x10;
+
+/** Length of the radiotap header `radiotapHeader` writes for `r`. */
 function radiotapBytes(r: RadioInfo): number {
   return r.signalDbm === undefined ? 14 : 15;
 }
 
-/** The captured frame: radiotap, 802.11 data header, LLC/SNAP, then `packet` (the mesh packet as on the medium). */
-export function radiotapFrame(r: RadioInfo, src: NodeAddr, dst: NodeAddr, packet: Uint8Array): Uint8Array {
+/**
+ * The radiotap header of a frame the radio saw as `r` (Flags, Rate, Channel,
+ * and the antenna signal when known), to go just before the frame's bytes;
+ * with `fcs`, the Flags say the frame ends with its FCS.
+ */
+export function radiotapHeader(r: RadioInfo, opts: { fcs?: boolean } = {}): Uint8Array {
   if (!Number.isInteger(r.freqMHz) || r.freqMHz <= 0 || r.freqMHz > 0xffff) throw new RangeArgumentError('freqMHz', r.freqMHz, 'an integer 1-65535 MHz');
   const rate = r.rateBps / 500_000;
   if (!Number.isInteger(rate) || rate < 1 || rate > 255) throw new RangeArgumentError('rateBps', r.rateBps, 'a multiple of 500 kbps up to 127.5 Mbps');
   const signal = r.signalDbm === undefined ? undefined : Math.max(-128, Math.min(127, Math.round(r.signalDbm)));
   const rt = radiotapBytes(r);
-  const out = new Uint8Array(rt + DOT11_HEADER_BYTES + SNAP_BYTES + packet.length);
+  const out = new Uint8Array(rt);
   const v = new DataView(out.buffer);
   // Radiotap header: version 0, pad, length, present bits (little-endian); fields in bit order, each aligned to its size.
   v.setUint16(2, rt, true);
   v.setUint32(4, RT_FLAGS | RT_RATE | RT_CHANNEL | (signal === undefined ? 0 : RT_DBM_ANTSIGNAL), true);
-  out[8] = 0; // flags: long preamble, no FCS at the end
+  out[8] = opts.fcs ? RT_FLAG_FCS : 0; // long preamble; the FCS at the end or not
   out[9] = rate;
   v.setUint16(10, r.freqMHz, true);
   v.setUint16(12, CHAN_2GHZ | (r.ofdm ? CHAN_OFDM : CHAN_CCK), true);
   if (signal !== undefined) v.setInt8(14, signal);
-  // 802.11 data frame, IBSS (ToDS = FromDS = 0): addr1 receiver, addr2 sender, addr3 BSSID; duration and sequence 0.
-  let at = rt;
-  out[at] = FC_DATA;
-  out[at + 1] = r.retry ? FC_RETRY : 0;
-  out.set(meshMac(dst), at + 4);
-  out.set(meshMac(src), at + 10);
-  out.set(CAPTURE_BSSID, at + 16);
-  at += DOT11_HEADER_BYTES;
-  out.set(LLC_SNAP, at);
-  v.setUint16(at + LLC_SNAP.length, CAPTURE_ETHERTYPE);
-  out.set(packet, at + SNAP_BYTES);
+  return out;
+}
+
+/**
+ * An 802.11 data frame between stations of an IBSS (ToDS = FromDS = 0: addr1
+ * the receiver, addr2 the sender, addr3 the mesh's BSSID; duration and
+ * sequence 0), with an LLC/SNAP header naming `ethertype` and then `packet`;
+ * no FCS.
+ */
+export function dot11DataFrame(src: NodeAddr, dst: NodeAddr, packet: Uint8Array, opts: { ethertype?: number; retry?: boolean } = {}): Uint8Array {
+  const out = new Uint8Array(DOT11_HEADER_BYTES + SNAP_BYTES + packet.length);
+  out[0] = FC_DATA;
+  out[1] = opts.retry ? FC_RETRY : 0;
+  out.set(meshMac(dst), 4);
+  out.set(meshMac(src), 10);
+  out.set(CAPTURE_BSSID, 16);
+  out.set(LLC_SNAP, DOT11_HEADER_BYTES);
+  new DataView(out.buffer).setUint16(DOT11_HEADER_BYTES + LLC_SNAP.length, opts.ethertype ?? CAPTURE_ETHERTYPE);
+  out.set(packet, DOT11_HEADER_BYTES + SNAP_BYTES);
+  return out;
+}
+
+/** The captured frame: radiotap, 802.11 data header, LLC/SNAP, then `packet` (the mesh packet as on the medium). */
+export function radiotapFrame(r: RadioInfo, src: NodeAddr, dst: NodeAddr, packet: Uint8Array): Uint8Array {
+  const rt = radiotapHeader(r);
+  const frame = dot11DataFrame(src, dst, packet, { retry: r.retry === true });
+  const out = new Uint8Array(rt.length + frame.length);
+  out.set(rt);
+  out.set(frame, rt.length);
   return out;
 }
