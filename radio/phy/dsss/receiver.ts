@@ -104,7 +104,6 @@ export class DsssReceiver {
   private readonly sps: SamplesPerChip;
   /** Samples per symbol. */
   private readonly sym: number;
-  private readonly energy: Float64Array;
   private readonly header = new Uint8Array(HEADER_BITS);
   private readonly descrambler = new Descrambler();
   /** The last despread symbol, written by `despread`. */
@@ -119,7 +118,6 @@ export class DsssReceiver {
     }
     this.sps = options.samplesPerChip;
     this.sym = CHIPS_PER_SYMBOL * this.sps;
-    this.energy = new Float64Array(this.sym);
   }
 
   /**
@@ -131,6 +129,7 @@ export class DsssReceiver {
     const frames: DsssRxFrame[] = [];
     const n = iq.length >>> 1;
     const sym = this.sym;
+    this.busy = false;
     let p = 0;
     while (p + (DETECT_SYMBOLS + 1) * sym <= n) {
       const offset = this.detect(iq, p);
@@ -170,7 +169,6 @@ export class DsssReceiver {
    */
   private detect(iq: Float32Array, p: number): number {
     const sym = this.sym;
-    const energy = this.energy;
     let total = 0;
     let best = -1;
     let bestEnergy = 0;
@@ -180,7 +178,6 @@ export class DsssReceiver {
         this.despread(iq, p + r + j * sym);
         e += this.zr * this.zr + this.zi * this.zi;
       }
-      energy[r] = e;
       total += e;
       if (e > bestEnergy) {
         bestEnergy = e;
