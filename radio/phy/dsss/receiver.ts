@@ -19,7 +19,7 @@
  */
 import { RangeArgumentError } from '../../../src/core/errors.js';
 import { fcsMatches, FCS_BYTES } from './crc.js';
-import { BARKER_11, CHIPS_PER_SYMBOL, DQPSK_DIBIT_BY_QUARTERS, type SamplesPerChip } from './modem.js';
+import { CHIPS_PER_SYMBOL, DQPSK_DIBIT_BY_QUARTERS, type SamplesPerChip } from './modem.js';
 import { HEADER_BITS, parsePlcpHeader, SFD, SFD_BITS, SYNC_BITS, type DsssRate, type HeaderFault } from './plcp.js';
 import { Descrambler } from './scrambler.js';
 
@@ -135,7 +135,9 @@ export class DsssReceiver {
       const offset = this.detect(iq, p);
       if (offset < 0) {
         this.busy = false;
-        p += (DETECT_SYMBOLS / 2) * sym;
+        // Windows do not overlap: a frame that starts late in this one fills
+        // the next with SYNC, and its SFD is still within the search from there.
+        p += DETECT_SYMBOLS * sym;
         continue;
       }
       this.counters.detections++;
@@ -145,19 +147,30 @@ export class DsssReceiver {
     return frames;
   }
 
-  /** Despreads the symbol whose first sample is `t` into zr, zi. */
+  /**
+   * Despreads the symbol whose first sample is `t` into zr, zi: the samples
+   * of each chip summed, times the Barker chip, summed. The signs are
+   * written out (+-++-+++---), once per sample at 2 samples per chip: the
+   * receiver's innermost loop, several times faster than a loop over chips.
+   */
   private despread(iq: Float32Array, t: number): void {
-    let re = 0;
-    let im = 0;
-    let at = 2 * t;
-    const sps = this.sps;
-    for (let c = 0; c < CHIPS_PER_SYMBOL; c++) {
-      const chip = BARKER_11[c]!;
-      for (let s = 0; s < sps; s++) {
-        re += chip * iq[at]!;
-        im += chip * iq[at + 1]!;
-        at += 2;
-      }
+    let a = 2 * t;
+    let re: number;
+    let im: number;
+    if (this.sps === 1) {
+      re = iq[a]! - iq[a + 2]! + iq[a + 4]! + iq[a + 6]! - iq[a + 8]! + iq[a + 10]!;
+      re += iq[a + 12]! + iq[a + 14]! - iq[a + 16]! - iq[a + 18]! - iq[a + 20]!;
+      a++;
+      im = iq[a]! - iq[a + 2]! + iq[a + 4]! + iq[a + 6]! - iq[a + 8]! + iq[a + 10]!;
+      im += iq[a + 12]! + iq[a + 14]! - iq[a + 16]! - iq[a + 18]! - iq[a + 20]!;
+    } else {
+      re = iq[a]! + iq[a + 2]! - iq[a + 4]! - iq[a + 6]! + iq[a + 8]! + iq[a + 10]! + iq[a + 12]! + iq[a + 14]!;
+      re += -iq[a + 16]! - iq[a + 18]! + iq[a + 20]! + iq[a + 22]! + iq[a + 24]! + iq[a + 26]! + iq[a + 28]! + iq[a + 30]!;
+      re += -iq[a + 32]! - iq[a + 34]! - iq[a + 36]! - iq[a + 38]! - iq[a + 40]! - iq[a + 42]!;
+      a++;
+      im = iq[a]! + iq[a + 2]! - iq[a + 4]! - iq[a + 6]! + iq[a + 8]! + iq[a + 10]! + iq[a + 12]! + iq[a + 14]!;
+      im += -iq[a + 16]! - iq[a + 18]! + iq[a + 20]! + iq[a + 22]! + iq[a + 24]! + iq[a + 26]! + iq[a + 28]! + iq[a + 30]!;
+      im += -iq[a + 32]! - iq[a + 34]! - iq[a + 36]! - iq[a + 38]! - iq[a + 40]! - iq[a + 42]!;
     }
     this.zr = re;
     this.zi = im;
