@@ -17,6 +17,10 @@ export const LISTED = {
     term: '[options]',
     about: 'sense the emulated band (or a SigMF recording, or a UHD radio) and print w and RC per channel and the R1 choice',
   },
+  phy: {
+    term: '',
+    about: 'the 802.11b DSSS PHY on recordings: write frames into a SigMF recording (tx), find the frames in one (decode)',
+  },
   record: {
     term: '[options]',
     about: 'record the emulated band into a SigMF recording (NAME.sigmf-meta + NAME.sigmf-data), sweeping channels in virtual time',

@@ -12,6 +12,7 @@ const SUBCOMMANDS: Readonly<Record<SubcommandName, () => Promise<Command>>> = {
   node: async () => (await import('./node.js')).nodeCommand(),
   sense: async () => (await import('./sense.js')).senseCommand(),
   record: async () => (await import('./record.js')).recordCommand(),
+  phy: async () => (await import('./phy.js')).phyCommand(),
   sim: async () => (await import('./sim.js')).simCommand(),
   config: async () => (await import('./config.js')).configCommand(),
   scenario: async () => (await import('./scenario.js')).scenarioCommand(),

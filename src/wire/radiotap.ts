@@ -55,8 +55,9 @@ export function meshMac(a: NodeAddr): number[] {
   return [0x02, 0x00, 0x00, 0x00, a >> 8, a & 0xff];
 }
 
-/** Radiotap Flags: the frame ends with its FCS. */
+/** Radiotap Flags: the frame ends with its FCS; that FCS did not match. */
 const RT_FLAG_FCS = 0x10;
+const RT_FLAG_BAD_FCS = 0x40;
 
 /** Length of the radiotap header `radiotapHeader` writes for `r`. */
 function radiotapBytes(r: RadioInfo): number {
@@ -66,9 +67,10 @@ function radiotapBytes(r: RadioInfo): number {
 /**
  * The radiotap header of a frame the radio saw as `r` (Flags, Rate, Channel,
  * and the antenna signal when known), to go just before the frame's bytes;
- * with `fcs`, the Flags say the frame ends with its FCS.
+ * with `fcs`, the Flags say the frame ends with its FCS, and with `badFcs`
+ * that it failed the FCS check.
  */
-export function radiotapHeader(r: RadioInfo, opts: { fcs?: boolean } = {}): Uint8Array {
+export function radiotapHeader(r: RadioInfo, opts: { fcs?: boolean; badFcs?: boolean } = {}): Uint8Array {
   if (!Number.isInteger(r.freqMHz) || r.freqMHz <= 0 || r.freqMHz > 0xffff) throw new RangeArgumentError('freqMHz', r.freqMHz, 'an integer 1-65535 MHz');
   const rate = r.rateBps / 500_000;
   if (!Number.isInteger(rate) || rate < 1 || rate > 255) throw new RangeArgumentError('rateBps', r.rateBps, 'a multiple of 500 kbps up to 127.5 Mbps');
@@ -79,7 +81,8 @@ export function radiotapHeader(r: RadioInfo, opts: { fcs?: boolean } = {}): Uint
   // Radiotap header: version 0, pad, length, present bits (little-endian); fields in bit order, each aligned to its size.
   v.setUint16(2, rt, true);
   v.setUint32(4, RT_FLAGS | RT_RATE | RT_CHANNEL | (signal === undefined ? 0 : RT_DBM_ANTSIGNAL), true);
-  out[8] = opts.fcs ? RT_FLAG_FCS : 0; // long preamble; the FCS at the end or not
+  // Long preamble; the FCS at the end or not, and whether it failed.
+  out[8] = (opts.fcs ? RT_FLAG_FCS : 0) | (opts.badFcs ? RT_FLAG_BAD_FCS : 0);
   out[9] = rate;
   v.setUint16(10, r.freqMHz, true);
   v.setUint16(12, CHAN_2GHZ | (r.ofdm ? CHAN_OFDM : CHAN_CCK), true);

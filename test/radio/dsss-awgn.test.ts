@@ -4,7 +4,7 @@ import { CHIPS_PER_SYMBOL, modulateFrame, type SamplesPerChip } from '../../radi
 import type { DsssRate } from '../../radio/phy/dsss/plcp.js';
 import { DsssReceiver } from '../../radio/phy/dsss/receiver.js';
 import { Rng } from '../../src/core/rng.js';
-import { ebN0DbForPer, perTheory } from './dsss-theory.js';
+import { ebN0DbForPer, perTheory } from '../../radio/phy/dsss/theory.js';
 
 const FRAME_BYTES = 100;
 const FRAMES_PER_BUFFER = 10;

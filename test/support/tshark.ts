@@ -16,9 +16,23 @@ export const hasTshark = ((): boolean => {
   }
 })();
 
-/** The rows of `tshark -T fields` over a capture with the dissector loaded (optionally only those `filter` keeps), split on tabs. */
-export function tsharkFields(file: string, names: readonly string[], filter?: string): string[][] {
-  const args = ['-X', `lua_script:${DISSECTOR}`, '-r', file, '-T', 'fields', ...names.flatMap((n) => ['-e', n]), ...(filter ? ['-Y', filter] : [])];
+/**
+ * The rows of `tshark -T fields` over a capture with the dissector loaded
+ * (optionally only those `filter` keeps, with Wireshark preferences `prefs`
+ * such as `wlan.check_fcs:TRUE`), split on tabs.
+ */
+export function tsharkFields(file: string, names: readonly string[], filter?: string, prefs: readonly string[] = []): string[][] {
+  const args = [
+    '-X',
+    `lua_script:${DISSECTOR}`,
+    ...prefs.flatMap((p) => ['-o', p]),
+    '-r',
+    file,
+    '-T',
+    'fields',
+    ...names.flatMap((n) => ['-e', n]),
+    ...(filter ? ['-Y', filter] : []),
+  ];
   const out = execFileSync('tshark', args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
   return out
     .split('\n')

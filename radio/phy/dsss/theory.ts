@@ -1,6 +1,6 @@
 /**
  * Bit and packet error rates over AWGN for the DSSS PHY's two modulations,
- * for the tests to compare the receiver against.
+ * for the tests and `npm run bench:phy-per` to compare the receiver against.
  *
  * DBPSK with differential detection: Pb = exp(-Eb/N0) / 2 (Proakis, Digital
  * Communications, 4th ed., 5.2.8). DQPSK with Gray mapping and differential

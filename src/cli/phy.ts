@@ -1,0 +1,313 @@
+import { readFile, writeFile } from 'node:fs/promises';
+import { Command } from 'commander';
+import { ism2g4 } from '../../radio/channels.js';
+import { openFileFrontend } from '../../radio/file/frontend.js';
+import { readSigmf } from '../../radio/file/sigmf.js';
+import { SigmfWriter } from '../../radio/file/writer.js';
+import { DsssReceiver, modulateFrame, type DsssRate, type DsssRxCounters, type SamplesPerChip } from '../../radio/phy/dsss/index.js';
+import { perTheory } from '../../radio/phy/dsss/theory.js';
+import { UsageError } from '../core/errors.js';
+import { Rng } from '../core/rng.js';
+import { LINKTYPE_IEEE802_11_RADIOTAP, PcapngWriter } from '../wire/pcapng.js';
+import { dot11DataFrame, radiotapHeader } from '../wire/radiotap.js';
+import { BROADCAST } from '../wire/mesh.js';
+import { LISTED } from './listed.js';
+import { checkOutputFile } from './output-path.js';
+import { recordingBase } from './record.js';
+
+/**
+ * `cogmesh phy`: the 802.11b DSSS PHY (radio/phy/dsss, docs/phy.md) on
+ * recordings. `phy tx` writes frames, as the transmitter makes them, into a
+ * SigMF recording (with noise at a chosen Eb/N0), for bench work and for a
+ * front-end that replays recordings; `phy decode` finds the frames in a
+ * recording and can write them to a pcapng file with radiotap headers.
+ */
+
+/** DSSS chips per second (802.11-2016 16.1). */
+const CHIP_RATE = 11e6;
+
+/**
+ * IEEE 802 Local Experimental Ethertype 2 (IEEE Std 802-2014 9.2.2): what a
+ * `phy tx` test frame's SNAP header names, so that a dissector of the mesh's
+ * own packets (Ethertype 1, 0x88b5) does not take its pattern for one.
+ */
+export const PHY_TEST_ETHERTYPE = 0x88b6;
+
+/** Most samples `phy decode` reads at one centre frequency (2 GiB of cf32). */
+const MAX_DECODE_SAMPLES = 1 << 28;
+
+export interface PhyTxOptions {
+  out: string;
+  force?: boolean;
+  frames: string;
+  bytes: string;
+  payload?: string;
+  rate: string;
+  sps: string;
+  ebn0?: string;
+  gapUs: string;
+  channel: string;
+  seed: string;
+  json?: boolean;
+}
+
+export interface PhyTxResult {
+  meta: string;
+  data: string;
+  frames: number;
+  frameBytes: number;
+  rateMbps: DsssRate;
+  samplesPerChip: SamplesPerChip;
+  sampleRateHz: number;
+  centerHz: number;
+  samples: number;
+  ebn0Db: number | null;
+  /** The PER the theory of differential detection gives these frames at that Eb/N0 (docs/phy.md): what a decode should come near. */
+  perTheory: number | null;
+}
+
+const num = (flag: string, v: string, check: (n: number) => boolean, expected: string): number => {
+  const n = Number(v);
+  if (v.trim() === '' || !Number.isFinite(n) || !check(n)) throw new UsageError(`${flag}: "${v}" is not ${expected}`);
+  return n;
+};
+
+/**
+ * The test frame number `k`: an 802.11 data frame from mesh address 1 to
+ * every station, carrying `payload` or, without one, `bytes` bytes of a
+ * pattern (the frame number as 4 bytes big-endian, then (k + i) mod 256).
+ */
+export function testFrame(k: number, bytes: number, payload?: Uint8Array): Uint8Array {
+  let body = payload;
+  if (!body) {
+    body = new Uint8Array(bytes);
+    for (let i = 0; i < bytes; i++) body[i] = (k + i) & 0xff;
+    new DataView(body.buffer).setUint32(0, k >>> 0);
+  }
+  return dot11DataFrame(1, BROADCAST, body, { ethertype: PHY_TEST_ETHERTYPE });
+}
+
+/**
+ * Writes `frames` PPDUs into a SigMF recording at 11 Mchip/s times the
+ * samples per chip, each after `gapUs` of silence, at unit power; with an
+ * Eb/N0, complex white noise over the whole recording at that Eb/N0 for the
+ * PSDU's rate (the header, always at 1 Mb/s, gets its bits' share: 3 dB more
+ * at 2 Mb/s). The noise comes from the seed: the same arguments give the same
+ * bytes.
+ */
+export async function runPhyTx(o: PhyTxOptions): Promise<PhyTxResult> {
+  const frames = num('--frames', o.frames, (n) => Number.isInteger(n) && n >= 1 && n <= 100_000, 'a number of frames in [1, 100000]');
+  const rate = num('--rate', o.rate, (n) => n === 1 || n === 2, '1 or 2 (Mb/s)') as DsssRate;
+  const sps = num('--sps', o.sps, (n) => n === 1 || n === 2, '1 or 2 (samples per chip)') as SamplesPerChip;
+  const gapUs = num('--gap-us', o.gapUs, (n) => Number.isInteger(n) && n >= 0 && n <= 1_000_000, 'a gap in whole microseconds in [0, 1000000]');
+  const seed = num('--seed', o.seed, (n) => Number.isInteger(n) && n >= 0 && n <= 0xffffffff, 'an integer seed in [0, 4294967295]');
+  const ebn0 = o.ebn0 === undefined ? undefined : num('--ebn0', o.ebn0, (n) => n >= -10 && n <= 60, 'an Eb/N0 in dB in [-10, 60]');
+  const plan = ism2g4(13);
+  const channel = num('--channel', o.channel, (n) => Number.isInteger(n) && plan.has(n), 'a 2.4 GHz channel number in [1, 13]');
+  let payload: Uint8Array | undefined;
+  let bytes: number;
+  if (o.payload !== undefined) {
+    payload = new Uint8Array(
+      await readFile(o.payload).catch((e: NodeJS.ErrnoException) => Promise.reject(new UsageError(`--payload: ${o.payload}: ${e.message}`))),
+    );
+    bytes = payload.length;
+  } else bytes = num('--bytes', o.bytes, (n) => Number.isInteger(n) && n >= 4 && n <= 2304, 'a payload of whole bytes in [4, 2304]');
+  // The MAC header (24), LLC/SNAP (8) and the FCS (4) the PHY adds must fit in a PSDU of 4095 bytes.
+  if (bytes > 4095 - 36)
+    throw new UsageError(`--payload: ${bytes} bytes do not fit in one PSDU (at most ${4095 - 36} with the MAC and LLC headers and the FCS)`);
+  const base = await recordingBase(o.out, o.force);
+
+  const sampleRateHz = CHIP_RATE * sps;
+  const centerHz = plan.get(channel).centerHz;
+  const gap = Math.round((gapUs * sampleRateHz) / 1e6);
+  const noise = Rng.fromSeed(seed).fork('phy-tx');
+  // Unit-power samples: a PSDU bit lasts 11 * sps / rate of them, Eb = that; N0 is the noise power per sample.
+  const sigma = ebn0 === undefined ? 0 : Math.sqrt((11 * sps) / rate / 10 ** (ebn0 / 10) / 2);
+  const writer = await SigmfWriter.create(base, {
+    description:
+      `cogmesh phy tx: ${frames} 802.11b DSSS long-preamble PPDUs at ${rate} Mb/s, ${sps} sample(s) per chip, ` +
+      `${gapUs} us apart, ${ebn0 === undefined ? 'no noise' : `AWGN at Eb/N0 ${ebn0} dB`}, seed ${seed}; unit power`,
+    recorder: 'cogmesh phy tx',
+    hw: 'cogmesh DSSS transmitter (radio/phy/dsss), rectangular chips',
+  });
+  let samples = 0;
+  let frameBytes = 0;
+  const put = async (iq: Float32Array): Promise<void> => {
+    if (sigma > 0) {
+      const n = new Float32Array(iq.length);
+      noise.fillNormal(n, sigma);
+      for (let i = 0; i < iq.length; i++) n[i] = n[i]! + iq[i]!;
+      iq = n;
+    }
+    const count = iq.length / 2;
+    await writer.write({ data: iq, count, startUs: (samples * 1e6) / sampleRateHz, sampleRateHz, centerHz, calibrationDb: 0, droppedSamples: 0 });
+    samples += count;
+  };
+  for (let k = 0; k < frames; k++) {
+    if (gap > 0) await put(new Float32Array(2 * gap));
+    const frame = testFrame(k, bytes, payload);
+    frameBytes = frame.length;
+    await put(modulateFrame(frame, { rateMbps: rate, samplesPerChip: sps }));
+  }
+  if (gap > 0) await put(new Float32Array(2 * gap));
+  await writer.close();
+  return {
+    meta: writer.metaPath,
+    data: writer.dataPath,
+    frames,
+    frameBytes,
+    rateMbps: rate,
+    samplesPerChip: sps,
+    sampleRateHz,
+    centerHz,
+    samples,
+    ebn0Db: ebn0 ?? null,
+    perTheory: ebn0 === undefined ? null : perTheory(10 ** (ebn0 / 10), rate, frameBytes),
+  };
+}
+
+export interface DecodedFrame {
+  /** Time of its first preamble sample from the recording's start, microseconds. */
+  atUs: number;
+  centerHz: number;
+  rateMbps: DsssRate;
+  /** The PSDU's length (the MAC frame and its FCS). */
+  bytes: number;
+  fcsOk: boolean;
+  levelDb: number;
+  snrDb: number;
+  /** The MAC frame and its FCS. */
+  psdu: Uint8Array;
+}
+
+export interface PhyDecodeResult {
+  recording: string;
+  sampleRateHz: number;
+  samplesPerChip: SamplesPerChip;
+  frames: DecodedFrame[];
+  counters: DsssRxCounters;
+}
+
+/**
+ * The frames in a recording: each centre frequency's samples are read whole
+ * and handed to the receiver. The sample rate must be 11 or 22 Msample/s (1
+ * or 2 samples per chip): this PHY does not resample yet (docs/phy.md).
+ */
+export async function runPhyDecode(path: string): Promise<PhyDecodeResult> {
+  const rec = await readSigmf(path).catch((e: Error) => Promise.reject(new UsageError(`${path}: ${e.message}`)));
+  const rate = rec.meta.global.sampleRateHz;
+  const sps = rate / CHIP_RATE;
+  if (sps !== 1 && sps !== 2) {
+    throw new UsageError(
+      `${path}: its sample rate is ${rate} Hz; the DSSS receiver takes 11 or 22 Msample/s (1 or 2 samples per chip) and does not resample yet`,
+    );
+  }
+  const fe = await openFileFrontend(rec.metaPath, { loop: false, reads: 'sync' });
+  const rx = new DsssReceiver({ samplesPerChip: sps });
+  const frames: DecodedFrame[] = [];
+  try {
+    for (const f of fe.frequencies) {
+      await fe.tune(f);
+      const n = fe.samplesAt(f);
+      if (n > MAX_DECODE_SAMPLES) throw new UsageError(`${path}: ${n} samples at ${f / 1e6} MHz; decode reads at most ${MAX_DECODE_SAMPLES} at one frequency`);
+      const block = fe.readIqSync(n);
+      for (const fr of rx.receive(block.data.subarray(0, 2 * block.count))) {
+        frames.push({
+          atUs: Math.round(block.startUs + (fr.startSample * 1e6) / rate),
+          centerHz: f,
+          rateMbps: fr.rateMbps,
+          bytes: fr.psdu.length,
+          fcsOk: fr.fcsOk,
+          levelDb: fr.levelDb,
+          snrDb: fr.snrDb,
+          psdu: fr.psdu,
+        });
+      }
+    }
+  } finally {
+    await fe.close();
+  }
+  frames.sort((a, b) => a.atUs - b.atUs);
+  return { recording: rec.metaPath, sampleRateHz: rate, samplesPerChip: sps, frames, counters: { ...rx.counters } };
+}
+
+/** The decoded frames as pcapng: one 802.11 interface with radiotap headers, each frame with its FCS (flagged bad when it is). */
+export function decodedPcap(r: PhyDecodeResult): Uint8Array {
+  const chunks: Uint8Array[] = [];
+  const w = new PcapngWriter((b) => chunks.push(b), 'cogmesh phy decode');
+  const ifc = w.addInterface({ name: 'dsss', description: `${r.recording}, ${r.sampleRateHz / 1e6} Msample/s`, linkType: LINKTYPE_IEEE802_11_RADIOTAP });
+  for (const f of r.frames) {
+    const rt = radiotapHeader({ freqMHz: Math.round(f.centerHz / 1e6), rateBps: f.rateMbps * 1e6, ofdm: false }, { fcs: true, badFcs: !f.fcsOk });
+    const data = new Uint8Array(rt.length + f.psdu.length);
+    data.set(rt);
+    data.set(f.psdu, rt.length);
+    w.packet(ifc, f.atUs, data);
+  }
+  const out = new Uint8Array(chunks.reduce((s, c) => s + c.length, 0));
+  let at = 0;
+  for (const c of chunks) {
+    out.set(c, at);
+    at += c.length;
+  }
+  return out;
+}
+
+function formatDecode(r: PhyDecodeResult): string {
+  const lines = [`${r.recording}: ${r.frames.length} frame(s) at ${r.sampleRateHz / 1e6} Msample/s`];
+  for (const f of r.frames) {
+    lines.push(
+      `  ${(f.atUs / 1000).toFixed(3).padStart(10)} ms  ${(f.centerHz / 1e6).toFixed(0)} MHz  ${f.rateMbps} Mb/s  ${String(f.bytes).padStart(4)} bytes  ` +
+        `FCS ${f.fcsOk ? 'ok ' : 'BAD'}  level ${f.levelDb.toFixed(1)} dB  SNR ${f.snrDb.toFixed(1)} dB`,
+    );
+  }
+  const c = r.counters;
+  lines.push(
+    `  detections ${c.detections}; not decoded: no SFD ${c.noSfd}, header CRC ${c.headerCrc}, bad SIGNAL ${c.badSignal}, bad LENGTH ${c.badLength}, truncated ${c.truncated}; FCS failed ${c.fcs}`,
+  );
+  return `${lines.join('\n')}\n`;
+}
+
+export function phyCommand(): Command {
+  const phy = new Command('phy').description(LISTED.phy.about);
+  phy
+    .command('tx')
+    .description('write 802.11b DSSS frames into a SigMF recording (NAME.sigmf-meta + NAME.sigmf-data), with noise at an Eb/N0')
+    .requiredOption('--out <path>', 'the recording: NAME, NAME.sigmf-meta or NAME.sigmf-data, or a folder')
+    .option('--force', 'replace a recording already there')
+    .option('--frames <n>', 'frames to send', '10')
+    .option('--bytes <n>', 'payload bytes of each frame (a pattern: the frame number, then a counter)', '100')
+    .option('--payload <file>', "each frame's payload: this file's bytes (instead of --bytes' pattern)")
+    .option('--rate <mbps>', 'PSDU rate: 1 (DBPSK) or 2 (DQPSK) Mb/s', '2')
+    .option('--sps <n>', 'samples per chip: 1 or 2 (11 or 22 Msample/s)', '2')
+    .option('--ebn0 <db>', 'add white noise at this Eb/N0 (dB, per PSDU bit); default: no noise')
+    .option('--gap-us <us>', 'silence before each frame and after the last, microseconds', '100')
+    .option('--channel <n>', "the recording's centre: a 2.4 GHz channel", '6')
+    .option('--seed <n>', "the noise's seed (same arguments, same bytes)", '1')
+    .option('--json', 'print the result as JSON')
+    .action(async (o: PhyTxOptions) => {
+      const r = await runPhyTx(o);
+      if (o.json) process.stdout.write(`${JSON.stringify(r)}\n`);
+      else
+        process.stdout.write(
+          `${r.meta}: ${r.frames} frame(s) of ${r.frameBytes} bytes (+4 FCS) at ${r.rateMbps} Mb/s, ${r.sampleRateHz / 1e6} Msample/s at ${r.centerHz / 1e6} MHz, ` +
+            `${r.samples} samples${r.ebn0Db === null ? '' : `, Eb/N0 ${r.ebn0Db} dB (theory: PER ${r.perTheory!.toPrecision(2)})`}\n`,
+        );
+    });
+  phy
+    .command('decode')
+    .description('list the 802.11b DSSS frames in a SigMF recording; --pcap writes them as pcapng with radiotap headers')
+    .argument('<recording>', 'NAME.sigmf-meta (or NAME)')
+    .option('--pcap <file>', 'write the frames there as pcapng (802.11 with radiotap, FCS included)')
+    .option('--force', 'replace the --pcap file if it exists')
+    .option('--json', 'print the frames and counters as JSON')
+    .action(async (path: string, o: { pcap?: string; force?: boolean; json?: boolean }) => {
+      if (o.pcap !== undefined) await checkOutputFile('--pcap', o.pcap, { force: o.force === true });
+      const r = await runPhyDecode(path);
+      if (o.pcap !== undefined) await writeFile(o.pcap, decodedPcap(r));
+      if (o.json) {
+        const frames = r.frames.map(({ psdu, ...f }) => ({ ...f, psduHex: Array.from(psdu, (b) => b.toString(16).padStart(2, '0')).join('') }));
+        process.stdout.write(`${JSON.stringify({ ...r, frames })}\n`);
+      } else process.stdout.write(formatDecode(r));
+    });
+  return phy;
+}
