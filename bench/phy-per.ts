@@ -3,7 +3,7 @@
  * theory of differential detection (radio/phy/dsss/theory.ts), the table of
  * docs/phy.md:
  *
- *   node --import tsx bench/phy-per.ts [--frames 1000] [--bytes 100] [--sps 1] [--seed 7] [--json]
+ *   node --import tsx bench/phy-per.ts [--frames 1000] [--bytes 100] [--sps 1] [--cfo-hz 0] [--seed 7] [--json]
  *
  * For each rate, frames of `bytes` random bytes go through the transmitter,
  * ten to a buffer with noise between them and random offsets, at the Eb/N0
@@ -13,10 +13,11 @@
  * chips a symbol and the samples per chip). The last column is the measured
  * PER's distance from theory in dB, read off the theory curve: the Eb/N0
  * theory needs for the PER measured, less the Eb/N0 used (positive: the
- * receiver does better than theory).
+ * receiver does better than theory). `--cfo-hz` turns every buffer by a
+ * carrier offset, which the receiver must estimate and take out.
  */
 import { parseArgs } from 'node:util';
-import { DsssReceiver, modulateFrame, type DsssRate, type SamplesPerChip } from '../radio/phy/dsss/index.js';
+import { DsssReceiver, modulateFrame, turnCarrier, type DsssRate, type SamplesPerChip } from '../radio/phy/dsss/index.js';
 import { ebN0DbForPer, perTheory } from '../radio/phy/dsss/theory.js';
 import { Rng } from '../src/core/rng.js';
 
@@ -25,6 +26,7 @@ const { values } = parseArgs({
     frames: { type: 'string', default: '1000' },
     bytes: { type: 'string', default: '100' },
     sps: { type: 'string', default: '1' },
+    'cfo-hz': { type: 'string', default: '0' },
     seed: { type: 'string', default: '7' },
     json: { type: 'boolean', default: false },
   },
@@ -39,6 +41,8 @@ const bytes = Number(values.bytes);
 if (!(Number.isInteger(bytes) && bytes >= 1 && bytes <= 2300)) fail(`--bytes: "${values.bytes}" is not a frame length in [1, 2300]`);
 const sps = Number(values.sps);
 if (sps !== 1 && sps !== 2) fail(`--sps: "${values.sps}" is not 1 or 2`);
+const cfoHz = Number(values['cfo-hz']);
+if (!(Number.isFinite(cfoHz) && Math.abs(cfoHz) <= 250e3)) fail(`--cfo-hz: "${values['cfo-hz']}" is not a carrier offset in [-250000, 250000] Hz`);
 const seed = Number(values.seed);
 if (!(Number.isInteger(seed) && seed >= 0 && seed <= 0xffffffff)) fail(`--seed: "${values.seed}" is not an integer seed`);
 
@@ -68,6 +72,7 @@ function measure(rate: DsssRate, ebN0Db: number): { per: number; counters: DsssR
       for (let i = 0; i < t.length; i++) buf[2 * at + i] = buf[2 * at + i]! + t[i]!;
       at += t.length / 2 + gap + rng.int(0, 7);
     }
+    turnCarrier(buf, cfoHz, 11e6 * sps);
     for (const fr of rx.receive(buf)) if (fr.fcsOk && sent.has(hex(fr.frame))) good++;
   }
   return { per: 1 - good / frames, counters: { ...rx.counters } };
@@ -89,9 +94,11 @@ for (const rate of [1, 2] as const) {
 const wallS = (performance.now() - t0) / 1000;
 
 if (values.json) {
-  process.stdout.write(`${JSON.stringify({ frames, bytes, samplesPerChip: sps, seed, wallS, rows }, null, 2)}\n`);
+  process.stdout.write(`${JSON.stringify({ frames, bytes, samplesPerChip: sps, cfoHz, seed, wallS, rows }, null, 2)}\n`);
 } else {
-  process.stdout.write(`DSSS PER over AWGN: ${frames} frames of ${bytes} bytes per point, ${sps} sample(s) per chip, seed ${seed} (${wallS.toFixed(1)} s)\n\n`);
+  process.stdout.write(
+    `DSSS PER over AWGN: ${frames} frames of ${bytes} bytes per point, ${sps} sample(s) per chip, carrier offset ${cfoHz} Hz, seed ${seed} (${wallS.toFixed(1)} s)\n\n`,
+  );
   process.stdout.write('| rate | Eb/N0 (dB) | PER, theory | PER, measured | from theory (dB) |\n|---|---:|---:|---:|---:|\n');
   for (const r of rows) {
     const gap = r.gapDb === null ? '-' : `${r.gapDb >= 0 ? '+' : ''}${r.gapDb.toFixed(2)}`;

@@ -4,7 +4,7 @@ import { ism2g4 } from '../../radio/channels.js';
 import { openFileFrontend } from '../../radio/file/frontend.js';
 import { readSigmf } from '../../radio/file/sigmf.js';
 import { SigmfWriter } from '../../radio/file/writer.js';
-import { DsssReceiver, modulateFrame, type DsssRate, type DsssRxCounters, type SamplesPerChip } from '../../radio/phy/dsss/index.js';
+import { DsssReceiver, modulateFrame, turnCarrier, type DsssRate, type DsssRxCounters, type SamplesPerChip } from '../../radio/phy/dsss/index.js';
 import { perTheory } from '../../radio/phy/dsss/theory.js';
 import { UsageError } from '../core/errors.js';
 import { Rng } from '../core/rng.js';
@@ -45,6 +45,7 @@ export interface PhyTxOptions {
   rate: string;
   sps: string;
   ebn0?: string;
+  cfoHz: string;
   gapUs: string;
   channel: string;
   seed: string;
@@ -62,6 +63,7 @@ export interface PhyTxResult {
   centerHz: number;
   samples: number;
   ebn0Db: number | null;
+  cfoHz: number;
   /** The PER the theory of differential detection gives these frames at that Eb/N0 (docs/phy.md): what a decode should come near. */
   perTheory: number | null;
 }
@@ -102,6 +104,7 @@ export async function runPhyTx(o: PhyTxOptions): Promise<PhyTxResult> {
   const gapUs = num('--gap-us', o.gapUs, (n) => Number.isInteger(n) && n >= 0 && n <= 1_000_000, 'a gap in whole microseconds in [0, 1000000]');
   const seed = num('--seed', o.seed, (n) => Number.isInteger(n) && n >= 0 && n <= 0xffffffff, 'an integer seed in [0, 4294967295]');
   const ebn0 = o.ebn0 === undefined ? undefined : num('--ebn0', o.ebn0, (n) => n >= -10 && n <= 60, 'an Eb/N0 in dB in [-10, 60]');
+  const cfoHz = num('--cfo-hz', o.cfoHz, (n) => Math.abs(n) <= 1e6, 'a carrier offset in Hz in [-1000000, 1000000]');
   const plan = ism2g4(13);
   const channel = num('--channel', o.channel, (n) => Number.isInteger(n) && plan.has(n), 'a 2.4 GHz channel number in [1, 13]');
   let payload: Uint8Array | undefined;
@@ -126,13 +129,15 @@ export async function runPhyTx(o: PhyTxOptions): Promise<PhyTxResult> {
   const writer = await SigmfWriter.create(base, {
     description:
       `cogmesh phy tx: ${frames} 802.11b DSSS long-preamble PPDUs at ${rate} Mb/s, ${sps} sample(s) per chip, ` +
-      `${gapUs} us apart, ${ebn0 === undefined ? 'no noise' : `AWGN at Eb/N0 ${ebn0} dB`}, seed ${seed}; unit power`,
+      `${gapUs} us apart, ${ebn0 === undefined ? 'no noise' : `AWGN at Eb/N0 ${ebn0} dB`}, carrier offset ${cfoHz} Hz, seed ${seed}; unit power`,
     recorder: 'cogmesh phy tx',
     hw: 'cogmesh DSSS transmitter (radio/phy/dsss), rectangular chips',
   });
   let samples = 0;
   let frameBytes = 0;
   const put = async (iq: Float32Array): Promise<void> => {
+    // The offset turns the signal (the noise, circularly symmetric, is the same turned or not).
+    turnCarrier(iq, cfoHz, sampleRateHz, samples);
     if (sigma > 0) {
       const n = new Float32Array(iq.length);
       noise.fillNormal(n, sigma);
@@ -162,6 +167,7 @@ export async function runPhyTx(o: PhyTxOptions): Promise<PhyTxResult> {
     centerHz,
     samples,
     ebn0Db: ebn0 ?? null,
+    cfoHz,
     perTheory: ebn0 === undefined ? null : perTheory(10 ** (ebn0 / 10), rate, frameBytes),
   };
 }
@@ -176,6 +182,8 @@ export interface DecodedFrame {
   fcsOk: boolean;
   levelDb: number;
   snrDb: number;
+  /** The carrier offset the receiver estimated, Hz. */
+  cfoHz: number;
   /** The MAC frame and its FCS. */
   psdu: Uint8Array;
 }
@@ -220,6 +228,7 @@ export async function runPhyDecode(path: string): Promise<PhyDecodeResult> {
           fcsOk: fr.fcsOk,
           levelDb: fr.levelDb,
           snrDb: fr.snrDb,
+          cfoHz: fr.cfoHz,
           psdu: fr.psdu,
         });
       }
@@ -257,7 +266,7 @@ function formatDecode(r: PhyDecodeResult): string {
   for (const f of r.frames) {
     lines.push(
       `  ${(f.atUs / 1000).toFixed(3).padStart(10)} ms  ${(f.centerHz / 1e6).toFixed(0)} MHz  ${f.rateMbps} Mb/s  ${String(f.bytes).padStart(4)} bytes  ` +
-        `FCS ${f.fcsOk ? 'ok ' : 'BAD'}  level ${f.levelDb.toFixed(1)} dB  SNR ${f.snrDb.toFixed(1)} dB`,
+        `FCS ${f.fcsOk ? 'ok ' : 'BAD'}  level ${f.levelDb.toFixed(1)} dB  SNR ${f.snrDb.toFixed(1)} dB  CFO ${(f.cfoHz / 1e3).toFixed(1)} kHz`,
     );
   }
   const c = r.counters;
@@ -280,6 +289,7 @@ export function phyCommand(): Command {
     .option('--rate <mbps>', 'PSDU rate: 1 (DBPSK) or 2 (DQPSK) Mb/s', '2')
     .option('--sps <n>', 'samples per chip: 1 or 2 (11 or 22 Msample/s)', '2')
     .option('--ebn0 <db>', 'add white noise at this Eb/N0 (dB, per PSDU bit); default: no noise')
+    .option('--cfo-hz <hz>', 'carrier frequency offset of the transmitter, Hz (two radios at +-20 ppm: up to +-100 kHz at 2.4 GHz)', '0')
     .option('--gap-us <us>', 'silence before each frame and after the last, microseconds', '100')
     .option('--channel <n>', "the recording's centre: a 2.4 GHz channel", '6')
     .option('--seed <n>', "the noise's seed (same arguments, same bytes)", '1')

@@ -16,7 +16,7 @@ const dir = mkdtempSync(join(tmpdir(), 'cogmesh-phy-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
 interface Decoded {
-  frames: Array<{ atUs: number; centerHz: number; rateMbps: number; bytes: number; fcsOk: boolean; psduHex: string }>;
+  frames: Array<{ atUs: number; centerHz: number; rateMbps: number; bytes: number; fcsOk: boolean; cfoHz: number; psduHex: string }>;
   counters: Record<string, number>;
 }
 
@@ -24,25 +24,12 @@ for (const [rate, sps] of [
   [1, 1],
   [2, 2],
 ] as const) {
-  test(`phy tx then phy decode: 12 frames at ${rate} Mb/s, ${sps} sample(s) per chip, every one back byte for byte, and tshark reads them`, async () => {
+  test(`phy tx then phy decode: 12 frames at ${rate} Mb/s, ${sps} sample(s) per chip, a carrier offset, every one back byte for byte, and tshark reads them`, async () => {
     const base = join(dir, `r${rate}s${sps}`);
-    const tx = cogmesh(
-      'phy',
-      'tx',
-      '--out',
-      base,
-      '--frames',
-      '12',
-      '--bytes',
-      '300',
-      '--rate',
-      String(rate),
-      '--sps',
-      String(sps),
-      '--channel',
-      '11',
-      '--json',
-    );
+    // Two radios' carriers apart: +40 kHz, -60 kHz.
+    const cfo = rate === 1 ? '40000' : '-60000';
+    const args = ['--frames', '12', '--bytes', '300', '--rate', String(rate), '--sps', String(sps), '--channel', '11', '--cfo-hz', cfo, '--json'];
+    const tx = cogmesh('phy', 'tx', '--out', base, ...args);
     assert.equal(tx.code, 0, tx.err);
     const sent = JSON.parse(tx.out) as { frames: number; sampleRateHz: number; centerHz: number; frameBytes: number };
     assert.deepEqual([sent.frames, sent.sampleRateHz, sent.centerHz, sent.frameBytes], [12, 11e6 * sps, 2462e6, 24 + 8 + 300]);
@@ -57,6 +44,7 @@ for (const [rate, sps] of [
       assert.equal(f.rateMbps, rate);
       assert.equal(f.centerHz, 2462e6);
       assert.equal(f.bytes, 332 + 4, 'the MAC frame and its FCS');
+      assert.ok(Math.abs(f.cfoHz - Number(cfo)) < 2000, `the carrier offset estimated: ${f.cfoHz} Hz`);
       // The pattern: after the 802.11 header (24) and LLC/SNAP (8), the frame number as 4 bytes, then a counter.
       const payload = f.psduHex.slice(64, 64 + 2 * 300);
       assert.equal(payload.slice(0, 8), k.toString(16).padStart(8, '0'), `frame ${k} in order`);

@@ -5,6 +5,7 @@ import type { DsssRate } from '../../radio/phy/dsss/plcp.js';
 import { DsssReceiver } from '../../radio/phy/dsss/receiver.js';
 import { Rng } from '../../src/core/rng.js';
 import { ebN0DbForPer, perTheory } from '../../radio/phy/dsss/theory.js';
+import { turnCarrier } from '../../radio/phy/dsss/channel.js';
 
 const FRAME_BYTES = 100;
 const FRAMES_PER_BUFFER = 10;
@@ -21,8 +22,8 @@ function sigmaFor(ebN0Db: number, rateMbps: DsssRate, samplesPerChip: SamplesPer
   return Math.sqrt((CHIPS_PER_SYMBOL * samplesPerChip) / (rateMbps * 2 * ebN0));
 }
 
-/** Sends `frames` random frames of FRAME_BYTES through AWGN; the fraction not received intact. */
-function measurePer(rng: Rng, rateMbps: DsssRate, samplesPerChip: SamplesPerChip, ebN0Db: number, frames: number): number {
+/** Sends `frames` random frames of FRAME_BYTES through AWGN (and a carrier offset); the fraction not received intact. */
+function measurePer(rng: Rng, rateMbps: DsssRate, samplesPerChip: SamplesPerChip, ebN0Db: number, frames: number, cfoHz = 0): number {
   const sigma = sigmaFor(ebN0Db, rateMbps, samplesPerChip);
   const rx = new DsssReceiver({ samplesPerChip });
   let intact = 0;
@@ -45,6 +46,7 @@ function measurePer(rng: Rng, rateMbps: DsssRate, samplesPerChip: SamplesPerChip
       const o = 2 * starts[k]!;
       for (let i = 0; i < iq.length; i++) buf[o + i]! += iq[i]!;
     });
+    if (cfoHz !== 0) turnCarrier(buf, cfoHz, 11e6 * samplesPerChip);
     for (const f of rx.receive(buf)) {
       const k = starts.indexOf(f.startSample);
       if (k >= 0 && f.fcsOk && f.frame.every((b, i) => b === payloads[k]![i])) intact++;
@@ -78,5 +80,20 @@ test('AWGN: PER against Eb/N0 follows differential detection theory within 1 dB 
     // Within 1 dB of theory: 1 dB worse is already above PER 0.1, 1 dB better below it.
     assert.ok(below > 0.1, what);
     assert.ok(above < 0.1, what);
+  }
+});
+
+test('AWGN with a carrier offset of +-50 kHz (+-20 ppm at 2.4 GHz): still within 1 dB of theory at PER 0.1', () => {
+  const rng = Rng.fromSeed(23);
+  const frames = 200;
+  for (const rateMbps of [1, 2] as const) {
+    for (const cfoHz of [50e3, -50e3]) {
+      const at = ebN0DbForPer(0.1, rateMbps, FRAME_BYTES);
+      const below = measurePer(rng, rateMbps, 1, at - 1, frames, cfoHz);
+      const above = measurePer(rng, rateMbps, 1, at + 1, frames, cfoHz);
+      const what = `${rateMbps} Mb/s, ${cfoHz / 1e3} kHz off, around ${at.toFixed(2)} dB: PER ${below} / ${above} at -1 / +1 dB`;
+      assert.ok(below > 0.1, what);
+      assert.ok(above < 0.1, what);
+    }
   }
 });

@@ -4,6 +4,7 @@ import { modulateFrame, ppduSamples, type SamplesPerChip } from '../../radio/phy
 import type { DsssRate } from '../../radio/phy/dsss/plcp.js';
 import { DsssReceiver, zeroDsssRxCounters } from '../../radio/phy/dsss/receiver.js';
 import { Rng } from '../../src/core/rng.js';
+import { turnCarrier } from '../../radio/phy/dsss/channel.js';
 
 const RATES: DsssRate[] = [1, 2];
 const SPCS: SamplesPerChip[] = [1, 2];
@@ -64,6 +65,25 @@ test('loopback byte for byte: 1 and 2 Mb/s, 0 to 2304 bytes, 1 and 2 samples per
         assert.ok(Math.abs(f.snrDb - 17) < 1.5, `${what}: snr ${f.snrDb}`);
         assert.ok(Math.abs(f.levelDb - 10 * Math.log10(1.02)) < 0.3, `${what}: level ${f.levelDb}`);
         assert.deepEqual(rx.counters, { ...ZERO_COUNTERS, detections: 1, frames: 1 }, what);
+      }
+    }
+  }
+});
+
+test('a carrier offset up to +-100 kHz is estimated and taken out: frames byte for byte at both rates', () => {
+  const rng = Rng.fromSeed(12);
+  for (const samplesPerChip of SPCS) {
+    for (const rateMbps of RATES) {
+      for (const cfoHz of [100e3, 50e3, -20e3, -50e3, -100e3]) {
+        const frame = randomBytes(rng, 500);
+        const iq = modulateFrame(frame, { rateMbps, samplesPerChip });
+        const buf = buffer(rng, 1000 + iq.length / 2, [{ at: 700, iq }]);
+        turnCarrier(buf, cfoHz, 11e6 * samplesPerChip);
+        const got = new DsssReceiver({ samplesPerChip }).receive(buf);
+        const what = `${rateMbps} Mb/s, ${samplesPerChip} samples per chip, ${cfoHz / 1e3} kHz`;
+        assert.equal(got.length, 1, what);
+        assert.deepEqual(got[0]!.frame, frame, what);
+        assert.ok(Math.abs(got[0]!.cfoHz - cfoHz) < 2e3, `${what}: estimated ${got[0]!.cfoHz.toFixed(0)} Hz`);
       }
     }
   }

@@ -39,6 +39,8 @@ export interface DsssRxFrame {
   levelDb: number;
   /** Signal to noise ratio per sample, estimated from the despread symbols, dB. */
   snrDb: number;
+  /** The carrier frequency offset the receiver estimated and took out, Hz (the signal's minus the receiver's). */
+  cfoHz: number;
 }
 
 /** What the receiver saw, by cause. Every field only grows. */
@@ -96,6 +98,18 @@ const SFD_PATTERN = ((): number => {
  * detected early is still reached.
  */
 const SFD_SEARCH_SYMBOLS = DETECT_SYMBOLS + SYNC_BITS + SFD_BITS + PATTERN_BITS;
+/**
+ * The carrier's turn per symbol (radians, within +-pi/2: +-250 kHz at
+ * 1 Msymbol/s, five times the +-50 kHz two 802.11b radios may be apart) from
+ * the sum of the squared differential products of DBPSK symbols: a product
+ * is A e^(j(m pi + w)) for data m and turn w, its square A^2 e^(2jw), so the
+ * sum's angle halved is w, the data gone (the squaring of M-PSK carrier
+ * recovery, Proakis 6.2.4, on the differential products).
+ */
+function carrierTurn(sqr: number, sqi: number): number {
+  return sqr === 0 && sqi === 0 ? 0 : Math.atan2(sqi, sqr) / 2;
+}
+
 /** Highest SNR reported, for a noiseless signal. */
 const SNR_CAP_DB = 120;
 
@@ -216,10 +230,18 @@ export class DsssReceiver {
     let reg = 0;
     let t = t0 + sym;
     let found = false;
+    // The carrier offset turns each differential product by the same angle per symbol; squared,
+    // DBPSK's 0 or pi drops out, leaving twice that angle (see `carrierTurn`).
+    let sqr = 0;
+    let sqi = 0;
     for (let k = 1; k < SFD_SEARCH_SYMBOLS; k++, t += sym) {
       if (t + sym > n) return -1;
       this.despread(iq, t);
-      const bit = this.zr * pr + this.zi * pi < 0 ? 1 : 0;
+      const dr0 = this.zr * pr + this.zi * pi;
+      const di0 = this.zi * pr - this.zr * pi;
+      sqr += dr0 * dr0 - di0 * di0;
+      sqi += 2 * dr0 * di0;
+      const bit = dr0 < 0 ? 1 : 0;
       pr = this.zr;
       pi = this.zi;
       reg = ((reg << 1) | descrambler.bit(bit)) & PATTERN_MASK;
@@ -235,6 +257,9 @@ export class DsssReceiver {
       return t - (PATTERN_BITS + 8) * sym;
     }
     const headerStart = t;
+    const turn = carrierTurn(sqr, sqi);
+    const cos = Math.cos(turn);
+    const sin = Math.sin(turn);
     // Energy of the despread symbols and of the samples, for level and SNR.
     let symbolEnergy = 0;
     let symbols = 0;
@@ -245,7 +270,8 @@ export class DsssReceiver {
         return -1;
       }
       this.despread(iq, t);
-      header[k] = descrambler.bit(this.zr * pr + this.zi * pi < 0 ? 1 : 0);
+      // The differential product turned back by the carrier's turn per symbol.
+      header[k] = descrambler.bit((this.zr * pr + this.zi * pi) * cos + (this.zi * pr - this.zr * pi) * sin < 0 ? 1 : 0);
       pr = this.zr;
       pi = this.zi;
       symbolEnergy += pr * pr + pi * pi;
@@ -272,8 +298,10 @@ export class DsssReceiver {
     };
     for (let k = 0; k < psduSymbols; k++, t += sym) {
       this.despread(iq, t);
-      const dr = this.zr * pr + this.zi * pi;
-      const di = this.zi * pr - this.zr * pi;
+      const ur = this.zr * pr + this.zi * pi;
+      const ui = this.zi * pr - this.zr * pi;
+      const dr = ur * cos + ui * sin;
+      const di = ui * cos - ur * sin;
       pr = this.zr;
       pi = this.zi;
       symbolEnergy += pr * pr + pi * pi;
@@ -302,6 +330,8 @@ export class DsssReceiver {
       startSample: headerStart - (SYNC_BITS + SFD_BITS) * sym,
       levelDb: 10 * Math.log10(samplePower),
       snrDb: this.snrDb(symbolEnergy / symbols, samplePower),
+      // A symbol lasts 1 µs at either rate.
+      cfoHz: (turn * 1e6) / (2 * Math.PI),
     });
     return t;
   }
