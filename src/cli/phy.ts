@@ -1,4 +1,5 @@
-import { readFile, writeFile } from 'node:fs/promises';
+import { createWriteStream } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { Command } from 'commander';
 import { ism2g4 } from '../../radio/channels.js';
 import { openFileFrontend } from '../../radio/file/frontend.js';
@@ -12,6 +13,7 @@ import { LINKTYPE_IEEE802_11_RADIOTAP, PcapngWriter } from '../wire/pcapng.js';
 import { dot11DataFrame, radiotapHeader } from '../wire/radiotap.js';
 import { BROADCAST } from '../wire/mesh.js';
 import { LISTED } from './listed.js';
+import { numberArg } from './usage.js';
 import { checkOutputFile } from './output-path.js';
 import { recordingBase } from './record.js';
 
@@ -68,12 +70,6 @@ export interface PhyTxResult {
   perTheory: number | null;
 }
 
-const num = (flag: string, v: string, check: (n: number) => boolean, expected: string): number => {
-  const n = Number(v);
-  if (v.trim() === '' || !Number.isFinite(n) || !check(n)) throw new UsageError(`${flag}: "${v}" is not ${expected}`);
-  return n;
-};
-
 /**
  * The test frame number `k`: an 802.11 data frame from mesh address 1 to
  * every station, carrying `payload` or, without one, `bytes` bytes of a
@@ -98,15 +94,15 @@ export function testFrame(k: number, bytes: number, payload?: Uint8Array): Uint8
  * bytes.
  */
 export async function runPhyTx(o: PhyTxOptions): Promise<PhyTxResult> {
-  const frames = num('--frames', o.frames, (n) => Number.isInteger(n) && n >= 1 && n <= 100_000, 'a number of frames in [1, 100000]');
-  const rate = num('--rate', o.rate, (n) => n === 1 || n === 2, '1 or 2 (Mb/s)') as DsssRate;
-  const sps = num('--sps', o.sps, (n) => n === 1 || n === 2, '1 or 2 (samples per chip)') as SamplesPerChip;
-  const gapUs = num('--gap-us', o.gapUs, (n) => Number.isInteger(n) && n >= 0 && n <= 1_000_000, 'a gap in whole microseconds in [0, 1000000]');
-  const seed = num('--seed', o.seed, (n) => Number.isInteger(n) && n >= 0 && n <= 0xffffffff, 'an integer seed in [0, 4294967295]');
-  const ebn0 = o.ebn0 === undefined ? undefined : num('--ebn0', o.ebn0, (n) => n >= -10 && n <= 60, 'an Eb/N0 in dB in [-10, 60]');
-  const cfoHz = num('--cfo-hz', o.cfoHz, (n) => Math.abs(n) <= 1e6, 'a carrier offset in Hz in [-1000000, 1000000]');
+  const frames = numberArg('--frames', o.frames, (n) => Number.isInteger(n) && n >= 1 && n <= 100_000, 'a number of frames in [1, 100000]');
+  const rate = numberArg('--rate', o.rate, (n) => n === 1 || n === 2, '1 or 2 (Mb/s)') as DsssRate;
+  const sps = numberArg('--sps', o.sps, (n) => n === 1 || n === 2, '1 or 2 (samples per chip)') as SamplesPerChip;
+  const gapUs = numberArg('--gap-us', o.gapUs, (n) => Number.isInteger(n) && n >= 0 && n <= 1_000_000, 'a gap in whole microseconds in [0, 1000000]');
+  const seed = numberArg('--seed', o.seed, (n) => Number.isInteger(n) && n >= 0 && n <= 0xffffffff, 'an integer seed in [0, 4294967295]');
+  const ebn0 = o.ebn0 === undefined ? undefined : numberArg('--ebn0', o.ebn0, (n) => n >= -10 && n <= 60, 'an Eb/N0 in dB in [-10, 60]');
+  const cfoHz = numberArg('--cfo-hz', o.cfoHz, (n) => Math.abs(n) <= 1e6, 'a carrier offset in Hz in [-1000000, 1000000]');
   const plan = ism2g4(13);
-  const channel = num('--channel', o.channel, (n) => Number.isInteger(n) && plan.has(n), 'a 2.4 GHz channel number in [1, 13]');
+  const channel = numberArg('--channel', o.channel, (n) => Number.isInteger(n) && plan.has(n), 'a 2.4 GHz channel number in [1, 13]');
   let payload: Uint8Array | undefined;
   let bytes: number;
   if (o.payload !== undefined) {
@@ -114,7 +110,7 @@ export async function runPhyTx(o: PhyTxOptions): Promise<PhyTxResult> {
       await readFile(o.payload).catch((e: NodeJS.ErrnoException) => Promise.reject(new UsageError(`--payload: ${o.payload}: ${e.message}`))),
     );
     bytes = payload.length;
-  } else bytes = num('--bytes', o.bytes, (n) => Number.isInteger(n) && n >= 4 && n <= 2304, 'a payload of whole bytes in [4, 2304]');
+  } else bytes = numberArg('--bytes', o.bytes, (n) => Number.isInteger(n) && n >= 4 && n <= 2304, 'a payload of whole bytes in [4, 2304]');
   // The MAC header (24), LLC/SNAP (8) and the FCS (4) the PHY adds must fit in a PSDU of 4095 bytes.
   if (bytes > 4095 - 36)
     throw new UsageError(`--payload: ${bytes} bytes do not fit in one PSDU (at most ${4095 - 36} with the MAC and LLC headers and the FCS)`);
@@ -240,10 +236,9 @@ export async function runPhyDecode(path: string): Promise<PhyDecodeResult> {
   return { recording: rec.metaPath, sampleRateHz: rate, samplesPerChip: sps, frames, counters: { ...rx.counters } };
 }
 
-/** The decoded frames as pcapng: one 802.11 interface with radiotap headers, each frame with its FCS (flagged bad when it is). */
-export function decodedPcap(r: PhyDecodeResult): Uint8Array {
-  const chunks: Uint8Array[] = [];
-  const w = new PcapngWriter((b) => chunks.push(b), 'cogmesh phy decode');
+/** Writes the decoded frames as pcapng to `write`: one 802.11 interface with radiotap headers, each frame with its FCS (flagged bad when it is). */
+export function writeDecodedPcap(r: PhyDecodeResult, write: (bytes: Uint8Array) => void): void {
+  const w = new PcapngWriter(write, 'cogmesh phy decode');
   const ifc = w.addInterface({ name: 'dsss', description: `${r.recording}, ${r.sampleRateHz / 1e6} Msample/s`, linkType: LINKTYPE_IEEE802_11_RADIOTAP });
   for (const f of r.frames) {
     const rt = radiotapHeader({ freqMHz: Math.round(f.centerHz / 1e6), rateBps: f.rateMbps * 1e6, ofdm: false }, { fcs: true, badFcs: !f.fcsOk });
@@ -252,13 +247,6 @@ export function decodedPcap(r: PhyDecodeResult): Uint8Array {
     data.set(f.psdu, rt.length);
     w.packet(ifc, f.atUs, data);
   }
-  const out = new Uint8Array(chunks.reduce((s, c) => s + c.length, 0));
-  let at = 0;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.length;
-  }
-  return out;
 }
 
 function formatDecode(r: PhyDecodeResult): string {
@@ -313,7 +301,11 @@ export function phyCommand(): Command {
     .action(async (path: string, o: { pcap?: string; force?: boolean; json?: boolean }) => {
       if (o.pcap !== undefined) await checkOutputFile('--pcap', o.pcap, { force: o.force === true });
       const r = await runPhyDecode(path);
-      if (o.pcap !== undefined) await writeFile(o.pcap, decodedPcap(r));
+      if (o.pcap !== undefined) {
+        const out = createWriteStream(o.pcap);
+        writeDecodedPcap(r, (b) => void out.write(b));
+        await new Promise<void>((resolve, reject) => out.once('error', reject).end(resolve));
+      }
       if (o.json) {
         const frames = r.frames.map(({ psdu, ...f }) => ({ ...f, psduHex: Array.from(psdu, (b) => b.toString(16).padStart(2, '0')).join('') }));
         process.stdout.write(`${JSON.stringify({ ...r, frames })}\n`);

@@ -13,6 +13,7 @@ import { US_PER_S } from '../core/time.js';
 import { checkOutputFile } from './output-path.js';
 import { parsePnList } from './sense.js';
 import { LISTED } from './listed.js';
+import { numberArg } from './usage.js';
 
 export interface RecordOptions {
   out: string;
@@ -73,12 +74,6 @@ export async function recordingBase(out: string, force = false): Promise<string>
 /** Largest block synthesised and written at once, in complex samples. */
 const BLOCK_SAMPLES = 1 << 16;
 
-const num = (flag: string, v: string, check: (n: number) => boolean, expected: string): number => {
-  const n = Number(v);
-  if (!Number.isFinite(n) || !check(n)) throw new UsageError(`${flag}: "${v}" is not ${expected}`);
-  return n;
-};
-
 /** Parses `1,6,11` against a plan of `planChannels` channels. */
 export function parseChannelList(text: string, planChannels: number): number[] {
   const out: number[] = [];
@@ -102,12 +97,12 @@ export function parseChannelList(text: string, planChannels: number): number[] {
  * the configuration's sensing radio.
  */
 export async function runRecord(o: RecordOptions): Promise<RecordResult> {
-  const secs = num('--seconds', o.seconds, (n) => n > 0 && n <= 3600, 'a number of seconds in (0, 3600]');
-  const seed = num('--seed', o.seed, (n) => Number.isInteger(n) && n >= 0 && n <= 0xffffffff, 'an integer seed in [0, 4294967295]');
-  const nch = num('--plan', o.plan, (n) => n === 11 || n === 13, '11 or 13') as 11 | 13;
-  const power = num('--power-dbm', o.powerDbm, (n) => n >= -130 && n <= 30, 'a power in dBm in [-130, 30]');
-  const burst = num('--burst-ms', o.burstMs, (n) => n > 0 && n <= 10000, 'a mean burst length in ms in (0, 10000]');
-  const dwellMs = num('--dwell-ms', o.dwellMs, (n) => n > 0 && n <= 10000, 'a dwell per channel in ms in (0, 10000]');
+  const secs = numberArg('--seconds', o.seconds, (n) => n > 0 && n <= 3600, 'a number of seconds in (0, 3600]');
+  const seed = numberArg('--seed', o.seed, (n) => Number.isInteger(n) && n >= 0 && n <= 0xffffffff, 'an integer seed in [0, 4294967295]');
+  const nch = numberArg('--plan', o.plan, (n) => n === 11 || n === 13, '11 or 13') as 11 | 13;
+  const power = numberArg('--power-dbm', o.powerDbm, (n) => n >= -130 && n <= 30, 'a power in dBm in [-130, 30]');
+  const burst = numberArg('--burst-ms', o.burstMs, (n) => n > 0 && n <= 10000, 'a mean burst length in ms in (0, 10000]');
+  const dwellMs = numberArg('--dwell-ms', o.dwellMs, (n) => n > 0 && n <= 10000, 'a dwell per channel in ms in (0, 10000]');
   if (o.datatype !== 'cf32_le' && o.datatype !== 'ci16_le') throw new UsageError(`--datatype: "${o.datatype}" is not cf32_le or ci16_le`);
   const datatype: SigmfWriteDatatype = o.datatype;
   const pn = parsePnList(o.pn, nch, power, burst);

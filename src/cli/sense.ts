@@ -21,6 +21,7 @@ import { runVirtual } from '../core/pump.js';
 import { remainingCapacity } from '../channel/capacity.js';
 import { Writable } from 'node:stream';
 import { LISTED } from './listed.js';
+import { numberArg } from './usage.js';
 
 export interface SenseOptions {
   /** Required with the sim front-end, refused with the others. */
@@ -69,12 +70,6 @@ export function parsePnList(text: string, channels: number, powerDbm: number, me
   return out;
 }
 
-const num = (flag: string, v: string, check: (n: number) => boolean, expected: string): number => {
-  const n = Number(v);
-  if (!Number.isFinite(n) || !check(n)) throw new UsageError(`${flag}: "${v}" is not ${expected}`);
-  return n;
-};
-
 /**
  * Senses in virtual time (the emulated band, or a recording) or in real time
  * (a UHD radio): the sensing radio scans every channel in turn for the whole
@@ -95,12 +90,12 @@ export async function runSense(o: SenseOptions): Promise<SenseResult> {
     throw new UsageError(`--pn: sets the emulated band's primary nodes; with --frontend ${frontend} the loads are whatever the radio sees`);
   }
   if (frontend !== 'uhd' && o.deviceArgs !== undefined) throw new UsageError(`--device-args: for --frontend uhd, not ${frontend}`);
-  const secs = num('--seconds', o.seconds, (n) => n > 0 && n <= 3600, 'a number of seconds in (0, 3600]');
-  const seed = num('--seed', o.seed, (n) => Number.isInteger(n) && n >= 0 && n <= 0xffffffff, 'an integer seed in [0, 4294967295]');
-  const nch = num('--channels', o.channels, (n) => n === 11 || n === 13, '11 or 13');
-  const power = num('--power-dbm', o.powerDbm, (n) => n >= -130 && n <= 30, 'a power in dBm in [-130, 30]');
-  const burst = num('--burst-ms', o.burstMs, (n) => n > 0 && n <= 10000, 'a mean burst length in ms in (0, 10000]');
-  const dwell = num('--dwell-ms', o.dwellMs, (n) => n >= 2 && n <= 1000, 'a dwell per channel in ms in [2, 1000]');
+  const secs = numberArg('--seconds', o.seconds, (n) => n > 0 && n <= 3600, 'a number of seconds in (0, 3600]');
+  const seed = numberArg('--seed', o.seed, (n) => Number.isInteger(n) && n >= 0 && n <= 0xffffffff, 'an integer seed in [0, 4294967295]');
+  const nch = numberArg('--channels', o.channels, (n) => n === 11 || n === 13, '11 or 13');
+  const power = numberArg('--power-dbm', o.powerDbm, (n) => n >= -130 && n <= 30, 'a power in dBm in [-130, 30]');
+  const burst = numberArg('--burst-ms', o.burstMs, (n) => n > 0 && n <= 10000, 'a mean burst length in ms in (0, 10000]');
+  const dwell = numberArg('--dwell-ms', o.dwellMs, (n) => n >= 2 && n <= 1000, 'a dwell per channel in ms in [2, 1000]');
   if (frontend === 'file') return senseRecording(o, o.input!, secs, seed, nch as 11 | 13, dwell);
   if (frontend === 'uhd') return senseUhd(o, secs, seed, nch as 11 | 13, dwell);
   const pn = parsePnList(o.pn!, nch, power, burst);

@@ -88,3 +88,14 @@ function listenReason(e: NodeJS.ErrnoException & { address?: unknown }): string 
   }
   return systemReason(e);
 }
+
+/**
+ * The number an option's text `v` gives, or UsageError naming `flag`, the
+ * text and what it should be (`expected`) when it is blank, not a finite
+ * number, or fails `check`.
+ */
+export function numberArg(flag: string, v: string, check: (n: number) => boolean, expected: string): number {
+  const n = Number(v);
+  if (v.trim() === '' || !Number.isFinite(n) || !check(n)) throw new UsageError(`${flag}: "${v}" is not ${expected}`);
+  return n;
+}

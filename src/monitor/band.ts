@@ -60,13 +60,13 @@ export function binHz(p: PsdView, i: number): number {
  * (g.points long) or a new array; each point takes the bin it falls in.
  */
 export function stitchBand(psds: Iterable<PsdView>, g: BandGrid, out = new Float32Array(g.points)): Float32Array {
-  const list = [...psds];
+  // Each capture's reach once, not once per point.
+  const list = Array.from(psds, (p) => ({ p, reach: reach(p) }));
   for (let i = 0; i < g.points; i++) {
     const f = gridHz(g, i);
     let best: PsdView | undefined;
-    for (const p of list) {
-      const [a, b] = reach(p);
-      if (f < a || f > b) continue;
+    for (const { p, reach: r } of list) {
+      if (f < r[0] || f > r[1]) continue;
       if (!best || Math.abs(f - p.centerHz) < Math.abs(f - best.centerHz)) best = p;
     }
     if (!best) {

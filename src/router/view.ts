@@ -6,7 +6,7 @@ import type { Result } from '../core/result.js';
 import type { PathInfo } from '../openflow/controller.js';
 import type { FlowSpec } from '../openflow/flow-spec.js';
 import type { NeighbourView, RouteView } from '../routing/aodv.js';
-import type { PsdTapCounters } from '../sensing/iq-tap.js';
+import type { PsdTapCounters, VisitPsd } from '../sensing/iq-tap.js';
 import type { FlowPattern, VnfEvent, VnfInfo } from '../vnf/types.js';
 import type { NodeEvent } from './node-core.js';
 
@@ -169,26 +169,8 @@ export interface SpectrumView {
   channels: SpectrumChannel[];
 }
 
-/**
- * The power spectral density of one channel visit (Welch's method over the IQ
- * the energy detector read), as the monitor streams it.
- */
-export interface PsdView {
-  /** The sensing round of the visit. */
-  round: number;
-  channel: number;
-  /** Centre frequency of the capture, Hz. */
-  centerHz: number;
-  /** Complex samples per second: the bins span [centerHz - rate / 2, centerHz + rate / 2). */
-  sampleRateHz: number;
-  /** Time of the first sample the estimate used, and the span of samples it used, µs. */
-  startUs: Micros;
-  durationUs: Micros;
-  /** Segments averaged (Welch), at least 1. */
-  segments: number;
-  /** dBm/Hz, lowest frequency first: bin i is centred on centerHz + (i - n / 2) * sampleRateHz / n. */
-  dbmPerHz: Float32Array;
-}
+/** The power spectral density of one channel visit, as the monitor streams it (sensing/iq-tap.ts makes it). */
+export type PsdView = VisitPsd;
 
 export type Telemetry =
   | { kind: 'spectrum'; atUs: Micros; spectrum: SpectrumView }

@@ -27,15 +27,25 @@ export function teeTaps(taps: readonly IqTap[]): IqTap {
   };
 }
 
-/** The PSD of one visit, as PsdTap hands it out (router/view.ts's PsdView, without the dependency). */
+/**
+ * The power spectral density of one channel visit (Welch's method over the
+ * IQ the detector read), as PsdTap hands it out and the monitor streams it
+ * (router/view.ts calls it PsdView).
+ */
 export interface VisitPsd {
+  /** The sensing round of the visit. */
   round: number;
   channel: number;
+  /** Centre frequency of the capture, Hz. */
   centerHz: number;
+  /** Complex samples per second: the bins span [centerHz - rate / 2, centerHz + rate / 2). */
   sampleRateHz: number;
+  /** Time of the first sample the estimate used, and the span of samples it used, µs. */
   startUs: Micros;
   durationUs: Micros;
+  /** Segments averaged (Welch), at least 1. */
   segments: number;
+  /** dBm/Hz, lowest frequency first: bin i is centred on centerHz + (i - n / 2) * sampleRateHz / n. */
   dbmPerHz: Float32Array;
 }
 
