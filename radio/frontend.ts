@@ -15,6 +15,8 @@ export interface FrontendCapabilities {
   readonly retuneUs: Micros;
   /** Whether `send` is available (a PHY to transmit frames is configured). */
   readonly canTransmit: boolean;
+  /** Whether `transmitIq` is available (the device has a transmit chain this driver drives). */
+  readonly canTransmitIq: boolean;
 }
 
 /**
@@ -34,6 +36,35 @@ export interface IqBlock {
   readonly calibrationDb: number;
   /** Samples the front-end lost before this block (overruns), 0 when none. */
   readonly droppedSamples: number;
+}
+
+/**
+ * A burst of complex baseband samples to transmit at the current centre
+ * frequency and the front-end's sample rate, interleaved I and Q as 32-bit
+ * floats. Full scale is mean(I^2 + Q^2) = 1; the front-end's transmit gain
+ * says what power that is at the antenna.
+ */
+export interface TxBurst {
+  readonly data: Float32Array;
+  /** Complex samples in `data` (data.length >= 2 * count). */
+  readonly count: number;
+  /**
+   * When the first sample should leave the antenna, on the front-end's clock
+   * (the clock of `IqBlock.startUs`); undefined sends as soon as the device can.
+   */
+  readonly atUs?: Micros;
+}
+
+/** What became of a transmitted burst. */
+export interface TxReport {
+  /** When the first sample left (or, for a device that does not say, was handed over). */
+  readonly startUs: Micros;
+  /** When the last sample left. */
+  readonly endUs: Micros;
+  /** The burst was asked for a time already past and went out late (or was dropped, see `sent`). */
+  readonly late: boolean;
+  /** Complex samples the device took; less than `count` when it dropped the rest (underflow, late). */
+  readonly sent: number;
 }
 
 /** A frame received by a front-end's PHY. */
@@ -79,6 +110,12 @@ export interface Frontend {
   readIq(count: number, into?: Float32Array): Promise<IqBlock>;
   /** Transmits one frame at the current centre frequency. */
   send(bytes: Uint8Array): Promise<void>;
+  /**
+   * Transmits a burst of samples at the current centre frequency, whole, at
+   * `burst.atUs` or as soon as possible. Bursts are sent in the order given.
+   * Refused with RADIO_CANNOT_TRANSMIT where `capabilities.canTransmitIq` is false.
+   */
+  transmitIq(burst: TxBurst): Promise<TxReport>;
   /** Registers a listener for frames received at the current centre frequency; returns its remover. */
   onFrame(listener: (frame: ReceivedFrame) => void): () => void;
   close(): Promise<void>;

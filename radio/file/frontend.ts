@@ -4,7 +4,7 @@ import { endianness } from 'node:os';
 import { basename } from 'node:path';
 import { FrontendError, RangeArgumentError } from '../../src/core/errors.js';
 import { assertMicros, US_PER_S, type Micros } from '../../src/core/time.js';
-import type { Frontend, FrontendCapabilities, IqBlock, ReceivedFrame, TuneResult } from '../frontend.js';
+import type { Frontend, FrontendCapabilities, IqBlock, ReceivedFrame, TuneResult, TxBurst, TxReport } from '../frontend.js';
 import { readSigmf, SAMPLE_BYTES, type SigmfDatatype, type SigmfRecording, type SigmfSegment } from './sigmf.js';
 
 const LITTLE_ENDIAN_HOST = endianness() === 'LE';
@@ -116,6 +116,7 @@ export class FileFrontend implements Frontend {
       gainRangeDb: [0, 0],
       retuneUs: assertMicros('retuneUs', opts.retuneUs ?? 0),
       canTransmit: false,
+      canTransmitIq: false,
     };
   }
 
@@ -224,6 +225,11 @@ export class FileFrontend implements Frontend {
   }
 
   send(_bytes: Uint8Array): Promise<void> {
+    if (this.closed) return Promise.reject(this.closedError());
+    return Promise.reject(new FrontendError('RADIO_CANNOT_TRANSMIT', `${this.id}: a recording cannot transmit`));
+  }
+
+  transmitIq(_burst: TxBurst): Promise<TxReport> {
     if (this.closed) return Promise.reject(this.closedError());
     return Promise.reject(new FrontendError('RADIO_CANNOT_TRANSMIT', `${this.id}: a recording cannot transmit`));
   }

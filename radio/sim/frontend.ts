@@ -3,7 +3,7 @@ import type { EventId } from '../../src/core/engine.js';
 import type { Rng } from '../../src/core/rng.js';
 import type { Scheduler } from '../../src/core/scheduler.js';
 import { assertMicros, US_PER_S, type Micros } from '../../src/core/time.js';
-import type { Frontend, FrontendCapabilities, IqBlock, ReceivedFrame, TuneResult } from '../frontend.js';
+import type { Frontend, FrontendCapabilities, IqBlock, ReceivedFrame, TuneResult, TxBurst, TxReport } from '../frontend.js';
 import type { Airtime, BandReceiver, EmulatedBand } from './band.js';
 
 export interface SimFrontendOptions {
@@ -99,6 +99,7 @@ export class SimFrontend implements Frontend {
       gainRangeDb: [gainRangeDb[0], gainRangeDb[1]],
       retuneUs: assertMicros('retuneUs', opts.retuneUs ?? 1000),
       canTransmit: opts.canTransmit ?? true,
+      canTransmitIq: false,
     };
     this.baseCalibrationDb = opts.calibrationDb ?? -10;
     this.txPowerDbm = opts.txPowerDbm ?? 15;
@@ -229,6 +230,11 @@ export class SimFrontend implements Frontend {
     }
     if (!Number.isSafeInteger(count) || count <= 0) throw new RangeArgumentError('count', count, 'an integer > 0');
     return this.capture(this.center, startUs, count, this.calibrationDb());
+  }
+
+  transmitIq(_burst: TxBurst): Promise<TxReport> {
+    if (this.closed) return Promise.reject(this.closedError());
+    return Promise.reject(new FrontendError('RADIO_CANNOT_TRANSMIT', `${this.id}: the emulated band does not carry IQ bursts yet`));
   }
 
   /**

@@ -1,6 +1,6 @@
 import { FrontendError, RangeArgumentError } from '../../src/core/errors.js';
 import { RealClock, type Clock } from '../../src/core/time.js';
-import type { Frontend, FrontendCapabilities, IqBlock, ReceivedFrame, TuneResult } from '../frontend.js';
+import type { Frontend, FrontendCapabilities, IqBlock, ReceivedFrame, TuneResult, TxBurst, TxReport } from '../frontend.js';
 import { SampleRing, type RingPeek, type SampleRingOptions } from './ring.js';
 
 export interface SoraFrontendOptions extends SampleRingOptions {
@@ -77,6 +77,7 @@ export class SoraFrontend implements Frontend {
       gainRangeDb: [this.gain, this.gain],
       retuneUs: i.retuneUs,
       canTransmit: false,
+      canTransmitIq: false,
     };
   }
 
@@ -218,6 +219,10 @@ export class SoraFrontend implements Frontend {
   }
 
   send(_bytes: Uint8Array): Promise<void> {
+    return Promise.reject(new FrontendError('RADIO_CANNOT_TRANSMIT', `${this.id}: a SORA ring is receive-only here (no transmit path)`));
+  }
+
+  transmitIq(_burst: TxBurst): Promise<TxReport> {
     return Promise.reject(new FrontendError('RADIO_CANNOT_TRANSMIT', `${this.id}: a SORA ring is receive-only here (no transmit path)`));
   }
 

@@ -1,6 +1,6 @@
 import { FrontendError, RangeArgumentError } from '../../src/core/errors.js';
 import { assertMicros, RealClock, US_PER_S, type Clock, type Micros } from '../../src/core/time.js';
-import type { Frontend, FrontendCapabilities, IqBlock, ReceivedFrame, TuneResult } from '../frontend.js';
+import type { Frontend, FrontendCapabilities, IqBlock, ReceivedFrame, TuneResult, TxBurst, TxReport } from '../frontend.js';
 import { deviceId, parseDeviceAddr } from './device-addr.js';
 import { uhdLib } from './lib.js';
 import { RxError, StreamMode, UhdCallError, type TimeSpec, type UhdLib, type UhdRxStreamer, type UhdTuneResult, type UhdUsrp } from './api.js';
@@ -270,6 +270,7 @@ export class UhdFrontend implements Frontend {
       gainRangeDb: [gainRangeDb[0], gainRangeDb[1]],
       retuneUs: opts.retuneEstimateUs ?? (this.timedRetune ? this.timedTuneLeadUs + this.loSettleUs : DEFAULTS.plainRetuneEstimateUs),
       canTransmit: false,
+      canTransmitIq: false,
     };
     // last, so that a failure before leaves nothing but the device to free
     this.rx = usrp.rxStream({
@@ -344,6 +345,11 @@ export class UhdFrontend implements Frontend {
   send(_bytes: Uint8Array): Promise<void> {
     if (this.closing !== undefined) return Promise.reject(this.closedError());
     return Promise.reject(new FrontendError('RADIO_CANNOT_TRANSMIT', `${this.id}: the UHD front-end has no PHY in this release and receives only`));
+  }
+
+  transmitIq(_burst: TxBurst): Promise<TxReport> {
+    if (this.closing !== undefined) return Promise.reject(this.closedError());
+    return Promise.reject(new FrontendError('RADIO_CANNOT_TRANSMIT', `${this.id}: the UHD front-end has no transmit streamer in this release`));
   }
 
   /** Frames need a PHY, which this release does not have: listeners are kept but never called. */

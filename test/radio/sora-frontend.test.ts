@@ -59,7 +59,14 @@ test('capabilities come from the ring header; gain is fixed, nothing is sent', {
   await withRadio({ source: 'counter', rateHz: 2e6, tuneRangeHz: [2.4e9, 2.5e9], centerHz: 2.412e9, retuneUs: 500, fullScaleDbm: -12 }, async (fe) => {
     assert.equal(fe.kind, 'sora');
     assert.match(fe.id, /ring\d+$/);
-    assert.deepEqual(fe.capabilities, { sampleRateHz: 2e6, tuneRangeHz: [2.4e9, 2.5e9], gainRangeDb: [0, 0], retuneUs: 500, canTransmit: false });
+    assert.deepEqual(fe.capabilities, {
+      sampleRateHz: 2e6,
+      tuneRangeHz: [2.4e9, 2.5e9],
+      gainRangeDb: [0, 0],
+      retuneUs: 500,
+      canTransmit: false,
+      canTransmitIq: false,
+    });
     assert.equal(fe.centerHz, 2.412e9);
     assert.equal(fe.calibrationDb(), -12);
     await fe.setGain(0);

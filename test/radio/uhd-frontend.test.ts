@@ -309,6 +309,7 @@ test('open: configures rate, gain and time, and reports what the device set', as
     gainRangeDb: [0, 76],
     retuneUs: 2500,
     canTransmit: false,
+    canTransmitIq: false,
   });
   assert.equal(fe.centerHz, undefined);
   assert.equal(d.commands.length, 0, 'no streaming before the first read');
