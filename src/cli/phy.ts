@@ -10,7 +10,8 @@ import { perTheory } from '../../radio/phy/dsss/theory.js';
 import { UsageError } from '../core/errors.js';
 import { Rng } from '../core/rng.js';
 import { LINKTYPE_IEEE802_11_RADIOTAP, PcapngWriter } from '../wire/pcapng.js';
-import { dot11DataFrame, radiotapHeader } from '../wire/radiotap.js';
+import { encodeDot11Data } from '../wire/dot11.js';
+import { radiotapHeader } from '../wire/radiotap.js';
 import { BROADCAST } from '../wire/mesh.js';
 import { LISTED } from './listed.js';
 import { numberArg } from './usage.js';
@@ -82,7 +83,7 @@ export function testFrame(k: number, bytes: number, payload?: Uint8Array): Uint8
     for (let i = 0; i < bytes; i++) body[i] = (k + i) & 0xff;
     new DataView(body.buffer).setUint32(0, k >>> 0);
   }
-  return dot11DataFrame(1, BROADCAST, body, { ethertype: PHY_TEST_ETHERTYPE });
+  return encodeDot11Data({ src: 1, dst: BROADCAST, payload: body, ethertype: PHY_TEST_ETHERTYPE });
 }
 
 /**

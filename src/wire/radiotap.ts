@@ -9,12 +9,12 @@
  */
 
 import { RangeArgumentError } from '../core/errors.js';
-import { BROADCAST, type NodeAddr } from './mesh.js';
+import { encodeDot11Data, MESH_ETHERTYPE } from './dot11.js';
+import type { NodeAddr } from './mesh.js';
 
-/** IEEE 802 "Local Experimental Ethertype 1" (IEEE Std 802-2014 section 9.2.2): what the SNAP header names. */
-export const CAPTURE_ETHERTYPE = 0x88b5;
-/** The mesh's BSSID in captures: locally administered, outside the routers' 02:00:00:00:hh:ll. */
-export const CAPTURE_BSSID: readonly number[] = [0x02, 0x00, 0x00, 0xff, 0x00, 0x00];
+/** What a capture's SNAP header names: the mesh's ethertype (src/wire/dot11.ts). */
+export const CAPTURE_ETHERTYPE = MESH_ETHERTYPE;
+export { meshMac } from './dot11.js';
 
 /** Radiotap `it_present` bits (radiotap.org defined fields). */
 const RT_FLAGS = 1 << 1;
@@ -25,14 +25,6 @@ const RT_DBM_ANTSIGNAL = 1 << 5;
 const CHAN_CCK = 0x0020;
 const CHAN_OFDM = 0x0040;
 const CHAN_2GHZ = 0x0080;
-
-/** 802.11 Frame Control: type data (2), subtype 0; flags byte: Retry. */
-const FC_DATA = 0x08;
-const FC_RETRY = 0x08;
-const DOT11_HEADER_BYTES = 24;
-/** LLC (DSAP 0xaa, SSAP 0xaa, UI) and SNAP (OUI 00-00-00: an ethertype follows). */
-const LLC_SNAP = [0xaa, 0xaa, 0x03, 0x00, 0x00, 0x00];
-const SNAP_BYTES = LLC_SNAP.length + 2;
 
 /** How the radio saw a frame: what the radiotap header says. */
 export interface RadioInfo {
@@ -46,13 +38,6 @@ export interface RadioInfo {
   signalDbm?: number;
   /** The frame is a retransmission (802.11 Retry flag). */
   retry?: boolean;
-}
-
-/** The locally administered MAC of mesh address `a` (02:00:00:00:hh:ll); the broadcast address for BROADCAST. */
-export function meshMac(a: NodeAddr): number[] {
-  if (!Number.isInteger(a) || a < 0 || a > 0xffff) throw new RangeArgumentError('address', a, 'a mesh address 0-65535');
-  if (a === BROADCAST) return [0xff, 0xff, 0xff, 0xff, 0xff, 0xff];
-  return [0x02, 0x00, 0x00, 0x00, a >> 8, a & 0xff];
 }
 
 /** Radiotap Flags: the frame ends with its FCS; that FCS did not match. */
@@ -90,29 +75,10 @@ export function radiotapHeader(r: RadioInfo, opts: { fcs?: boolean; badFcs?: boo
   return out;
 }
 
-/**
- * An 802.11 data frame between stations of an IBSS (ToDS = FromDS = 0: addr1
- * the receiver, addr2 the sender, addr3 the mesh's BSSID; duration and
- * sequence 0), with an LLC/SNAP header naming `ethertype` and then `packet`;
- * no FCS.
- */
-export function dot11DataFrame(src: NodeAddr, dst: NodeAddr, packet: Uint8Array, opts: { ethertype?: number; retry?: boolean } = {}): Uint8Array {
-  const out = new Uint8Array(DOT11_HEADER_BYTES + SNAP_BYTES + packet.length);
-  out[0] = FC_DATA;
-  out[1] = opts.retry ? FC_RETRY : 0;
-  out.set(meshMac(dst), 4);
-  out.set(meshMac(src), 10);
-  out.set(CAPTURE_BSSID, 16);
-  out.set(LLC_SNAP, DOT11_HEADER_BYTES);
-  new DataView(out.buffer).setUint16(DOT11_HEADER_BYTES + LLC_SNAP.length, opts.ethertype ?? CAPTURE_ETHERTYPE);
-  out.set(packet, DOT11_HEADER_BYTES + SNAP_BYTES);
-  return out;
-}
-
 /** The captured frame: radiotap, 802.11 data header, LLC/SNAP, then `packet` (the mesh packet as on the medium). */
 export function radiotapFrame(r: RadioInfo, src: NodeAddr, dst: NodeAddr, packet: Uint8Array): Uint8Array {
   const rt = radiotapHeader(r);
-  const frame = dot11DataFrame(src, dst, packet, { retry: r.retry === true });
+  const frame = encodeDot11Data({ src, dst, payload: packet, retry: r.retry === true });
   const out = new Uint8Array(rt.length + frame.length);
   out.set(rt);
   out.set(frame, rt.length);
