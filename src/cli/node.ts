@@ -55,8 +55,10 @@ export function nodeCommand(): Command {
       if (sets.length > 0) cfg = applyOverrides(cfg, sets);
       const forS = o.for === undefined ? undefined : Number(o.for);
       if (forS !== undefined && !(forS > 0 && forS <= MAX_FOR_S)) throw new UsageError(`--for: "${o.for}" is not a number of seconds in (0, ${MAX_FOR_S}]`);
-      if (o.virtual && cfg.sim.medium.endpoint !== '') {
-        throw new UsageError('--virtual: a router on the air medium process runs in real time (`cogmesh sim` runs a whole mesh in virtual time)');
+      if (o.virtual && (cfg.sim.medium.endpoint !== '' || cfg.phy.enabled)) {
+        throw new UsageError(
+          `--virtual: a router ${cfg.phy.enabled ? "over its radios' PHY" : 'on the air medium process'} runs in real time (\`cogmesh sim\` runs a whole mesh in virtual time)`,
+        );
       }
       if (o.virtual) {
         if (forS === undefined) throw new UsageError('--virtual needs --for SECONDS: virtual time runs as fast as it can and must know when to stop');
@@ -71,7 +73,7 @@ export function nodeCommand(): Command {
       if (o.pcap !== undefined && cfg.sim.medium.endpoint === '') {
         throw new UsageError('--pcap: only a router on the air medium (sim.medium.endpoint) is captured; `cogmesh sim --pcap DIR` captures a simulated mesh');
       }
-      if (cfg.sim.medium.endpoint !== '') {
+      if (cfg.sim.medium.endpoint !== '' || cfg.phy.enabled) {
         await runMeshNode(cfg, o.config, forS, o.pcap);
         return;
       }

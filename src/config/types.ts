@@ -88,6 +88,15 @@ export interface NodeConfig {
     reconnectMaxMs: number;
     tls: OfTlsConfig;
   };
+  /** The 802.11b DSSS PHY and DCF over the radios' own front-ends (docs/phy.md). */
+  phy: {
+    enabled: boolean;
+    rateMbps: 1 | 2;
+    ccaDbm: number;
+    blockUs: number;
+    /** Overrides of the front-end kind's MAC timing profile (radio/phy/timing.ts); 0 keeps the profile's. */
+    timing: { sifsUs: number; slotUs: number; ackTimeoutUs: number; cwMin: number; cwMax: number; retryLimit: number };
+  };
   /** The CETT controller as a role of this router (listen and connect empty: not). */
   controller: {
     listen: string;

@@ -1,5 +1,6 @@
 import { EventEngine } from './engine.js';
 import { RangeArgumentError } from './errors.js';
+import type { Scheduler } from './scheduler.js';
 import { RealClock, type Clock, type Micros } from './time.js';
 
 export interface PacedOptions {
@@ -64,6 +65,24 @@ export class PacedEngine {
 
   private readonly afterRun: ((fromTimer: boolean) => void) | undefined;
   private readonly onFault: ((e: unknown) => void) | undefined;
+
+  /**
+   * The engine as a `Scheduler` for code that runs outside `inject` and
+   * outside the engine's events, such as a promise's continuation (a radio
+   * read that resolved in an event continues after the run is over): an event
+   * it schedules gets its wake-up, which the engine's own `at` would only get
+   * at the next run. Times are the engine's, as `inject` gives them.
+   */
+  readonly scheduler: Scheduler = {
+    now: () => this.engine.now(),
+    at: (at, fire) => {
+      const id = this.engine.at(at, fire);
+      if (this.depth === 0) this.reschedule();
+      return id;
+    },
+    after: (delay, fire) => this.scheduler.at(this.engine.now() + delay, fire),
+    cancel: (id) => this.engine.cancel(id),
+  };
 
   /** When (real time, µs) the engine's pending timer wakes it, or undefined when none is set. */
   get nextWakeUs(): Micros | undefined {

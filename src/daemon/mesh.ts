@@ -1,7 +1,4 @@
-import { ism2g4 } from '../../radio/channels.js';
-import { RemoteMedium } from '../../radio/medium/remote.js';
-import { CaptureHost, captureRadio } from '../../radio/medium/capture.js';
-import { EmulatedBand } from '../../radio/sim/band.js';
+import type { EmulatedBand } from '../../radio/sim/band.js';
 import type { NodeConfig, TrafficFlowConfig } from '../config/types.js';
 import { ConfigError } from '../core/errors.js';
 import { PacedEngine } from '../core/paced.js';
@@ -22,6 +19,7 @@ import { startOpenFlow, type OpenFlowRouter, type OpenFlowSide } from './openflo
 import type { AgentVnfs } from '../openflow/agent.js';
 import type { FlowPattern, VnfInfo } from '../vnf/types.js';
 import { logEvent } from './node.js';
+import { joinMedium, openPhyAir, type MeshAir } from './mesh-air.js';
 import type { Logger } from '../core/log.js';
 import { MeshRouter, type RouterEvent } from '../router/router.js';
 import { queueName, spectrumView, type FlowView, type QueueView, type RouterStatus, type RouterView, type SpectrumView } from '../router/view.js';
@@ -78,7 +76,7 @@ export class MeshNode extends LiveConfigView implements RouterView {
     cfg: NodeConfig,
     log: Logger,
     private readonly paced: PacedEngine,
-    private readonly medium: RemoteMedium,
+    private readonly air: MeshAir,
     readonly router: MeshRouter,
     private readonly pool: SandboxPool,
     private readonly tcp: BulkTcp,
@@ -114,37 +112,9 @@ export class MeshNode extends LiveConfigView implements RouterView {
       : { backend: cpuBackend, reason: 'none probed: this router does not sense (channel.cognitive false)', probe: undefined };
     log.info({ event: 'sensing-backend', backend: choice.backend.name, probe: choice.probe }, `energy detector: ${choice.reason}`);
     const paced = new PacedEngine();
+    const air = cfg.sim.medium.endpoint !== '' ? await joinMedium(cfg, log, paced, opts.pcap) : openPhyAir(cfg, log, paced);
+    const { host, band, plan } = air;
     const m = cfg.sim.medium;
-    const medium = await RemoteMedium.connect({
-      endpoint: m.endpoint,
-      node: cfg.node.id,
-      name: cfg.node.name,
-      position: { xM: m.xM, yM: m.yM },
-      paced,
-      log,
-      sendWindow: m.sendWindow,
-      ...(m.curve.serverKey !== '' ? { curve: m.curve } : {}),
-    });
-    const w = medium.welcome;
-    if (w.channels !== cfg.channelPlan.channels) {
-      medium.close();
-      throw new ConfigError([
-        { path: '/channelPlan/channels', value: cfg.channelPlan.channels, expected: `${w.channels}, the plan of the medium at ${m.endpoint}` },
-      ]);
-    }
-    const full = ism2g4(w.channels);
-    const plan = w.orthogonal ? full.asOrthogonal() : full;
-    const pcap = opts.pcap;
-    const host = pcap
-      ? new CaptureHost(medium, {
-          now: () => paced.now(),
-          // The paced engine's time is already the epoch's.
-          epochUs: 0,
-          ...captureRadio(w.phy, plan),
-          sink: () => pcap,
-        })
-      : medium;
-    const band = new EmulatedBand(plan, w.band, Rng.fromSeed(w.bandSeed).fork('band'), { startUs: w.epochUs, historyUs: 60 * US_PER_S });
     const detector = new EnergyDetector(cfg.sensing, choice.backend);
     // The paced engine's time is the epoch's: the recordings' datetimes need no offset.
     const taps = monitorTaps(cfg, { now: () => paced.now(), epochUs: 0, log, emit: (t) => nodeRef.node?.emitTelemetry(t) });
@@ -173,7 +143,7 @@ export class MeshNode extends LiveConfigView implements RouterView {
           detector,
           rng: rng.fork('router'),
           position: { xM: m.xM, yM: m.yM },
-          controlChannelPn: w.controlChannelPn,
+          controlChannelPn: air.controlChannelPn,
           // The index is the boot time in seconds: a restarted router's messages are newer than any it sent before.
           ...(keys ? { auth: new R3Auth(keys, Math.floor(now / US_PER_S)) } : {}),
           startUs: now + 100 * US_PER_MS,
@@ -184,7 +154,7 @@ export class MeshNode extends LiveConfigView implements RouterView {
         }),
     );
     routerRef.r = router;
-    const node = new MeshNode(cfg, log, paced, medium, router, pool, tcp, band);
+    const node = new MeshNode(cfg, log, paced, air, router, pool, tcp, band);
     node.taps = taps;
     nodeRef.node = node;
     pool.enter = (fn) => paced.inject(() => fn());
@@ -192,7 +162,7 @@ export class MeshNode extends LiveConfigView implements RouterView {
     for (const e of early) node.onRouterEvent(e);
     log.info(
       { event: 'node-start', node: cfg.node, medium: m.endpoint, position: { xM: m.xM, yM: m.yM }, plan: plan.name },
-      `router ${cfg.node.name} (id ${cfg.node.id}) up on the medium at ${m.endpoint}, at (${m.xM}, ${m.yM}) m: sensing ${cfg.sensing.durationMs} ms every ${cfg.sensing.periodMs} ms, R3 on channel ${cfg.radios.R3.channel}${keys ? `, its messages authenticated (signed with key ${keys.sendKeyId} of ${keys.keys.size})` : ''}`,
+      `router ${cfg.node.name} (id ${cfg.node.id}) up on ${air.describe}, at (${m.xM}, ${m.yM}) m: sensing ${cfg.sensing.durationMs} ms every ${cfg.sensing.periodMs} ms, R3 on channel ${cfg.radios.R3.channel}${keys ? `, its messages authenticated (signed with key ${keys.sendKeyId} of ${keys.keys.size})` : ''}`,
     );
     if (!keys)
       log.warn(
@@ -277,7 +247,7 @@ export class MeshNode extends LiveConfigView implements RouterView {
     await this.stopController();
     await this.pool.close(this.paced.now());
     this.paced.stop();
-    this.medium.close();
+    await this.air.close();
     this.hub.clear();
   }
 
@@ -425,7 +395,7 @@ export class MeshNode extends LiveConfigView implements RouterView {
     return this.paced.now();
   }
 
-  status(): RouterStatus & { pid: number; traffic: TrafficView[]; medium: Record<string, number>; lagMaxMs: number; ip: Record<string, unknown> } {
+  status(): RouterStatus & { pid: number; traffic: TrafficView[]; medium: Record<string, unknown>; lagMaxMs: number; ip: Record<string, unknown> } {
     const r = this.router;
     const now = this.paced.now();
     const latest = r.core.latestDecision;
@@ -451,7 +421,7 @@ export class MeshNode extends LiveConfigView implements RouterView {
         prefixes: r.prefixes.entries().map((e) => ({ ...e, expiresUs: e.router === this.id ? undefined : e.expiresUs })),
       },
       traffic: this.traffic(),
-      medium: { ...this.medium.counters },
+      medium: this.air.counters(),
       lagMaxMs: this.paced.lag.maxUs / 1000,
     };
   }

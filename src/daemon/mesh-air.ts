@@ -1,0 +1,141 @@
+import { ism2g4, type ChannelPlan } from '../../radio/channels.js';
+import type { Frontend } from '../../radio/frontend.js';
+import { CaptureHost, captureRadio } from '../../radio/medium/capture.js';
+import type { StationHost } from '../../radio/medium/index.js';
+import { RemoteMedium } from '../../radio/medium/remote.js';
+import { PhyHost } from '../../radio/phy/host.js';
+import { EmulatedBand } from '../../radio/sim/band.js';
+import { SimFrontend } from '../../radio/sim/frontend.js';
+import type { NodeConfig } from '../config/types.js';
+import { ConfigError } from '../core/errors.js';
+import type { Logger } from '../core/log.js';
+import type { PacedEngine } from '../core/paced.js';
+import { Rng } from '../core/rng.js';
+import { US_PER_S } from '../core/time.js';
+
+/**
+ * Where a router's radios meet the others': the stations its router adds,
+ * the band its sensing reads, the channel plan, and how to leave.
+ */
+export interface MeshAir {
+  readonly host: StationHost;
+  readonly band: EmulatedBand;
+  readonly plan: ChannelPlan;
+  /** Whether PN emitters also occupy the control channel. */
+  readonly controlChannelPn: boolean;
+  /** For the start-up log: "the medium at ENDPOINT" or "its radios' PHY". */
+  readonly describe: string;
+  /** What the status shows of the air: the medium link's counters, or each PHY station's. */
+  counters(): Record<string, unknown>;
+  close(): Promise<void>;
+}
+
+/**
+ * Joins the air medium process at `cfg.sim.medium.endpoint`: its welcome
+ * gives the plan, the PHY and the band's seed and epoch, so that the router
+ * senses the same PN bursts the medium runs. With `pcap`, what its radios
+ * hear and send goes there as pcapng.
+ */
+export async function joinMedium(cfg: NodeConfig, log: Logger, paced: PacedEngine, pcap: ((bytes: Uint8Array) => void) | undefined): Promise<MeshAir> {
+  const m = cfg.sim.medium;
+  const medium = await RemoteMedium.connect({
+    endpoint: m.endpoint,
+    node: cfg.node.id,
+    name: cfg.node.name,
+    position: { xM: m.xM, yM: m.yM },
+    paced,
+    log,
+    sendWindow: m.sendWindow,
+    ...(m.curve.serverKey !== '' ? { curve: m.curve } : {}),
+  });
+  const w = medium.welcome;
+  if (w.channels !== cfg.channelPlan.channels) {
+    medium.close();
+    throw new ConfigError([
+      { path: '/channelPlan/channels', value: cfg.channelPlan.channels, expected: `${w.channels}, the plan of the medium at ${m.endpoint}` },
+    ]);
+  }
+  const full = ism2g4(w.channels);
+  const plan = w.orthogonal ? full.asOrthogonal() : full;
+  const host = pcap
+    ? new CaptureHost(medium, {
+        now: () => paced.now(),
+        // The paced engine's time is already the epoch's.
+        epochUs: 0,
+        ...captureRadio(w.phy, plan),
+        sink: () => pcap,
+      })
+    : medium;
+  const band = new EmulatedBand(plan, w.band, Rng.fromSeed(w.bandSeed).fork('band'), { startUs: w.epochUs, historyUs: 60 * US_PER_S });
+  return {
+    host,
+    band,
+    plan,
+    controlChannelPn: w.controlChannelPn,
+    describe: `the medium at ${m.endpoint}`,
+    counters: () => ({ ...medium.counters }),
+    close: () => {
+      medium.close();
+      return Promise.resolve();
+    },
+  };
+}
+
+/**
+ * The router's own radios, each a `sim` front-end on an emulated band of the
+ * router's, running the DSSS PHY and its DCF (`PhyHost`): frames go out as
+ * samples and come in only as what the receiver decodes from the samples a
+ * radio reads. The router's sensing reads the same band. Radios on devices
+ * (uhd, sora) are refused here: the router's sensing reads the emulated
+ * band, and sensing a device's front-end between frames is not built yet.
+ */
+export function openPhyAir(cfg: NodeConfig, log: Logger, paced: PacedEngine): MeshAir {
+  const devices = (['R1', 'R2', 'R3'] as const).filter((r) => cfg.radios[r].frontend !== 'sim');
+  if (devices.length > 0) {
+    throw new ConfigError(
+      devices.map((r) => ({
+        path: `/radios/${r}/frontend`,
+        value: cfg.radios[r].frontend,
+        expected: '"sim" with phy.enabled: a router over device radios is not built yet (`cogmesh node` senses with them)',
+      })),
+    );
+  }
+  const plan = ism2g4(cfg.channelPlan.channels);
+  const rng = Rng.fromSeed(cfg.node.seed);
+  const band = new EmulatedBand(plan, cfg.sim.band, rng.fork('band'), { scheduler: paced.scheduler, historyUs: 60 * US_PER_S });
+  const radio = (role: 'R1' | 'R2' | 'R3'): Frontend => {
+    const r = cfg.radios[role];
+    return new SimFrontend(band, paced.scheduler, {
+      id: `${cfg.node.name}/${role}`,
+      sampleRateHz: r.sampleRateHz,
+      gainDb: r.gainDb,
+      calibrationDb: r.calibrationDb,
+      rng: rng.fork(`radio/${role}`),
+    });
+  };
+  const frontends = { R1: radio('R1'), R2: radio('R2'), R3: radio('R3') };
+  const host = new PhyHost({
+    frontends,
+    plan,
+    // Radio reads continue in promise continuations, outside the engine's runs.
+    scheduler: paced.scheduler,
+    rng: rng.fork('phy'),
+    rateMbps: cfg.phy.rateMbps,
+    timing: cfg.phy.timing,
+    ccaDbm: cfg.phy.ccaDbm,
+    blockUs: cfg.phy.blockUs,
+    onError: (where, err) => log.warn({ event: 'phy-error', where, err }, `${where}: ${err instanceof Error ? err.message : String(err)}`),
+  });
+  return {
+    host,
+    band,
+    plan,
+    controlChannelPn: true,
+    describe: `its radios' DSSS PHY at ${cfg.phy.rateMbps} Mb/s`,
+    counters: () => Object.fromEntries(host.stations.map((s) => [s.id, { ...s.counters, phy: structuredClone(s.phy) }])),
+    close: async () => {
+      host.close();
+      await Promise.all(Object.values(frontends).map((fe) => fe.close()));
+    },
+  };
+}
