@@ -18,9 +18,8 @@ import { perTheory } from '../../radio/phy/dsss/theory.js';
 import { UsageError } from '../core/errors.js';
 import { Rng } from '../core/rng.js';
 import { LINKTYPE_IEEE802_11_RADIOTAP, PcapngWriter } from '../wire/pcapng.js';
-import { encodeDot11Data } from '../wire/dot11.js';
+import { testFrame } from './phy-frames.js';
 import { radiotapHeader } from '../wire/radiotap.js';
-import { BROADCAST } from '../wire/mesh.js';
 import { LISTED } from './listed.js';
 import { numberArg } from './usage.js';
 import { checkOutputFile } from './output-path.js';
@@ -36,13 +35,6 @@ import { recordingBase } from './record.js';
 
 /** DSSS chips per second (802.11-2016 16.1). */
 const CHIP_RATE = 11e6;
-
-/**
- * IEEE 802 Local Experimental Ethertype 2 (IEEE Std 802-2014 9.2.2): what a
- * `phy tx` test frame's SNAP header names, so that a dissector of the mesh's
- * own packets (Ethertype 1, 0x88b5) does not take its pattern for one.
- */
-export const PHY_TEST_ETHERTYPE = 0x88b6;
 
 /** Most samples `phy decode` reads at one centre frequency (2 GiB of cf32). */
 const MAX_DECODE_SAMPLES = 1 << 28;
@@ -80,21 +72,6 @@ export interface PhyTxResult {
   ppm: number;
   /** The PER the theory of differential detection gives these frames at that Eb/N0 (docs/phy.md): what a decode should come near. */
   perTheory: number | null;
-}
-
-/**
- * The test frame number `k`: an 802.11 data frame from mesh address 1 to
- * every station, carrying `payload` or, without one, `bytes` bytes of a
- * pattern (the frame number as 4 bytes big-endian, then (k + i) mod 256).
- */
-export function testFrame(k: number, bytes: number, payload?: Uint8Array): Uint8Array {
-  let body = payload;
-  if (!body) {
-    body = new Uint8Array(bytes);
-    for (let i = 0; i < bytes; i++) body[i] = (k + i) & 0xff;
-    new DataView(body.buffer).setUint32(0, k >>> 0);
-  }
-  return encodeDot11Data({ src: 1, dst: BROADCAST, payload: body, ethertype: PHY_TEST_ETHERTYPE });
 }
 
 /**

@@ -13,6 +13,9 @@ import { US_PER_S } from '../core/time.js';
 import { checkOutputFile } from './output-path.js';
 import { parsePnList } from './sense.js';
 import { LISTED } from './listed.js';
+import { testFrame } from './phy-frames.js';
+import { modulateFrame } from '../../radio/phy/dsss/modem.js';
+import type { DsssRate } from '../../radio/phy/dsss/plcp.js';
 import { numberArg } from './usage.js';
 
 export interface RecordOptions {
@@ -32,6 +35,43 @@ export interface RecordOptions {
   config?: string;
   /** Replace a recording already at --out. */
   force?: boolean;
+  /** DSSS frames a mesh station sends on the band while it is recorded: CH:EVERY_MS[:BYTES[:RATE]][,...]. */
+  frames?: string;
+  /** Power frames arrive with (dBm for a full-scale sample). */
+  frameDbm?: string;
+  /** Sample rate of the recording; default the configuration's sensing radio's. */
+  sampleRate?: string;
+}
+
+/** One station sending DSSS frames on the band while it is recorded. */
+export interface FrameSource {
+  channel: number;
+  everyMs: number;
+  bytes: number;
+  rateMbps: DsssRate;
+}
+
+/**
+ * Parses `--frames`: CH:EVERY_MS[:BYTES[:RATE]], comma separated; BYTES is the
+ * payload (default 100), RATE 1 or 2 Mb/s (default 2).
+ */
+export function parseFrameSources(text: string, planChannels: number): FrameSource[] {
+  const out: FrameSource[] = [];
+  for (const item of text.split(',')) {
+    const m = /^\s*(\d+):(\d+(?:\.\d+)?)(?::(\d+))?(?::(\d+))?\s*$/.exec(item);
+    if (!m) throw new UsageError(`--frames: "${item}" is not CH:EVERY_MS[:BYTES[:RATE]] (e.g. 6:5:200:2)`);
+    const channel = Number(m[1]);
+    if (channel < 1 || channel > planChannels)
+      throw new UsageError(`--frames: channel ${channel} is not in the ${planChannels}-channel plan (1-${planChannels})`);
+    const everyMs = Number(m[2]);
+    if (!(everyMs >= 1 && everyMs <= 10000)) throw new UsageError(`--frames: "${m[2]}" ms between frames is not in [1, 10000]`);
+    const bytes = m[3] === undefined ? 100 : Number(m[3]);
+    if (!(bytes >= 4 && bytes <= 2304)) throw new UsageError(`--frames: a payload of ${bytes} bytes is not in [4, 2304]`);
+    const rate = m[4] === undefined ? 2 : Number(m[4]);
+    if (rate !== 1 && rate !== 2) throw new UsageError(`--frames: rate ${rate} is not 1 or 2 (Mb/s)`);
+    out.push({ channel, everyMs, bytes, rateMbps: rate });
+  }
+  return out;
 }
 
 export interface RecordResult {
@@ -49,6 +89,8 @@ export interface RecordResult {
   dwellMs: number;
   /** Per channel swept: seconds recorded on it and the busy fraction of the PNs on exactly it over those seconds (the ground truth). */
   channels: Array<{ channel: number; centerMHz: number; seconds: number; pnBusy: number }>;
+  /** DSSS frames sent on the band while it was recorded (all of them, on any channel: the recording holds those on the channel swept at the time). */
+  framesSent: number;
 }
 
 /** The recording's name when --out is a folder: FOLDER/recording.sigmf-meta and FOLDER/recording.sigmf-data. */
@@ -112,7 +154,15 @@ export async function runRecord(o: RecordOptions): Promise<RecordResult> {
 
   const cfg: NodeConfig = o.config ? await loadNodeConfig(o.config) : defaultNodeConfig(1);
   const radio = cfg.radios[cfg.sensing.radio];
-  const rate = radio.sampleRateHz;
+  const rate =
+    o.sampleRate === undefined
+      ? radio.sampleRateHz
+      : numberArg('--sample-rate', o.sampleRate, (n) => n >= 1e3 && n <= 100e6, 'a sample rate in samples per second in [1000, 100000000]');
+  const sources = o.frames === undefined || o.frames === '' ? [] : parseFrameSources(o.frames, nch);
+  if (sources.length > 0 && rate !== 11e6 && rate !== 22e6) {
+    throw new UsageError(`--frames: DSSS frames are sent at 1 or 2 samples per chip: record at 11e6 or 22e6 samples per second (--sample-rate), not ${rate}`);
+  }
+  const frameDbm = numberArg('--frame-dbm', o.frameDbm ?? '-60', (n) => n >= -130 && n <= 30, 'a power in dBm in [-130, 30]');
   // What SimFrontend.calibrationDb() gives at this gain: the blocks' full scale in dBm.
   const calibrationDb = radio.calibrationDb - radio.gainDb;
   const dwellSamples = Math.round((dwellMs * 1000 * rate) / US_PER_S);
@@ -122,12 +172,17 @@ export async function runRecord(o: RecordOptions): Promise<RecordResult> {
   // The band's stream as startNode forks it, so a seed means the same PN timeline here and in `sense`.
   const band = new EmulatedBand(plan, { ...cfg.sim.band, pn, phases: [] }, Rng.fromSeed(seed).fork('band'), { startUs: 0 });
   const noise = band.noiseRng('record');
+  const sender = sources.length === 0 ? undefined : new FrameSender(band, sources, rate, frameDbm);
   const pnText = pn.length === 0 ? 'no PN' : pn.map((p) => `${p.channel}:${p.pattern.kind === 'fraction' ? p.pattern.busy : '?'}`).join(',');
   const writer = await SigmfWriter.create(base, {
     datatype,
     description:
       `cogmesh emulated band ${plan.name}, PN busy fractions ${pnText} at ${power} dBm with ${burst} ms mean bursts, ` +
-      `swept over channels ${sweep.join(',')} for ${dwellMs} ms each, seed ${seed}; core:datetime is virtual time from the epoch`,
+      `swept over channels ${sweep.join(',')} for ${dwellMs} ms each, seed ${seed}` +
+      (sources.length > 0
+        ? `; 802.11b DSSS test frames at ${frameDbm} dBm on ${sources.map((f) => `channel ${f.channel} every ${f.everyMs} ms (${f.bytes} bytes at ${f.rateMbps} Mb/s)`).join(', ')}`
+        : '') +
+      '; core:datetime is virtual time from the epoch',
     recorder: 'cogmesh record',
     hw: 'cogmesh emulated band (radio/sim): complex Gaussian samples at the power received',
     epochUs: 0,
@@ -147,6 +202,7 @@ export async function runRecord(o: RecordOptions): Promise<RecordResult> {
       for (; k < k1;) {
         const n = Math.min(BLOCK_SAMPLES, k1 - k);
         const startUs = usOf(k);
+        sender?.sendUntil(usOf(k + n));
         band.synthesize(c.centerHz, startUs, n, rate, calibrationDb, buf, noise);
         await writer.write({ data: buf, count: n, startUs, sampleRateHz: rate, centerHz: c.centerHz, calibrationDb, droppedSamples: 0 });
         k += n;
@@ -191,6 +247,7 @@ export async function runRecord(o: RecordOptions): Promise<RecordResult> {
     captures: writer.captureCount,
     annotations,
     dwellMs,
+    framesSent: sender?.sent ?? 0,
     channels: sweep.map((ch) => {
       const tr = truth.get(ch)!;
       return {
@@ -203,11 +260,49 @@ export async function runRecord(o: RecordOptions): Promise<RecordResult> {
   };
 }
 
+/**
+ * The stations `--frames` names, each sending a test frame (`cogmesh phy tx`'s)
+ * every `everyMs` on its channel, as IQ on the band: the recording holds the
+ * frames of the channel swept at the time, with the band's noise and PNs,
+ * and `cogmesh phy decode` finds them there. Frames are put on the band just
+ * before the samples they fall in are synthesised.
+ */
+class FrameSender {
+  sent = 0;
+  private readonly next: number[];
+
+  constructor(
+    private readonly band: EmulatedBand,
+    private readonly sources: readonly FrameSource[],
+    private readonly rateHz: number,
+    private readonly powerDbm: number,
+  ) {
+    // Stations start a few milliseconds apart, so that frames on one channel do not all collide.
+    this.next = sources.map((_, i) => 1000 + 700 * i);
+  }
+
+  sendUntil(untilUs: number): void {
+    const sps = this.rateHz === 11e6 ? 1 : 2;
+    for (const [i, src] of this.sources.entries()) {
+      const centerHz = this.band.plan.get(src.channel).centerHz;
+      while (this.next[i]! < untilUs) {
+        const wave = modulateFrame(testFrame(this.sent, src.bytes), { rateMbps: src.rateMbps, samplesPerChip: sps });
+        this.band.transmitIq(`frames/${i}`, centerHz, wave, wave.length / 2, this.rateHz, this.next[i]!, this.powerDbm);
+        this.sent++;
+        this.next[i]! += src.everyMs * 1000;
+      }
+    }
+  }
+}
+
 export function formatRecord(r: RecordResult): string {
   const lines = [
     `recorded ${r.seconds} s of ${r.plan} (virtual time, seed ${r.seed}) to ${r.meta}`,
     `${r.samples} samples at ${r.sampleRateHz / 1e6} Msps, ${r.datatype}, full scale ${r.calibrationDb} dBm; ` +
       `${r.captures} capture segments of ${r.dwellMs} ms${r.annotations > 0 ? `, ${r.annotations} PN annotations` : ''}`,
+    ...(r.framesSent > 0
+      ? [`${r.framesSent} DSSS frames sent on the band meanwhile (those on the channel being recorded are in it: \`cogmesh phy decode ${r.meta}\`)`]
+      : []),
     ' ch   MHz  recorded s  PN busy',
   ];
   for (const c of r.channels) {
@@ -236,6 +331,9 @@ export function recordCommand(): Command {
     .option('--annotate', 'add an annotation for every PN burst on the channel being recorded (the ground truth)')
     .option('--json', 'print one JSON object describing the recording')
     .option('--config <file>', 'take the sample rate, calibration and band noise figure from this configuration')
+    .option('--sample-rate <hz>', "samples per second of the recording (default: the configuration's sensing radio's)")
+    .option('--frames <list>', 'DSSS frames a mesh station sends while recording, CH:EVERY_MS[:BYTES[:RATE]][,...] (needs --sample-rate 11e6 or 22e6)')
+    .option('--frame-dbm <dbm>', 'power the frames arrive with', '-60')
     .action(async (o: RecordOptions) => {
       const r = await runRecord(o);
       process.stdout.write(o.json ? `${JSON.stringify(r)}\n` : formatRecord(r));

@@ -9,7 +9,7 @@ import { Rng } from '../../src/core/rng.js';
 import { encodeControl, encodeData, parseControl, parseData } from '../../src/wire/codec.js';
 import { BROADCAST, type ControlMsg, type DataHeader } from '../../src/wire/mesh.js';
 import { R3Auth, keysFromSeed } from '../../src/wire/r3-auth.js';
-import { dot11DataFrame } from '../../src/wire/radiotap.js';
+import { encodeDot11Data } from '../../src/wire/dot11.js';
 
 /**
  * The mesh's own messages over the DSSS PHY: every R3 control message type,
@@ -19,7 +19,7 @@ import { dot11DataFrame } from '../../src/wire/radiotap.js';
  * clock, and the receiver, back byte for byte and parsed to what was sent.
  */
 
-/** 802.11 data header (24) and LLC/SNAP (8) that dot11DataFrame puts before a packet. */
+/** 802.11 data header (24) and LLC/SNAP (8) that encodeDot11Data puts before a packet. */
 const MAC_AND_SNAP = 32;
 /** The largest 802.11 MSDU (IEEE 802.11-2016 9.2.4.7): LLC/SNAP and the packet. */
 const MSDU_MAX = 2304;
@@ -93,10 +93,10 @@ function messages(rng: Rng): Sent[] {
   const sender = new R3Auth(keysFromSeed(3), 1000);
   for (const msg of CONTROL) {
     const body = encodeControl(msg);
-    out.push({ frame: dot11DataFrame(3, BROADCAST, body), check: (p) => assert.deepEqual(parseControl(p), { ok: true, value: msg }) });
+    out.push({ frame: encodeDot11Data({ src: 3, dst: BROADCAST, payload: body }), check: (p) => assert.deepEqual(parseControl(p), { ok: true, value: msg }) });
     const sealed = sender.seal(body, 3, BROADCAST);
     out.push({
-      frame: dot11DataFrame(3, BROADCAST, sealed),
+      frame: encodeDot11Data({ src: 3, dst: BROADCAST, payload: sealed }),
       check: (p) => {
         // A receiver of its own each time: the same message again would be a replay to one receiver.
         const opened = new R3Auth(keysFromSeed(3), 2000).open(p, 3, BROADCAST);
@@ -108,7 +108,7 @@ function messages(rng: Rng): Sent[] {
   for (const { header, payloadBytes } of DATA) {
     const payload = Uint8Array.from({ length: payloadBytes }, () => rng.int(0, 255));
     const packet = encodeData(header, payload);
-    const frame = dot11DataFrame(header.src, header.dst, packet);
+    const frame = encodeDot11Data({ src: header.src, dst: header.dst, payload: packet });
     assert.ok(frame.length - 24 <= MSDU_MAX);
     out.push({
       frame,
@@ -166,7 +166,7 @@ test('every R3 message type and DATA up to a 2304-byte MSDU: TX, noise, +-50 kHz
 test('the FCS catches every single bit flipped in an R3 message PSDU', () => {
   const auth = new R3Auth(keysFromSeed(5), 1);
   for (const msg of CONTROL.slice(0, 3)) {
-    const psdu = appendFcs(dot11DataFrame(3, BROADCAST, auth.seal(encodeControl(msg), 3, BROADCAST)));
+    const psdu = appendFcs(encodeDot11Data({ src: 3, dst: BROADCAST, payload: auth.seal(encodeControl(msg), 3, BROADCAST) }));
     assert.ok(fcsMatches(psdu));
     for (let bit = 0; bit < 8 * psdu.length; bit++) {
       psdu[bit >>> 3]! ^= 1 << (bit & 7);
