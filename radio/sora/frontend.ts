@@ -1,5 +1,5 @@
 import { FrontendError, RangeArgumentError } from '../../src/core/errors.js';
-import { RealClock, type Clock } from '../../src/core/time.js';
+import { assertMicros, RealClock, type Clock } from '../../src/core/time.js';
 import type { Frontend, FrontendCapabilities, IqBlock, ReceivedFrame, TuneResult, TxBurst, TxReport } from '../frontend.js';
 import { existsSync } from 'node:fs';
 import { SampleRing, type RingPeek, type SampleRingOptions } from './ring.js';
@@ -278,8 +278,12 @@ export class SoraFrontend implements Frontend {
         new RangeArgumentError('burst.data', burst.data?.length, `a Float32Array of at least ${2 * burst.count} floats (2 per complex sample)`),
       );
     }
-    if (burst.atUs !== undefined && (!Number.isSafeInteger(burst.atUs) || burst.atUs < 0)) {
-      return Promise.reject(new RangeArgumentError('burst.atUs', burst.atUs, 'whole microseconds >= 0 on the ring clock'));
+    if (burst.atUs !== undefined) {
+      try {
+        assertMicros('burst.atUs', burst.atUs);
+      } catch (e) {
+        return Promise.reject(e);
+      }
     }
     const p = this.txQueue.then(() => this.transmit(tx, burst));
     this.txQueue = p.catch(() => undefined);

@@ -767,25 +767,33 @@ export class UhdFrontend implements Frontend {
     const packet = Math.max(1, tx.maxNumSamps);
     this.counts.txBursts++;
     let off = 0;
-    while (off < b.count) {
-      const n = Math.min(packet, b.count - off);
-      const md: TxMetadata =
-        off === 0 && atRel !== undefined
-          ? { startOfBurst: true, endOfBurst: n === b.count, timeSpec: this.spec(atRel) }
-          : { startOfBurst: off === 0, endOfBurst: off + n === b.count };
-      const took = await tx.send(b.data, off, n, md, waitS);
-      if (took === 0) {
-        // the device stopped taking samples: end the burst where it is, so that the next one starts clean
-        await tx.send(b.data, 0, 0, { startOfBurst: false, endOfBurst: true }, this.txTimeoutUs / US_PER_S);
-        this.counts.txSamples += off;
-        throw new FrontendError(
-          'RADIO_TX_TIMEOUT',
-          `${this.id}: the device took ${off} of ${b.count} samples of a burst, then none within ${Math.round(waitS * 1000)} ms; the burst was ended there`,
-        );
+    try {
+      while (off < b.count) {
+        const n = Math.min(packet, b.count - off);
+        const md: TxMetadata =
+          off === 0 && atRel !== undefined
+            ? { startOfBurst: true, endOfBurst: n === b.count, timeSpec: this.spec(atRel) }
+            : { startOfBurst: off === 0, endOfBurst: off + n === b.count };
+        const took = await tx.send(b.data, off, n, md, waitS);
+        if (took === 0) {
+          throw new FrontendError(
+            'RADIO_TX_TIMEOUT',
+            `${this.id}: the device took ${off} of ${b.count} samples of a burst, then none within ${Math.round(waitS * 1000)} ms; the burst was ended there`,
+          );
+        }
+        off += took;
       }
-      off += took;
+    } catch (e) {
+      // end the burst where it stopped, so that the next one starts clean (best effort: the first error is the one to report)
+      try {
+        await tx.send(b.data, 0, 0, { startOfBurst: false, endOfBurst: true }, this.txTimeoutUs / US_PER_S);
+      } catch {
+        // already reporting why the burst stopped
+      }
+      throw e;
+    } finally {
+      this.counts.txSamples += off;
     }
-    this.counts.txSamples += off;
 
     let late: TimeSpec | null | undefined;
     let ack: TimeSpec | null | undefined;

@@ -166,8 +166,11 @@ test('bursts go in the order given; a late one is dropped by the board and repor
   });
 });
 
-test('a stopped consumer: RADIO_STREAM_ENDED, not a silent drop', { skip }, async () => {
+test('bad bursts are refused; a stopped consumer is RADIO_STREAM_ENDED, not a silent drop', { skip }, async () => {
   await withTx({}, async ({ fe, consumer }) => {
+    await assert.rejects(fe.transmitIq({ data: new Float32Array(8), count: 0 }), { code: 'CORE_OUT_OF_RANGE' });
+    await assert.rejects(fe.transmitIq({ data: new Float32Array(8), count: 5 }), { code: 'CORE_OUT_OF_RANGE' });
+    await assert.rejects(fe.transmitIq({ data: new Float32Array(8), count: 4, atUs: 1.5 }), { code: 'CORE_INVALID_TIME' });
     await consumer.stop();
     await assert.rejects(fe.transmitIq({ data: randomBurst(10, 6), count: 10 }), isCode('RADIO_STREAM_ENDED'));
   });

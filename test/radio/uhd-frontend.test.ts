@@ -946,6 +946,24 @@ test('transmit: a device that stops taking samples is RADIO_TX_TIMEOUT, the burs
   await fe.close();
 });
 
+test('transmit: a send refused by UHD mid-burst is reported as UHD said, and the burst is ended', async () => {
+  const { d, fe } = await rig({ txSpp: 100 });
+  await fe.tune(2.412e9);
+  const streamer = (fe as unknown as { tx: FakeTxStreamer }).tx;
+  const send = streamer.send.bind(streamer);
+  let calls = 0;
+  streamer.send = async (...args) => {
+    if (++calls === 2) throw new UhdCallError('uhd_tx_streamer_send', 44, 'RuntimeError: transport failed');
+    return send(...args);
+  };
+  const e = await rejectsWith(fe.transmitIq({ data: burstData(250), count: 250 }), 'RADIO_UHD_ERROR');
+  assert.match(e.message, /transport failed/);
+  const end = d.txSends.at(-1)!;
+  assert.deepEqual([end.count, end.md.endOfBurst], [0, true], 'an empty end of burst closes it');
+  assert.equal(fe.counters().txSamples, 100);
+  await fe.close();
+});
+
 test('transmit: no acknowledgement from the device is RADIO_TX_TIMEOUT', async () => {
   const { d, fe } = await rig();
   await fe.tune(2.412e9);
