@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "ring.h"
+#include "tool.h"
 
 enum source { SRC_NOISE, SRC_COUNTER, SRC_FILE };
 
@@ -51,14 +52,6 @@ struct options {
 	bool unlink_at_exit;
 };
 
-static volatile sig_atomic_t stop_requested;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	stop_requested = 1;
-}
-
 static void usage(FILE *out)
 {
 	fputs("usage: sora-producer --ring PATH [options]\n"
@@ -82,45 +75,6 @@ static void usage(FILE *out)
 	      "  --chunk N               samples per publication (rate/1000, at most capacity/4)\n"
 	      "  --unlink                remove the ring file at exit\n",
 	      out);
-}
-
-static void die(const char *fmt, const char *arg)
-{
-	fputs("sora-producer: ", stderr);
-	fprintf(stderr, fmt, arg);
-	fputc('\n', stderr);
-	exit(2);
-}
-
-/* die() with the reason of the failed system call (errno) appended. */
-static void die_sys(const char *what, const char *arg)
-{
-	int e = errno;
-	fprintf(stderr, "sora-producer: %s %s: %s\n", what, arg, strerror(e));
-	exit(2);
-}
-
-static double parse_double(const char *name, const char *s)
-{
-	char *end;
-	errno = 0;
-	double v = strtod(s, &end);
-	if (errno || end == s || *end || !isfinite(v)) die("bad number for --%s", name);
-	return v;
-}
-
-static uint64_t parse_u64(const char *name, const char *s)
-{
-	double v = parse_double(name, s); /* accepts 2.412e9 */
-	if (v < 0 || v > 1.8e19 || v != floor(v)) die("--%s must be a non-negative integer", name);
-	return (uint64_t)v;
-}
-
-static uint64_t now_ns(clockid_t clk)
-{
-	struct timespec ts;
-	clock_gettime(clk, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 /* ---- synthetic source: splitmix64, Box-Muller, exponential ON/OFF lengths ---- */
@@ -215,27 +169,12 @@ struct ring {
 
 static void create_ring(struct ring *r, const struct options *o)
 {
-	char tmp[4096];
-	if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld", o->ring, (long)getpid()) >= (int)sizeof tmp) die("ring path too long: %s", o->ring);
 	r->sample_bytes = sora_sample_bytes(o->format);
 	r->bytes = SORA_RING_HEADER_BYTES + o->capacity * r->sample_bytes;
 	r->mask = o->capacity - 1;
-	int fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-	if (fd < 0) die_sys("cannot create", tmp);
-	if (ftruncate(fd, (off_t)r->bytes) != 0) {
-		int e = errno;
-		unlink(tmp);
-		errno = e;
-		die_sys("cannot size", tmp);
-	}
-	void *m = mmap(NULL, r->bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	int map_errno = errno;
-	close(fd);
-	if (m == MAP_FAILED) {
-		unlink(tmp);
-		errno = map_errno;
-		die_sys("cannot map", tmp);
-	}
+	struct ring_file f;
+	ring_create(&f, o->ring, r->bytes);
+	void *m = f.map;
 	r->h = m;
 	r->slots = (uint8_t *)m + SORA_RING_HEADER_BYTES;
 
@@ -253,13 +192,7 @@ static void create_ring(struct ring *r, const struct options *o)
 	h->tune_max_hz = o->tune_max_hz;
 	h->retune_us = o->retune_us;
 	__atomic_store_n(&h->magic, SORA_RING_MAGIC, __ATOMIC_RELEASE);
-	/* Readers find the file complete or not at all. */
-	if (rename(tmp, o->ring) != 0) {
-		int e = errno;
-		unlink(tmp);
-		errno = e;
-		die_sys("cannot rename the ring into place at", o->ring);
-	}
+	ring_publish(&f, o->ring);
 }
 
 /* Writes sample `n` (the n-th ever written) into its slot. */
@@ -442,6 +375,7 @@ static void parse(int argc, char **argv, struct options *o)
 int main(int argc, char **argv)
 {
 	struct options o;
+	tool_name = "sora-producer";
 	parse(argc, argv, &o);
 
 	struct source_state src = { .kind = o.source, .format = o.format, .loop = o.loop };
@@ -451,10 +385,7 @@ int main(int argc, char **argv)
 		if (!src.file) die_sys("cannot open", o.file);
 	}
 
-	struct sigaction sa = { .sa_handler = on_signal };
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	stop_on_signals();
 
 	struct ring r;
 	create_ring(&r, &o);

@@ -117,4 +117,87 @@ static inline size_t sora_sample_bytes(uint32_t format)
 	return format == SORA_FORMAT_CI16 ? 4 : 8;
 }
 
+/*
+ * The transmit direction: a second file, the TX ring, in which cogmesh is
+ * the producer and the board (or native/sora-ring/consumer.c standing in for
+ * it) the consumer. The board creates it (temporary name, renamed into
+ * place), as the producer creates the receive ring. The same table is in
+ * docs/sora-ring.md and its offsets in radio/sora/layout.ts.
+ *
+ * File: the 4096-byte header below, then `burst_slots` burst records of 64
+ * bytes, then `capacity` cf32 sample slots. Sample n (n counts every sample
+ * ever written) is at byte 4096 + burst_slots * 64 + (n & (capacity - 1)) * 8;
+ * burst b (b counts every burst ever queued) is record b & (burst_slots - 1).
+ *
+ *  off    field           type  writer  meaning
+ *  0x000  magic           u64   board   "SORATXRG" (bytes 53 4f 52 41 54 58 52 47)
+ *  0x040  version         u32   board   layout version, 1
+ *  0x080  format          u32   board   1 = cf32 (the only one)
+ *  0x0c0  sample_rate_hz  f64   board   complex samples per second
+ *  0x100  capacity        u64   board   sample slots, a power of two, 16 to 2^30
+ *  0x140  burst_slots     u64   board   burst records, a power of two, 64 to 65536
+ *  0x180  write_index     u64   node    samples ever written; release store after the samples
+ *  0x1c0  burst_write     u64   node    bursts ever queued; release store after the record
+ *  0x200  producer_pid    u64   node    process id of the node, 0 when none is attached
+ *  0x240  read_index      u64   board   samples consumed: their slots may be written again (release)
+ *  0x280  burst_read      u64   board   bursts finished; release store after the record's results
+ *  0x2c0  consumer_pid    u64   board   process id of the board's driver
+ *  0x300  consumer_state  u64   board   0 starting, 1 running, 2 stopped
+ *  0x340  heartbeat_ns    u64   board   CLOCK_MONOTONIC ns, refreshed at every poll
+ *  0x380  late_bursts     u64   board   bursts dropped because their time had passed
+ *  0x3c0  late_slack_us   u64   board   a timed burst is late when first seen more than this after its time
+ *  0x400..0xfff           reserved, zero
+ *
+ * Burst record: index, count, flags, at_us are the node's, written before
+ * burst_write moves past the record; status, start_us, end_us, sent are the
+ * board's, written before burst_read moves past it. index is write_index
+ * when the burst was queued: a burst's samples follow the previous burst's.
+ * Times are CLOCK_REALTIME microseconds, the receive ring's start_time_us
+ * clock. A burst may be longer than the ring: the node writes its samples as
+ * slots free up (it waits while write_index - read_index == capacity) and the
+ * board takes them as they come.
+ */
+#define SORA_TX_MAGIC UINT64_C(0x4752585441524f53) /* "SORATXRG" little-endian */
+#define SORA_TX_VERSION 1u
+#define SORA_TX_TIMED UINT64_C(1) /* flags: at_us is the time of the first sample */
+
+enum sora_tx_status { SORA_TX_QUEUED = 0, SORA_TX_SENT = 1, SORA_TX_LATE = 2 };
+
+struct sora_tx_header {
+	SORA_LINE_FIELD(uint64_t, magic);
+	SORA_LINE_FIELD(uint32_t, version);
+	SORA_LINE_FIELD(uint32_t, format);
+	SORA_LINE_FIELD(double, sample_rate_hz);
+	SORA_LINE_FIELD(uint64_t, capacity);
+	SORA_LINE_FIELD(uint64_t, burst_slots);
+	SORA_LINE_FIELD(uint64_t, write_index);
+	SORA_LINE_FIELD(uint64_t, burst_write);
+	SORA_LINE_FIELD(uint64_t, producer_pid);
+	SORA_LINE_FIELD(uint64_t, read_index);
+	SORA_LINE_FIELD(uint64_t, burst_read);
+	SORA_LINE_FIELD(uint64_t, consumer_pid);
+	SORA_LINE_FIELD(uint64_t, consumer_state);
+	SORA_LINE_FIELD(uint64_t, heartbeat_ns);
+	SORA_LINE_FIELD(uint64_t, late_bursts);
+	SORA_LINE_FIELD(uint64_t, late_slack_us);
+};
+
+struct sora_tx_burst {
+	uint64_t index;
+	uint64_t count;
+	uint64_t flags;
+	uint64_t at_us;
+	uint64_t status;
+	uint64_t start_us;
+	uint64_t end_us;
+	uint64_t sent;
+};
+
+_Static_assert(sizeof(struct sora_tx_header) <= SORA_RING_HEADER_BYTES, "TX header fits in its page");
+_Static_assert(offsetof(struct sora_tx_header, capacity) == 0x100, "TX layout");
+_Static_assert(offsetof(struct sora_tx_header, write_index) == 0x180, "TX layout");
+_Static_assert(offsetof(struct sora_tx_header, read_index) == 0x240, "TX layout");
+_Static_assert(offsetof(struct sora_tx_header, late_slack_us) == 0x3c0, "TX layout");
+_Static_assert(sizeof(struct sora_tx_burst) == 64, "one burst record per cache line");
+
 #endif

@@ -1,7 +1,9 @@
 import { FrontendError, RangeArgumentError } from '../../src/core/errors.js';
-import { RealClock, type Clock } from '../../src/core/time.js';
+import { assertMicros, RealClock, type Clock } from '../../src/core/time.js';
 import type { Frontend, FrontendCapabilities, IqBlock, ReceivedFrame, TuneResult, TxBurst, TxReport } from '../frontend.js';
+import { existsSync } from 'node:fs';
 import { SampleRing, type RingPeek, type SampleRingOptions } from './ring.js';
+import { TxRing } from './tx-ring.js';
 
 export interface SoraFrontendOptions extends SampleRingOptions {
   /** The ring file the board's driver (or native/sora-ring's producer) fills, e.g. /dev/shm/sora0. */
@@ -18,6 +20,14 @@ export interface SoraFrontendOptions extends SampleRingOptions {
   gainDb?: number;
   /** Measures retune times (default: the real clock). */
   clock?: Clock;
+  /**
+   * The TX ring the board's driver (or native/sora-ring's consumer) serves:
+   * default `<path>.tx` when that file exists (else receive-only), false for
+   * receive-only; a path given must be a TX ring.
+   */
+  txPath?: string | false;
+  /** How long `transmitIq` waits for ring space or the board's outcome beyond the burst's own time, in ms (default 2000). */
+  txTimeoutMs?: number;
 }
 
 /** A block read in place from the ring; call `commit` once done with it, and discard what was computed if it returns false. */
@@ -38,7 +48,13 @@ export interface InPlaceBlock {
  * bumps tune_request_seq, then waits (polling on a timer) until the producer
  * acknowledges it and the header's centre frequency and generation show the
  * new centre. Samples taken before the retune ended are skipped. The board's
- * gain is fixed (`gainRangeDb` is one value) and it has no transmit path.
+ * gain is fixed (`gainRangeDb` is one value).
+ *
+ * Transmitting goes through a second ring, the TX ring (ring.h, struct
+ * sora_tx_header), whose producer this front-end is: `transmitIq` queues the
+ * burst's record, writes its samples as the board frees slots (waiting on a
+ * timer while the ring is full: nothing is dropped), and resolves with the
+ * board's outcome. Bursts go one at a time, in order, independently of reads.
  */
 export class SoraFrontend implements Frontend {
   readonly kind = 'sora' as const;
@@ -53,6 +69,11 @@ export class SoraFrontend implements Frontend {
   private readonly clock: Clock;
   /** Operations run one after another: reads consume the stream in order, a tune waits for the reads before it. */
   private queue: Promise<unknown> = Promise.resolve();
+  /** Bursts, one after another (apart from reads and tunes). */
+  private txQueue: Promise<unknown> = Promise.resolve();
+  private readonly txTimeoutMs: number;
+  /** Why the TX ring can no longer be used (a burst left half written), once it cannot. */
+  private txBroken: string | undefined;
   /** Bumped by every tune: reads asked for before it are refused with RADIO_RETUNED. */
   private epoch = 0;
   private closed = false;
@@ -62,12 +83,15 @@ export class SoraFrontend implements Frontend {
 
   private constructor(
     readonly ring: SampleRing,
+    /** The TX ring, undefined for a receive-only front-end. */
+    readonly txRing: TxRing | undefined,
     opts: SoraFrontendOptions,
   ) {
     this.id = opts.id ?? opts.path;
     this.pollMs = positive('pollMs', opts.pollMs ?? 1);
     this.tuneTimeoutMs = positive('tuneTimeoutMs', opts.tuneTimeoutMs ?? 2000);
     this.readTimeoutMs = positive('readTimeoutMs', opts.readTimeoutMs ?? 2000);
+    this.txTimeoutMs = positive('txTimeoutMs', opts.txTimeoutMs ?? 2000);
     this.gain = opts.gainDb ?? 0;
     this.clock = opts.clock ?? new RealClock();
     const i = ring.info;
@@ -77,8 +101,14 @@ export class SoraFrontend implements Frontend {
       gainRangeDb: [this.gain, this.gain],
       retuneUs: i.retuneUs,
       canTransmit: false,
-      canTransmitIq: false,
+      canTransmitIq: txRing !== undefined,
     };
+    if (txRing !== undefined && txRing.info.sampleRateHz !== i.sampleRateHz) {
+      throw new FrontendError(
+        'RADIO_BAD_RING',
+        `${txRing.info.path}: the TX ring runs at ${txRing.info.sampleRateHz} S/s, the receive ring ${opts.path} at ${i.sampleRateHz} S/s`,
+      );
+    }
   }
 
   /**
@@ -87,9 +117,13 @@ export class SoraFrontend implements Frontend {
    */
   static async open(opts: SoraFrontendOptions): Promise<SoraFrontend> {
     const ring = await SampleRing.open(opts.path, opts);
+    let tx: TxRing | undefined;
     try {
-      return new SoraFrontend(ring, opts);
+      const txPath = opts.txPath ?? (existsSync(`${opts.path}.tx`) ? `${opts.path}.tx` : false);
+      if (txPath !== false) tx = await TxRing.open(txPath, opts);
+      return new SoraFrontend(ring, tx, opts);
     } catch (e) {
+      tx?.close();
       ring.close();
       throw e;
     }
@@ -219,11 +253,78 @@ export class SoraFrontend implements Frontend {
   }
 
   send(_bytes: Uint8Array): Promise<void> {
-    return Promise.reject(new FrontendError('RADIO_CANNOT_TRANSMIT', `${this.id}: a SORA ring is receive-only here (no transmit path)`));
+    return Promise.reject(new FrontendError('RADIO_CANNOT_TRANSMIT', `${this.id}: no PHY here to make frames (transmitIq sends samples)`));
   }
 
-  transmitIq(_burst: TxBurst): Promise<TxReport> {
-    return Promise.reject(new FrontendError('RADIO_CANNOT_TRANSMIT', `${this.id}: a SORA ring is receive-only here (no transmit path)`));
+  /**
+   * Sends `burst` through the TX ring and resolves with the board's outcome:
+   * when it started and ended, whether it was late (dropped, `sent` 0).
+   * Waits while the ring is full. RADIO_TX_TIMEOUT when the board takes
+   * nothing, or reports nothing, for the burst's own time plus
+   * `txTimeoutMs`; RADIO_STREAM_ENDED when it stopped. After a burst left
+   * half written the TX ring is refused (RADIO_TX_RING_BROKEN).
+   */
+  transmitIq(burst: TxBurst): Promise<TxReport> {
+    if (this.closed) return Promise.reject(this.closedError());
+    const tx = this.txRing;
+    if (tx === undefined) {
+      return Promise.reject(
+        new FrontendError('RADIO_CANNOT_TRANSMIT', `${this.id}: receive-only (no TX ring at ${this.ring.info.path}.tx, nor one given as txPath)`),
+      );
+    }
+    if (!Number.isSafeInteger(burst.count) || burst.count <= 0) return Promise.reject(new RangeArgumentError('burst.count', burst.count, 'an integer > 0'));
+    if (!(burst.data instanceof Float32Array) || burst.data.length < 2 * burst.count) {
+      return Promise.reject(
+        new RangeArgumentError('burst.data', burst.data?.length, `a Float32Array of at least ${2 * burst.count} floats (2 per complex sample)`),
+      );
+    }
+    if (burst.atUs !== undefined) {
+      try {
+        assertMicros('burst.atUs', burst.atUs);
+      } catch (e) {
+        return Promise.reject(e);
+      }
+    }
+    const p = this.txQueue.then(() => this.transmit(tx, burst));
+    this.txQueue = p.catch(() => undefined);
+    return p;
+  }
+
+  private async transmit(tx: TxRing, b: TxBurst): Promise<TxReport> {
+    this.checkOpen();
+    if (this.txBroken !== undefined) throw new FrontendError('RADIO_TX_RING_BROKEN', `${this.id}: ${this.txBroken}`);
+    const durationMs = (b.count / tx.info.sampleRateHz) * 1e3;
+    const leadMs = b.atUs === undefined ? 0 : Math.max(0, (b.atUs - this.clock.now()) / 1e3);
+    const deadline = performance.now() + leadMs + durationMs + this.txTimeoutMs;
+    const waitOrFail = async (what: string): Promise<void> => {
+      this.checkOpen();
+      if (tx.consumerState() === 'stopped') throw new FrontendError('RADIO_STREAM_ENDED', `${this.id}: the TX ring's consumer stopped ${what}`);
+      if (performance.now() >= deadline) {
+        throw new FrontendError(
+          'RADIO_TX_TIMEOUT',
+          `${this.id}: ${what} after ${Math.round(leadMs + durationMs + this.txTimeoutMs)} ms (consumer pid ${tx.consumerPid()} ${tx.consumerState()}, last heartbeat ${tx.heartbeatAgeMs().toFixed(0)} ms ago)`,
+        );
+      }
+      await this.sleep(this.pollMs);
+    };
+    let seq: number | undefined;
+    while ((seq = tx.queue(b.count, b.atUs)) === undefined) await waitOrFail('with every burst record in use');
+    let off = 0;
+    try {
+      while (off < b.count) {
+        const n = tx.write(b.data, off, b.count - off);
+        off += n;
+        if (n === 0) await waitOrFail(`with ${off} of ${b.count} samples written and the ring full`);
+      }
+    } catch (e) {
+      this.txBroken = `burst ${seq} was left with ${off} of ${b.count} samples written; reopen once the board's consumer is restarted`;
+      throw e;
+    }
+    for (;;) {
+      const o = tx.outcome(seq);
+      if (o !== undefined) return { startUs: o.startUs, endUs: o.endUs, late: o.late, sent: o.sent };
+      await waitOrFail(`with no outcome for burst ${seq}`);
+    }
   }
 
   onFrame(_listener: (frame: ReceivedFrame) => void): () => void {
@@ -239,7 +340,10 @@ export class SoraFrontend implements Frontend {
       t.wake();
     }
     this.timers.clear();
-    const done = this.queue.then(() => this.ring.close());
+    const done = Promise.all([this.queue, this.txQueue]).then(() => {
+      this.txRing?.close();
+      this.ring.close();
+    });
     return done;
   }
 

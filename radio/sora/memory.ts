@@ -55,6 +55,8 @@ export interface RingMemory {
   store(offset: number, value: bigint): void;
   /** Copies `dst.length` bytes of the file from `offset` (fs access; with a mapping, use `buffer`). */
   copyOut(offset: number, dst: Uint8Array): void;
+  /** Writes `src` into the file at `offset` (fs access; with a mapping, write through `buffer`). */
+  copyIn(offset: number, src: Uint8Array): void;
   close(): void;
 }
 
@@ -65,8 +67,16 @@ export interface MapOptions {
   importKoffi?: () => Promise<unknown>;
 }
 
+/** What a ring file's header must be: `problem` says why it is not, `what` names the kind of ring in errors. */
+export interface RingKind {
+  readonly what: string;
+  readonly problem: (h: DataView, fileBytes: number) => string | undefined;
+}
+
+const RECEIVE_RING: RingKind = { what: 'a SORA sample ring', problem: headerProblem };
+
 /** Opens the ring file at `path` and checks its header: RADIO_NO_DEVICE when it is missing, RADIO_BAD_RING when it is not a ring. */
-export async function openRingMemory(path: string, opts: MapOptions = {}): Promise<RingMemory> {
+export async function openRingMemory(path: string, opts: MapOptions = {}, kind: RingKind = RECEIVE_RING): Promise<RingMemory> {
   const want = opts.access ?? 'auto';
   let mem: RingMemory;
   if (want === 'fs') {
@@ -80,10 +90,10 @@ export async function openRingMemory(path: string, opts: MapOptions = {}): Promi
       mem = MappedMemory.open(path, k);
     }
   }
-  const problem = headerProblem(mem.header(), mem.fileBytes);
+  const problem = kind.problem(mem.header(), mem.fileBytes);
   if (problem !== undefined) {
     mem.close();
-    throw new FrontendError('RADIO_BAD_RING', `${path} is not a SORA sample ring: ${problem}`);
+    throw new FrontendError('RADIO_BAD_RING', `${path} is not ${kind.what}: ${problem}`);
   }
   return mem;
 }
@@ -178,6 +188,7 @@ class MappedMemory implements RingMemory {
   readonly note: string;
   private readonly words: BigUint64Array;
   private readonly view: DataView;
+  private readonly fileView: DataView;
   private mapped: ArrayBuffer | undefined;
 
   private constructor(
@@ -189,8 +200,10 @@ class MappedMemory implements RingMemory {
   ) {
     const buffer = libc.koffi.view(ptr, fileBytes);
     this.mapped = buffer;
-    this.words = new BigUint64Array(buffer, 0, HEADER_BYTES / 8);
+    // words anywhere in the file: the TX ring's burst records follow its header
+    this.words = new BigUint64Array(buffer, 0, Math.floor(fileBytes / 8));
     this.view = new DataView(buffer, 0, HEADER_BYTES);
+    this.fileView = new DataView(buffer);
     let atomics = true;
     try {
       Atomics.load(this.words, 0);
@@ -243,18 +256,24 @@ class MappedMemory implements RingMemory {
   }
 
   load(offset: number): bigint {
-    return this.wordAccess === 'atomics' ? Atomics.load(this.words, offset >>> 3) : this.view.getBigUint64(offset, true);
+    return this.wordAccess === 'atomics' ? Atomics.load(this.words, offset >>> 3) : this.fileView.getBigUint64(offset, true);
   }
 
   store(offset: number, value: bigint): void {
     if (!this.writable) throw new FrontendError('RADIO_RING_READ_ONLY', `${this.path}: the ring is mapped read-only`);
     if (this.wordAccess === 'atomics') Atomics.store(this.words, offset >>> 3, value);
-    else this.view.setBigUint64(offset, value, true);
+    else this.fileView.setBigUint64(offset, value, true);
   }
 
   copyOut(offset: number, dst: Uint8Array): void {
     if (this.mapped === undefined) throw new FrontendError('RADIO_CLOSED', `${this.path}: the ring is closed`);
     dst.set(new Uint8Array(this.mapped, offset, dst.length));
+  }
+
+  copyIn(offset: number, src: Uint8Array): void {
+    if (this.mapped === undefined) throw new FrontendError('RADIO_CLOSED', `${this.path}: the ring is closed`);
+    if (!this.writable) throw new FrontendError('RADIO_RING_READ_ONLY', `${this.path}: the ring is mapped read-only`);
+    new Uint8Array(this.mapped, offset, src.length).set(src);
   }
 
   close(): void {
@@ -344,6 +363,13 @@ class FileMemory implements RingMemory {
       if (n <= 0) throw new FrontendError('RADIO_RING_IO', `${this.path}: short read at byte ${offset + done}`);
       done += n;
     }
+  }
+
+  copyIn(offset: number, src: Uint8Array): void {
+    if (!this.writable) throw new FrontendError('RADIO_RING_READ_ONLY', `${this.path}: the ring is open read-only`);
+    const fd = this.handle;
+    let done = 0;
+    while (done < src.length) done += writeSync(fd, src, done, src.length - done, offset + done);
   }
 
   close(): void {

@@ -2,12 +2,13 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { closeSync, existsSync, openSync, readSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Off } from './layout.js';
+import { Off, TxOff } from './layout.js';
 
 /**
- * Builds and runs native/sora-ring's producer, the stand-in for a SORA
- * board's DMA, for tests, demos and benchmarks. Nothing here is needed to
- * read a ring that a real board's driver fills.
+ * Builds and runs native/sora-ring's producer and consumer, the stand-ins
+ * for a SORA board's receive and transmit DMA, for tests, demos and
+ * benchmarks. Nothing here is needed to use rings that a real board's driver
+ * serves.
  */
 
 /** native/sora-ring, from this file in the source tree (radio/sora) or the build (dist/radio/sora). */
@@ -19,7 +20,8 @@ export function producerSourceDir(): string | undefined {
   return undefined;
 }
 
-export type BuildResult = { ok: true; exe: string } | { ok: false; reason: string };
+/** `exe` is the producer, `consumer` the TX ring's consumer. */
+export type BuildResult = { ok: true; exe: string; consumer: string } | { ok: false; reason: string };
 
 /** Runs `make -C native/sora-ring`; the reason says what is missing when it cannot. */
 export function buildProducer(dir = producerSourceDir()): BuildResult {
@@ -34,7 +36,7 @@ export function buildProducer(dir = producerSourceDir()): BuildResult {
     const noCc = /not found|No such file or directory/.test(err) && /\bcc\b|gcc/.test(err);
     return { ok: false, reason: noCc ? `no C compiler (install gcc): ${err}` : `make -C ${dir} failed:\n${err}` };
   }
-  return { ok: true, exe: join(dir, 'build', 'sora-producer') };
+  return { ok: true, exe: join(dir, 'build', 'sora-producer'), consumer: join(dir, 'build', 'sora-consumer') };
 }
 
 /** The producer's flags (see `sora-producer --help`). */
@@ -94,14 +96,48 @@ export function producerArgs(o: ProducerOptions): string[] {
   return a;
 }
 
-/** The producer pid recorded in the ring file at `path`, or undefined when there is no readable ring there. */
-function ringPid(path: string): number | undefined {
+/** The consumer's flags (see `sora-consumer --help`). */
+export interface ConsumerOptions {
+  /** The TX ring it creates. */
+  ring: string;
+  /** Where the bursts it sends go. */
+  out: string;
+  rateHz?: number;
+  /** Sample slots, a power of two. */
+  capacity?: number;
+  /** Burst records, a power of two. */
+  burstSlots?: number;
+  /** A timed burst first seen more than this after its time is dropped as late. */
+  lateUs?: number;
+  /** Exit after this many bursts. */
+  bursts?: number;
+  pollUs?: number;
+  unlink?: boolean;
+}
+
+export function consumerArgs(o: ConsumerOptions): string[] {
+  const a = ['--ring', o.ring, '--out', o.out];
+  const num = (flag: string, v: number | undefined): void => {
+    if (v !== undefined) a.push(flag, String(v));
+  };
+  num('--rate', o.rateHz);
+  num('--capacity', o.capacity);
+  num('--burst-slots', o.burstSlots);
+  num('--late-us', o.lateUs);
+  num('--bursts', o.bursts);
+  num('--poll-us', o.pollUs);
+  if (o.unlink) a.push('--unlink');
+  return a;
+}
+
+/** The pid at byte `offset` of the ring file at `path`, or undefined when there is no readable ring there. */
+function ringPid(path: string, offset: number): number | undefined {
   if (!existsSync(path)) return undefined;
   let fd: number | undefined;
   try {
     fd = openSync(path, 'r');
     const b = new Uint8Array(8);
-    if (readSync(fd, b, 0, 8, Off.producerPid) !== 8) return undefined;
+    if (readSync(fd, b, 0, 8, offset) !== 8) return undefined;
     return Number(new DataView(b.buffer).getBigUint64(0, true));
   } catch {
     return undefined;
@@ -110,8 +146,8 @@ function ringPid(path: string): number | undefined {
   }
 }
 
-/** A running producer. */
-export class ProducerProcess {
+/** A running producer or consumer. */
+export class RingProcess {
   private stderr = '';
   private exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
   private readonly exited: Promise<void>;
@@ -142,14 +178,23 @@ export class ProducerProcess {
    * ring (the file is renamed into place complete, carrying its pid), so that
    * a stale ring left at that path is not mistaken for the new one.
    */
-  static async start(exe: string, opts: ProducerOptions, timeoutMs = 5000): Promise<ProducerProcess> {
-    const p = new ProducerProcess(spawn(exe, producerArgs(opts), { stdio: ['ignore', 'ignore', 'pipe'] }), opts.ring);
+  static start(exe: string, opts: ProducerOptions, timeoutMs = 5000): Promise<RingProcess> {
+    return RingProcess.launch('sora-producer', exe, producerArgs(opts), opts.ring, Off.producerPid, timeoutMs);
+  }
+
+  /** Starts the TX ring's consumer and resolves once the file at its ring path is its ring. */
+  static startConsumer(exe: string, opts: ConsumerOptions, timeoutMs = 5000): Promise<RingProcess> {
+    return RingProcess.launch('sora-consumer', exe, consumerArgs(opts), opts.ring, TxOff.consumerPid, timeoutMs);
+  }
+
+  private static async launch(name: string, exe: string, args: string[], ring: string, pidOffset: number, timeoutMs: number): Promise<RingProcess> {
+    const p = new RingProcess(spawn(exe, args, { stdio: ['ignore', 'ignore', 'pipe'] }), ring);
     const deadline = performance.now() + timeoutMs;
-    while (p.pid === undefined || ringPid(opts.ring) !== p.pid) {
-      if (p.exit !== undefined) throw new Error(`sora-producer exited (${p.exit.code ?? p.exit.signal}) before creating ${opts.ring}: ${p.stderr.trim()}`);
+    while (p.pid === undefined || ringPid(ring, pidOffset) !== p.pid) {
+      if (p.exit !== undefined) throw new Error(`${name} exited (${p.exit.code ?? p.exit.signal}) before creating ${ring}: ${p.stderr.trim()}`);
       if (performance.now() > deadline) {
         await p.stop();
-        throw new Error(`sora-producer did not create ${opts.ring} within ${timeoutMs} ms`);
+        throw new Error(`${name} did not create ${ring} within ${timeoutMs} ms`);
       }
       await new Promise((r) => setTimeout(r, 2));
     }
@@ -174,9 +219,13 @@ export class ProducerProcess {
     return this.exited;
   }
 
-  /** SIGTERM (it stops cleanly, marking the ring stopped), then waits for the exit. */
+  /** SIGTERM (it stops cleanly, marking its ring stopped), then waits for the exit. */
   async stop(): Promise<void> {
     if (this.exit === undefined) this.child.kill('SIGTERM');
     await this.exited;
   }
 }
+
+/** The producer's process (a `RingProcess`), under the name the receive side has always used. */
+export const ProducerProcess = RingProcess;
+export type ProducerProcess = RingProcess;

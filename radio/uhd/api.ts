@@ -43,6 +43,21 @@ export const RxError = {
   BAD_PACKET: 0xf,
 } as const;
 
+/** `uhd_async_metadata_event_code_t` (uhd/types/metadata.h): what a transmit streamer's async message reports. */
+export const AsyncEvent = {
+  /** The burst's end went out. */
+  BURST_ACK: 0x1,
+  /** The device ran out of samples between packets (it sent zeros meanwhile). */
+  UNDERFLOW: 0x2,
+  /** A packet lost between host and device. */
+  SEQ_ERROR: 0x4,
+  /** A packet's time was already past when it reached the device: dropped, with the rest of its burst. */
+  TIME_ERROR: 0x8,
+  UNDERFLOW_IN_PACKET: 0x10,
+  SEQ_ERROR_IN_BURST: 0x20,
+  USER_PAYLOAD: 0x40,
+} as const;
+
 /** `uhd_stream_mode_t` (uhd/usrp/usrp.h). */
 export const StreamMode = {
   START_CONTINUOUS: 97,
@@ -108,6 +123,39 @@ export interface UhdRxStreamer {
   free(): void;
 }
 
+/** What `uhd_tx_metadata_make` is given for one `uhd_tx_streamer_send`. */
+export interface TxMetadata {
+  readonly startOfBurst: boolean;
+  readonly endOfBurst: boolean;
+  /** Device time the first sample of this send leaves at; as soon as possible when undefined. */
+  readonly timeSpec?: TimeSpec;
+}
+
+/** One message of `uhd_tx_streamer_recv_async_msg` (`uhd_async_metadata_handle`). */
+export interface AsyncMessage {
+  /** One of `AsyncEvent`. */
+  readonly eventCode: number;
+  readonly channel: number;
+  /** When it happened on the device, when the device stamped it. */
+  readonly timeSpec: TimeSpec | undefined;
+}
+
+/** One transmit streamer (`uhd_tx_streamer_handle` with its async metadata handle). */
+export interface UhdTxStreamer {
+  /** Largest number of samples one packet carries (`uhd_tx_streamer_max_num_samps`). */
+  readonly maxNumSamps: number;
+  /**
+   * Sends `count` fc32 samples of `data` from complex sample `offset` on,
+   * with `md` (a fresh `uhd_tx_metadata_handle` each call), waiting at most
+   * `timeoutS` for buffer space; resolves with the samples UHD took (fewer
+   * on a timeout). Runs on a worker thread, as `recv` does.
+   */
+  send(data: Float32Array, offset: number, count: number, md: TxMetadata, timeoutS: number): Promise<number>;
+  /** The next async message, waiting at most `timeoutS` (0: only one already there); undefined when none came. On a worker thread. */
+  recvAsyncMsg(timeoutS: number): Promise<AsyncMessage | undefined>;
+  free(): void;
+}
+
 export interface RxStreamArgs {
   /** Format on the wire: sc16 (default) or sc8. The CPU format is always fc32. */
   readonly otwFormat: string;
@@ -137,6 +185,20 @@ export interface UhdUsrp {
   setCommandTime(t: TimeSpec): void;
   clearCommandTime(): void;
   rxStream(args: RxStreamArgs): UhdRxStreamer;
+  /** Transmit channels of the device (`uhd_usrp_get_tx_num_channels`); 0 on a receive-only device. */
+  txNumChannels(): number;
+  setTxRate(rateHz: number, chan: number): void;
+  getTxRate(chan: number): number;
+  setTxGain(gainDb: number, chan: number): void;
+  getTxGain(chan: number): number;
+  /** Overall transmit gain range (all gain stages). */
+  txGainRange(chan: number): readonly [number, number];
+  txFreqRange(chan: number): readonly [number, number];
+  setTxAntenna(antenna: string, chan: number): void;
+  /** As `setRxFreq`, for the transmit chain; timed by the same command time. */
+  setTxFreq(freqHz: number, chan: number): Promise<UhdTuneResult>;
+  /** Same arguments as `rxStream`: fc32 on the host, `otwFormat` on the wire, one channel. */
+  txStream(args: RxStreamArgs): UhdTxStreamer;
   free(): void;
 }
 
@@ -150,6 +212,13 @@ export interface UhdLib {
   abi(): string;
   /** UHD's device address strings (`type=b200,serial=...`); on a worker thread (discovery waits for replies). */
   find(args: string): Promise<string[]>;
+  /**
+   * Makes UHD's transmit metadata for `md` and reads it back: what a send
+   * would carry. A check of the binding (time_t's width above all) before
+   * the first burst; refused with UHD_ERROR_NOT_IMPLEMENTED without the
+   * transmit calls.
+   */
+  checkTxMetadata(md: TxMetadata): TxMetadata;
   /** Opens a device; on a worker thread (it can load firmware and FPGA images for seconds). */
   makeUsrp(args: string): Promise<UhdUsrp>;
 }

@@ -3,7 +3,19 @@ import { assertMicros, RealClock, US_PER_S, type Clock, type Micros } from '../.
 import type { Frontend, FrontendCapabilities, IqBlock, ReceivedFrame, TuneResult, TxBurst, TxReport } from '../frontend.js';
 import { deviceId, parseDeviceAddr } from './device-addr.js';
 import { uhdLib } from './lib.js';
-import { RxError, StreamMode, UhdCallError, type TimeSpec, type UhdLib, type UhdRxStreamer, type UhdTuneResult, type UhdUsrp } from './api.js';
+import {
+  AsyncEvent,
+  RxError,
+  StreamMode,
+  UhdCallError,
+  type TimeSpec,
+  type TxMetadata,
+  type UhdLib,
+  type UhdRxStreamer,
+  type UhdTuneResult,
+  type UhdTxStreamer,
+  type UhdUsrp,
+} from './api.js';
 
 /** How a retune is issued: as a timed command when the device has them (`auto`), always (`timed`) or never (`plain`). */
 export type RetuneMode = 'auto' | 'timed' | 'plain';
@@ -43,6 +55,20 @@ export interface UhdFrontendOptions {
   setDeviceTime?: boolean;
   /** Overflows and stream errors one read recovers from before it gives up (default 8). */
   maxRecoveriesPerRead?: number;
+  /** Drive the transmit chain when the device has one (default true); false keeps the front-end receive-only. */
+  transmit?: boolean;
+  /**
+   * Transmit channel (default: the receive channel). Given, and missing from
+   * a device that has transmit channels, it is refused with
+   * RADIO_NO_TX_CHANNEL; a device with none is receive-only.
+   */
+  txChannel?: number;
+  /** Transmit antenna port, e.g. `TX/RX` on a B200 (default: UHD's). */
+  txAntenna?: string;
+  /** Overall transmit gain (all stages) within the device's range (default: the lowest, the least power). */
+  txGainDb?: number;
+  /** Longest wait for buffer space, and for the burst's acknowledgement, beyond the burst's own time (default 100000 µs). */
+  txTimeoutUs?: Micros;
 }
 
 export interface UhdFrontendParts {
@@ -71,6 +97,15 @@ export interface UhdCounters {
   retunes: number;
   /** Timed tunes UHD finished sending only after their command time (their settle counts from then). */
   lateTimedTunes: number;
+  /** Bursts handed to the transmit streamer, and their samples. */
+  txBursts: number;
+  txSamples: number;
+  /** Bursts whose time was past when they reached the device (dropped by it). */
+  txLate: number;
+  /** Underflows the device reported (it sent zeros while it waited for samples). */
+  txUnderflows: number;
+  /** Packets lost between host and device on the way out. */
+  txSequenceErrors: number;
 }
 
 const DEFAULTS = {
@@ -83,6 +118,7 @@ const DEFAULTS = {
   lockTimeoutUs: 20_000,
   lockPollUs: 200,
   recvTimeoutUs: 100_000,
+  txTimeoutUs: 100_000,
   plainRetuneEstimateUs: 2000,
   maxRecoveriesPerRead: 8,
 } as const;
@@ -103,7 +139,11 @@ function checkOptions(opts: UhdFrontendOptions): void {
   if (!Number.isFinite(opts.calibrationDb)) throw new RangeArgumentError('calibrationDb', opts.calibrationDb, 'a finite number');
   const chan = opts.channel ?? DEFAULTS.channel;
   if (!Number.isSafeInteger(chan) || chan < 0) throw new RangeArgumentError('channel', chan, 'an integer >= 0');
-  for (const k of ['timedTuneLeadUs', 'loSettleUs', 'lockTimeoutUs', 'lockPollUs', 'recvTimeoutUs', 'retuneEstimateUs'] as const) {
+  const txChan = opts.txChannel;
+  if (txChan !== undefined && (!Number.isSafeInteger(txChan) || txChan < 0)) throw new RangeArgumentError('txChannel', txChan, 'an integer >= 0');
+  if (opts.txGainDb !== undefined && !Number.isFinite(opts.txGainDb)) throw new RangeArgumentError('txGainDb', opts.txGainDb, 'a finite number');
+  if (opts.txAntenna !== undefined && typeof opts.txAntenna !== 'string') throw new RangeArgumentError('txAntenna', opts.txAntenna, 'a string');
+  for (const k of ['timedTuneLeadUs', 'loSettleUs', 'lockTimeoutUs', 'lockPollUs', 'recvTimeoutUs', 'retuneEstimateUs', 'txTimeoutUs'] as const) {
     const v = opts[k];
     if (v !== undefined) assertMicros(k, v);
   }
@@ -116,6 +156,14 @@ function checkOptions(opts: UhdFrontendOptions): void {
   if (mode !== undefined && mode !== 'auto' && mode !== 'timed' && mode !== 'plain') {
     throw new RangeArgumentError('retune', mode, "'auto', 'timed' or 'plain'");
   }
+}
+
+function checkBurst(b: TxBurst): void {
+  if (!Number.isSafeInteger(b.count) || b.count <= 0) throw new RangeArgumentError('burst.count', b.count, 'an integer > 0');
+  if (!(b.data instanceof Float32Array) || b.data.length < 2 * b.count) {
+    throw new RangeArgumentError('burst.data', b.data?.length, `a Float32Array of at least ${2 * b.count} floats (2 per complex sample)`);
+  }
+  if (b.atUs !== undefined) assertMicros('burst.atUs', b.atUs);
 }
 
 /**
@@ -138,8 +186,9 @@ export async function openUhdFrontend(opts: UhdFrontendOptions, parts: UhdFronte
     }
     throw e;
   }
+  let fe: UhdFrontend;
   try {
-    return new UhdFrontend(usrp, found[0] ?? '', opts, parts);
+    fe = new UhdFrontend(usrp, found[0] ?? '', opts, parts);
   } catch (e) {
     try {
       usrp.free();
@@ -148,10 +197,33 @@ export async function openUhdFrontend(opts: UhdFrontendOptions, parts: UhdFronte
     }
     throw e;
   }
+  if (fe.capabilities.canTransmitIq) {
+    try {
+      checkTxBinding(lib);
+    } catch (e) {
+      await fe.close();
+      throw e;
+    }
+  }
+  return fe;
+}
+
+/** A timed start of burst, made by UHD and read back: a binding that got time_t's width wrong would move every burst. */
+function checkTxBinding(lib: UhdLib): void {
+  const md: TxMetadata = { startOfBurst: true, endOfBurst: false, timeSpec: { fullSecs: 1_234_567_890, fracSecs: 0.25 } };
+  const back = lib.checkTxMetadata(md);
+  const same = back.startOfBurst && !back.endOfBurst && back.timeSpec?.fullSecs === md.timeSpec?.fullSecs && back.timeSpec?.fracSecs === md.timeSpec?.fracSecs;
+  if (!same) {
+    throw new FrontendError(
+      'RADIO_NO_LIBRARY',
+      `${lib.path}: transmit metadata does not survive the binding (made ${JSON.stringify(md)}, UHD holds ${JSON.stringify(back)}); bursts would go out at the wrong time`,
+    );
+  }
 }
 
 /**
- * A USRP's receive chain as a cogmesh front-end (receive only: no PHY yet).
+ * A USRP as a cogmesh front-end: its receive chain, and its transmit chain
+ * for bursts of samples (`transmitIq`; no PHY yet, so no frames).
  *
  * Samples stream continuously from the first read on, and each block
  * continues where the previous one ended, stamped with the device's time of
@@ -169,8 +241,20 @@ export async function openUhdFrontend(opts: UhdFrontendOptions, parts: UhdFronte
  * from when the sensor reports the LO locked. `TuneResult.retuneUs` is the
  * device time from the request until samples are valid.
  *
+ * The transmit chain, when the device has one (and `transmit` is not
+ * false), runs at the receive sample rate and follows every tune (the same
+ * timed command). A burst is sent in packets of at most the streamer's
+ * `maxNumSamps`, the first with start of burst and, for a timed burst, the
+ * device time of `atUs` (the clock of the blocks' `startUs`), the last with
+ * end of burst; then the front-end waits for the device's acknowledgement.
+ * A burst whose time was past when it reached the device is dropped by it
+ * (UHD's time error): it is reported `late` with `sent` 0. Underflows are
+ * counted (`txUnderflows`): the device sent zeros meanwhile, the samples
+ * still went out, later.
+ *
  * Calls run one at a time, in the order made: a tune asked for during a read
- * takes effect after it.
+ * takes effect after it, and reads wait while a burst is sent (samples
+ * received meanwhile wait in UHD's buffers).
  */
 export class UhdFrontend implements Frontend {
   readonly kind = 'uhd' as const;
@@ -185,6 +269,12 @@ export class UhdFrontend implements Frontend {
 
   private readonly chan: number;
   private readonly rx: UhdRxStreamer;
+  /** The transmit streamer, undefined for a receive-only front-end (`txWhyNot` says why). */
+  private readonly tx: UhdTxStreamer | undefined;
+  private readonly txChan: number;
+  private readonly txWhyNot: string;
+  private readonly txTimeoutUs: Micros;
+  private txGain: number | undefined;
   private readonly sleep: (us: Micros) => Promise<void>;
   private readonly baseCalibrationDb: number;
   private readonly timedTuneLeadUs: Micros;
@@ -205,11 +295,17 @@ export class UhdFrontend implements Frontend {
     deafSamples: 0,
     retunes: 0,
     lateTimedTunes: 0,
+    txBursts: 0,
+    txSamples: 0,
+    txLate: 0,
+    txUnderflows: 0,
+    txSequenceErrors: 0,
   };
   private readonly listeners = new Set<(frame: ReceivedFrame) => void>();
   private center: number | undefined;
   private gain: number;
   private lastTune: UhdTuneResult | undefined;
+  private lastTxTune: UhdTuneResult | undefined;
   private streaming = false;
   private streamedOnce = false;
   /** Where the stream goes on (seconds after epochSecs), once known. */
@@ -252,7 +348,30 @@ export class UhdFrontend implements Frontend {
     this.checkGain(opts.gainDb, gainRangeDb);
     usrp.setRxGain(opts.gainDb, this.chan);
     this.gain = usrp.getRxGain(this.chan);
-    const tuneRangeHz = usrp.rxFreqRange(this.chan);
+    let tuneRangeHz = usrp.rxFreqRange(this.chan);
+
+    this.txChan = opts.txChannel ?? this.chan;
+    this.txTimeoutUs = opts.txTimeoutUs ?? DEFAULTS.txTimeoutUs;
+    const txChannels = usrp.txNumChannels();
+    let transmit = false;
+    if (opts.transmit === false) {
+      this.txWhyNot = 'transmit is off in its options';
+    } else if (txChannels <= this.txChan) {
+      if (txChannels > 0 && opts.txChannel !== undefined) {
+        throw new FrontendError(
+          'RADIO_NO_TX_CHANNEL',
+          `${this.id}: transmit channel ${this.txChan} asked, the device has transmit channels 0 to ${txChannels - 1}`,
+        );
+      }
+      this.txWhyNot =
+        txChannels === 0
+          ? 'the device has no transmit channel (or this libuhd lacks the transmit calls)'
+          : `the device has no transmit channel ${this.txChan} (transmit channels 0 to ${txChannels - 1})`;
+    } else {
+      this.txWhyNot = '';
+      transmit = true;
+      tuneRangeHz = this.setUpTransmit(opts, sampleRateHz, tuneRangeHz);
+    }
 
     if (opts.setDeviceTime ?? true) {
       const nowUs = (parts.clock ?? new RealClock()).now();
@@ -270,14 +389,46 @@ export class UhdFrontend implements Frontend {
       gainRangeDb: [gainRangeDb[0], gainRangeDb[1]],
       retuneUs: opts.retuneEstimateUs ?? (this.timedRetune ? this.timedTuneLeadUs + this.loSettleUs : DEFAULTS.plainRetuneEstimateUs),
       canTransmit: false,
-      canTransmitIq: false,
+      canTransmitIq: transmit,
     };
     // last, so that a failure before leaves nothing but the device to free
-    this.rx = usrp.rxStream({
-      otwFormat: opts.otwFormat ?? DEFAULTS.otwFormat,
-      args: opts.streamArgs ?? DEFAULTS.streamArgs,
-      channel: this.chan,
-    });
+    const streamArgs = { otwFormat: opts.otwFormat ?? DEFAULTS.otwFormat, args: opts.streamArgs ?? DEFAULTS.streamArgs };
+    this.rx = usrp.rxStream({ ...streamArgs, channel: this.chan });
+    try {
+      this.tx = transmit ? usrp.txStream({ ...streamArgs, channel: this.txChan }) : undefined;
+    } catch (e) {
+      this.rx.free();
+      throw e;
+    }
+  }
+
+  /** Configures the transmit chain; returns the tuning range both chains share. */
+  private setUpTransmit(opts: UhdFrontendOptions, sampleRateHz: number, rxRange: readonly [number, number]): readonly [number, number] {
+    const usrp = this.usrp;
+    if (opts.txAntenna !== undefined) usrp.setTxAntenna(opts.txAntenna, this.txChan);
+    usrp.setTxRate(sampleRateHz, this.txChan);
+    const txRate = usrp.getTxRate(this.txChan);
+    if (Math.abs(txRate - sampleRateHz) > 1e-9 * sampleRateHz) {
+      throw new FrontendError(
+        'RADIO_UHD_ERROR',
+        `${this.id}: UHD set the transmit rate to ${txRate} S/s for a receive rate of ${sampleRateHz} S/s; bursts are at the receive rate`,
+      );
+    }
+    const range = usrp.txGainRange(this.txChan);
+    const gain = opts.txGainDb ?? range[0];
+    this.checkGain(gain, range, 'transmit gain');
+    usrp.setTxGain(gain, this.txChan);
+    this.txGain = usrp.getTxGain(this.txChan);
+    const txRange = usrp.txFreqRange(this.txChan);
+    const lo = Math.max(rxRange[0], txRange[0]);
+    const hi = Math.min(rxRange[1], txRange[1]);
+    if (!(lo <= hi)) {
+      throw new FrontendError(
+        'RADIO_TUNE_RANGE',
+        `${this.id}: the receive range [${rxRange[0]}, ${rxRange[1]}] Hz and the transmit range [${txRange[0]}, ${txRange[1]}] Hz do not overlap`,
+      );
+    }
+    return [lo, hi];
   }
 
   get centerHz(): number | undefined {
@@ -288,9 +439,19 @@ export class UhdFrontend implements Frontend {
     return this.gain;
   }
 
+  /** The transmit gain the device set, undefined for a receive-only front-end. */
+  get txGainDb(): number | undefined {
+    return this.txGain;
+  }
+
   /** What UHD reported for the last tune (RF and DSP parts), undefined before the first. */
   get lastTuneResult(): UhdTuneResult | undefined {
     return this.lastTune;
+  }
+
+  /** What UHD reported for the transmit chain's last tune, undefined before the first or when receive-only. */
+  get lastTxTuneResult(): UhdTuneResult | undefined {
+    return this.lastTxTune;
   }
 
   counters(): Readonly<UhdCounters> {
@@ -347,9 +508,24 @@ export class UhdFrontend implements Frontend {
     return Promise.reject(new FrontendError('RADIO_CANNOT_TRANSMIT', `${this.id}: the UHD front-end has no PHY in this release and receives only`));
   }
 
-  transmitIq(_burst: TxBurst): Promise<TxReport> {
+  /**
+   * Sends `burst` at the current centre frequency, at `burst.atUs` on the
+   * device clock or as soon as possible, and resolves once the device has
+   * acknowledged its end (or reported it late). RADIO_TX_TIMEOUT when the
+   * device takes no samples, or sends no acknowledgement, within the
+   * burst's time plus `txTimeoutUs` (the burst is ended where it stopped).
+   */
+  transmitIq(burst: TxBurst): Promise<TxReport> {
     if (this.closing !== undefined) return Promise.reject(this.closedError());
-    return Promise.reject(new FrontendError('RADIO_CANNOT_TRANSMIT', `${this.id}: the UHD front-end has no transmit streamer in this release`));
+    const tx = this.tx;
+    if (tx === undefined) return Promise.reject(new FrontendError('RADIO_CANNOT_TRANSMIT', `${this.id}: receive-only: ${this.txWhyNot}`));
+    if (this.center === undefined) return Promise.reject(new FrontendError('RADIO_NOT_TUNED', `${this.id}: tune before transmitting`));
+    try {
+      checkBurst(burst);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    return this.serial(() => this.transmit(burst, tx));
   }
 
   /** Frames need a PHY, which this release does not have: listeners are kept but never called. */
@@ -380,6 +556,7 @@ export class UhdFrontend implements Frontend {
       this.streaming = false;
       try {
         this.rx.free();
+        this.tx?.free();
       } finally {
         this.usrp.free();
       }
@@ -421,6 +598,7 @@ export class UhdFrontend implements Frontend {
     this.usrp.setCommandTime(this.spec(atRel));
     try {
       this.lastTune = await this.usrp.setRxFreq(centerHz, this.chan);
+      if (this.tx !== undefined) this.lastTxTune = await this.usrp.setTxFreq(centerHz, this.txChan);
     } finally {
       this.usrp.clearCommandTime();
     }
@@ -441,6 +619,7 @@ export class UhdFrontend implements Frontend {
 
   private async plainTune(centerHz: number): Promise<number> {
     this.lastTune = await this.usrp.setRxFreq(centerHz, this.chan);
+    if (this.tx !== undefined) this.lastTxTune = await this.usrp.setTxFreq(centerHz, this.txChan);
     if (this.hasLockSensor) return (await this.waitForLock(centerHz)).atRel;
     const validRel = this.nowRel() + this.loSettleUs / US_PER_S;
     await this.sleepUntil(validRel);
@@ -575,6 +754,91 @@ export class UhdFrontend implements Frontend {
     this.counts.streamRestarts++;
   }
 
+  // ---- transmit -----------------------------------------------------------
+
+  private async transmit(b: TxBurst, tx: UhdTxStreamer): Promise<TxReport> {
+    const fs = this.capabilities.sampleRateHz;
+    // messages that came after an earlier burst's wait (a late ACK) are not this burst's
+    await this.drainAsync(tx);
+    const sendRel = this.nowRel();
+    const atRel = b.atUs === undefined ? undefined : (b.atUs - this.epochSecs * US_PER_S) / US_PER_S;
+    const durationS = b.count / fs;
+    const waitS = Math.max(0, (atRel ?? sendRel) - sendRel) + durationS + this.txTimeoutUs / US_PER_S;
+    const packet = Math.max(1, tx.maxNumSamps);
+    this.counts.txBursts++;
+    let off = 0;
+    try {
+      while (off < b.count) {
+        const n = Math.min(packet, b.count - off);
+        const md: TxMetadata =
+          off === 0 && atRel !== undefined
+            ? { startOfBurst: true, endOfBurst: n === b.count, timeSpec: this.spec(atRel) }
+            : { startOfBurst: off === 0, endOfBurst: off + n === b.count };
+        const took = await tx.send(b.data, off, n, md, waitS);
+        if (took === 0) {
+          throw new FrontendError(
+            'RADIO_TX_TIMEOUT',
+            `${this.id}: the device took ${off} of ${b.count} samples of a burst, then none within ${Math.round(waitS * 1000)} ms; the burst was ended there`,
+          );
+        }
+        off += took;
+      }
+    } catch (e) {
+      // end the burst where it stopped, so that the next one starts clean (best effort: the first error is the one to report)
+      try {
+        await tx.send(b.data, 0, 0, { startOfBurst: false, endOfBurst: true }, this.txTimeoutUs / US_PER_S);
+      } catch {
+        // already reporting why the burst stopped
+      }
+      throw e;
+    } finally {
+      this.counts.txSamples += off;
+    }
+
+    let late: TimeSpec | null | undefined;
+    let ack: TimeSpec | null | undefined;
+    while (ack === undefined) {
+      const msg = await tx.recvAsyncMsg(late === undefined ? waitS : this.txTimeoutUs / US_PER_S);
+      if (msg === undefined) break;
+      if ((msg.eventCode & AsyncEvent.BURST_ACK) !== 0) ack = msg.timeSpec ?? null;
+      if ((msg.eventCode & AsyncEvent.TIME_ERROR) !== 0 && late === undefined) {
+        late = msg.timeSpec ?? null;
+        this.counts.txLate++;
+      }
+      this.countTxEvent(msg.eventCode);
+    }
+    if (late !== undefined) {
+      // the device drops a late packet and the rest of its burst
+      const at = this.toMicros(late === null ? this.nowRel() : this.rel(late));
+      return { startUs: at, endUs: at, late: true, sent: 0 };
+    }
+    if (ack === undefined) {
+      throw new FrontendError(
+        'RADIO_TX_TIMEOUT',
+        `${this.id}: the device took all ${b.count} samples of a burst but did not acknowledge its end within ${Math.round(waitS * 1000)} ms`,
+      );
+    }
+    const startUs = this.toMicros(atRel ?? sendRel);
+    const computedEnd = startUs + Math.round(durationS * US_PER_S);
+    // an underflow stretches the burst: the acknowledgement's time stamp says by how much
+    const endUs = ack === null ? computedEnd : Math.max(computedEnd, this.toMicros(this.rel(ack)));
+    return { startUs, endUs, late: false, sent: off };
+  }
+
+  /** Counts the messages waiting from earlier bursts. */
+  private async drainAsync(tx: UhdTxStreamer): Promise<void> {
+    for (let i = 0; i < 256; i++) {
+      const msg = await tx.recvAsyncMsg(0);
+      if (msg === undefined) return;
+      this.countTxEvent(msg.eventCode);
+    }
+  }
+
+  private countTxEvent(code: number): void {
+    if ((code & (AsyncEvent.UNDERFLOW | AsyncEvent.UNDERFLOW_IN_PACKET)) !== 0) this.counts.txUnderflows++;
+    if ((code & (AsyncEvent.SEQ_ERROR | AsyncEvent.SEQ_ERROR_IN_BURST)) !== 0) this.counts.txSequenceErrors++;
+  }
+
   // ---- device time --------------------------------------------------------
 
   /** Seconds after epochSecs; small numbers keep sub-nanosecond precision in a double. */
@@ -602,9 +866,9 @@ export class UhdFrontend implements Frontend {
 
   // ---- checks -------------------------------------------------------------
 
-  private checkGain(gainDb: number, [lo, hi]: readonly [number, number]): void {
+  private checkGain(gainDb: number, [lo, hi]: readonly [number, number], what = 'gain'): void {
     if (!(gainDb >= lo && gainDb <= hi)) {
-      throw new FrontendError('RADIO_GAIN_RANGE', `${this.id}: gain ${gainDb} dB is outside the range [${lo}, ${hi}] dB`);
+      throw new FrontendError('RADIO_GAIN_RANGE', `${this.id}: ${what} ${gainDb} dB is outside the range [${lo}, ${hi}] dB`);
     }
   }
 

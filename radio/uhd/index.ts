@@ -6,18 +6,22 @@ export { deviceId, parseDeviceAddr } from './device-addr.js';
 export { openUhdFrontend, UhdFrontend, type RetuneMode, type UhdCounters, type UhdFrontendOptions, type UhdFrontendParts } from './frontend.js';
 export { LIBUHD_NAMES, loadUhdLib, uhdLib, type LoadUhdOptions } from './lib.js';
 export {
+  AsyncEvent,
   RxError,
   StreamMode,
   UhdCallError,
   uhdErrorName,
+  type AsyncMessage,
   type RecvResult,
   type RxMetadata,
   type RxStreamArgs,
   type StreamCommand,
   type TimeSpec,
+  type TxMetadata,
   type UhdLib,
   type UhdRxStreamer,
   type UhdTuneResult,
+  type UhdTxStreamer,
   type UhdUsrp,
 } from './api.js';
 

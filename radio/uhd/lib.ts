@@ -17,6 +17,9 @@ import type koffiModule from 'koffi';
 import { FrontendError } from '../../src/core/errors.js';
 import {
   RxError,
+  type AsyncMessage,
+  type TxMetadata,
+  type UhdTxStreamer,
   type TimeSpec,
   type RxMetadata,
   type RecvResult,
@@ -126,6 +129,7 @@ interface UhdTypes {
   readonly txStreamer: KoffiType;
   readonly rxMetadata: KoffiType;
   readonly txMetadata: KoffiType;
+  readonly asyncMetadata: KoffiType;
   readonly stringVector: KoffiType;
   readonly metaRange: KoffiType;
   readonly sensorValue: KoffiType;
@@ -144,6 +148,7 @@ function uhdTypes(k: Koffi): UhdTypes {
     txStreamer: k.pointer(k.opaque()),
     rxMetadata: k.pointer(k.opaque()),
     txMetadata: k.pointer(k.opaque()),
+    asyncMetadata: k.pointer(k.opaque()),
     stringVector: k.pointer(k.opaque()),
     metaRange: k.pointer(k.opaque()),
     sensorValue: k.pointer(k.opaque()),
@@ -254,7 +259,16 @@ function signatures(k: Koffi, t: UhdTypes): Array<{ name: string; args: ArgSpec[
       args: [t.rxStreamer, 'void **', size, ptr(t.rxMetadata), 'double', 'bool', out(size)],
     },
     { name: 'uhd_rx_streamer_last_error', args: [t.rxStreamer, buf, size] },
-    // transmit streamer: bound for a future PHY, not used by the receive-only front-end
+    // transmit chain and streamer: optional, a libuhd without them makes a receive-only front-end
+    { name: 'uhd_usrp_get_tx_num_channels', args: [t.usrp, out(size)], optional: true },
+    { name: 'uhd_usrp_set_tx_rate', args: [t.usrp, 'double', size], optional: true },
+    { name: 'uhd_usrp_get_tx_rate', args: [t.usrp, size, out('double')], optional: true },
+    { name: 'uhd_usrp_set_tx_freq', args: [t.usrp, ptr(t.tuneRequest), size, out(t.tuneResult)], optional: true },
+    { name: 'uhd_usrp_get_tx_freq_range', args: [t.usrp, size, t.metaRange], optional: true },
+    { name: 'uhd_usrp_set_tx_gain', args: [t.usrp, 'double', size, str], optional: true },
+    { name: 'uhd_usrp_get_tx_gain', args: [t.usrp, size, str, out('double')], optional: true },
+    { name: 'uhd_usrp_get_tx_gain_range', args: [t.usrp, str, size, t.metaRange], optional: true },
+    { name: 'uhd_usrp_set_tx_antenna', args: [t.usrp, str, size], optional: true },
     { name: 'uhd_tx_streamer_make', args: [out(t.txStreamer)], optional: true },
     { name: 'uhd_tx_streamer_free', args: [inout(t.txStreamer)], optional: true },
     { name: 'uhd_usrp_get_tx_stream', args: [t.usrp, ptr(t.streamArgs), t.txStreamer], optional: true },
@@ -264,15 +278,54 @@ function signatures(k: Koffi, t: UhdTypes): Array<{ name: string; args: ArgSpec[
       args: [t.txStreamer, 'const void **', size, ptr(t.txMetadata), 'double', out(size)],
       optional: true,
     },
+    { name: 'uhd_tx_streamer_recv_async_msg', args: [t.txStreamer, ptr(t.asyncMetadata), 'double', out('bool')], optional: true },
     { name: 'uhd_tx_streamer_last_error', args: [t.txStreamer, buf, size], optional: true },
+    // uhd/types/metadata.h: time_t is 64 bits on the 64-bit Linux UHD 4 runs on (checked by checkTxMetadata)
     {
       name: 'uhd_tx_metadata_make',
       args: [out(t.txMetadata), 'bool', 'int64_t', 'double', 'bool', 'bool'],
       optional: true,
     },
     { name: 'uhd_tx_metadata_free', args: [inout(t.txMetadata)], optional: true },
+    { name: 'uhd_tx_metadata_has_time_spec', args: [t.txMetadata, out('bool')], optional: true },
+    { name: 'uhd_tx_metadata_time_spec', args: [t.txMetadata, out('int64_t'), out('double')], optional: true },
+    { name: 'uhd_tx_metadata_start_of_burst', args: [t.txMetadata, out('bool')], optional: true },
+    { name: 'uhd_tx_metadata_end_of_burst', args: [t.txMetadata, out('bool')], optional: true },
+    { name: 'uhd_tx_metadata_last_error', args: [t.txMetadata, buf, size], optional: true },
+    { name: 'uhd_async_metadata_make', args: [out(t.asyncMetadata)], optional: true },
+    { name: 'uhd_async_metadata_free', args: [inout(t.asyncMetadata)], optional: true },
+    { name: 'uhd_async_metadata_channel', args: [t.asyncMetadata, out(size)], optional: true },
+    { name: 'uhd_async_metadata_has_time_spec', args: [t.asyncMetadata, out('bool')], optional: true },
+    { name: 'uhd_async_metadata_time_spec', args: [t.asyncMetadata, out('int64_t'), out('double')], optional: true },
+    { name: 'uhd_async_metadata_event_code', args: [t.asyncMetadata, out('int')], optional: true },
+    { name: 'uhd_async_metadata_last_error', args: [t.asyncMetadata, buf, size], optional: true },
   ];
 }
+
+/** The calls of the transmit side: a libuhd lacking any of them gives a receive-only front-end. */
+const TX_CALLS: readonly string[] = [
+  'uhd_usrp_get_tx_num_channels',
+  'uhd_usrp_set_tx_rate',
+  'uhd_usrp_get_tx_rate',
+  'uhd_usrp_set_tx_freq',
+  'uhd_usrp_get_tx_freq_range',
+  'uhd_usrp_set_tx_gain',
+  'uhd_usrp_get_tx_gain',
+  'uhd_usrp_get_tx_gain_range',
+  'uhd_usrp_set_tx_antenna',
+  'uhd_tx_streamer_make',
+  'uhd_tx_streamer_free',
+  'uhd_usrp_get_tx_stream',
+  'uhd_tx_streamer_max_num_samps',
+  'uhd_tx_streamer_send',
+  'uhd_tx_streamer_recv_async_msg',
+  'uhd_tx_streamer_last_error',
+  'uhd_tx_metadata_make',
+  'uhd_tx_metadata_free',
+  'uhd_async_metadata_make',
+  'uhd_async_metadata_free',
+  'uhd_async_metadata_event_code',
+];
 
 /** Calls `fn` on koffi's worker threads and resolves with its uhd_error. */
 function callAsync(fn: KoffiFunction, ...args: unknown[]): Promise<number> {
@@ -312,7 +365,11 @@ class KoffiUhdLib implements UhdLib {
     }
     this.fn = fn;
     this.symbols = new Set(fn.keys());
+    this.hasTx = TX_CALLS.every((name) => fn.has(name));
   }
+
+  /** Whether every call of the transmit side is bound. */
+  readonly hasTx: boolean;
 
   /** The bound function, or a refusal naming the symbol this libuhd lacks. */
   f(name: string): KoffiFunction {
@@ -391,6 +448,36 @@ class KoffiUhdLib implements UhdLib {
     });
   }
 
+  /** A fresh `uhd_tx_metadata_handle` for `md`, as [handle] (what uhd_tx_metadata_free wants). */
+  makeTxMetadata(md: TxMetadata): unknown[] {
+    const h: unknown[] = [null];
+    const t = md.timeSpec;
+    this.call('uhd_tx_metadata_make', undefined, h, t !== undefined, t?.fullSecs ?? 0, t?.fracSecs ?? 0, md.startOfBurst, md.endOfBurst);
+    return h;
+  }
+
+  checkTxMetadata(md: TxMetadata): TxMetadata {
+    const h = this.makeTxMetadata(md);
+    const m = h[0];
+    try {
+      const errorOf = (b: Buffer, n: number): number => this.f('uhd_tx_metadata_last_error')(m, b, n) as number;
+      const flag = (name: string): boolean => {
+        const out: unknown[] = [false];
+        this.call(name, errorOf, m, out);
+        return out[0] === true;
+      };
+      const startOfBurst = flag('uhd_tx_metadata_start_of_burst');
+      const endOfBurst = flag('uhd_tx_metadata_end_of_burst');
+      if (!flag('uhd_tx_metadata_has_time_spec')) return { startOfBurst, endOfBurst };
+      const full: unknown[] = [0];
+      const frac: unknown[] = [0];
+      this.call('uhd_tx_metadata_time_spec', errorOf, m, full, frac);
+      return { startOfBurst, endOfBurst, timeSpec: toTimeSpec(full[0], frac[0]) };
+    } finally {
+      this.f('uhd_tx_metadata_free')(h);
+    }
+  }
+
   async makeUsrp(args: string): Promise<UhdUsrp> {
     const h: unknown[] = [null];
     await this.callOnWorker('uhd_usrp_make', undefined, h, args);
@@ -412,14 +499,19 @@ class KoffiUsrp implements UhdUsrp {
     this.lib.call(name, this.errorOf, this.h, ...args);
   }
 
+  /** A call whose last argument is its `double *` or `size_t *` result. */
+  private number(name: string, ...args: unknown[]): number {
+    const out: unknown[] = [0];
+    this.call(name, ...args, out);
+    return Number(out[0]);
+  }
+
   setRxRate(rateHz: number, chan: number): void {
     this.call('uhd_usrp_set_rx_rate', rateHz, chan);
   }
 
   getRxRate(chan: number): number {
-    const out: unknown[] = [0];
-    this.call('uhd_usrp_get_rx_rate', chan, out);
-    return Number(out[0]);
+    return this.number('uhd_usrp_get_rx_rate', chan);
   }
 
   setRxGain(gainDb: number, chan: number): void {
@@ -427,9 +519,7 @@ class KoffiUsrp implements UhdUsrp {
   }
 
   getRxGain(chan: number): number {
-    const out: unknown[] = [0];
-    this.call('uhd_usrp_get_rx_gain', chan, '', out);
-    return Number(out[0]);
+    return this.number('uhd_usrp_get_rx_gain', chan, '');
   }
 
   rxGainRange(chan: number): readonly [number, number] {
@@ -461,7 +551,12 @@ class KoffiUsrp implements UhdUsrp {
     this.call('uhd_usrp_set_rx_antenna', antenna, chan);
   }
 
-  async setRxFreq(freqHz: number, chan: number): Promise<UhdTuneResult> {
+  setRxFreq(freqHz: number, chan: number): Promise<UhdTuneResult> {
+    return this.tuneOnWorker('uhd_usrp_set_rx_freq', freqHz, chan);
+  }
+
+  /** `uhd_usrp_set_rx_freq` or `uhd_usrp_set_tx_freq` with an automatic tune request, on a worker thread. */
+  private async tuneOnWorker(name: string, freqHz: number, chan: number): Promise<UhdTuneResult> {
     const request = {
       target_freq: freqHz,
       rf_freq_policy: TUNE_POLICY_AUTO,
@@ -472,7 +567,7 @@ class KoffiUsrp implements UhdUsrp {
       args: '',
     };
     const result: Record<string, number> = {};
-    await this.lib.callOnWorker('uhd_usrp_set_rx_freq', this.errorOf, this.h, request, chan, result);
+    await this.lib.callOnWorker(name, this.errorOf, this.h, request, chan, result);
     return {
       clippedRfHz: result['clipped_rf_freq'] ?? Number.NaN,
       targetRfHz: result['target_rf_freq'] ?? Number.NaN,
@@ -544,6 +639,66 @@ class KoffiUsrp implements UhdUsrp {
     } catch (e) {
       if (md[0] !== null) this.lib.f('uhd_rx_metadata_free')(md);
       this.lib.f('uhd_rx_streamer_free')(h);
+      throw e;
+    }
+  }
+
+  txNumChannels(): number {
+    if (!this.lib.hasTx) return 0;
+    return this.number('uhd_usrp_get_tx_num_channels');
+  }
+
+  setTxRate(rateHz: number, chan: number): void {
+    this.call('uhd_usrp_set_tx_rate', rateHz, chan);
+  }
+
+  getTxRate(chan: number): number {
+    return this.number('uhd_usrp_get_tx_rate', chan);
+  }
+
+  setTxGain(gainDb: number, chan: number): void {
+    this.call('uhd_usrp_set_tx_gain', gainDb, chan, '');
+  }
+
+  getTxGain(chan: number): number {
+    return this.number('uhd_usrp_get_tx_gain', chan, '');
+  }
+
+  txGainRange(chan: number): readonly [number, number] {
+    return this.metaRange((mr) => this.call('uhd_usrp_get_tx_gain_range', '', chan, mr));
+  }
+
+  txFreqRange(chan: number): readonly [number, number] {
+    return this.metaRange((mr) => this.call('uhd_usrp_get_tx_freq_range', chan, mr));
+  }
+
+  setTxAntenna(antenna: string, chan: number): void {
+    this.call('uhd_usrp_set_tx_antenna', antenna, chan);
+  }
+
+  setTxFreq(freqHz: number, chan: number): Promise<UhdTuneResult> {
+    return this.tuneOnWorker('uhd_usrp_set_tx_freq', freqHz, chan);
+  }
+
+  txStream(args: RxStreamArgs): UhdTxStreamer {
+    const h: unknown[] = [null];
+    this.lib.call('uhd_tx_streamer_make', undefined, h);
+    const md: unknown[] = [null];
+    try {
+      const streamer = h[0];
+      const errorOf = (b: Buffer, n: number): number => this.lib.f('uhd_tx_streamer_last_error')(streamer, b, n) as number;
+      this.lib.call(
+        'uhd_usrp_get_tx_stream',
+        errorOf,
+        this.h,
+        { cpu_format: 'fc32', otw_format: args.otwFormat, args: args.args, channel_list: [args.channel], n_channels: 1 },
+        streamer,
+      );
+      this.lib.call('uhd_async_metadata_make', undefined, md);
+      return new KoffiTxStreamer(this.lib, h, md);
+    } catch (e) {
+      if (md[0] !== null) this.lib.f('uhd_async_metadata_free')(md);
+      this.lib.f('uhd_tx_streamer_free')(h);
       throw e;
     }
   }
@@ -631,5 +786,67 @@ class KoffiRxStreamer implements UhdRxStreamer {
     this.freed = true;
     this.lib.f('uhd_rx_metadata_free')(this.mdRef);
     this.lib.f('uhd_rx_streamer_free')(this.hRef);
+  }
+}
+
+class KoffiTxStreamer implements UhdTxStreamer {
+  readonly maxNumSamps: number;
+  private freed = false;
+  private readonly errorOf = (buf: Buffer, len: number): number => this.lib.f('uhd_tx_streamer_last_error')(this.hRef[0], buf, len) as number;
+
+  constructor(
+    private readonly lib: KoffiUhdLib,
+    /** [handle], as uhd_tx_streamer_free wants a pointer to it. */
+    private readonly hRef: unknown[],
+    /** [async metadata handle], reused by every recvAsyncMsg. */
+    private readonly asyncRef: unknown[],
+  ) {
+    const out: unknown[] = [0];
+    this.lib.call('uhd_tx_streamer_max_num_samps', this.errorOf, this.hRef[0], out);
+    this.maxNumSamps = Number(out[0]);
+  }
+
+  async send(data: Float32Array, offset: number, count: number, md: TxMetadata, timeoutS: number): Promise<number> {
+    if (this.freed) throw new FrontendError('RADIO_CLOSED', 'uhd_tx_streamer_send on a freed streamer');
+    const mdRef = this.lib.makeTxMetadata(md);
+    try {
+      const items: unknown[] = [0];
+      // buffs is const void*[1]: the typed array's own memory, not a copy
+      const buffs = [data.subarray(2 * offset, 2 * (offset + count))];
+      await this.lib.callOnWorker('uhd_tx_streamer_send', this.errorOf, this.hRef[0], buffs, count, mdRef, timeoutS, items);
+      return Number(items[0]);
+    } finally {
+      this.lib.f('uhd_tx_metadata_free')(mdRef);
+    }
+  }
+
+  async recvAsyncMsg(timeoutS: number): Promise<AsyncMessage | undefined> {
+    if (this.freed) throw new FrontendError('RADIO_CLOSED', 'uhd_tx_streamer_recv_async_msg on a freed streamer');
+    const valid: unknown[] = [false];
+    await this.lib.callOnWorker('uhd_tx_streamer_recv_async_msg', this.errorOf, this.hRef[0], this.asyncRef, timeoutS, valid);
+    if (valid[0] !== true) return undefined;
+    const md = this.asyncRef[0];
+    const errorOf = (b: Buffer, n: number): number => this.lib.f('uhd_async_metadata_last_error')(md, b, n) as number;
+    const code: unknown[] = [0];
+    const chan: unknown[] = [0];
+    const has: unknown[] = [false];
+    this.lib.call('uhd_async_metadata_event_code', errorOf, md, code);
+    this.lib.call('uhd_async_metadata_channel', errorOf, md, chan);
+    this.lib.call('uhd_async_metadata_has_time_spec', errorOf, md, has);
+    let timeSpec: TimeSpec | undefined;
+    if (has[0] === true) {
+      const full: unknown[] = [0];
+      const frac: unknown[] = [0];
+      this.lib.call('uhd_async_metadata_time_spec', errorOf, md, full, frac);
+      timeSpec = toTimeSpec(full[0], frac[0]);
+    }
+    return { eventCode: Number(code[0]), channel: Number(chan[0]), timeSpec };
+  }
+
+  free(): void {
+    if (this.freed) return;
+    this.freed = true;
+    this.lib.f('uhd_async_metadata_free')(this.asyncRef);
+    this.lib.f('uhd_tx_streamer_free')(this.hRef);
   }
 }

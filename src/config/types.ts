@@ -184,6 +184,12 @@ export interface RadioConfig {
   calibrationDb: number;
   /** Driver-specific device selector (UHD device args, ring path, capture file). */
   device: string;
+  /** Transmit gain (uhd): within the device's range, 0 the least power on a USRP. */
+  txGainDb: number;
+  /** Transmit channel of the device (uhd). */
+  txChannel: number;
+  /** Transmit antenna port (uhd); '' for the driver's default. */
+  txAntenna: string;
 }
 
 export interface SensingConfig {

@@ -15,7 +15,15 @@ export async function openDeviceRadio(where: string, r: RadioConfig, opts: { id:
       return openRecording(r, opts);
     case 'uhd': {
       const { openUhdFrontend } = await import('../../radio/uhd/index.js');
-      return openUhdFrontend({ deviceArgs: r.device, sampleRateHz: r.sampleRateHz, gainDb: r.gainDb, calibrationDb: r.calibrationDb });
+      return openUhdFrontend({
+        deviceArgs: r.device,
+        sampleRateHz: r.sampleRateHz,
+        gainDb: r.gainDb,
+        calibrationDb: r.calibrationDb,
+        txGainDb: r.txGainDb,
+        txChannel: r.txChannel,
+        ...(r.txAntenna === '' ? {} : { txAntenna: r.txAntenna }),
+      });
     }
     case 'sora': {
       const { SoraFrontend } = await import('../../radio/sora/index.js');

@@ -62,7 +62,16 @@ describe('parseNodeConfig: defaults', () => {
     const c = parseNodeConfig({ node: { id: 7 } });
     assert.deepEqual(c.node, { id: 7, name: 'cogmesh', seed: 1 });
     assert.deepEqual(c.channelPlan, { band: 'ism2g4', channels: 11, allowed: [] });
-    assert.deepEqual(c.radios.R1, { frontend: 'sim', sampleRateHz: 1_000_000, gainDb: 0, calibrationDb: -10, device: '' });
+    assert.deepEqual(c.radios.R1, {
+      frontend: 'sim',
+      sampleRateHz: 1_000_000,
+      gainDb: 0,
+      calibrationDb: -10,
+      device: '',
+      txGainDb: 0,
+      txChannel: 0,
+      txAntenna: '',
+    });
     assert.deepEqual(c.radios.R2, c.radios.R1);
     assert.deepEqual(c.radios.R3, { ...c.radios.R1, channel: 1 });
     assert.equal(c.sensing.durationMs, 70);
@@ -216,6 +225,15 @@ describe('parseNodeConfig: schema errors', () => {
     const e = refusal(() => parseNodeConfig(cfg({ sensing: { memory: 0.995 }, node: { id: 65536 } })));
     hasIssue(e, '/sensing/memory', 0.995, /^a number >= 0 and <= 0.99$/);
     hasIssue(e, '/node/id', 65536, /^an integer >= 0 and <= 65535$/);
+  });
+
+  test('transmit options of a radio', () => {
+    const e = refusal(() => parseNodeConfig(cfg({ radios: { R2: { frontend: 'uhd', txGainDb: -1, txChannel: 1.5 }, R3: { txAntenna: 'x'.repeat(65) } } })));
+    hasIssue(e, '/radios/R2/txGainDb', -1, /^a number >= 0 and <= 100$/);
+    hasIssue(e, '/radios/R2/txChannel', 1.5, /^an integer >= 0 and <= 31$/);
+    hasIssue(e, '/radios/R3/txAntenna', 'x'.repeat(65), /at most 64/);
+    const c = parseNodeConfig(cfg({ radios: { R2: { frontend: 'uhd', txGainDb: 12.5, txChannel: 1, txAntenna: 'TX/RX' } } }));
+    assert.deepEqual([c.radios.R2.txGainDb, c.radios.R2.txChannel, c.radios.R2.txAntenna], [12.5, 1, 'TX/RX']);
   });
 
   test('bad enum value', () => {

@@ -10,6 +10,7 @@ import { test } from 'node:test';
 import { FrontendError } from '../../src/core/errors.js';
 import type { IqBlock } from '../../radio/frontend.js';
 import {
+  AsyncEvent,
   deviceId,
   openUhdFrontend,
   parseDeviceAddr,
@@ -18,14 +19,17 @@ import {
   UhdCallError,
   uhdDevices,
   uhdInfo,
+  type AsyncMessage,
   type RecvResult,
   type RxStreamArgs,
   type StreamCommand,
   type TimeSpec,
+  type TxMetadata,
   type UhdFrontendOptions,
   type UhdLib,
   type UhdRxStreamer,
   type UhdTuneResult,
+  type UhdTxStreamer,
   type UhdUsrp,
 } from '../../radio/uhd/index.js';
 
@@ -55,6 +59,30 @@ interface FakeConfig {
   startLatency: number;
   /** Samples per packet. */
   spp: number;
+  /** Transmit channels (0: a receive-only device). */
+  txChannels: number;
+  /** Samples per transmit packet (`maxNumSamps` of the transmit streamer). */
+  txSpp: number;
+}
+
+/** What the next transmit send does instead of taking every sample; `take` takes them. */
+type TxFault =
+  | { kind: 'take' }
+  /** Takes only `n` of the samples (its buffers filled up before the timeout). */
+  | { kind: 'short'; n: number }
+  /** Takes none: the device stopped draining. */
+  | { kind: 'stall' }
+  /** The device reports an underflow of `us` within the burst (its end comes that much later). */
+  | { kind: 'underflow'; us: number };
+
+interface TxSend {
+  readonly offset: number;
+  readonly count: number;
+  readonly md: TxMetadata;
+  readonly timeoutS: number;
+  /** I of the samples sent (the test bursts label sample k with I = k). */
+  readonly firstI: number | undefined;
+  readonly lastI: number | undefined;
 }
 
 class FakeDevice {
@@ -75,6 +103,19 @@ class FakeDevice {
   antenna: string | undefined;
   /** When set, recv waits for this to resolve before it answers. */
   hold: Promise<void> | undefined;
+  readonly txSends: TxSend[] = [];
+  readonly txFaults: TxFault[] = [];
+  /** Async messages waiting for recvAsyncMsg. */
+  readonly asyncQueue: AsyncMessage[] = [];
+  /** No acknowledgement at the end of a burst. */
+  noAck = false;
+  txRate = 0;
+  txGain = 0;
+  txAntenna: string | undefined;
+  readonly txTunes: Array<{ hz: number; commandTime: number | undefined }> = [];
+  txStreamerFreed = 0;
+  /** The burst being sent: its first sample's device time, and the samples so far. */
+  private burst: { startT: number; samples: number; stretchUs: number } | undefined;
 
   constructor(readonly cfg: FakeConfig) {}
 
@@ -85,6 +126,74 @@ class FakeDevice {
 
   advance(us: number): void {
     this.t += us / 1e6;
+  }
+
+  /** The device side of a send: a timed start of burst is late when its time is past; an ACK follows the end. */
+  txSend(taken: number, md: TxMetadata): void {
+    if (md.startOfBurst) {
+      const at = md.timeSpec !== undefined ? md.timeSpec.fullSecs + md.timeSpec.fracSecs : this.t;
+      if (at < this.t) {
+        this.asyncQueue.push({ eventCode: AsyncEvent.TIME_ERROR, channel: 0, timeSpec: this.spec(this.t) });
+        this.burst = undefined;
+      } else {
+        this.burst = { startT: at, samples: 0, stretchUs: 0 };
+      }
+    }
+    const b = this.burst;
+    if (b === undefined) return;
+    b.samples += taken;
+    if (md.endOfBurst && taken > 0) {
+      this.burst = undefined;
+      const end = b.startT + b.samples / this.txRate + b.stretchUs / 1e6;
+      this.t = Math.max(this.t, end);
+      if (!this.noAck) this.asyncQueue.push({ eventCode: AsyncEvent.BURST_ACK, channel: 0, timeSpec: this.spec(end) });
+    }
+  }
+
+  underflow(us: number): void {
+    if (this.burst !== undefined) this.burst.stretchUs += us;
+    this.asyncQueue.push({ eventCode: AsyncEvent.UNDERFLOW, channel: 0, timeSpec: this.spec(this.t) });
+  }
+}
+
+class FakeTxStreamer implements UhdTxStreamer {
+  readonly maxNumSamps: number;
+  constructor(private readonly d: FakeDevice) {
+    this.maxNumSamps = d.cfg.txSpp;
+  }
+
+  async send(data: Float32Array, offset: number, count: number, md: TxMetadata, timeoutS: number): Promise<number> {
+    const d = this.d;
+    assert.ok(count <= this.maxNumSamps, `a send of ${count} samples, more than a packet (${this.maxNumSamps})`);
+    const fault = count > 0 ? d.txFaults.shift() : undefined;
+    let taken = count;
+    if (fault?.kind === 'short') taken = Math.min(count, fault.n);
+    if (fault?.kind === 'stall') {
+      taken = 0;
+      d.t += timeoutS;
+    }
+    d.txSends.push({
+      offset,
+      count,
+      md,
+      timeoutS,
+      firstI: count > 0 ? data[2 * offset] : undefined,
+      lastI: count > 0 ? data[2 * (offset + taken - 1)] : undefined,
+    });
+    if (fault?.kind === 'underflow') d.underflow(fault.us);
+    // UHD sends end of burst only with the last sample of the call
+    d.txSend(taken, taken < count ? { ...md, endOfBurst: false } : md);
+    return taken;
+  }
+
+  async recvAsyncMsg(timeoutS: number): Promise<AsyncMessage | undefined> {
+    const msg = this.d.asyncQueue.shift();
+    if (msg === undefined) this.d.t += timeoutS;
+    return msg;
+  }
+
+  free(): void {
+    this.d.txStreamerFreed++;
   }
 }
 
@@ -210,6 +319,39 @@ class FakeUsrp implements UhdUsrp {
     this.d.streamersMade++;
     return new FakeStreamer(this.d);
   }
+  txNumChannels(): number {
+    return this.d.cfg.txChannels;
+  }
+  setTxRate(rateHz: number): void {
+    this.d.txRate = rateHz;
+  }
+  getTxRate(): number {
+    return this.d.txRate;
+  }
+  setTxGain(gainDb: number): void {
+    // transmit gain steps are 0.25 dB
+    this.d.txGain = Math.round(gainDb * 4) / 4;
+  }
+  getTxGain(): number {
+    return this.d.txGain;
+  }
+  txGainRange(): readonly [number, number] {
+    return [0, 89.75];
+  }
+  txFreqRange(): readonly [number, number] {
+    return [70e6, 6e9];
+  }
+  setTxAntenna(antenna: string): void {
+    this.d.txAntenna = antenna;
+  }
+  async setTxFreq(freqHz: number): Promise<UhdTuneResult> {
+    this.d.txTunes.push({ hz: freqHz, commandTime: this.d.commandTime });
+    return { clippedRfHz: freqHz, targetRfHz: freqHz, actualRfHz: freqHz, targetDspHz: 0, actualDspHz: 0 };
+  }
+  txStream(args: RxStreamArgs): UhdTxStreamer {
+    assert.equal(args.otwFormat, 'sc16');
+    return new FakeTxStreamer(this.d);
+  }
   free(): void {
     this.d.usrpFreed++;
   }
@@ -221,6 +363,7 @@ function fakeLib(d: FakeDevice, found: string[] = ['type=b200,name=,serial=30F1A
     symbols: new Set(),
     version: () => '4.3.0.0-fake',
     abi: () => '4.3.0',
+    checkTxMetadata: (md) => md,
     find: async () => found,
     makeUsrp: async (args) => {
       if (found.length === 0) throw new UhdCallError('uhd_usrp_make', 11, `LookupError: KeyError: No devices found for ----->\nDevice Address:\n    ${args}\n`);
@@ -240,6 +383,8 @@ async function rig(cfg: Partial<FakeConfig> = {}, opts: Partial<UhdFrontendOptio
     neverLocks: false,
     startLatency: 100,
     spp: 100,
+    txChannels: 1,
+    txSpp: 100,
     ...cfg,
   });
   const fe = await openUhdFrontend(
@@ -309,7 +454,7 @@ test('open: configures rate, gain and time, and reports what the device set', as
     gainRangeDb: [0, 76],
     retuneUs: 2500,
     canTransmit: false,
-    canTransmitIq: false,
+    canTransmitIq: true,
   });
   assert.equal(fe.centerHz, undefined);
   assert.equal(d.commands.length, 0, 'no streaming before the first read');
@@ -317,20 +462,20 @@ test('open: configures rate, gain and time, and reports what the device set', as
 });
 
 test('open: a gain outside the range is refused and the device freed', async () => {
-  const d = new FakeDevice({ timed: true, lockSensor: true, tuneUs: 0, lockUs: 0, neverLocks: false, startLatency: 0, spp: 10 });
+  const d = new FakeDevice({ timed: true, lockSensor: true, tuneUs: 0, lockUs: 0, neverLocks: false, startLatency: 0, spp: 10, txChannels: 1, txSpp: 10 });
   await rejectsWith(openUhdFrontend({ ...BASE, gainDb: 90 }, { lib: fakeLib(d), clock: { now: () => OPEN_US } }), 'RADIO_GAIN_RANGE');
   assert.equal(d.usrpFreed, 1);
   assert.equal(d.streamersMade, 0);
 });
 
 test('open: nothing found and nothing opened is RADIO_NO_DEVICE with UHD words on one line', async () => {
-  const d = new FakeDevice({ timed: true, lockSensor: true, tuneUs: 0, lockUs: 0, neverLocks: false, startLatency: 0, spp: 10 });
+  const d = new FakeDevice({ timed: true, lockSensor: true, tuneUs: 0, lockUs: 0, neverLocks: false, startLatency: 0, spp: 10, txChannels: 1, txSpp: 10 });
   const e = await rejectsWith(openUhdFrontend({ ...BASE, deviceArgs: 'type=b200' }, { lib: fakeLib(d, []) }), 'RADIO_NO_DEVICE');
   assert.equal(e.message, 'no USRP found (device args "type=b200": UHD said "LookupError: KeyError: No devices found for -----> Device Address: type=b200")');
 });
 
 test('open: refused options never reach the device', async () => {
-  const d = new FakeDevice({ timed: true, lockSensor: true, tuneUs: 0, lockUs: 0, neverLocks: false, startLatency: 0, spp: 10 });
+  const d = new FakeDevice({ timed: true, lockSensor: true, tuneUs: 0, lockUs: 0, neverLocks: false, startLatency: 0, spp: 10, txChannels: 1, txSpp: 10 });
   await assert.rejects(openUhdFrontend({ ...BASE, sampleRateHz: 0 }, { lib: fakeLib(d) }), { code: 'CORE_OUT_OF_RANGE' });
   await assert.rejects(openUhdFrontend({ ...BASE, channel: -1 }, { lib: fakeLib(d) }), { code: 'CORE_OUT_OF_RANGE' });
   await assert.rejects(openUhdFrontend({ ...BASE, timedTuneLeadUs: 1.5 }, { lib: fakeLib(d) }), { code: 'CORE_INVALID_TIME' });
@@ -641,7 +786,7 @@ test('uhdInfo and uhdDevices never throw: a missing library is a value', async (
   };
   assert.deepEqual(uhdInfo(missing), { available: false, reason: 'libuhd not found: tried x' });
   assert.deepEqual(await uhdDevices('', missing), { available: false, reason: 'libuhd not found: tried x', devices: [] });
-  const d = new FakeDevice({ timed: true, lockSensor: true, tuneUs: 0, lockUs: 0, neverLocks: false, startLatency: 0, spp: 10 });
+  const d = new FakeDevice({ timed: true, lockSensor: true, tuneUs: 0, lockUs: 0, neverLocks: false, startLatency: 0, spp: 10, txChannels: 1, txSpp: 10 });
   const lib = fakeLib(d, ['type=b200,serial=1', 'type=x300,addr=192.168.40.2']);
   assert.deepEqual(await uhdDevices('', () => lib), {
     available: true,
@@ -659,4 +804,237 @@ test('uhdInfo and uhdDevices never throw: a missing library is a value', async (
     uhdInfo(() => lib),
     { available: true, version: '4.3.0.0-fake', abi: '4.3.0' },
   );
+});
+
+// ---- transmit -------------------------------------------------------------
+
+/** A burst of `count` samples labelled I = k, Q = -k. */
+function burstData(count: number): Float32Array {
+  const data = new Float32Array(2 * count);
+  for (let k = 0; k < count; k++) {
+    data[2 * k] = k;
+    data[2 * k + 1] = -k;
+  }
+  return data;
+}
+
+const specUs = (t: TimeSpec | undefined): number => (t === undefined ? Number.NaN : Math.round((t.fullSecs + t.fracSecs) * 1e6));
+
+test('transmit: open configures the transmit chain at the receive rate, its gain the lowest unless given', async () => {
+  const a = await rig();
+  assert.equal(a.fe.capabilities.canTransmitIq, true);
+  assert.equal(a.d.txRate, FS);
+  assert.equal(a.fe.txGainDb, 0, 'the least power by default');
+  await a.fe.close();
+  assert.equal(a.d.txStreamerFreed, 1, 'close frees the transmit streamer');
+  const b = await rig({}, { txGainDb: 10.1, txAntenna: 'TX/RX' });
+  assert.equal(b.fe.txGainDb, 10, 'the gain the device coerced to');
+  assert.equal(b.d.txAntenna, 'TX/RX');
+  await b.fe.close();
+});
+
+test('transmit: a timed burst is packets of maxNumSamps, start of burst and time on the first, end of burst on the last', async () => {
+  const { d, fe } = await rig({ txSpp: 100 });
+  await fe.tune(2.412e9);
+  const atUs = nowUs(d) + 10_000;
+  const report = await fe.transmitIq({ data: burstData(250), count: 250, atUs });
+  assert.deepEqual(
+    d.txSends.map((s) => [s.offset, s.count, s.md.startOfBurst, s.md.endOfBurst, s.firstI, s.lastI]),
+    [
+      [0, 100, true, false, 0, 99],
+      [100, 100, false, false, 100, 199],
+      [200, 50, false, true, 200, 249],
+    ],
+  );
+  assert.equal(specUs(d.txSends[0]!.md.timeSpec), atUs, 'the first packet carries the burst time on the device clock');
+  assert.ok(
+    d.txSends.slice(1).every((s) => s.md.timeSpec === undefined),
+    'later packets carry no time',
+  );
+  assert.ok(d.txSends[0]!.timeoutS >= 0.01 + 250 / FS, 'the send may wait until the burst is due and has gone');
+  assert.deepEqual(report, { startUs: atUs, endUs: atUs + 250, late: false, sent: 250 });
+  const c = fe.counters();
+  assert.deepEqual([c.txBursts, c.txSamples, c.txLate, c.txUnderflows], [1, 250, 0, 0]);
+  assert.deepEqual(d.txTunes, [{ hz: 2.412e9, commandTime: d.tunes[0]!.commandTime }], 'the transmit chain tunes with the same timed command');
+  await fe.close();
+});
+
+test('transmit: a burst without a time starts a burst with no time spec and reports when it was handed over', async () => {
+  const { d, fe } = await rig({ txSpp: 1000 });
+  await fe.tune(2.412e9);
+  const t0 = nowUs(d);
+  const report = await fe.transmitIq({ data: burstData(300), count: 300 });
+  assert.equal(d.txSends.length, 1);
+  assert.deepEqual(d.txSends[0]!.md, { startOfBurst: true, endOfBurst: true });
+  assert.deepEqual(report, { startUs: t0, endUs: t0 + 300, late: false, sent: 300 });
+  await fe.close();
+});
+
+test('transmit: a short send goes on from where the device stopped, never repeating the start of burst', async () => {
+  const { d, fe } = await rig({ txSpp: 100 });
+  await fe.tune(2.412e9);
+  d.txFaults.push({ kind: 'take' }, { kind: 'short', n: 30 });
+  const atUs = nowUs(d) + 5000;
+  const report = await fe.transmitIq({ data: burstData(250), count: 250, atUs });
+  assert.deepEqual(
+    d.txSends.map((s) => [s.offset, s.count, s.md.startOfBurst, s.md.endOfBurst]),
+    [
+      [0, 100, true, false],
+      [100, 100, false, false],
+      [130, 100, false, false],
+      [230, 20, false, true],
+    ],
+  );
+  assert.equal(report.sent, 250);
+  await fe.close();
+});
+
+test('transmit: a burst asked for a time already past is reported late with nothing sent; the next burst is clean', async () => {
+  const { d, fe } = await rig();
+  await fe.tune(2.412e9);
+  const lateAt = nowUs(d) - 1000;
+  const nowAtSend = nowUs(d);
+  const r = await fe.transmitIq({ data: burstData(150), count: 150, atUs: lateAt });
+  assert.equal(r.late, true);
+  assert.equal(r.sent, 0, 'the device drops a late burst');
+  assert.equal(r.startUs, nowAtSend, 'when the device saw it late');
+  assert.equal(fe.counters().txLate, 1);
+  const atUs = nowUs(d) + 2000;
+  const next = await fe.transmitIq({ data: burstData(50), count: 50, atUs });
+  assert.deepEqual(next, { startUs: atUs, endUs: atUs + 50, late: false, sent: 50 });
+  assert.equal(fe.counters().txLate, 1);
+  await fe.close();
+});
+
+test('transmit: an underflow is counted, the samples still go out and the end comes later', async () => {
+  const { d, fe } = await rig({ txSpp: 100 });
+  await fe.tune(2.412e9);
+  d.txFaults.push({ kind: 'take' }, { kind: 'underflow', us: 500 });
+  const atUs = nowUs(d) + 3000;
+  const r = await fe.transmitIq({ data: burstData(250), count: 250, atUs });
+  assert.deepEqual(r, { startUs: atUs, endUs: atUs + 250 + 500, late: false, sent: 250 });
+  assert.equal(fe.counters().txUnderflows, 1);
+  await fe.close();
+});
+
+test('transmit: messages left from earlier bursts are counted, not taken for this burst', async () => {
+  const { d, fe } = await rig();
+  await fe.tune(2.412e9);
+  d.asyncQueue.push(
+    { eventCode: AsyncEvent.UNDERFLOW, channel: 0, timeSpec: undefined },
+    { eventCode: AsyncEvent.BURST_ACK, channel: 0, timeSpec: d.spec(1) },
+    { eventCode: AsyncEvent.SEQ_ERROR, channel: 0, timeSpec: undefined },
+  );
+  const atUs = nowUs(d) + 2000;
+  const r = await fe.transmitIq({ data: burstData(40), count: 40, atUs });
+  assert.deepEqual(r, { startUs: atUs, endUs: atUs + 40, late: false, sent: 40 });
+  assert.equal(fe.counters().txUnderflows, 1);
+  assert.equal(fe.counters().txSequenceErrors, 1);
+  await fe.close();
+});
+
+test('transmit: a device that stops taking samples is RADIO_TX_TIMEOUT, the burst is ended, the next one goes', async () => {
+  const { d, fe } = await rig({ txSpp: 100 });
+  await fe.tune(2.412e9);
+  d.txFaults.push({ kind: 'take' }, { kind: 'stall' });
+  const e = await rejectsWith(fe.transmitIq({ data: burstData(250), count: 250 }), 'RADIO_TX_TIMEOUT');
+  assert.match(e.message, /took 100 of 250 samples/);
+  const end = d.txSends.at(-1)!;
+  assert.deepEqual([end.count, end.md.startOfBurst, end.md.endOfBurst], [0, false, true], 'an empty end of burst closes it');
+  const r = await fe.transmitIq({ data: burstData(10), count: 10 });
+  assert.equal(r.sent, 10);
+  await fe.close();
+});
+
+test('transmit: a send refused by UHD mid-burst is reported as UHD said, and the burst is ended', async () => {
+  const { d, fe } = await rig({ txSpp: 100 });
+  await fe.tune(2.412e9);
+  const streamer = (fe as unknown as { tx: FakeTxStreamer }).tx;
+  const send = streamer.send.bind(streamer);
+  let calls = 0;
+  streamer.send = async (...args) => {
+    if (++calls === 2) throw new UhdCallError('uhd_tx_streamer_send', 44, 'RuntimeError: transport failed');
+    return send(...args);
+  };
+  const e = await rejectsWith(fe.transmitIq({ data: burstData(250), count: 250 }), 'RADIO_UHD_ERROR');
+  assert.match(e.message, /transport failed/);
+  const end = d.txSends.at(-1)!;
+  assert.deepEqual([end.count, end.md.endOfBurst], [0, true], 'an empty end of burst closes it');
+  assert.equal(fe.counters().txSamples, 100);
+  await fe.close();
+});
+
+test('transmit: no acknowledgement from the device is RADIO_TX_TIMEOUT', async () => {
+  const { d, fe } = await rig();
+  await fe.tune(2.412e9);
+  d.noAck = true;
+  const e = await rejectsWith(fe.transmitIq({ data: burstData(10), count: 10 }), 'RADIO_TX_TIMEOUT');
+  assert.match(e.message, /did not acknowledge/);
+  await fe.close();
+});
+
+test('transmit: refused before a tune, for bad bursts, on a receive-only device, and after close', async () => {
+  const { fe } = await rig();
+  await rejectsWith(fe.transmitIq({ data: burstData(10), count: 10 }), 'RADIO_NOT_TUNED');
+  await fe.tune(2.412e9);
+  await assert.rejects(fe.transmitIq({ data: burstData(10), count: 0 }), { code: 'CORE_OUT_OF_RANGE' });
+  await assert.rejects(fe.transmitIq({ data: burstData(10), count: 11 }), { code: 'CORE_OUT_OF_RANGE' });
+  await assert.rejects(fe.transmitIq({ data: burstData(10), count: 10, atUs: 1.5 }), { code: 'CORE_INVALID_TIME' });
+  await fe.close();
+  await rejectsWith(fe.transmitIq({ data: burstData(10), count: 10 }), 'RADIO_CLOSED');
+
+  const rxOnly = await rig({ txChannels: 0 });
+  assert.equal(rxOnly.fe.capabilities.canTransmitIq, false);
+  assert.equal(rxOnly.fe.txGainDb, undefined);
+  await rxOnly.fe.tune(2.412e9);
+  const e = await rejectsWith(rxOnly.fe.transmitIq({ data: burstData(10), count: 10 }), 'RADIO_CANNOT_TRANSMIT');
+  assert.match(e.message, /no transmit channel/);
+  assert.equal(rxOnly.d.txTunes.length, 0, 'no transmit tune without a transmit chain');
+  await rxOnly.fe.close();
+
+  const none = await rig({ txChannels: 0 }, { txChannel: 0 });
+  assert.equal(none.fe.capabilities.canTransmitIq, false, 'a device with no transmit chain is receive-only, channel given or not');
+  await none.fe.close();
+
+  const off = await rig({}, { transmit: false });
+  assert.equal(off.fe.capabilities.canTransmitIq, false);
+  await off.fe.close();
+});
+
+test('transmit: a missing transmit channel or a gain out of range is refused at open, the device freed', async () => {
+  const d = new FakeDevice({ timed: true, lockSensor: true, tuneUs: 0, lockUs: 0, neverLocks: false, startLatency: 0, spp: 10, txChannels: 1, txSpp: 10 });
+  const open = (o: Partial<UhdFrontendOptions>) => openUhdFrontend({ ...BASE, ...o }, { lib: fakeLib(d), clock: { now: () => OPEN_US } });
+  const e = await rejectsWith(open({ txChannel: 1 }), 'RADIO_NO_TX_CHANNEL');
+  assert.match(e.message, /transmit channel 1 asked, the device has transmit channels 0 to 0/);
+  const g = await rejectsWith(open({ txGainDb: 95 }), 'RADIO_GAIN_RANGE');
+  assert.match(g.message, /transmit gain 95 dB is outside the range \[0, 89.75\] dB/);
+  await assert.rejects(open({ txChannel: -1 }), { code: 'CORE_OUT_OF_RANGE' });
+  assert.equal(d.usrpFreed, 2);
+  assert.equal(d.streamersMade, 0);
+});
+
+test('transmit: a binding that does not keep the metadata is refused at open', async () => {
+  const d = new FakeDevice({ timed: true, lockSensor: true, tuneUs: 0, lockUs: 0, neverLocks: false, startLatency: 0, spp: 10, txChannels: 1, txSpp: 10 });
+  // what a 32-bit time_t would do to a time in 2009
+  const lib: UhdLib = { ...fakeLib(d), checkTxMetadata: (md) => ({ ...md, timeSpec: { fullSecs: 0, fracSecs: md.timeSpec?.fracSecs ?? 0 } }) };
+  const e = await rejectsWith(openUhdFrontend(BASE, { lib, clock: { now: () => OPEN_US } }), 'RADIO_NO_LIBRARY');
+  assert.match(e.message, /wrong time/);
+  assert.equal(d.usrpFreed, 1);
+  assert.equal(d.txStreamerFreed, 1);
+});
+
+test('transmit: calls run in order: a burst asked for during a read goes after it, a tune after the burst', async () => {
+  const { d, fe } = await rig();
+  await fe.tune(2.412e9);
+  const done: string[] = [];
+  const read = fe.readIq(300).then(() => done.push('read'));
+  const burst = fe.transmitIq({ data: burstData(20), count: 20 }).then(() => done.push('burst'));
+  const tune = fe.tune(2.462e9).then(() => done.push('tune'));
+  await Promise.all([read, burst, tune]);
+  assert.deepEqual(done, ['read', 'burst', 'tune']);
+  assert.deepEqual(
+    d.txTunes.map((t) => t.hz),
+    [2.412e9, 2.462e9],
+  );
+  await fe.close();
 });

@@ -58,9 +58,30 @@ test('every call the front-end needs is bound, timed commands and the tx streame
     'uhd_usrp_clear_command_time',
     'uhd_tx_streamer_send',
     'uhd_usrp_get_tx_stream',
+    'uhd_tx_streamer_recv_async_msg',
+    'uhd_async_metadata_event_code',
+    'uhd_async_metadata_time_spec',
+    'uhd_tx_metadata_make',
+    'uhd_tx_metadata_time_spec',
+    'uhd_usrp_get_tx_num_channels',
+    'uhd_usrp_set_tx_freq',
+    'uhd_usrp_set_tx_gain',
+    'uhd_usrp_get_tx_gain_range',
   ]) {
     assert.ok(lib.symbols.has(name), `${name} not bound from ${lib.path}`);
   }
+});
+
+test('transmit metadata made by UHD and read back: burst flags and 64-bit times survive the binding', { skip }, () => {
+  const lib = uhdLib();
+  const cases = [
+    { startOfBurst: true, endOfBurst: false, timeSpec: { fullSecs: 1_764_700_000, fracSecs: 0.123456789 } },
+    // past 2^32 s: a 32-bit time_t would lose it
+    { startOfBurst: true, endOfBurst: true, timeSpec: { fullSecs: 2 ** 33 + 5, fracSecs: 0.5 } },
+    { startOfBurst: false, endOfBurst: true },
+    { startOfBurst: false, endOfBurst: false },
+  ];
+  for (const md of cases) assert.deepEqual(lib.checkTxMetadata(md), md);
 });
 
 test('uhdDevices: UHD discovery runs and finds no USRP here', { skip }, async () => {
@@ -80,6 +101,15 @@ test('openUhdFrontend with device args: UHD names them in its refusal', { skip }
   assert.equal(e.code, 'RADIO_NO_DEVICE', e.message);
   assert.match(e.message, /device args "type=b200,serial=0000000"/);
   assert.match(e.message, /No devices found for -----> Device Address: type: b200 serial: 0000000/);
+});
+
+test('openUhdFrontend with the transmit chain asked for and no device: RADIO_NO_DEVICE quoting UHD', { skip }, async () => {
+  const e = await rejection(
+    openUhdFrontend({ deviceArgs: 'type=b200', sampleRateHz: 1e6, gainDb: 30, calibrationDb: -20, txChannel: 0, txGainDb: 10, txAntenna: 'TX/RX' }),
+  );
+  assert.equal(e.code, 'RADIO_NO_DEVICE', e.message);
+  assert.match(e.message, /^no USRP found \(device args "type=b200": UHD said "/);
+  assert.match(e.message, /No devices found for -----> Device Address: type: b200/);
 });
 
 test('a library that cannot be loaded is RADIO_NO_LIBRARY naming what was tried and how to install', { skip: koffiMissing() }, () => {
