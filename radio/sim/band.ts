@@ -5,6 +5,7 @@ import type { Scheduler } from '../../src/core/scheduler.js';
 import { assertMicros, US_PER_S, type Micros } from '../../src/core/time.js';
 import { maskFlatOver, maskPsd, type Channel, type ChannelPlan } from '../channels.js';
 import type { ReceivedFrame } from '../frontend.js';
+import { burstPadded, burstView, burstViewSpan, type BurstView } from './burst.js';
 import { checkPnPattern, PnProcess, type PnConfig } from './pn.js';
 
 export interface BandConfig {
@@ -123,6 +124,50 @@ interface ShapeWork {
   run: number;
 }
 
+/** An IQ burst in the air, as `transmitIq` or `addRemoteBurst` put it there. */
+interface AirBurst {
+  readonly from: string;
+  readonly centerHz: number;
+  readonly sampleRateHz: number;
+  readonly startUs: number;
+  readonly endUs: number;
+  readonly powerMw: number;
+  readonly data: Float32Array;
+  readonly count: number;
+  /** How receivers see it, by `centre/rate` (see burstView); null where they do not. */
+  readonly views: Map<string, BurstView | null>;
+}
+
+/** An IQ burst on the band, as `onBurst` listeners are told of it and `addRemoteBurst` takes it. */
+export interface IqBurst {
+  /** The sender's receiver id: it does not hear its own burst. */
+  readonly from: string;
+  /** Any frequency: a burst off the channel grid reaches whoever samples its band. */
+  readonly centerHz: number;
+  readonly sampleRateHz: number;
+  /** Time of the first sample on the band's clock. */
+  readonly startUs: number;
+  /** dBm of a full-scale sample (mean |x|^2 = 1) at every receiver. */
+  readonly powerDbm: number;
+  /** Interleaved I and Q, 2 * count floats (the band keeps a copy). */
+  readonly data: Float32Array;
+  readonly count: number;
+}
+
+/** What the band did with IQ bursts; every field only grows. */
+export interface IqBurstCounters {
+  /** Bursts sent by this band's radios. */
+  local: number;
+  /** Bursts added from elsewhere (another process's band, through a hub). */
+  remote: number;
+  /** Remote bursts that began before the latest time a receiver had already synthesised: the part before it went unheard there. */
+  late: number;
+  /** Time of those bursts before that instant, summed (µs). */
+  lateUs: number;
+  /** Burst and receiver pairs the band could not resample (rates with too fine a common grid, see burstView): the receiver did not see the burst. */
+  unresampled: number;
+}
+
 interface ReceiverState {
   id: string;
   centerHz: number | undefined;
@@ -167,6 +212,13 @@ export class EmulatedBand {
   private shapedRuns = 0;
   private latestQueryUs = -Infinity;
   private knownFromUs = -Infinity;
+  /** IQ bursts by start time; those that started more than `maxBurstReachUs` before a time reach no receiver by then. */
+  private bursts: AirBurst[] = [];
+  private maxBurstReachUs = 0;
+  /** The end of the latest stretch of samples synthesised for any receiver: a remote burst that begins before it is late. */
+  private heardToUs = -Infinity;
+  private readonly burstListeners = new Set<(b: IqBurst) => void>();
+  readonly iqCounters: IqBurstCounters = { local: 0, remote: 0, late: 0, lateUs: 0, unresampled: 0 };
 
   /** The configuration in force (a copy: changing the caller's object later changes nothing here). */
   readonly cfg: BandConfig;
@@ -264,7 +316,16 @@ export class EmulatedBand {
    * it always was. Otherwise the same white draws are shaped afterwards
    * (`shapeRun`), so the noise stream moves on exactly as in the white case.
    */
-  synthesize(centerHz: number, startUs: number, count: number, sampleRateHz: number, calibrationDb: number, out: Float32Array, noise: Rng | string): void {
+  synthesize(
+    centerHz: number,
+    startUs: number,
+    count: number,
+    sampleRateHz: number,
+    calibrationDb: number,
+    out: Float32Array,
+    noise: Rng | string,
+    receiverId?: string,
+  ): void {
     const rx = this.chIndexOf(centerHz);
     if (!Number.isSafeInteger(count) || count < 0) throw new RangeArgumentError('count', count, 'an integer >= 0');
     if (!(sampleRateHz > 0) || !Number.isFinite(sampleRateHz)) {
@@ -280,6 +341,148 @@ export class EmulatedBand {
       rng.fillNormal(out, Math.sqrt(mw / fullScaleMw / 2), 2 * k0, 2 * (k1 - k0));
       if (anyStep && this.stepsInRun(channelMw)) this.shapeRun(out, k0, k1, rx, sampleRateHz, channelMw);
     });
+    const endUs = startUs + (count * US_PER_S) / sampleRateHz;
+    if (endUs > this.heardToUs) this.heardToUs = endUs;
+    if (this.bursts.length > 0) this.addBursts(centerHz, startUs, count, sampleRateHz, fullScaleMw, out, receiverId);
+  }
+
+  /**
+   * Puts an IQ burst in the air at `centerHz` (a channel centre) from
+   * `atUs`: every receiver but `from` then finds it in the samples it
+   * synthesises (see `addBursts`), at `powerDbm` for a full-scale sample
+   * (the power frames arrive with: the band has no path loss, a sender's
+   * power is what every receiver gets). The samples are copied. Listeners
+   * of `onBurst` (a hub link) are told.
+   */
+  transmitIq(from: string, centerHz: number, data: Float32Array, count: number, sampleRateHz: number, atUs: Micros, powerDbm: number): Airtime {
+    this.chIndexOf(centerHz);
+    assertMicros('burst time', atUs);
+    const b = this.storeBurst({ from, centerHz, sampleRateHz, startUs: atUs, powerDbm, data, count });
+    this.iqCounters.local++;
+    for (const l of [...this.burstListeners]) l({ from, centerHz, sampleRateHz, startUs: atUs, powerDbm, data: b.data, count });
+    return { startUs: b.startUs, endUs: b.endUs };
+  }
+
+  /**
+   * Adds a burst sent elsewhere (another process's band, through a hub) at
+   * its time on this band's clock. A burst that begins before the latest
+   * time any receiver here already synthesised is counted late (the part
+   * before it is lost to that receiver; later reads still see the rest).
+   * A bad burst is refused with RangeArgumentError.
+   */
+  addRemoteBurst(burst: IqBurst): { late: boolean } {
+    const b = this.storeBurst(burst);
+    this.iqCounters.remote++;
+    const late = b.startUs < this.heardToUs;
+    if (late) {
+      this.iqCounters.late++;
+      this.iqCounters.lateUs += Math.min(this.heardToUs, b.endUs) - b.startUs;
+    }
+    return { late };
+  }
+
+  /** Registers a listener for the bursts this band's radios send; returns its remover. */
+  onBurst(listener: (b: IqBurst) => void): () => void {
+    this.burstListeners.add(listener);
+    return () => {
+      this.burstListeners.delete(listener);
+    };
+  }
+
+  /** IQ bursts kept in memory (in the air or within the history window). */
+  get storedBursts(): number {
+    return this.bursts.length;
+  }
+
+  /** Checks a burst and stores a copy of it; returns what was stored. */
+  private storeBurst(burst: IqBurst): AirBurst {
+    const { count, data, sampleRateHz, centerHz, startUs, powerDbm } = burst;
+    if (!Number.isSafeInteger(count) || count < 1) throw new RangeArgumentError('burst count', count, 'an integer >= 1');
+    if (data.length < 2 * count) throw new RangeArgumentError('burst data length', data.length, `at least ${2 * count} floats (2 per complex sample)`);
+    if (!(sampleRateHz > 0) || !Number.isFinite(sampleRateHz)) throw new RangeArgumentError('burst sampleRateHz', sampleRateHz, 'a finite number > 0');
+    if (!Number.isFinite(centerHz) || centerHz <= 0) throw new RangeArgumentError('burst centerHz', centerHz, 'a finite frequency > 0');
+    if (!Number.isFinite(startUs) || startUs < 0) throw new RangeArgumentError('burst startUs', startUs, 'a finite time >= 0');
+    if (!Number.isFinite(powerDbm)) throw new RangeArgumentError('burst powerDbm', powerDbm, 'a finite number');
+    const copy = data.slice(0, 2 * count);
+    for (let i = 0; i < copy.length; i++) {
+      if (!Number.isFinite(copy[i]!)) throw new RangeArgumentError('burst sample', copy[i], `finite numbers (sample ${i >> 1} is not)`);
+    }
+    const b: AirBurst = {
+      from: burst.from,
+      centerHz,
+      sampleRateHz,
+      startUs,
+      endUs: startUs + (count * US_PER_S) / sampleRateHz,
+      powerMw: dbmToMw(powerDbm),
+      data: copy,
+      count,
+      views: new Map(),
+    };
+    let at = this.bursts.length;
+    while (at > 0 && this.bursts[at - 1]!.startUs > b.startUs) at--;
+    this.bursts.splice(at, 0, b);
+    // A receiver's view of it spans at most BURST_SPAN_LIMIT times its padded length (see viewOf).
+    this.maxBurstReachUs = Math.max(this.maxBurstReachUs, (BURST_SPAN_LIMIT * burstPadded(count) * US_PER_S) / sampleRateHz);
+    return b;
+  }
+
+  /**
+   * Adds to out[0 .. 2*count) (samples from `startUs` at `sampleRateHz`, full
+   * scale `fullScaleMw`) every burst in the air then that a receiver at
+   * `centerHz` sees (burstView): each on the receiver's sample grid, its
+   * first sample at the receiver sample nearest its start time, scaled to
+   * its power. A receiver does not hear its own bursts.
+   */
+  private addBursts(
+    centerHz: number,
+    startUs: number,
+    count: number,
+    sampleRateHz: number,
+    fullScaleMw: number,
+    out: Float32Array,
+    receiverId: string | undefined,
+  ): void {
+    const endUs = startUs + (count * US_PER_S) / sampleRateHz;
+    const bursts = this.bursts;
+    for (let i = this.firstBurstNear(startUs); i < bursts.length && bursts[i]!.startUs < endUs; i++) {
+      const b = bursts[i]!;
+      if (b.from === receiverId) continue;
+      const v = this.viewOf(b, centerHz, sampleRateHz);
+      if (!v) continue;
+      const d = Math.round(((b.startUs - startUs) * sampleRateHz) / US_PER_S);
+      const k0 = Math.max(0, d);
+      const k1 = Math.min(count, d + v.count);
+      if (k1 <= k0) continue;
+      const amp = Math.sqrt(b.powerMw / fullScaleMw);
+      const src = v.data;
+      for (let k = k0, m = 2 * (k0 - d); k < k1; k++, m += 2) {
+        out[2 * k] = out[2 * k]! + amp * src[m]!;
+        out[2 * k + 1] = out[2 * k + 1]! + amp * src[m + 1]!;
+      }
+    }
+  }
+
+  /** How a receiver at `centerHz` sampling at `sampleRateHz` sees burst b, made once and kept with the burst. */
+  private viewOf(b: AirBurst, centerHz: number, sampleRateHz: number): BurstView | null {
+    const key = `${centerHz}/${sampleRateHz}`;
+    let v = b.views.get(key);
+    if (v === undefined) {
+      const offsetHz = b.centerHz - centerHz;
+      const whole = [b.sampleRateHz, sampleRateHz, offsetHz].every(Number.isSafeInteger);
+      const span = whole ? burstViewSpan(b.sampleRateHz, sampleRateHz, offsetHz, b.count) : Infinity;
+      if (span > BURST_SPAN_LIMIT * burstPadded(b.count)) {
+        // Rates or an offset that are not whole Hz, or whose common grid is too fine: the burst is not carried there.
+        this.iqCounters.unresampled++;
+        v = null;
+      } else v = burstView(b.data, b.count, b.sampleRateHz, sampleRateHz, offsetHz) ?? null;
+      b.views.set(key, v);
+    }
+    return v;
+  }
+
+  /** Index of the first burst that may still reach a receiver at time t. */
+  private firstBurstNear(t: number): number {
+    return firstStartedAfter(this.bursts, t - this.maxBurstReachUs);
   }
 
   /**
@@ -707,15 +910,7 @@ export class EmulatedBand {
 
   /** Index of the first frame that may still be in the air at time t (all before it ended by then). */
   private firstFrameNear(t: number): number {
-    const frames = this.frames;
-    let lo = 0;
-    let hi = frames.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (frames[mid]!.startUs + this.maxAirUs <= t) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
+    return firstStartedAfter(this.frames, t - this.maxAirUs);
   }
 
   private noiseStream(label: string): Rng {
@@ -750,6 +945,8 @@ export class EmulatedBand {
     for (const [key, inst] of this.instances) if (inst.endUs <= cut) this.instances.delete(key);
     const gone = this.firstFrameNear(cut);
     if (gone > 0) this.frames.splice(0, gone);
+    const goneBursts = this.firstBurstNear(cut);
+    if (goneBursts > 0) this.bursts.splice(0, goneBursts);
   }
 
   /** The phase instances that overlap [t0, t1), created on first use, in time order. */
@@ -843,6 +1040,21 @@ export class EmulatedBand {
     }
     return issues;
   }
+}
+
+/** A burst's view spans at most this many times its padded length (else the band does not carry the burst to that receiver). */
+const BURST_SPAN_LIMIT = 4;
+
+/** Index of the first of `items` (sorted by start) that starts after `t`. */
+function firstStartedAfter(items: readonly { readonly startUs: number }[], t: number): number {
+  let lo = 0;
+  let hi = items.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (items[mid]!.startUs <= t) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
 
 function isScheduler(x: Scheduler | EmulatedBandOptions): x is Scheduler {

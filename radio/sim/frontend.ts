@@ -25,6 +25,8 @@ export interface SimFrontendOptions {
   rateBps?: number;
   /** Whether `send` is available (default true). */
   canTransmit?: boolean;
+  /** Whether `transmitIq` is available (default true): bursts go on the band at txPowerDbm for full scale. */
+  canTransmitIq?: boolean;
   /** Noise stream of this receiver (default: the band's stream for `id`). */
   rng?: Rng;
 }
@@ -99,7 +101,7 @@ export class SimFrontend implements Frontend {
       gainRangeDb: [gainRangeDb[0], gainRangeDb[1]],
       retuneUs: assertMicros('retuneUs', opts.retuneUs ?? 1000),
       canTransmit: opts.canTransmit ?? true,
-      canTransmitIq: false,
+      canTransmitIq: opts.canTransmitIq ?? true,
     };
     this.baseCalibrationDb = opts.calibrationDb ?? -10;
     this.txPowerDbm = opts.txPowerDbm ?? 15;
@@ -232,9 +234,36 @@ export class SimFrontend implements Frontend {
     return this.capture(this.center, startUs, count, this.calibrationDb());
   }
 
-  transmitIq(_burst: TxBurst): Promise<TxReport> {
+  /**
+   * Puts the burst on the band at the current centre and this radio's
+   * sample rate, full scale at txPowerDbm: it leaves at `burst.atUs`, or
+   * once the retune, the previous frame or burst, and now are past if that
+   * is later (then `late` when an `atUs` was asked for). The radio is busy
+   * for its duration, and the promise resolves at its end. Every other
+   * receiver on the band sees it in its samples (EmulatedBand.transmitIq).
+   */
+  transmitIq(burst: TxBurst): Promise<TxReport> {
     if (this.closed) return Promise.reject(this.closedError());
-    return Promise.reject(new FrontendError('RADIO_CANNOT_TRANSMIT', `${this.id}: the emulated band does not carry IQ bursts yet`));
+    if (!this.capabilities.canTransmitIq) {
+      return Promise.reject(new FrontendError('RADIO_CANNOT_TRANSMIT', `${this.id}: this front-end has no IQ transmitter`));
+    }
+    const centerHz = this.center;
+    if (centerHz === undefined) return Promise.reject(this.notTuned());
+    const asked = burst.atUs;
+    if (asked !== undefined && !(Number.isSafeInteger(asked) && asked >= 0)) {
+      return Promise.reject(new RangeArgumentError('burst atUs', asked, 'a time in whole µs >= 0 on the front-end clock, or undefined'));
+    }
+    const earliest = Math.max(this.scheduler.now(), this.readyAtUs, this.txFreeAtUs);
+    const atUs = asked === undefined ? earliest : Math.max(asked, earliest);
+    let air: Airtime;
+    try {
+      air = this.band.transmitIq(this.id, centerHz, burst.data, burst.count, this.capabilities.sampleRateHz, atUs, this.txPowerDbm);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    this.txFreeAtUs = Math.ceil(air.endUs);
+    const report: TxReport = { startUs: air.startUs, endUs: air.endUs, late: asked !== undefined && atUs > asked, sent: burst.count };
+    return new Promise((resolve) => this.scheduler.at(Math.ceil(air.endUs), () => resolve(report)));
   }
 
   /**
@@ -287,7 +316,7 @@ export class SimFrontend implements Frontend {
   private capture(centerHz: number, startUs: number, count: number, calibrationDb: number, into?: Float32Array): IqBlock {
     const sampleRateHz = this.capabilities.sampleRateHz;
     const data = into ?? new Float32Array(2 * count);
-    this.band.synthesize(centerHz, startUs, count, sampleRateHz, calibrationDb, data, this.noise);
+    this.band.synthesize(centerHz, startUs, count, sampleRateHz, calibrationDb, data, this.noise, this.id);
     return { data, count, startUs, sampleRateHz, centerHz, calibrationDb, droppedSamples: 0 };
   }
 

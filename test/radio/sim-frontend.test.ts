@@ -59,7 +59,7 @@ test('capabilities and defaults', () => {
     gainRangeDb: [0, 60],
     retuneUs: 1000,
     canTransmit: true,
-    canTransmitIq: false,
+    canTransmitIq: true,
   });
   assert.equal(r.centerHz, undefined);
   assert.equal(r.gainDb, 0);
