@@ -68,19 +68,18 @@ test('hub messages: bursts round-trip as float32 and int16, malformed ones are n
 test('two bands linked through a `cogmesh band` process: a burst one sends is decoded from the other’s IQ', async () => {
   const port = await freePort();
   const endpoint = `tcp://127.0.0.1:${port}`;
-  const hubProc = spawnCogmesh(['band', '--bind', endpoint, '--stats-interval', '0', '--log-format', 'json'], ['ignore', 'pipe', 'pipe']);
+  const hubProc = spawnCogmesh(['band', '--bind', endpoint, '--stats-interval', '0.1', '--log-format', 'json'], ['ignore', 'pipe', 'pipe']);
   let out = '';
   hubProc.stdout!.on('data', (c: Buffer) => (out += c.toString()));
   hubProc.stderr!.on('data', (c: Buffer) => (out += c.toString()));
   const a = await node('a', endpoint, 1);
   const b = await node('b', endpoint, 2);
   try {
-    await until('the hub listening', () => Promise.resolve(out.includes('band-listening') ? true : undefined), 60_000, 100);
-    // Both bands have said hello (every 100 ms) once the hub is up.
-    await new Promise((r) => setTimeout(r, 400));
+    // Both bands have said hello (every 100 ms): the hub's stats (every 100 ms) count two peers.
+    await until('both bands at the hub', () => Promise.resolve(out.includes('"peers":2') ? true : undefined), 60_000, 100);
     const burst = modulateFrame(FRAME, { rateMbps: 1, samplesPerChip: 1 });
-    // 150 ms ahead: the burst reaches b's band before b synthesises that time.
-    const at = a.scheduler.now() + 150_000;
+    // 300 ms ahead: the burst reaches b's band before b synthesises that time, even on a busy machine.
+    const at = a.scheduler.now() + 300_000;
     const sent = a.radio.transmitIq({ data: burst, count: burst.length / 2, atUs: at });
     // b streams blocks of 1 ms (11000 samples) from now until past the burst, asked for at once so that
     // they follow one another without gaps however late the event loop hands them over.
