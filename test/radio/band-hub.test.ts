@@ -81,15 +81,19 @@ test('two bands linked through a `cogmesh band` process: a burst one sends is de
     // 300 ms ahead: the burst reaches b's band before b synthesises that time, even on a busy machine.
     const at = a.scheduler.now() + 300_000;
     const sent = a.radio.transmitIq({ data: burst, count: burst.length / 2, atUs: at });
-    // b streams blocks of 1 ms (11000 samples) from now until past the burst, asked for at once so that
-    // they follow one another without gaps however late the event loop hands them over.
+    // b streams from now until past the burst: a first block of 50 ms, then blocks of 1 ms (11000 samples),
+    // all asked for at once, so that they follow one another without gaps however busy the machine.
+    const first = b.radio.readIq(550_000);
     const count = Math.ceil((at + 5000 - b.scheduler.now()) / 1000);
-    const got = await Promise.all(Array.from({ length: count }, () => b.radio.readIq(11000)));
-    for (let k = 1; k < count; k++) assert.equal(got[k]!.startUs, got[k - 1]!.startUs + 1000);
-    assert.ok(got[0]!.startUs < at && got[count - 1]!.startUs > at + 1000, 'the reads cover the burst (the two clocks agree to a few µs)');
-    const blocks = got.map((blk) => blk.data);
-    const iq = new Float32Array(22000 * blocks.length);
-    blocks.forEach((blk, k) => iq.set(blk, 22000 * k));
+    const got = await Promise.all([first, ...Array.from({ length: count }, () => b.radio.readIq(11000))]);
+    for (let k = 1; k < got.length; k++) assert.equal(got[k]!.startUs, got[k - 1]!.startUs + (k === 1 ? 50_000 : 1000));
+    assert.ok(got[0]!.startUs < at && got[count]!.startUs > at + 1000, 'the reads cover the burst (the two clocks agree to a few µs)');
+    const iq = new Float32Array(2 * got.reduce((n, blk) => n + blk.count, 0));
+    let o = 0;
+    for (const blk of got) {
+      iq.set(blk.data.subarray(0, 2 * blk.count), o);
+      o += 2 * blk.count;
+    }
     const frames = new DsssReceiver({ samplesPerChip: 1 }).receive(iq);
     assert.equal(frames.length, 1, JSON.stringify({ link: b.link.counters, band: b.band.iqCounters }));
     assert.deepEqual(frames[0]!.frame, FRAME);
