@@ -4,6 +4,7 @@ import { Context, Dealer, Router } from 'zeromq';
 import { UsageError } from '../../src/core/errors.js';
 import { curveSharedSecret } from '../../src/wire/curve-key.js';
 import { curveKeyProblem, z85Decode, z85Encode } from '../../src/wire/z85.js';
+import { sendChain } from '../../src/wire/send-chain.js';
 import { ZapHandler, type ZapDecision } from '../../src/wire/zap.js';
 import { MAX_LINK_MESSAGE } from './transport.js';
 
@@ -202,16 +203,6 @@ class PeerStream extends Duplex {
     this.onDestroy();
     cb(e);
   }
-}
-
-/** A chain that keeps a ZeroMQ socket's sends one at a time (it allows no more). */
-function sendChain(send: (frames: Buffer[]) => Promise<void>): (frames: Buffer[]) => Promise<void> {
-  let chain: Promise<void> = Promise.resolve();
-  return (frames) => {
-    const next = chain.then(() => send(frames));
-    chain = next.catch(() => undefined);
-    return next;
-  };
 }
 
 /** The medium's side: a ROUTER socket with CURVE; each router that passes the allow-list is a stream. */

@@ -50,6 +50,10 @@ export const LISTED = {
     about:
       'make a CURVE key pair for the control API or the medium link: {"publicKey","secretKey"} (Z85); or, with --token, a monitor token; or, with --r3-key, a key file for R3 authentication',
   },
+  band: {
+    term: '[options]',
+    about: "run the band hub: the emulated bands of node processes on this machine (sim.band.hub) share their radios' IQ bursts through it",
+  },
   medium: {
     term: '[options]',
     about:

@@ -20,6 +20,7 @@ const SUBCOMMANDS: Readonly<Record<SubcommandName, () => Promise<Command>>> = {
   ctl: async () => (await import('./ctl.js')).ctlCommand(),
   keygen: async () => (await import('./keygen.js')).keygenCommand(),
   medium: async () => (await import('./medium.js')).mediumCommand(),
+  band: async () => (await import('./band.js')).bandCommand(),
   testbed: async () => (await import('./testbed.js')).testbedCommand(),
   controller: async () => (await import('./controller.js')).controllerCommand(),
 };

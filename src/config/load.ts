@@ -441,7 +441,7 @@ function mediumLinkIssues(cfg: unknown): ConfigIssue[] {
     issues.push({ path: `/sim/medium/curve/${missing}`, value: '', expected: 'set with the two other keys of sim.medium.curve (all three, or none)' });
   }
   if (typeof medium !== 'string' || medium === '') return issues;
-  if (!/^(tcp:\/\/(\[[0-9a-fA-F:.]+\]|[^:/\s]+):\d{1,5}|ipc:\/\/.+)$/.test(medium)) {
+  if (!LINK_ENDPOINT.test(medium)) {
     issues.push({ path: '/sim/medium/endpoint', value: medium, expected: 'the medium link endpoint: tcp://HOST:PORT or ipc://PATH' });
   } else if (medium.startsWith('ipc://') && given.length > 0) {
     issues.push({ path: '/sim/medium/curve', value: '(keys)', expected: 'no keys: CURVE runs over tcp only, and the medium endpoint is ipc' });
@@ -454,6 +454,20 @@ function mediumLinkIssues(cfg: unknown): ConfigIssue[] {
     });
   }
   return issues;
+}
+
+/** tcp://HOST:PORT or ipc://PATH. */
+const LINK_ENDPOINT = /^(tcp:\/\/(\[[0-9a-fA-F:.]+\]|[^:/\s]+):\d{1,5}|ipc:\/\/.+)$/;
+
+/**
+ * What is wrong with a band hub endpoint (`sim.band.hub`, `cogmesh band
+ * --bind`), or undefined: it must be tcp or ipc, and stay on this machine,
+ * since the bands it links share the machine's wall clock.
+ */
+export function bandHubEndpointProblem(endpoint: string): string | undefined {
+  if (!LINK_ENDPOINT.test(endpoint)) return 'the band hub endpoint: tcp://HOST:PORT or ipc://PATH';
+  if (!isLocalEndpoint(endpoint)) return "a loopback or ipc endpoint: the bands a hub links share this machine's wall clock";
+  return undefined;
 }
 
 /** Whether a ZeroMQ endpoint or a host:port stays on this machine (loopback or ipc). */
@@ -552,6 +566,9 @@ function controlPlaneIssues(cfg: unknown): ConfigIssue[] {
   if (isInt(rmin) && isInt(rmax) && rmax < rmin)
     issues.push({ path: '/openflow/reconnectMaxMs', value: rmax, expected: `at least openflow.reconnectMinMs (${rmin} ms)` });
   issues.push(...mediumLinkIssues(cfg));
+  const hub = get(cfg, 'sim', 'band', 'hub');
+  const hubProblem = typeof hub === 'string' && hub !== '' ? bandHubEndpointProblem(hub) : undefined;
+  if (hubProblem !== undefined) issues.push({ path: '/sim/band/hub', value: hub, expected: hubProblem });
   const flows = get(cfg, 'traffic', 'flows');
   if (Array.isArray(flows)) {
     const ids = new Map<number, number>();

@@ -54,7 +54,8 @@ export interface NodeConfig {
   routing: RoutingConfig;
   /** The emulated band the `sim` front-ends receive from, and the air medium process they join. */
   sim: {
-    band: BandConfig;
+    /** The band, and the hub through which it shares IQ bursts with other node processes' bands (empty: none). */
+    band: BandConfig & { hub: string };
     medium: { endpoint: string; xM: number; yM: number; sendWindow: number; curve: { serverKey: string; publicKey: string; secretKey: string } };
   };
   /** The ZeroMQ control API (docs/control-api.md). */

@@ -1,6 +1,8 @@
 import { ism2g4, type ChannelPlan } from '../../radio/channels.js';
 import type { Frontend } from '../../radio/frontend.js';
 import { EmulatedBand, SimFrontend } from '../../radio/sim/index.js';
+import { BandHubLink } from '../../radio/sim/hub.js';
+import { UsageError } from '../core/errors.js';
 import type { NodeConfig, RadioConfig } from '../config/types.js';
 import { Rng } from '../core/rng.js';
 import type { Scheduler } from '../core/scheduler.js';
@@ -25,6 +27,8 @@ export interface RunningNode {
   sensing: FrontendSensing;
   radios: { R1: Frontend; R2: Frontend; R3: Frontend };
   band: EmulatedBand | undefined;
+  /** The band's link to the band hub (`sim.band.hub`), when there is one. */
+  hub: BandHubLink | undefined;
   detector: EnergyDetector;
   stop(): Promise<void>;
 }
@@ -51,6 +55,10 @@ export async function startNode(cfg: NodeConfig, o: StartOptions): Promise<Runni
   const rng = Rng.fromSeed(cfg.node.seed);
   const needsBand = (['R1', 'R2', 'R3'] as const).some((r) => cfg.radios[r].frontend === 'sim');
   const band = needsBand ? new EmulatedBand(plan, cfg.sim.band, rng.fork('band'), o.scheduler) : undefined;
+  const hubEndpoint = cfg.sim.band.hub;
+  if (band && hubEndpoint !== '' && o.reproducible) {
+    throw new UsageError(`sim.band.hub (${hubEndpoint}): the band hub links bands on the machine's wall clock, and this node runs in virtual time`);
+  }
   const radio = async (name: 'R1' | 'R2' | 'R3', r: RadioConfig): Promise<Frontend> => {
     const id = `${cfg.node.name}/${name}`;
     if (r.frontend !== 'sim') return openDeviceRadio(`radios.${name}`, r, { id, syncReads: o.reproducible });
@@ -62,6 +70,18 @@ export async function startNode(cfg: NodeConfig, o: StartOptions): Promise<Runni
       rng: rng.fork(`radio/${name}`),
     });
   };
+  // Other node processes' bursts join this band's air through the hub, and its radios' bursts go out to them.
+  const hub =
+    band && hubEndpoint !== ''
+      ? new BandHubLink({
+          endpoint: hubEndpoint,
+          band,
+          scheduler: o.scheduler,
+          id: cfg.node.name,
+          onError: (err: unknown) => o.log.warn({ event: 'band-hub-error', endpoint: hubEndpoint, err }, `band hub ${hubEndpoint}: ${String(err)}`),
+        })
+      : undefined;
+  if (hub) o.log.info({ event: 'band-hub', endpoint: hubEndpoint }, `emulated band linked to the band hub at ${hubEndpoint}`);
   // A radio that fails to open leaves none open behind it (a USRP handle, a mapped ring).
   const opened: Frontend[] = [];
   const open = async (name: 'R1' | 'R2' | 'R3'): Promise<Frontend> => {
@@ -76,6 +96,7 @@ export async function startNode(cfg: NodeConfig, o: StartOptions): Promise<Runni
     choice = await chooseBackend(cfg.sensing.backend);
   } catch (e) {
     await Promise.allSettled(opened.map((fe) => fe.close()));
+    await hub?.close();
     throw e;
   }
   // R3 sits on the common control channel for good. Tunes complete in scheduler time, which in
@@ -130,6 +151,7 @@ export async function startNode(cfg: NodeConfig, o: StartOptions): Promise<Runni
     sensing: sensingRadios,
     radios,
     band,
+    hub,
     detector,
     async stop() {
       stopping = true;
@@ -138,6 +160,13 @@ export async function startNode(cfg: NodeConfig, o: StartOptions): Promise<Runni
       const idle = driver.stop();
       await Promise.all([radios.R1.close(), radios.R2.close(), radios.R3.close()]);
       await idle;
+      if (hub && band) {
+        await hub.close();
+        o.log.info(
+          { event: 'band-hub-stop', link: hub.counters, band: band.iqCounters },
+          `band hub link closed: ${hub.counters.sent} bursts sent, ${hub.counters.received} received (${hub.counters.late} late, ${hub.counters.malformed} malformed)`,
+        );
+      }
     },
   };
 }

@@ -55,6 +55,20 @@ test('medium --bind that is not an endpoint names --bind', () => {
   refused(['medium', '--scenario', 'config/scenarios/testbed-chain.json', '--bind', 'nope'], '--bind', '"nope"');
 });
 
+test('band --bind that is not an endpoint, or is beyond this machine, or is taken, names --bind', async () => {
+  refused(['band', '--bind', 'nope'], '--bind', '"nope"', 'tcp://HOST:PORT');
+  refused(['band', '--bind', 'tcp://0.0.0.0:7700'], '--bind', 'loopback or ipc');
+  refused(['band', '--idle-ms', '5'], '--idle-ms');
+  const taken: Server = createServer();
+  await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+  try {
+    const { port } = taken.address() as { port: number };
+    assert.match(refused(['band', '--bind', `tcp://127.0.0.1:${port}`], '--bind'), /already in use/);
+  } finally {
+    await new Promise((r) => taken.close(r));
+  }
+});
+
 test('a port already taken names the option that set it: medium --bind, testbed --medium and --control-base', async () => {
   const taken: Server = createServer();
   await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));

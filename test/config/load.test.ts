@@ -103,7 +103,7 @@ describe('parseNodeConfig: defaults', () => {
     assert.equal(c.routing.helloIntervalMs, 1000);
     assert.equal(c.routing.maxPaths, 3);
     assert.deepEqual(c.sim, {
-      band: { noiseFigureDb: 6, pn: [], phases: [], repeat: true },
+      band: { noiseFigureDb: 6, pn: [], phases: [], repeat: true, hub: '' },
       medium: { endpoint: '', xM: 0, yM: 0, sendWindow: 8, curve: { serverKey: '', publicKey: '', secretKey: '' } },
     });
     assert.deepEqual(c.control, { endpoint: '', telemetry: '', telemetryPeriodMs: 1000, curve: { publicKey: '', secretKey: '', allow: [] } });
@@ -193,6 +193,14 @@ describe('parseNodeConfig: schema errors', () => {
       { durationMs: 20 },
       /^no such field \(allowed: node, channelPlan, radios, sensing, channel, switching, qos, routing, sim, log, control, monitor, ip, traffic, vnf, openflow, controller, phy\)$/,
     );
+  });
+
+  test('a band hub beyond this machine, or not an endpoint', () => {
+    const far = refusal(() => parseNodeConfig(cfg({ sim: { band: { hub: 'tcp://10.0.0.1:7700' } } })));
+    hasIssue(far, '/sim/band/hub', 'tcp://10.0.0.1:7700', /^a loopback or ipc endpoint/);
+    const odd = refusal(() => parseNodeConfig(cfg({ sim: { band: { hub: 'udp://x' } } })));
+    hasIssue(odd, '/sim/band/hub', 'udp://x', /^the band hub endpoint: tcp:\/\/HOST:PORT or ipc:\/\/PATH$/);
+    assert.equal(parseNodeConfig(cfg({ sim: { band: { hub: 'tcp://127.0.0.1:7700' } } })).sim.band.hub, 'tcp://127.0.0.1:7700');
   });
 
   test('unknown nested field', () => {
