@@ -3,7 +3,7 @@
  * preamble: a transmitter to complex baseband and an ideal-timing receiver.
  * docs/phy.md describes it and what it does not do yet.
  */
-export { turnCarrier } from './channel.js';
+export { driftSampleClock, turnCarrier } from './channel.js';
 export { appendFcs, crc16PlcpBits, crc32, fcsMatches, FCS_BYTES } from './crc.js';
 export { BARKER_11, modulateFrame, ppduSamples, type DsssTxOptions, type SamplesPerChip } from './modem.js';
 export { lengthMicros, parsePlcpHeader, ppduBits, PSDU_MAX_BYTES, type DsssRate, type PlcpHeader } from './plcp.js';
