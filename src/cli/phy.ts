@@ -5,7 +5,15 @@ import { ism2g4 } from '../../radio/channels.js';
 import { openFileFrontend } from '../../radio/file/frontend.js';
 import { readSigmf } from '../../radio/file/sigmf.js';
 import { SigmfWriter } from '../../radio/file/writer.js';
-import { DsssReceiver, modulateFrame, turnCarrier, type DsssRate, type DsssRxCounters, type SamplesPerChip } from '../../radio/phy/dsss/index.js';
+import {
+  DsssReceiver,
+  driftSampleClock,
+  modulateFrame,
+  turnCarrier,
+  type DsssRate,
+  type DsssRxCounters,
+  type SamplesPerChip,
+} from '../../radio/phy/dsss/index.js';
 import { perTheory } from '../../radio/phy/dsss/theory.js';
 import { UsageError } from '../core/errors.js';
 import { Rng } from '../core/rng.js';
@@ -48,6 +56,7 @@ export interface PhyTxOptions {
   sps: string;
   ebn0?: string;
   cfoHz: string;
+  ppm?: string;
   gapUs: string;
   channel: string;
   seed: string;
@@ -66,6 +75,8 @@ export interface PhyTxResult {
   samples: number;
   ebn0Db: number | null;
   cfoHz: number;
+  /** The receiver's sample clock against the transmitter's, ppm (0: the same clock). */
+  ppm: number;
   /** The PER the theory of differential detection gives these frames at that Eb/N0 (docs/phy.md): what a decode should come near. */
   perTheory: number | null;
 }
@@ -101,6 +112,7 @@ export async function runPhyTx(o: PhyTxOptions): Promise<PhyTxResult> {
   const seed = numberArg('--seed', o.seed, (n) => Number.isInteger(n) && n >= 0 && n <= 0xffffffff, 'an integer seed in [0, 4294967295]');
   const ebn0 = o.ebn0 === undefined ? undefined : numberArg('--ebn0', o.ebn0, (n) => n >= -10 && n <= 60, 'an Eb/N0 in dB in [-10, 60]');
   const cfoHz = numberArg('--cfo-hz', o.cfoHz, (n) => Math.abs(n) <= 1e6, 'a carrier offset in Hz in [-1000000, 1000000]');
+  const ppm = numberArg('--ppm', o.ppm ?? '0', (n) => Math.abs(n) <= 1000, 'a sample clock offset in ppm in [-1000, 1000]');
   const plan = ism2g4(13);
   const channel = numberArg('--channel', o.channel, (n) => Number.isInteger(n) && plan.has(n), 'a 2.4 GHz channel number in [1, 13]');
   let payload: Uint8Array | undefined;
@@ -125,13 +137,18 @@ export async function runPhyTx(o: PhyTxOptions): Promise<PhyTxResult> {
   const writer = await SigmfWriter.create(base, {
     description:
       `cogmesh phy tx: ${frames} 802.11b DSSS long-preamble PPDUs at ${rate} Mb/s, ${sps} sample(s) per chip, ` +
-      `${gapUs} us apart, ${ebn0 === undefined ? 'no noise' : `AWGN at Eb/N0 ${ebn0} dB`}, carrier offset ${cfoHz} Hz, seed ${seed}; unit power`,
+      `${gapUs} us apart, ${ebn0 === undefined ? 'no noise' : `AWGN at Eb/N0 ${ebn0} dB`}, carrier offset ${cfoHz} Hz, sample clock ${ppm} ppm, seed ${seed}; unit power`,
     recorder: 'cogmesh phy tx',
     hw: 'cogmesh DSSS transmitter (radio/phy/dsss), rectangular chips',
   });
   let samples = 0;
   let frameBytes = 0;
-  const put = async (iq: Float32Array): Promise<void> => {
+  // Transmitter samples so far: with a clock offset, the recording's sample n is the transmitter's at n / (1 + ppm 1e-6).
+  let sent = 0;
+  const put = async (tx: Float32Array): Promise<void> => {
+    let iq = tx;
+    if (ppm !== 0) iq = driftSampleClock(tx, ppm, samples / (1 + ppm * 1e-6) - sent);
+    sent += tx.length / 2;
     // The offset turns the signal (the noise, circularly symmetric, is the same turned or not).
     turnCarrier(iq, cfoHz, sampleRateHz, samples);
     if (sigma > 0) {
@@ -164,6 +181,7 @@ export async function runPhyTx(o: PhyTxOptions): Promise<PhyTxResult> {
     samples,
     ebn0Db: ebn0 ?? null,
     cfoHz,
+    ppm,
     perTheory: ebn0 === undefined ? null : perTheory(10 ** (ebn0 / 10), rate, frameBytes),
   };
 }
@@ -215,7 +233,8 @@ export async function runPhyDecode(path: string): Promise<PhyDecodeResult> {
       const n = fe.samplesAt(f);
       if (n > MAX_DECODE_SAMPLES) throw new UsageError(`${path}: ${n} samples at ${f / 1e6} MHz; decode reads at most ${MAX_DECODE_SAMPLES} at one frequency`);
       const block = fe.readIqSync(n);
-      for (const fr of rx.receive(block.data.subarray(0, 2 * block.count))) {
+      // One stream per centre frequency: its frames' start samples count from the block's start.
+      for (const fr of [...rx.receive(block.data.subarray(0, 2 * block.count)), ...rx.flush()]) {
         frames.push({
           atUs: Math.round(block.startUs + (fr.startSample * 1e6) / rate),
           centerHz: f,
@@ -278,6 +297,7 @@ export function phyCommand(): Command {
     .option('--sps <n>', 'samples per chip: 1 or 2 (11 or 22 Msample/s)', '2')
     .option('--ebn0 <db>', 'add white noise at this Eb/N0 (dB, per PSDU bit); default: no noise')
     .option('--cfo-hz <hz>', 'carrier frequency offset of the transmitter, Hz (two radios at +-20 ppm: up to +-100 kHz at 2.4 GHz)', '0')
+    .option('--ppm <ppm>', "the receiver's sample clock against the transmitter's, parts per million (802.11b allows +-25 each)", '0')
     .option('--gap-us <us>', 'silence before each frame and after the last, microseconds', '100')
     .option('--channel <n>', "the recording's centre: a 2.4 GHz channel", '6')
     .option('--seed <n>', "the noise's seed (same arguments, same bytes)", '1')

@@ -24,11 +24,13 @@ for (const [rate, sps] of [
   [1, 1],
   [2, 2],
 ] as const) {
-  test(`phy tx then phy decode: 12 frames at ${rate} Mb/s, ${sps} sample(s) per chip, a carrier offset, every one back byte for byte, and tshark reads them`, async () => {
+  test(`phy tx then phy decode: 12 frames at ${rate} Mb/s, ${sps} sample(s) per chip, a carrier offset and a sample clock offset, every one back byte for byte, and tshark reads them`, async () => {
     const base = join(dir, `r${rate}s${sps}`);
     // Two radios' carriers apart: +40 kHz, -60 kHz.
     const cfo = rate === 1 ? '40000' : '-60000';
-    const args = ['--frames', '12', '--bytes', '300', '--rate', String(rate), '--sps', String(sps), '--channel', '11', '--cfo-hz', cfo, '--json'];
+    // And their sample clocks: +-20 ppm.
+    const ppm = rate === 1 ? '20' : '-20';
+    const args = ['--frames', '12', '--bytes', '300', '--rate', String(rate), '--sps', String(sps), '--channel', '11', '--cfo-hz', cfo, '--ppm', ppm, '--json'];
     const tx = cogmesh('phy', 'tx', '--out', base, ...args);
     assert.equal(tx.code, 0, tx.err);
     const sent = JSON.parse(tx.out) as { frames: number; sampleRateHz: number; centerHz: number; frameBytes: number };
@@ -89,6 +91,7 @@ test('phy refuses what it cannot do with one line and exit code 2', () => {
     [['phy', 'decode', join(dir, 'nothing.sigmf-meta')], /nothing/],
     [['phy', 'tx', '--out', join(dir, 'x'), '--rate', '5.5'], /--rate: "5.5" is not 1 or 2/],
     [['phy', 'tx', '--out', join(dir, 'x'), '--sps', '4'], /--sps/],
+    [['phy', 'tx', '--out', join(dir, 'x'), '--ppm', '2000'], /--ppm/],
     [['phy', 'tx', '--out', join(dir, 'x'), '--bytes', '3000'], /--bytes/],
     [['phy', 'tx', '--out', join(dir, 'no', 'such', 'x')], /--out/],
   ] as const) {

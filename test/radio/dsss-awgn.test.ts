@@ -27,6 +27,8 @@ function measurePer(rng: Rng, rateMbps: DsssRate, samplesPerChip: SamplesPerChip
   const sigma = sigmaFor(ebN0Db, rateMbps, samplesPerChip);
   const rx = new DsssReceiver({ samplesPerChip });
   let intact = 0;
+  // The receiver takes the buffers as one stream: where this buffer starts in it.
+  let streamAt = 0;
   for (let sent = 0; sent < frames; sent += FRAMES_PER_BUFFER) {
     const payloads: Uint8Array[] = [];
     const starts: number[] = [];
@@ -48,9 +50,10 @@ function measurePer(rng: Rng, rateMbps: DsssRate, samplesPerChip: SamplesPerChip
     });
     if (cfoHz !== 0) turnCarrier(buf, cfoHz, 11e6 * samplesPerChip);
     for (const f of rx.receive(buf)) {
-      const k = starts.indexOf(f.startSample);
+      const k = starts.indexOf(f.startSample - streamAt);
       if (k >= 0 && f.fcsOk && f.frame.every((b, i) => b === payloads[k]![i])) intact++;
     }
+    streamAt += buf.length / 2;
   }
   return 1 - intact / frames;
 }

@@ -157,12 +157,15 @@ test('a flipped symbol in the PSDU is caught by the FCS: frame reported with fcs
   }
 });
 
-test('a frame cut by the end of the buffer is counted truncated', () => {
+test('a frame cut by the end of the stream is counted truncated when the stream is flushed', () => {
   const rng = Rng.fromSeed(15);
   const iq = modulateFrame(randomBytes(rng, 200), { rateMbps: 2, samplesPerChip: 1 });
   const cut = iq.subarray(0, iq.length - 2 * 11 * 50);
   const rx = new DsssReceiver({ samplesPerChip: 1 });
   assert.deepEqual(rx.receive(buffer(rng, 500 + cut.length / 2, [{ at: 500, iq: cut }])), []);
+  // The receiver waits for the rest of the frame until the stream ends.
+  assert.equal(rx.counters.truncated, 0);
+  assert.deepEqual(rx.flush(), []);
   assert.equal(rx.counters.truncated, 1);
 });
 

@@ -1,24 +1,32 @@
 /**
- * An ideal-timing receiver for the 802.11b DSSS PHY at 1 and 2 Mb/s
- * (IEEE 802.11-2016 16.2): it assumes the transmitter's carrier and sample
- * clock equal its own (no frequency offset, no drift) and that a frame's
- * chips fall on whole samples. Within that it finds frames anywhere in a
- * buffer, at any sample offset, among noise.
+ * The receiver of the 802.11b DSSS PHY at 1 and 2 Mb/s (IEEE 802.11-2016
+ * 16.2), for a stream of samples at 1 or 2 samples per chip handed over in
+ * buffers of any length. It finds frames at any sample offset among noise,
+ * under a carrier frequency offset and a sample clock that drifts against
+ * the transmitter's.
  *
  * For each stretch of samples it correlates with the Barker sequence at every
  * sample offset within a symbol and picks the offset whose correlation energy
  * stands out over a window of symbols (packet detection). From there it
- * despreads one symbol at a time, detects the phase change differentially,
- * descrambles, and looks for the SFD behind at least 8 descrambled SYNC ones
- * (16.2.3.2, 16.2.3.3). The header is parsed with its CRC-16 (16.2.3.7), then
- * the PSDU is read at the header's rate and length and its FCS checked.
+ * despreads one symbol at a time at a fractional sample position that an
+ * early-late gate on the Barker correlation keeps on the peak (chip timing
+ * recovery), detects the phase change differentially, descrambles, and looks
+ * for the SFD behind at least 8 descrambled SYNC ones (16.2.3.2, 16.2.3.3).
+ * The carrier's turn per symbol is estimated over SYNC and SFD and tracked on
+ * through the header and PSDU by a decision-directed loop. The header is
+ * parsed with its CRC-16 (16.2.3.7), then the PSDU is read at the header's
+ * rate and length and its FCS checked.
  *
- * A malformed or undecodable burst is counted by cause, never thrown. Per
- * frame it allocates the PSDU's bytes and the frame record; its work buffers
- * are made once.
+ * Samples are kept across `receive` calls until what they may hold has been
+ * decided, so a frame split over several buffers is decoded as if it came in
+ * one; `flush` ends the stream. A malformed or undecodable burst is counted
+ * by cause, never thrown. Per frame it allocates the PSDU's bytes and the
+ * frame record; its work buffers are made once (the stream buffer grows to
+ * the longest frame and stays).
  */
 import { RangeArgumentError } from '../../../src/core/errors.js';
 import { fcsMatches, FCS_BYTES } from './crc.js';
+import { polyphaseTable } from './fractional.js';
 import { CHIPS_PER_SYMBOL, DQPSK_DIBIT_BY_QUARTERS, type SamplesPerChip } from './modem.js';
 import { HEADER_BITS, parsePlcpHeader, SFD, SFD_BITS, SYNC_BITS, type DsssRate, type HeaderFault } from './plcp.js';
 import { Descrambler } from './scrambler.js';
@@ -31,8 +39,10 @@ export interface DsssRxFrame {
   rateMbps: DsssRate;
   fcsOk: boolean;
   /**
-   * The sample where the PPDU's first SYNC symbol began, reckoned back from
-   * the SFD; negative when the buffer starts inside the preamble.
+   * The sample of the stream (counted from the first sample given to
+   * `receive` since the receiver was made or last flushed) where the PPDU's
+   * first SYNC symbol began, reckoned back from the SFD at the nominal
+   * symbol length; negative when the stream starts inside the preamble.
    */
   startSample: number;
   /** Mean power of the frame's samples, dB relative to a unit-power sample. */
@@ -54,7 +64,7 @@ export interface DsssRxCounters {
   headerCrc: number;
   badSignal: number;
   badLength: number;
-  /** A header was read but the buffer ended before the PSDU did. */
+  /** A header was read but the stream ended (`flush`) before the PSDU did. */
   truncated: number;
   /** Frames returned whose FCS did not match. */
   fcs: number;
@@ -78,6 +88,13 @@ const DETECT_SYMBOLS = 32;
  * or more.
  */
 const DETECT_RATIO = 2;
+/**
+ * The least share of a detection window's correlation energy each half of
+ * it must hold: a window of noise then silence (a recording's padding) has
+ * sums over a few symbols only, whose best offset stands out by chance. A
+ * burst that starts late in a window is detected in the next.
+ */
+const BALANCE = 0.2;
 /** Descrambled SYNC ones required right before the SFD. */
 const SYNC_ONES_BEFORE_SFD = 8;
 const PATTERN_BITS = SYNC_ONES_BEFORE_SFD + SFD_BITS;
@@ -113,16 +130,148 @@ function carrierTurn(sqr: number, sqi: number): number {
 /** Highest SNR reported, for a noiseless signal. */
 const SNR_CAP_DB = 120;
 
+/**
+ * Chip timing: the despread symbol at a fractional sample position is
+ * interpolated between the despread symbols at whole sample offsets (the
+ * despreader is linear, so this equals despreading interpolated samples) by
+ * the windowed sinc of fractional.ts, INTERP_HALF taps a side, its fraction
+ * rounded to 1 / INTERP_PHASES of a sample (a timing error of at most
+ * 1 / 128 sample).
+ */
+const INTERP_HALF = 8;
+const INTERP_TAPS = 2 * INTERP_HALF;
+const INTERP_PHASES = 64;
+const INTERP_TABLE = polyphaseTable(INTERP_PHASES, INTERP_HALF);
+/** Whole-sample despreads a symbol needs: early, on time and late, each INTERP_TAPS wide, half a chip (1 or 2 samples) apart. */
+const SPAN_MAX = INTERP_TAPS + 3;
+/**
+ * Samples kept before the next position to look at, and zeros put before the
+ * stream's first sample: what the interpolator reads before a symbol.
+ */
+const HISTORY = INTERP_HALF + 8;
+/**
+ * The early-late gate's loop gain: the fraction of the timing error taken
+ * out per symbol, larger over the first ACQUIRE_SYMBOLS after a detection
+ * (the detector's timing is within half a sample; the loop settles in a few
+ * tens of symbols) and smaller after (less jitter from noise). A clock 20 ppm
+ * off slips 0.0002 to 0.0004 samples a symbol, which the tracking gain
+ * follows within 0.01 sample.
+ */
+const TIMING_GAIN_ACQUIRE = 0.2;
+const TIMING_GAIN_TRACK = 0.05;
+const ACQUIRE_SYMBOLS = 48;
+/**
+ * The carrier loop's gain: the fraction of each decision's phase error added
+ * to the turn per symbol (a first-order loop on the turn; with the 0.3 rad of
+ * noise on a differential product at PER 0.1 it jitters by about 0.02 rad).
+ */
+const CARRIER_GAIN = 0.01;
+/** What tryFrame returns when the stream does not reach far enough yet. */
+const NEED_MORE = -1;
+
+/**
+ * Despreads the `count` symbols that start at samples t, t + 1, ...,
+ * t + count - 1 of `iq` into re[k], im[k]: the samples of each chip summed,
+ * times the Barker chip, summed. The signs are written out (+-++-+++---),
+ * once per sample at 2 samples per chip: the receiver's innermost loop,
+ * several times faster than a loop over chips.
+ */
+function despreadRun(iq: Float32Array, t: number, count: number, sps: SamplesPerChip, re: Float64Array, im: Float64Array): void {
+  if (sps === 1) {
+    for (let k = 0, a = 2 * t; k < count; k++, a += 2) {
+      let r = iq[a]! - iq[a + 2]! + iq[a + 4]! + iq[a + 6]! - iq[a + 8]! + iq[a + 10]!;
+      r += iq[a + 12]! + iq[a + 14]! - iq[a + 16]! - iq[a + 18]! - iq[a + 20]!;
+      let i = iq[a + 1]! - iq[a + 3]! + iq[a + 5]! + iq[a + 7]! - iq[a + 9]! + iq[a + 11]!;
+      i += iq[a + 13]! + iq[a + 15]! - iq[a + 17]! - iq[a + 19]! - iq[a + 21]!;
+      re[k] = r;
+      im[k] = i;
+    }
+  } else {
+    for (let k = 0, a = 2 * t; k < count; k++, a += 2) {
+      let r = iq[a]! + iq[a + 2]! - iq[a + 4]! - iq[a + 6]! + iq[a + 8]! + iq[a + 10]! + iq[a + 12]! + iq[a + 14]!;
+      r += -iq[a + 16]! - iq[a + 18]! + iq[a + 20]! + iq[a + 22]! + iq[a + 24]! + iq[a + 26]! + iq[a + 28]! + iq[a + 30]!;
+      r += -iq[a + 32]! - iq[a + 34]! - iq[a + 36]! - iq[a + 38]! - iq[a + 40]! - iq[a + 42]!;
+      const b = a + 1;
+      let i = iq[b]! + iq[b + 2]! - iq[b + 4]! - iq[b + 6]! + iq[b + 8]! + iq[b + 10]! + iq[b + 12]! + iq[b + 14]!;
+      i += -iq[b + 16]! - iq[b + 18]! + iq[b + 20]! + iq[b + 22]! + iq[b + 24]! + iq[b + 26]! + iq[b + 28]! + iq[b + 30]!;
+      i += -iq[b + 32]! - iq[b + 34]! - iq[b + 36]! - iq[b + 38]! - iq[b + 40]! - iq[b + 42]!;
+      re[k] = r;
+      im[k] = i;
+    }
+  }
+}
+
+/**
+ * The windowed-sinc interpolation of re, im at fractional index `pos` into
+ * out[0], out[1]: taps at floor(pos) - INTERP_HALF + 1 .. floor(pos) +
+ * INTERP_HALF, which the caller keeps within the arrays.
+ */
+function interpolate(re: Float64Array, im: Float64Array, pos: number, out: Float64Array): void {
+  const i = Math.floor(pos);
+  const row = Math.round((pos - i) * INTERP_PHASES) * INTERP_TAPS;
+  const first = i - INTERP_HALF + 1;
+  let r = 0;
+  let m = 0;
+  for (let j = 0; j < INTERP_TAPS; j++) {
+    const w = INTERP_TABLE[row + j]!;
+    r += w * re[first + j]!;
+    m += w * im[first + j]!;
+  }
+  out[0] = r;
+  out[1] = m;
+}
+
+/** Sums |z|^2 over `symbols` symbols `sym` apart, for each of the `sym` offsets: energy[r] = sum_j |z[r + j sym]|^2. */
+function energyByOffset(re: Float64Array, im: Float64Array, sym: number, symbols: number, energy: Float64Array): void {
+  for (let r = 0; r < sym; r++) {
+    let e = 0;
+    for (let j = 0, k = r; j < symbols; j++, k += sym) e += re[k]! * re[k]! + im[k]! * im[k]!;
+    energy[r] = e;
+  }
+}
+
+/** The sum of re[k]^2 + im[k]^2 over k < count. */
+function sumSquares(re: Float64Array, im: Float64Array, count: number): number {
+  let e = 0;
+  for (let k = 0; k < count; k++) e += re[k]! * re[k]! + im[k]! * im[k]!;
+  return e;
+}
+
 export class DsssReceiver {
   readonly counters: DsssRxCounters = zeroDsssRxCounters();
   private readonly sps: SamplesPerChip;
   /** Samples per symbol. */
   private readonly sym: number;
+  /** Half a chip, in samples: the early and late gates' distance from on time. */
+  private readonly halfChip: number;
   private readonly header = new Uint8Array(HEADER_BITS);
   private readonly descrambler = new Descrambler();
-  /** The last despread symbol, written by `despread`. */
+  /** Work buffers: whole-sample despreads (detection window or one symbol's span), energy per offset, one interpolated value. */
+  private readonly zRe: Float64Array;
+  private readonly zIm: Float64Array;
+  private readonly energy: Float64Array;
+  private readonly point = new Float64Array(2);
+  /** The last symbol despread by `symbolAt`, on time, and its timing error (late minus early energy over their sum). */
   private zr = 0;
   private zi = 0;
+  private timingError = 0;
+  /** Within the header and PSDU (`differential`): the symbol before, the last differential product, the despread energy so far. */
+  private pr = 0;
+  private pi = 0;
+  private dr = 0;
+  private di = 0;
+  private symbolEnergy = 0;
+
+  /** The stream: `used` floats of `buf`, whose first complex sample is the stream's sample `base`. */
+  private buf = new Float32Array(0);
+  private used = 0;
+  private base = 0;
+  /** The stream sample where the next detection window starts. */
+  private next = 0;
+  /** Nothing is tried until the stream holds this many samples (from its start). */
+  private need = 0;
+  /** The stream sample of the last detection counted, so a detection tried again on more samples is counted once. */
+  private lastDetection = Number.NEGATIVE_INFINITY;
   /** Set within a burst already counted (or decoded), cleared by a quiet window. */
   private busy = false;
 
@@ -132,111 +281,201 @@ export class DsssReceiver {
     }
     this.sps = options.samplesPerChip;
     this.sym = CHIPS_PER_SYMBOL * this.sps;
+    this.halfChip = this.sps / 2;
+    this.zRe = new Float64Array(Math.max(DETECT_SYMBOLS * this.sym, SPAN_MAX));
+    this.zIm = new Float64Array(this.zRe.length);
+    this.energy = new Float64Array(this.sym);
+    this.startStream();
   }
 
   /**
-   * The frames in `iq` (interleaved I and Q at the configured samples per
-   * chip), in order. Each call stands alone: a frame cut by the buffer's end
-   * is lost (counted `truncated` if its header was read).
+   * Takes the next `iq` of the stream (interleaved I and Q at the configured
+   * samples per chip; a buffer of odd length leaves its last value to pair
+   * with the next buffer's first) and returns the frames it completed, in
+   * order. A frame whose end has not come yet is kept for a later call.
    */
   receive(iq: Float32Array): DsssRxFrame[] {
-    const frames: DsssRxFrame[] = [];
-    const n = iq.length >>> 1;
-    const sym = this.sym;
+    this.append(iq);
+    if (this.base + (this.used >>> 1) < this.need) return [];
+    return this.run(false);
+  }
+
+  /**
+   * Ends the stream: decodes what the samples held so far allow, counts a
+   * frame cut short `truncated`, and starts a new stream (the next sample
+   * given is sample 0 again). Returns the frames found.
+   */
+  flush(): DsssRxFrame[] {
+    const frames = this.run(true);
+    this.startStream();
+    return frames;
+  }
+
+  /** An empty stream, with HISTORY zeros before its first sample. */
+  private startStream(): void {
+    if (this.buf.length < 2 * HISTORY) this.buf = new Float32Array(2 * HISTORY);
+    this.buf.fill(0, 0, 2 * HISTORY);
+    this.used = 2 * HISTORY;
+    this.base = -HISTORY;
+    this.next = 0;
+    this.need = 0;
+    this.lastDetection = Number.NEGATIVE_INFINITY;
     this.busy = false;
-    let p = 0;
-    while (p + (DETECT_SYMBOLS + 1) * sym <= n) {
+  }
+
+  /** Appends `iq`, first dropping the samples before HISTORY of `next` if the buffer is full, and growing it if that is not enough. */
+  private append(iq: Float32Array): void {
+    if (this.used + iq.length > this.buf.length) {
+      const drop = Math.max(0, this.next - HISTORY - this.base);
+      if (drop > 0) {
+        this.buf.copyWithin(0, 2 * drop, this.used);
+        this.used -= 2 * drop;
+        this.base += drop;
+      }
+      if (this.used + iq.length > this.buf.length) {
+        const grown = new Float32Array(Math.max(2 * this.buf.length, this.used + iq.length));
+        grown.set(this.buf.subarray(0, this.used));
+        this.buf = grown;
+      }
+    }
+    this.buf.set(iq, this.used);
+    this.used += iq.length;
+  }
+
+  /** Detects and decodes from `next` as far as the samples go; `final`: the stream ends there. */
+  private run(final: boolean): DsssRxFrame[] {
+    const frames: DsssRxFrame[] = [];
+    const iq = this.buf;
+    const n = this.used >>> 1;
+    const sym = this.sym;
+    for (;;) {
+      const p = this.next - this.base;
+      if (p + (DETECT_SYMBOLS + 1) * sym > n) {
+        this.need = this.next + (DETECT_SYMBOLS + 1) * sym;
+        break;
+      }
       const offset = this.detect(iq, p);
-      if (offset < 0) {
+      if (Number.isNaN(offset)) {
         this.busy = false;
         // Windows do not overlap: a frame that starts late in this one fills
         // the next with SYNC, and its SFD is still within the search from there.
-        p += DETECT_SYMBOLS * sym;
+        this.next += DETECT_SYMBOLS * sym;
         continue;
       }
-      this.counters.detections++;
-      p = this.tryFrame(iq, n, p + offset, frames);
-      if (p < 0) break;
+      const at = this.next + Math.floor(offset);
+      if (at !== this.lastDetection) {
+        this.counters.detections++;
+        this.lastDetection = at;
+      }
+      const end = this.tryFrame(iq, n, p + offset, final, frames);
+      // Not enough samples yet: the same window is detected again when more come.
+      if (end === NEED_MORE) break;
+      this.next = this.base + end;
     }
     return frames;
   }
 
   /**
-   * Despreads the symbol whose first sample is `t` into zr, zi: the samples
-   * of each chip summed, times the Barker chip, summed. The signs are
-   * written out (+-++-+++---), once per sample at 2 samples per chip: the
-   * receiver's innermost loop, several times faster than a loop over chips.
-   */
-  private despread(iq: Float32Array, t: number): void {
-    let a = 2 * t;
-    let re: number;
-    let im: number;
-    if (this.sps === 1) {
-      re = iq[a]! - iq[a + 2]! + iq[a + 4]! + iq[a + 6]! - iq[a + 8]! + iq[a + 10]!;
-      re += iq[a + 12]! + iq[a + 14]! - iq[a + 16]! - iq[a + 18]! - iq[a + 20]!;
-      a++;
-      im = iq[a]! - iq[a + 2]! + iq[a + 4]! + iq[a + 6]! - iq[a + 8]! + iq[a + 10]!;
-      im += iq[a + 12]! + iq[a + 14]! - iq[a + 16]! - iq[a + 18]! - iq[a + 20]!;
-    } else {
-      re = iq[a]! + iq[a + 2]! - iq[a + 4]! - iq[a + 6]! + iq[a + 8]! + iq[a + 10]! + iq[a + 12]! + iq[a + 14]!;
-      re += -iq[a + 16]! - iq[a + 18]! + iq[a + 20]! + iq[a + 22]! + iq[a + 24]! + iq[a + 26]! + iq[a + 28]! + iq[a + 30]!;
-      re += -iq[a + 32]! - iq[a + 34]! - iq[a + 36]! - iq[a + 38]! - iq[a + 40]! - iq[a + 42]!;
-      a++;
-      im = iq[a]! + iq[a + 2]! - iq[a + 4]! - iq[a + 6]! + iq[a + 8]! + iq[a + 10]! + iq[a + 12]! + iq[a + 14]!;
-      im += -iq[a + 16]! - iq[a + 18]! + iq[a + 20]! + iq[a + 22]! + iq[a + 24]! + iq[a + 26]! + iq[a + 28]! + iq[a + 30]!;
-      im += -iq[a + 32]! - iq[a + 34]! - iq[a + 36]! - iq[a + 38]! - iq[a + 40]! - iq[a + 42]!;
-    }
-    this.zr = re;
-    this.zi = im;
-  }
-
-  /**
-   * The sample offset in [0, samples per symbol) from `p` where the Barker
-   * correlation energy over DETECT_SYMBOLS symbols stands out, or -1.
+   * The fractional sample offset in (-0.5, sym - 0.5) from `p` where the
+   * Barker correlation energy over DETECT_SYMBOLS symbols stands out, or NaN:
+   * the best whole offset and a parabola through its energy and its
+   * neighbours'.
    */
   private detect(iq: Float32Array, p: number): number {
     const sym = this.sym;
+    despreadRun(iq, p, DETECT_SYMBOLS * sym, this.sps, this.zRe, this.zIm);
+    const energy = this.energy;
+    energyByOffset(this.zRe, this.zIm, sym, DETECT_SYMBOLS, energy);
     let total = 0;
     let best = -1;
     let bestEnergy = 0;
     for (let r = 0; r < sym; r++) {
-      let e = 0;
-      for (let j = 0; j < DETECT_SYMBOLS; j++) {
-        this.despread(iq, p + r + j * sym);
-        e += this.zr * this.zr + this.zi * this.zi;
-      }
-      total += e;
-      if (e > bestEnergy) {
-        bestEnergy = e;
+      total += energy[r]!;
+      if (energy[r]! > bestEnergy) {
+        bestEnergy = energy[r]!;
         best = r;
       }
     }
-    if (!(total > 0) || !(bestEnergy * sym > DETECT_RATIO * total)) return -1;
-    return best;
+    if (!(total > 0) || !(bestEnergy * sym > DETECT_RATIO * total)) return Number.NaN;
+    // A window that is mostly silence has too few symbols behind its sums for the ratio to mean
+    // anything (noise running into digital silence): both halves must carry a share of the energy.
+    const firstHalf = sumSquares(this.zRe, this.zIm, (DETECT_SYMBOLS / 2) * sym);
+    if (!(firstHalf > total * BALANCE && firstHalf < total * (1 - BALANCE))) return Number.NaN;
+    const before = energy[(best + sym - 1) % sym]!;
+    const after = energy[(best + 1) % sym]!;
+    const curve = before - 2 * bestEnergy + after;
+    const shift = curve < 0 ? (0.5 * (before - after)) / curve : 0;
+    return best + Math.max(-0.49, Math.min(0.49, shift));
+  }
+
+  /** Whether the symbol at fractional sample `tau` and its gates lie within the n samples. */
+  private fits(tau: number, n: number): boolean {
+    return Math.floor(tau + this.halfChip) + INTERP_HALF + this.sym <= n;
+  }
+
+  /**
+   * Despreads the symbol that starts at fractional sample `tau`: on time into
+   * zr, zi and the early-late timing error, from the despreads at the whole
+   * offsets around it.
+   */
+  private symbolAt(iq: Float32Array, tau: number): void {
+    const h = this.halfChip;
+    const first = Math.floor(tau - h) - INTERP_HALF + 1;
+    const count = Math.floor(tau + h) + INTERP_HALF - first + 1;
+    despreadRun(iq, first, count, this.sps, this.zRe, this.zIm);
+    const pt = this.point;
+    interpolate(this.zRe, this.zIm, tau - h - first, pt);
+    const early = pt[0]! * pt[0]! + pt[1]! * pt[1]!;
+    interpolate(this.zRe, this.zIm, tau + h - first, pt);
+    const late = pt[0]! * pt[0]! + pt[1]! * pt[1]!;
+    interpolate(this.zRe, this.zIm, tau - first, pt);
+    this.zr = pt[0]!;
+    this.zi = pt[1]!;
+    const e = (late - early) / (late + early);
+    this.timingError = Math.abs(e) <= 1 ? e : 0;
+  }
+
+  /**
+   * The next symbol's position after the one `symbolAt` read at `tau`: a
+   * symbol on, moved towards the correlation peak. For chips whose
+   * correlation is a triangle of one chip a side, the error is 4 x / chip
+   * near x = 0 for a timing x early, so gain g takes out g x.
+   */
+  private advance(tau: number, gain: number): number {
+    return tau + this.sym + (gain * this.timingError * this.sps) / 4;
   }
 
   /**
    * Searches for the SFD from the symbol at `t0`, then reads the header and
-   * the PSDU. Returns where to look next, or -1 when the buffer is spent.
+   * the PSDU. Returns where to look next, or NEED_MORE when the samples do
+   * not reach far enough (on the last call, `final`, that ends the attempt,
+   * counted `truncated` once a header was read).
    */
-  private tryFrame(iq: Float32Array, n: number, t0: number, frames: DsssRxFrame[]): number {
+  private tryFrame(iq: Float32Array, n: number, t0: number, final: boolean, frames: DsssRxFrame[]): number {
     const sym = this.sym;
     const counters = this.counters;
     const descrambler = this.descrambler;
+    const wantUntil = (samples: number): number => {
+      this.need = this.base + Math.ceil(samples) + HISTORY + sym;
+      return NEED_MORE;
+    };
     descrambler.reset();
-    this.despread(iq, t0);
+    let tau = t0;
+    if (!this.fits(tau, n)) return wantUntil(t0 + (SFD_SEARCH_SYMBOLS + HEADER_BITS) * sym);
+    this.symbolAt(iq, tau);
+    tau = this.advance(tau, TIMING_GAIN_ACQUIRE);
     let pr = this.zr;
     let pi = this.zi;
     let reg = 0;
-    let t = t0 + sym;
     let found = false;
     // The carrier offset turns each differential product by the same angle per symbol; squared,
     // DBPSK's 0 or pi drops out, leaving twice that angle (see `carrierTurn`).
     let sqr = 0;
     let sqi = 0;
-    for (let k = 1; k < SFD_SEARCH_SYMBOLS; k++, t += sym) {
-      if (t + sym > n) return -1;
-      this.despread(iq, t);
+    for (let k = 1; k < SFD_SEARCH_SYMBOLS; k++) {
+      if (!this.fits(tau, n)) return wantUntil(t0 + (SFD_SEARCH_SYMBOLS + HEADER_BITS) * sym);
+      this.symbolAt(iq, tau);
+      tau = this.advance(tau, k < ACQUIRE_SYMBOLS ? TIMING_GAIN_ACQUIRE : TIMING_GAIN_TRACK);
       const dr0 = this.zr * pr + this.zi * pi;
       const di0 = this.zi * pr - this.zr * pi;
       sqr += dr0 * dr0 - di0 * di0;
@@ -247,48 +486,48 @@ export class DsssReceiver {
       reg = ((reg << 1) | descrambler.bit(bit)) & PATTERN_MASK;
       if (k >= PATTERN_BITS && reg === SFD_PATTERN) {
         found = true;
-        t += sym;
         break;
       }
     }
     if (!found) {
       if (!this.busy) counters.noSfd++;
       this.busy = true;
-      return t - (PATTERN_BITS + 8) * sym;
+      return Math.floor(tau) - (PATTERN_BITS + 8) * sym;
     }
-    const headerStart = t;
-    const turn = carrierTurn(sqr, sqi);
-    const cos = Math.cos(turn);
-    const sin = Math.sin(turn);
-    // Energy of the despread symbols and of the samples, for level and SNR.
-    let symbolEnergy = 0;
-    let symbols = 0;
+    const headerStart = tau;
+    const estimated = carrierTurn(sqr, sqi);
+    let turn = estimated;
+    this.pr = pr;
+    this.pi = pi;
+    this.symbolEnergy = 0;
     const header = this.header;
-    for (let k = 0; k < HEADER_BITS; k++, t += sym) {
-      if (t + sym > n) {
+    for (let k = 0; k < HEADER_BITS; k++) {
+      if (!this.fits(tau, n)) {
+        if (!final) return wantUntil(headerStart + HEADER_BITS * sym);
         counters.truncated++;
-        return -1;
+        return NEED_MORE;
       }
-      this.despread(iq, t);
-      // The differential product turned back by the carrier's turn per symbol.
-      header[k] = descrambler.bit((this.zr * pr + this.zi * pi) * cos + (this.zi * pr - this.zr * pi) * sin < 0 ? 1 : 0);
-      pr = this.zr;
-      pi = this.zi;
-      symbolEnergy += pr * pr + pi * pi;
-      symbols++;
+      this.differential(iq, tau, turn);
+      tau = this.advance(tau, TIMING_GAIN_TRACK);
+      const dr = this.dr;
+      header[k] = descrambler.bit(dr < 0 ? 1 : 0);
+      turn += CARRIER_GAIN * phaseError(dr, this.di, dr < 0 ? 2 : 0);
     }
     const parsed = parsePlcpHeader(header, 0);
     if (!parsed.ok) {
       this.countFault(parsed.fault);
       this.busy = true;
-      return t;
+      return Math.floor(tau);
     }
     const { rateMbps, psduBytes } = parsed.header;
     const psduSymbols = (8 * psduBytes) / rateMbps;
-    if (t + psduSymbols * sym > n) {
+    // The drift the timing loop follows moves the end by far less than a symbol.
+    const psduEnd = tau + (psduSymbols + 1) * sym;
+    if (psduEnd + HISTORY > n) {
+      if (!final) return wantUntil(psduEnd);
       counters.truncated++;
       this.busy = true;
-      return -1;
+      return NEED_MORE;
     }
     const psdu = new Uint8Array(psduBytes);
     let bitIndex = 0;
@@ -296,28 +535,28 @@ export class DsssReceiver {
       psdu[bitIndex >>> 3]! |= bit << (bitIndex & 7);
       bitIndex++;
     };
-    for (let k = 0; k < psduSymbols; k++, t += sym) {
-      this.despread(iq, t);
-      const ur = this.zr * pr + this.zi * pi;
-      const ui = this.zi * pr - this.zr * pi;
-      const dr = ur * cos + ui * sin;
-      const di = ui * cos - ur * sin;
-      pr = this.zr;
-      pi = this.zi;
-      symbolEnergy += pr * pr + pi * pi;
-      symbols++;
+    for (let k = 0; k < psduSymbols; k++) {
+      this.differential(iq, tau, turn);
+      tau = this.advance(tau, TIMING_GAIN_TRACK);
+      const dr = this.dr;
+      const di = this.di;
+      let quarters: number;
       if (rateMbps === 1) {
-        put(descrambler.bit(dr < 0 ? 1 : 0));
+        quarters = dr < 0 ? 2 : 0;
+        put(descrambler.bit(quarters >>> 1));
       } else {
-        const quarters = Math.abs(dr) >= Math.abs(di) ? (dr >= 0 ? 0 : 2) : di > 0 ? 1 : 3;
+        quarters = Math.abs(dr) >= Math.abs(di) ? (dr >= 0 ? 0 : 2) : di > 0 ? 1 : 3;
         const dibit = DQPSK_DIBIT_BY_QUARTERS[quarters]!;
         put(descrambler.bit(dibit >>> 1));
         put(descrambler.bit(dibit & 1));
       }
+      turn += CARRIER_GAIN * phaseError(dr, di, quarters);
     }
+    const from = Math.round(headerStart);
+    const to = Math.round(tau);
     let samplePower = 0;
-    for (let i = 2 * headerStart; i < 2 * t; i++) samplePower += iq[i]! * iq[i]!;
-    samplePower /= t - headerStart;
+    for (let i = 2 * from; i < 2 * to; i++) samplePower += iq[i]! * iq[i]!;
+    samplePower /= to - from;
     const fcsOk = fcsMatches(psdu);
     counters.frames++;
     if (!fcsOk) counters.fcs++;
@@ -327,13 +566,32 @@ export class DsssReceiver {
       frame: psdu.subarray(0, psdu.length - FCS_BYTES),
       rateMbps,
       fcsOk,
-      startSample: headerStart - (SYNC_BITS + SFD_BITS) * sym,
+      startSample: this.base + from - (SYNC_BITS + SFD_BITS) * sym,
       levelDb: 10 * Math.log10(samplePower),
-      snrDb: this.snrDb(symbolEnergy / symbols, samplePower),
+      snrDb: this.snrDb(this.symbolEnergy / (HEADER_BITS + psduSymbols), samplePower),
       // A symbol lasts 1 µs at either rate.
-      cfoHz: (turn * 1e6) / (2 * Math.PI),
+      cfoHz: (estimated * 1e6) / (2 * Math.PI),
     });
-    return t;
+    return to;
+  }
+
+  /**
+   * Reads the symbol at `tau` (symbolAt) and its differential product with
+   * the symbol before, turned back by the carrier's `turn` per symbol, into
+   * dr, di; the symbol becomes the one before and adds to symbolEnergy.
+   */
+  private differential(iq: Float32Array, tau: number, turn: number): void {
+    this.symbolAt(iq, tau);
+    const { zr, zi, pr, pi } = this;
+    const ur = zr * pr + zi * pi;
+    const ui = zi * pr - zr * pi;
+    const c = Math.cos(turn);
+    const s = Math.sin(turn);
+    this.dr = ur * c + ui * s;
+    this.di = ui * c - ur * s;
+    this.pr = zr;
+    this.pi = zi;
+    this.symbolEnergy += zr * zr + zi * zi;
   }
 
   /**
@@ -354,4 +612,27 @@ export class DsssReceiver {
   private countFault(fault: HeaderFault): void {
     this.counters[fault]++;
   }
+}
+
+/**
+ * The angle of the differential product (dr, di) from the decision of
+ * `quarters` quarter turns, for the carrier loop: the product turned back
+ * by the decision, its angle within +-pi/4 (DQPSK) or +-pi/2 (DBPSK); 0 for
+ * a product that is not a number.
+ */
+function phaseError(dr: number, di: number, quarters: number): number {
+  let x = dr;
+  let y = di;
+  if (quarters === 1) {
+    x = di;
+    y = -dr;
+  } else if (quarters === 2) {
+    x = -dr;
+    y = -di;
+  } else if (quarters === 3) {
+    x = -di;
+    y = dr;
+  }
+  const e = Math.atan2(y, x);
+  return Number.isFinite(e) ? e : 0;
 }
