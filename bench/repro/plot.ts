@@ -36,6 +36,8 @@ export interface ChartSpec {
   xType?: 'quantitative' | 'ordinal';
   /** Whether the y scale includes zero; true unless given (bars always start at zero). */
   yZero?: boolean;
+  /** Line charts only: a logarithmic y scale (every y, lo and hi > 0; yZero does not apply), e.g. error rates. */
+  yLog?: boolean;
   /** Line charts only: a dot at each value (true unless given); a time series of many samples reads better as bare lines. */
   points?: boolean;
 }
@@ -165,7 +167,10 @@ function lineLayers(spec: ChartSpec): unknown[] {
           axis: data.every((r) => Number.isInteger(r.x)) ? { tickMinStep: 1 } : {},
         }
       : { field: 'x', type: 'ordinal', title: spec.xLabel, sort: xOrder(data), axis: { labelAngle: 0 } };
-  const y = { field: 'y', type: 'quantitative', title: spec.yLabel, scale: { zero: spec.yZero ?? true } };
+  if (spec.yLog === true && data.some((r) => !(r.y > 0) || (r.lo !== undefined && !(r.lo > 0)))) {
+    throw new Error(`plot "${spec.title}": a logarithmic y axis needs every value > 0`);
+  }
+  const y = { field: 'y', type: 'quantitative', title: spec.yLabel, scale: spec.yLog === true ? { type: 'log' } : { zero: spec.yZero ?? true } };
   const errors = data.filter((r) => r.lo !== undefined);
   const layer: unknown[] = [
     {

@@ -90,6 +90,22 @@ test('chip timing and carrier tracking: frames up to 4091 bytes byte for byte at
   }
 });
 
+test('the most two radios 25 ppm off each may be apart: +-50 ppm and +-100 kHz over a 4091-byte frame at 1 Mb/s', () => {
+  const rng = Rng.fromSeed(34);
+  for (const samplesPerChip of SPCS) {
+    for (const [ppm, cfoHz] of [
+      [50, 100e3],
+      [-50, -100e3],
+    ] as const) {
+      const frames = [randomBytes(rng, 4091)];
+      const { stream } = channel(rng, frames, { rateMbps: 1, samplesPerChip, ppm, cfoHz, sigma: 0.1, gap: 500 * samplesPerChip });
+      const got = decodeAll(new DsssReceiver({ samplesPerChip }), [stream]);
+      assert.equal(got.length, 1);
+      assert.deepEqual(got[0]!.frame, frames[0], `${samplesPerChip} samples per chip, ${ppm} ppm`);
+    }
+  }
+});
+
 test('streaming: frames split across buffers at any sample decode as in one buffer, with start samples over the stream', () => {
   const rng = Rng.fromSeed(32);
   for (const samplesPerChip of SPCS) {

@@ -1,6 +1,7 @@
 /**
  * The 802.11b DSSS PHY at 1 and 2 Mb/s (IEEE 802.11-2016 clause 16), long
- * preamble: a transmitter to complex baseband and an ideal-timing receiver.
+ * preamble: a transmitter to complex baseband, a channel model (carrier offset,
+ * sample clock drift) and a streaming receiver with chip timing recovery.
  * docs/phy.md describes it and what it does not do yet.
  */
 export { driftSampleClock, turnCarrier } from './channel.js';

@@ -134,21 +134,24 @@ const SNR_CAP_DB = 120;
  * Chip timing: the despread symbol at a fractional sample position is
  * interpolated between the despread symbols at whole sample offsets (the
  * despreader is linear, so this equals despreading interpolated samples) by
- * the windowed sinc of fractional.ts, INTERP_HALF taps a side, its fraction
- * rounded to 1 / INTERP_PHASES of a sample (a timing error of at most
- * 1 / 128 sample).
+ * the windowed sinc of fractional.ts, its fraction rounded to
+ * 1 / INTERP_PHASES of a sample (a timing error of at most 1 / 128 sample).
+ * INTERP_HALF taps a side by samples per chip: at 1, rectangular chips fill
+ * the band to Nyquist and 8 taps keep it flat (0.03 dB) to 0.7 of Nyquist;
+ * at 2 their spectrum falls to a null at Nyquist, four fifths of their power
+ * lies below half of it, where 4 taps lose 0.2 dB at most, and a symbol
+ * costs 10 whole-sample despreads instead of 18.
  */
-const INTERP_HALF = 8;
-const INTERP_TAPS = 2 * INTERP_HALF;
+const INTERP_HALF = { 1: 8, 2: 4 } as const;
 const INTERP_PHASES = 64;
-const INTERP_TABLE = polyphaseTable(INTERP_PHASES, INTERP_HALF);
-/** Whole-sample despreads a symbol needs: early, on time and late, each INTERP_TAPS wide, half a chip (1 or 2 samples) apart. */
-const SPAN_MAX = INTERP_TAPS + 3;
+const INTERP_TABLE = { 1: polyphaseTable(INTERP_PHASES, INTERP_HALF[1]), 2: polyphaseTable(INTERP_PHASES, INTERP_HALF[2]) } as const;
+/** Whole-sample despreads a symbol needs at most: early, on time and late, each 2 INTERP_HALF wide, half a chip (1 or 2 samples) apart. */
+const SPAN_MAX = 2 * INTERP_HALF[1] + 3;
 /**
  * Samples kept before the next position to look at, and zeros put before the
  * stream's first sample: what the interpolator reads before a symbol.
  */
-const HISTORY = INTERP_HALF + 8;
+const HISTORY = INTERP_HALF[1] + 8;
 /**
  * The early-late gate's loop gain: the fraction of the timing error taken
  * out per symbol, larger over the first ACQUIRE_SYMBOLS after a detection
@@ -203,17 +206,19 @@ function despreadRun(iq: Float32Array, t: number, count: number, sps: SamplesPer
 
 /**
  * The windowed-sinc interpolation of re, im at fractional index `pos` into
- * out[0], out[1]: taps at floor(pos) - INTERP_HALF + 1 .. floor(pos) +
- * INTERP_HALF, which the caller keeps within the arrays.
+ * out[0], out[1] by `table` (polyphaseTable with `half` taps a side): taps at
+ * floor(pos) - half + 1 .. floor(pos) + half, which the caller keeps within
+ * the arrays.
  */
-function interpolate(re: Float64Array, im: Float64Array, pos: number, out: Float64Array): void {
+function interpolate(table: Float64Array, half: number, re: Float64Array, im: Float64Array, pos: number, out: Float64Array): void {
   const i = Math.floor(pos);
-  const row = Math.round((pos - i) * INTERP_PHASES) * INTERP_TAPS;
-  const first = i - INTERP_HALF + 1;
+  const taps = 2 * half;
+  const row = Math.round((pos - i) * INTERP_PHASES) * taps;
+  const first = i - half + 1;
   let r = 0;
   let m = 0;
-  for (let j = 0; j < INTERP_TAPS; j++) {
-    const w = INTERP_TABLE[row + j]!;
+  for (let j = 0; j < taps; j++) {
+    const w = table[row + j]!;
     r += w * re[first + j]!;
     m += w * im[first + j]!;
   }
@@ -244,6 +249,9 @@ export class DsssReceiver {
   private readonly sym: number;
   /** Half a chip, in samples: the early and late gates' distance from on time. */
   private readonly halfChip: number;
+  /** The interpolator: taps a side and its polyphase table. */
+  private readonly half: number;
+  private readonly table: Float64Array;
   private readonly header = new Uint8Array(HEADER_BITS);
   private readonly descrambler = new Descrambler();
   /** Work buffers: whole-sample despreads (detection window or one symbol's span), energy per offset, one interpolated value. */
@@ -282,6 +290,8 @@ export class DsssReceiver {
     this.sps = options.samplesPerChip;
     this.sym = CHIPS_PER_SYMBOL * this.sps;
     this.halfChip = this.sps / 2;
+    this.half = INTERP_HALF[this.sps];
+    this.table = INTERP_TABLE[this.sps];
     this.zRe = new Float64Array(Math.max(DETECT_SYMBOLS * this.sym, SPAN_MAX));
     this.zIm = new Float64Array(this.zRe.length);
     this.energy = new Float64Array(this.sym);
@@ -410,7 +420,7 @@ export class DsssReceiver {
 
   /** Whether the symbol at fractional sample `tau` and its gates lie within the n samples. */
   private fits(tau: number, n: number): boolean {
-    return Math.floor(tau + this.halfChip) + INTERP_HALF + this.sym <= n;
+    return Math.floor(tau + this.halfChip) + this.half + this.sym <= n;
   }
 
   /**
@@ -420,15 +430,15 @@ export class DsssReceiver {
    */
   private symbolAt(iq: Float32Array, tau: number): void {
     const h = this.halfChip;
-    const first = Math.floor(tau - h) - INTERP_HALF + 1;
-    const count = Math.floor(tau + h) + INTERP_HALF - first + 1;
+    const first = Math.floor(tau - h) - this.half + 1;
+    const count = Math.floor(tau + h) + this.half - first + 1;
     despreadRun(iq, first, count, this.sps, this.zRe, this.zIm);
     const pt = this.point;
-    interpolate(this.zRe, this.zIm, tau - h - first, pt);
+    interpolate(this.table, this.half, this.zRe, this.zIm, tau - h - first, pt);
     const early = pt[0]! * pt[0]! + pt[1]! * pt[1]!;
-    interpolate(this.zRe, this.zIm, tau + h - first, pt);
+    interpolate(this.table, this.half, this.zRe, this.zIm, tau + h - first, pt);
     const late = pt[0]! * pt[0]! + pt[1]! * pt[1]!;
-    interpolate(this.zRe, this.zIm, tau - first, pt);
+    interpolate(this.table, this.half, this.zRe, this.zIm, tau - first, pt);
     this.zr = pt[0]!;
     this.zi = pt[1]!;
     const e = (late - early) / (late + early);
