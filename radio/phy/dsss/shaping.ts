@@ -40,6 +40,8 @@ export const SHAPING_WINDOW_BETA = 6;
 /** The raised-cosine pulse at time t, in chips, with roll-off `beta`: 1 at 0, 0 at every other whole chip. */
 export function raisedCosine(t: number, beta: number): number {
   if (t === 0) return 1;
+  // Exactly 0 at the other chips (sin(pi k) is not, in floating point).
+  if (Number.isInteger(t)) return 0;
   const x = Math.PI * t;
   const sinc = Math.sin(x) / x;
   const d = 1 - (2 * beta * t) ** 2;
