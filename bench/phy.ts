@@ -8,7 +8,9 @@
  * TX: a stream of frames (random bytes, 1 and 2 Mb/s alternately) modulated
  * at 1 sample per chip, through the raised-cosine shaper to 1 or 2 samples
  * per chip, and for a front-end at 20 or 25 Msample/s on through the
- * resampler from 22; Msample/s of output. RX: the same frames with noise (Eb/N0
+ * resampler from 22, or shaped straight to that rate in one filter
+ * (shaperToRate, what `cogmesh phy tx --sample-rate` does); Msample/s of
+ * output. RX: the same frames with noise (Eb/N0
  * 15 dB, gaps between them) at 11 or 22 Msample/s into DsssReceiver.receive,
  * or at 20 or 25 Msample/s resampled to 22 first, a block of 4096 at a time;
  * Msample/s of input. "x RT" is that over what real time needs (the chip
@@ -19,7 +21,16 @@
  * runs for at least --seconds, after a quarter of that warming up.
  */
 import { parseArgs } from 'node:util';
-import { ChipShaper, DsssReceiver, firWasmUnavailable, modulateFrame, Resampler, type FirKernel, type SamplesPerChip } from '../radio/phy/dsss/index.js';
+import {
+  ChipShaper,
+  DsssReceiver,
+  firWasmUnavailable,
+  modulateFrame,
+  Resampler,
+  shaperToRate,
+  type FirKernel,
+  type SamplesPerChip,
+} from '../radio/phy/dsss/index.js';
 import { Rng } from '../src/core/rng.js';
 
 const { values } = parseArgs({
@@ -83,6 +94,21 @@ function txRun(sps: SamplesPerChip, deviceHz: number | undefined, kernel: FirKer
       const chips = modulateFrame(f, { rateMbps: rateOf(k), samplesPerChip: 1 });
       const m = shaper.process(chips, shaped);
       n += rs === undefined ? m : rs.process(shaped.subarray(0, 2 * m), out);
+    });
+    return n;
+  };
+}
+
+/** TX: modulate, and shape straight to `deviceHz` in one filter. */
+function txDirectRun(deviceHz: number, kernel: FirKernel): () => number {
+  const shaper = shaperToRate(deviceHz, { kernel });
+  const longest = Math.max(...chipsOf.map((c) => c.length / 2));
+  // Room for the most any frame gives, whatever the phase the last one left.
+  const out = new Float32Array(2 * (Math.ceil((longest * deviceHz) / CHIP_RATE) + 16));
+  return () => {
+    let n = 0;
+    payloads.forEach((f, k) => {
+      n += shaper.process(modulateFrame(f, { rateMbps: rateOf(k), samplesPerChip: 1 }), out);
     });
     return n;
   };
@@ -173,6 +199,16 @@ for (const sps of [1, 2] as const) {
 for (const device of [20e6, 25e6]) {
   const [ts, wasm] = both((k) => txRun(2, device, k));
   rows.push({ path: 'tx', what: 'modulate + shape + resample', samplesPerChip: 2, deviceHz: device, needMsps: device / 1e6, tsMsps: ts, wasmMsps: wasm });
+  const [ts1, wasm1] = both((k) => txDirectRun(device, k));
+  rows.push({
+    path: 'tx',
+    what: 'modulate + shape to the rate (one filter)',
+    samplesPerChip: 1,
+    deviceHz: device,
+    needMsps: device / 1e6,
+    tsMsps: ts1,
+    wasmMsps: wasm1,
+  });
 }
 for (const rate of [11e6, 22e6, 20e6, 25e6]) {
   const stream = rxStream(rate);

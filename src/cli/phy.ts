@@ -10,6 +10,7 @@ import {
   DsssReceiver,
   modulateFrame,
   Resampler,
+  shaperToRate,
   turnCarrier,
   type DsssRate,
   type DsssRxCounters,
@@ -33,8 +34,10 @@ import { recordingBase } from './record.js';
  * front-end that replays recordings; `phy decode` finds the frames in a
  * recording and can write them to a pcapng file with radiotap headers. At
  * any other rate than 11 or 22 Msample/s (a front-end's own), both go
- * through the rational resampler (radio/phy/dsss/resample.ts): tx from
- * 22 Msample/s to that rate, decode from it to 22 Msample/s.
+ * through a polyphase filter: tx shapes the chips straight to that rate
+ * (radio/phy/dsss/shaping.ts), or with rectangular chips makes them at
+ * 22 Msample/s and resamples (radio/phy/dsss/resample.ts); decode resamples
+ * from it to 22 Msample/s.
  */
 
 /** DSSS chips per second (802.11-2016 16.1). */
@@ -80,7 +83,7 @@ export interface PhyTxResult {
   sampleRateHz: number;
   /** Whether the chips were shaped (raised cosine) or rectangular. */
   shape: 'rc' | 'rect';
-  /** The rate the frames were made at and resampled from, when the recording's rate is another (else null). */
+  /** The rate the frames were made at and filtered from, when the recording's rate is another (else null): 11 MHz when shaped straight to it, 22 when rectangular. */
   resampledFromHz: number | null;
   centerHz: number;
   samples: number;
@@ -148,9 +151,15 @@ export async function runPhyTx(o: PhyTxOptions): Promise<PhyTxResult> {
   const base = await recordingBase(o.out, o.force);
 
   // At a front-end's own rate, frames are made at 2 samples per chip and resampled.
-  const resampler = sampleRateHz === CHIP_RATE || sampleRateHz === 2 * CHIP_RATE ? undefined : makeResampler('--sample-rate', 2 * CHIP_RATE, sampleRateHz);
-  const makeSps = resampler === undefined ? ((sampleRateHz / CHIP_RATE) as SamplesPerChip) : 2;
+  // At a front-end's own rate: shaped chips go straight to it through one filter, rectangular ones are made at 22 Msample/s and resampled.
+  const direct = sampleRateHz === CHIP_RATE || sampleRateHz === 2 * CHIP_RATE;
+  const makeSps: SamplesPerChip = direct ? ((sampleRateHz / CHIP_RATE) as SamplesPerChip) : shape === 'rc' ? 1 : 2;
   const makeRate = makeSps * CHIP_RATE;
+  const resampler = direct
+    ? undefined
+    : usable('--sample-rate', makeRate, sampleRateHz, () =>
+        shape === 'rc' ? shaperToRate(sampleRateHz) : new Resampler({ inRateHz: makeRate, outRateHz: sampleRateHz }),
+      );
   const centerHz = plan.get(channel).centerHz;
   const gap = Math.round((gapUs * makeRate) / 1e6);
   const noise = Rng.fromSeed(seed).fork('phy-tx');
@@ -159,7 +168,7 @@ export async function runPhyTx(o: PhyTxOptions): Promise<PhyTxResult> {
   const writer = await SigmfWriter.create(base, {
     description:
       `cogmesh phy tx: ${frames} 802.11b DSSS long-preamble PPDUs at ${rate} Mb/s, ` +
-      `${resampler === undefined ? `${makeSps} sample(s) per chip` : `made at 22 Msample/s and resampled to ${sampleRateHz} Hz`}, ` +
+      `${resampler === undefined ? `${makeSps} sample(s) per chip` : `made at ${makeRate / 1e6} Msample/s and filtered to ${sampleRateHz} Hz`}, ` +
       `${shape === 'rc' ? 'raised-cosine pulse shaping (roll-off 0.5)' : 'rectangular chips'}, ` +
       `${gapUs} us apart, ${ebn0 === undefined ? 'no noise' : `AWGN at Eb/N0 ${ebn0} dB`}, carrier offset ${cfoHz} Hz, seed ${seed}; unit power`,
     recorder: 'cogmesh phy tx',
@@ -189,7 +198,7 @@ export async function runPhyTx(o: PhyTxOptions): Promise<PhyTxResult> {
     if (gap > 0) await put(new Float32Array(2 * gap));
     const frame = testFrame(k, bytes, payload);
     frameBytes = frame.length;
-    await put(modulateFrame(frame, { rateMbps: rate, samplesPerChip: makeSps, shape: shape === 'rc' }));
+    await put(modulateFrame(frame, { rateMbps: rate, samplesPerChip: makeSps, shape: shape === 'rc' && direct }));
   }
   if (gap > 0) await put(new Float32Array(2 * gap));
   await writer.close();
@@ -211,10 +220,10 @@ export async function runPhyTx(o: PhyTxOptions): Promise<PhyTxResult> {
   };
 }
 
-/** The resampler from `inHz` to `outHz`, or a UsageError naming `what` when it cannot be made. */
-function makeResampler(what: string, inHz: number, outHz: number): Resampler {
+/** make(), the filter from `inHz` to `outHz`, or a UsageError naming `what` when it cannot be made. */
+function usable<T>(what: string, inHz: number, outHz: number, make: () => T): T {
   try {
-    return new Resampler({ inRateHz: inHz, outRateHz: outHz });
+    return make();
   } catch (e) {
     if (e instanceof CogmeshError) throw new UsageError(`${what}: no resampler from ${inHz} to ${outHz} Hz (${e.message})`);
     throw e;
@@ -265,7 +274,7 @@ export async function runPhyDecode(path: string): Promise<PhyDecodeResult> {
           `or resamples to 22 from a whole rate above 16.5 Msample/s (twice the signal's 8.25 MHz)`,
       );
     }
-    resampler = makeResampler(path, rate, 2 * CHIP_RATE);
+    resampler = usable(path, rate, 2 * CHIP_RATE, () => new Resampler({ inRateHz: rate, outRateHz: 2 * CHIP_RATE }));
   }
   const rxRate = resampler === undefined ? rate : 2 * CHIP_RATE;
   const sps = (rxRate / CHIP_RATE) as SamplesPerChip;

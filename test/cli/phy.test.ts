@@ -67,12 +67,12 @@ for (const [rate, sps] of [
 }
 
 for (const rate of [20e6, 25e6]) {
-  test(`phy tx --sample-rate ${rate} then phy decode: shaped, resampled to a front-end's rate and back, every frame byte for byte`, () => {
+  test(`phy tx --sample-rate ${rate} then phy decode: shaped straight to a front-end's rate and resampled back, every frame byte for byte`, () => {
     const base = join(dir, `at${rate}`);
     const tx = cogmesh('phy', 'tx', '--out', base, '--frames', '5', '--bytes', '200', '--rate', '2', '--sample-rate', String(rate), '--ebn0', '20', '--json');
     assert.equal(tx.code, 0, tx.err);
     const sent = JSON.parse(tx.out) as { sampleRateHz: number; shape: string; resampledFromHz: number };
-    assert.deepEqual([sent.sampleRateHz, sent.shape, sent.resampledFromHz], [rate, 'rc', 22e6]);
+    assert.deepEqual([sent.sampleRateHz, sent.shape, sent.resampledFromHz], [rate, 'rc', 11e6], 'the chips shaped straight to the rate');
     const dec = cogmesh('phy', 'decode', `${base}.sigmf-meta`, '--json');
     assert.equal(dec.code, 0, dec.err);
     const r = JSON.parse(dec.out) as Decoded & { sampleRateHz: number; resampledToHz: number };
@@ -83,6 +83,15 @@ for (const rate of [20e6, 25e6]) {
       assert.equal(f.psduHex.slice(64, 72), k.toString(16).padStart(8, '0'), `frame ${k} in order`);
     });
     assert.match(cogmesh('phy', 'decode', `${base}.sigmf-meta`).out, /resampled to 22/);
+    // Rectangular chips: made at 22 Msample/s and resampled.
+    const rect = cogmesh('phy', 'tx', '--out', `${base}r`, '--frames', '3', '--sample-rate', String(rate), '--shape', 'rect', '--ebn0', '20', '--json');
+    assert.equal(rect.code, 0, rect.err);
+    assert.equal((JSON.parse(rect.out) as { resampledFromHz: number }).resampledFromHz, 22e6);
+    const back = JSON.parse(cogmesh('phy', 'decode', `${base}r.sigmf-meta`, '--json').out) as Decoded;
+    assert.deepEqual(
+      back.frames.map((f) => f.fcsOk),
+      [true, true, true],
+    );
   });
 }
 

@@ -8,7 +8,7 @@ import { modulateFrame, shapedLeadSamples } from '../../radio/phy/dsss/modem.js'
 import { firWasmUnavailable, PolyphaseFir, type FirKernel } from '../../radio/phy/dsss/polyphase.js';
 import { DsssReceiver } from '../../radio/phy/dsss/receiver.js';
 import { besselI0, kaiserLowpass, Resampler } from '../../radio/phy/dsss/resample.js';
-import { ChipShaper } from '../../radio/phy/dsss/shaping.js';
+import { ChipShaper, shaperToRate } from '../../radio/phy/dsss/shaping.js';
 
 const KERNELS: FirKernel[] = firWasmUnavailable() === undefined ? ['ts', 'wasm'] : ['ts'];
 
@@ -229,3 +229,33 @@ for (const rate of [20e6, 25e6]) {
     test(`loopback at ${rate / 1e6} Msample/s (${kernel}): shaped, resampled there and back, every frame byte for byte`, () => loopback(rate, kernel));
   }
 }
+
+test('shaping straight to 20 and 25 Msample/s is shaping to 22 and resampling, in one filter, and loops back byte for byte', () => {
+  const rng = Rng.fromSeed(33);
+  for (const rate of [20e6, 25e6]) {
+    const frames = [0, 300, 40].map((n) => Uint8Array.from({ length: n }, () => rng.int(0, 255)));
+    // The chips with 300 chips of silence around each frame.
+    const parts = frames.flatMap((f, k) => [new Float32Array(600), modulateFrame(f, { rateMbps: k % 2 === 0 ? 1 : 2, samplesPerChip: 1 })]);
+    parts.push(new Float32Array(600));
+    const chips = new Float32Array(parts.reduce((s, p) => s + p.length, 0));
+    let at = 0;
+    for (const p of parts) {
+      chips.set(p, at);
+      at += p.length;
+    }
+    const one = shaperToRate(rate).filterAll(chips);
+    const two = new Resampler({ inRateHz: 22e6, outRateHz: rate }).resampleAll(new ChipShaper(2).fir.filterAll(chips));
+    const n = Math.min(one.length, two.length) / 2;
+    assert.ok(n > ((chips.length / 2) * rate) / 11e6 - 30);
+    let worst = 0;
+    for (let k = 0; k < 2 * (n - 40); k++) worst = Math.max(worst, Math.abs(one[k]! - two[k]!));
+    assert.ok(worst < 2e-3, `${rate}: one filter and two differ by ${worst}`);
+    const back = new Resampler({ inRateHz: rate, outRateHz: 22e6 }).resampleAll(one);
+    const got = new DsssReceiver({ samplesPerChip: 2 }).receive(back);
+    assert.deepEqual(
+      got.map((g) => g.frame),
+      frames,
+    );
+  }
+  assert.throws(() => shaperToRate(10e6), /outRateHz/);
+});

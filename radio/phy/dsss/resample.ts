@@ -94,6 +94,21 @@ function gcd(a: number, b: number): number {
   return a;
 }
 
+/** up / down = outRateHz / inRateHz in lowest terms, each at most MAX_RESAMPLE_FACTOR (else RangeArgumentError). */
+export function rateRatio(inRateHz: number, outRateHz: number): { up: number; down: number } {
+  const g = gcd(inRateHz, outRateHz);
+  const up = outRateHz / g;
+  const down = inRateHz / g;
+  if (up > MAX_RESAMPLE_FACTOR || down > MAX_RESAMPLE_FACTOR) {
+    throw new RangeArgumentError(
+      'rates',
+      `${inRateHz} -> ${outRateHz} Hz`,
+      `a ratio up/down in lowest terms with both at most ${MAX_RESAMPLE_FACTOR} (here ${up}/${down})`,
+    );
+  }
+  return { up, down };
+}
+
 export interface ResamplerOptions {
   inRateHz: number;
   outRateHz: number;
@@ -137,16 +152,7 @@ export class Resampler {
     if (!(passbandHz > 0 && 2 * passbandHz < lower)) {
       throw new RangeArgumentError('passbandHz', passbandHz, `a band in (0, ${lower / 2}) Hz: both rates must be more than twice the band kept`);
     }
-    const g = gcd(o.inRateHz, o.outRateHz);
-    const up = o.outRateHz / g;
-    const down = o.inRateHz / g;
-    if (up > MAX_RESAMPLE_FACTOR || down > MAX_RESAMPLE_FACTOR) {
-      throw new RangeArgumentError(
-        'rates',
-        `${o.inRateHz} -> ${o.outRateHz} Hz`,
-        `a ratio up/down in lowest terms with both at most ${MAX_RESAMPLE_FACTOR} (here ${up}/${down})`,
-      );
-    }
+    const { up, down } = rateRatio(o.inRateHz, o.outRateHz);
     this.inRateHz = o.inRateHz;
     this.outRateHz = o.outRateHz;
     this.up = up;

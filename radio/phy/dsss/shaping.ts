@@ -28,7 +28,7 @@
  */
 import { RangeArgumentError } from '../../../src/core/errors.js';
 import { PolyphaseFir, type FirKernel } from './polyphase.js';
-import { kaiserWindow } from './resample.js';
+import { DSSS_PASSBAND_HZ, kaiserWindow, rateRatio } from './resample.js';
 
 /** The raised cosine's roll-off. */
 export const SHAPING_ROLLOFF = 0.5;
@@ -52,8 +52,8 @@ export function raisedCosine(t: number, beta: number): number {
 
 /** The shaping filter's taps at `samplesPerChip`: the windowed pulse, scaled to unit output power. */
 export function shapingTaps(samplesPerChip: number): Float64Array {
-  if (!Number.isSafeInteger(samplesPerChip) || samplesPerChip < 1 || samplesPerChip > 64) {
-    throw new RangeArgumentError('samplesPerChip', samplesPerChip, 'an integer in [1, 64]');
+  if (!Number.isSafeInteger(samplesPerChip) || samplesPerChip < 1 || samplesPerChip > 1024) {
+    throw new RangeArgumentError('samplesPerChip', samplesPerChip, 'an integer in [1, 1024]');
   }
   const half = SHAPING_HALF_SPAN_CHIPS * samplesPerChip;
   const w = kaiserWindow(2 * half + 1, SHAPING_WINDOW_BETA);
@@ -115,4 +115,25 @@ export class ChipShaper {
     out.set(this.fir.filterAll(padded));
     return out;
   }
+}
+
+/** The chip rate, Hz. */
+const CHIP_RATE_HZ = 11e6;
+
+/**
+ * A shaper straight from the chips (11 Mchip/s, one complex sample each) to
+ * `outRateHz`, a front-end's rate: the pulse sampled at up times the chip
+ * rate (up / down = outRateHz / 11 MHz in lowest terms) is the polyphase
+ * filter's prototype. The pulse is band-limited to 8.25 MHz, so it is its own
+ * anti-image filter, and one filter of about 12 taps per phase does what
+ * shaping to 22 Msample/s and resampling do with two (about 12 and 28 at
+ * 20 Msample/s). Output k is at chip time k * down / up.
+ */
+export function shaperToRate(outRateHz: number, opts: { kernel?: FirKernel; blockSamples?: number } = {}): PolyphaseFir {
+  if (!(Number.isSafeInteger(outRateHz) && outRateHz > 2 * DSSS_PASSBAND_HZ)) {
+    throw new RangeArgumentError('outRateHz', outRateHz, `a whole rate in Hz above ${(2 * DSSS_PASSBAND_HZ) / 1e6} MHz (twice the shaped band)`);
+  }
+  const { up, down } = rateRatio(CHIP_RATE_HZ, outRateHz);
+  const taps = shapingTaps(up);
+  return new PolyphaseFir({ up, down, taps, delay: (taps.length - 1) / 2, kernel: opts.kernel, blockSamples: opts.blockSamples });
 }
