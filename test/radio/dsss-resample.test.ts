@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { test } from 'node:test';
 import { compileWasm } from '../../src/core/wasm-emit.js';
 import { RangeArgumentError } from '../../src/core/errors.js';
@@ -32,6 +33,25 @@ function gainAt(h: Float64Array, f: number): number {
 test('this engine has WebAssembly SIMD, and the FIR module validates (the TypeScript kernel is the fallback)', () => {
   assert.equal(firWasmUnavailable(), undefined);
   assert.equal(compileWasm(undefined, firModuleBytes()), 'this engine has no WebAssembly');
+});
+
+test('without WebAssembly (node --jitless) the filters fall back to the TypeScript kernel and say why', () => {
+  const code = [
+    "import { firWasmUnavailable, PolyphaseFir } from './radio/phy/dsss/polyphase.ts';",
+    "import { Resampler } from './radio/phy/dsss/resample.ts';",
+    'const r = new Resampler({ inRateHz: 20e6, outRateHz: 22e6 });',
+    'const y = r.resampleAll(new Float32Array(2000).fill(1));',
+    "let k = 'ok'; try { new PolyphaseFir({ up: 1, down: 1, taps: [1], delay: 0, kernel: 'wasm' }); } catch (e) { k = e.message; }",
+    'console.log(JSON.stringify({ why: firWasmUnavailable(), kernel: r.kernel, mid: y[1000], wasm: k }));',
+  ].join('\n');
+  const root = new URL('../..', import.meta.url).pathname;
+  const r = spawnSync(process.execPath, ['--jitless', '--import', 'tsx', '--input-type=module', '-e', code], { cwd: root, encoding: 'utf8', timeout: 60_000 });
+  assert.equal(r.status, 0, r.stderr);
+  const got = JSON.parse(r.stdout.trim().split('\n').at(-1)!) as { why: string; kernel: string; mid: number; wasm: string };
+  assert.equal(got.why, 'this engine has no WebAssembly');
+  assert.equal(got.kernel, 'ts');
+  assert.ok(Math.abs(got.mid - 1) < 1e-3, `DC through the TypeScript kernel: ${got.mid}`);
+  assert.match(got.wasm, /kernel.*no WebAssembly/);
 });
 
 test('Kaiser low-pass: I0, odd length, the passband ripple and stopband attenuation designed', () => {
