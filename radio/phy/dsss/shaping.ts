@@ -12,10 +12,9 @@
  * the ideal pulse; what reaches past 8.25 MHz comes only from cutting the
  * pulse to a finite length, and a Kaiser window (beta 6) over +-4 chips keeps
  * that about 100 dB down (test/radio/dsss-shaping.test.ts measures it
- * against the mask). The raised cosine is a
- * Nyquist pulse: it is zero at every other chip's centre, so a receiver that
- * takes one sample per chip at the chip centres (DsssReceiver at 1 sample
- * per chip, after the resampler) sees the chips exactly, with no
+ * against the mask). The raised cosine is a Nyquist pulse: it is zero at
+ * every other chip's centre, so the samples at the chip centres (all of them
+ * at 1 sample per chip, every other one at 2) are the chips exactly, with no
  * inter-chip interference, and the window does not move those zeros. (A root
  * raised cosine would need its twin in the receiver to be free of
  * interference; the receiver here despreads without a matched filter.)
