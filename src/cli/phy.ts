@@ -6,16 +6,19 @@ import { openFileFrontend } from '../../radio/file/frontend.js';
 import { readSigmf } from '../../radio/file/sigmf.js';
 import { SigmfWriter } from '../../radio/file/writer.js';
 import {
+  DSSS_PASSBAND_HZ,
   DsssReceiver,
   driftSampleClock,
   modulateFrame,
+  Resampler,
+  shaperToRate,
   turnCarrier,
   type DsssRate,
   type DsssRxCounters,
   type SamplesPerChip,
 } from '../../radio/phy/dsss/index.js';
 import { perTheory } from '../../radio/phy/dsss/theory.js';
-import { UsageError } from '../core/errors.js';
+import { CogmeshError, UsageError } from '../core/errors.js';
 import { Rng } from '../core/rng.js';
 import { LINKTYPE_IEEE802_11_RADIOTAP, PcapngWriter } from '../wire/pcapng.js';
 import { testFrame } from './phy-frames.js';
@@ -30,7 +33,12 @@ import { recordingBase } from './record.js';
  * recordings. `phy tx` writes frames, as the transmitter makes them, into a
  * SigMF recording (with noise at a chosen Eb/N0), for bench work and for a
  * front-end that replays recordings; `phy decode` finds the frames in a
- * recording and can write them to a pcapng file with radiotap headers.
+ * recording and can write them to a pcapng file with radiotap headers. At
+ * any other rate than 11 or 22 Msample/s (a front-end's own), both go
+ * through a polyphase filter: tx shapes the chips straight to that rate
+ * (radio/phy/dsss/shaping.ts), or with rectangular chips makes them at
+ * 22 Msample/s and resamples (radio/phy/dsss/resample.ts); decode resamples
+ * from it to 22 Msample/s.
  */
 
 /** DSSS chips per second (802.11-2016 16.1). */
@@ -47,6 +55,10 @@ export interface PhyTxOptions {
   payload?: string;
   rate: string;
   sps: string;
+  /** The recording's rate, Hz, when it is not 11 or 22 Msample/s: the frames are made at 22 and resampled. */
+  sampleRate?: string;
+  /** 'rc' (raised-cosine pulse shaping, for the air) or 'rect' (rectangular chips). */
+  shape: string;
   ebn0?: string;
   cfoHz: string;
   ppm?: string;
@@ -64,6 +76,10 @@ export interface PhyTxResult {
   rateMbps: DsssRate;
   samplesPerChip: SamplesPerChip;
   sampleRateHz: number;
+  /** Whether the chips were shaped (raised cosine) or rectangular. */
+  shape: 'rc' | 'rect';
+  /** The rate the frames were made at and filtered from, when the recording's rate is another (else null): 11 MHz when shaped straight to it, 22 when rectangular. */
+  resampledFromHz: number | null;
   centerHz: number;
   samples: number;
   ebn0Db: number | null;
@@ -88,6 +104,17 @@ export async function runPhyTx(o: PhyTxOptions): Promise<PhyTxResult> {
   const sps = numberArg('--sps', o.sps, (n) => n === 1 || n === 2, '1 or 2 (samples per chip)') as SamplesPerChip;
   const gapUs = numberArg('--gap-us', o.gapUs, (n) => Number.isInteger(n) && n >= 0 && n <= 1_000_000, 'a gap in whole microseconds in [0, 1000000]');
   const seed = numberArg('--seed', o.seed, (n) => Number.isInteger(n) && n >= 0 && n <= 0xffffffff, 'an integer seed in [0, 4294967295]');
+  const shape = o.shape === 'rc' || o.shape === 'rect' ? o.shape : undefined;
+  if (shape === undefined) throw new UsageError(`--shape: "${o.shape}" is not rc (raised-cosine pulse shaping) or rect (rectangular chips)`);
+  const sampleRateHz =
+    o.sampleRate === undefined
+      ? CHIP_RATE * sps
+      : numberArg(
+          '--sample-rate',
+          o.sampleRate,
+          (n) => Number.isSafeInteger(n) && n > 2 * DSSS_PASSBAND_HZ && n <= 200e6,
+          "a whole rate in Hz above 16.5 MHz (twice the shaped signal's 8.25 MHz), at most 200 MHz",
+        );
   const ebn0 = o.ebn0 === undefined ? undefined : numberArg('--ebn0', o.ebn0, (n) => n >= -10 && n <= 60, 'an Eb/N0 in dB in [-10, 60]');
   const cfoHz = numberArg('--cfo-hz', o.cfoHz, (n) => Math.abs(n) <= 1e6, 'a carrier offset in Hz in [-1000000, 1000000]');
   const ppm = numberArg('--ppm', o.ppm ?? '0', (n) => Math.abs(n) <= 1000, 'a sample clock offset in ppm in [-1000, 1000]');
@@ -106,24 +133,40 @@ export async function runPhyTx(o: PhyTxOptions): Promise<PhyTxResult> {
     throw new UsageError(`--payload: ${bytes} bytes do not fit in one PSDU (at most ${4095 - 36} with the MAC and LLC headers and the FCS)`);
   const base = await recordingBase(o.out, o.force);
 
-  const sampleRateHz = CHIP_RATE * sps;
+  // At a front-end's own rate, frames are made at 2 samples per chip and resampled.
+  // At a front-end's own rate: shaped chips go straight to it through one filter, rectangular ones are made at 22 Msample/s and resampled.
+  const direct = sampleRateHz === CHIP_RATE || sampleRateHz === 2 * CHIP_RATE;
+  const makeSps: SamplesPerChip = direct ? ((sampleRateHz / CHIP_RATE) as SamplesPerChip) : shape === 'rc' ? 1 : 2;
+  const makeRate = makeSps * CHIP_RATE;
+  const resampler = direct
+    ? undefined
+    : usable('--sample-rate', makeRate, sampleRateHz, () =>
+        shape === 'rc' ? shaperToRate(sampleRateHz) : new Resampler({ inRateHz: makeRate, outRateHz: sampleRateHz }),
+      );
   const centerHz = plan.get(channel).centerHz;
-  const gap = Math.round((gapUs * sampleRateHz) / 1e6);
+  const gap = Math.round((gapUs * makeRate) / 1e6);
   const noise = Rng.fromSeed(seed).fork('phy-tx');
-  // Unit-power samples: a PSDU bit lasts 11 * sps / rate of them, Eb = that; N0 is the noise power per sample.
-  const sigma = ebn0 === undefined ? 0 : Math.sqrt((11 * sps) / rate / 10 ** (ebn0 / 10) / 2);
+  // Unit-power samples: a PSDU bit lasts sampleRateHz / (rate * 1e6) of them, Eb = that; N0 is the noise power per sample.
+  const sigma = ebn0 === undefined ? 0 : Math.sqrt(sampleRateHz / 1e6 / rate / 10 ** (ebn0 / 10) / 2);
   const writer = await SigmfWriter.create(base, {
     description:
-      `cogmesh phy tx: ${frames} 802.11b DSSS long-preamble PPDUs at ${rate} Mb/s, ${sps} sample(s) per chip, ` +
+      `cogmesh phy tx: ${frames} 802.11b DSSS long-preamble PPDUs at ${rate} Mb/s, ` +
+      `${resampler === undefined ? `${makeSps} sample(s) per chip` : `made at ${makeRate / 1e6} Msample/s and filtered to ${sampleRateHz} Hz`}, ` +
+      `${shape === 'rc' ? 'raised-cosine pulse shaping (roll-off 0.5)' : 'rectangular chips'}, ` +
       `${gapUs} us apart, ${ebn0 === undefined ? 'no noise' : `AWGN at Eb/N0 ${ebn0} dB`}, carrier offset ${cfoHz} Hz, sample clock ${ppm} ppm, seed ${seed}; unit power`,
     recorder: 'cogmesh phy tx',
-    hw: 'cogmesh DSSS transmitter (radio/phy/dsss), rectangular chips',
+    hw: `cogmesh DSSS transmitter (radio/phy/dsss), ${shape === 'rc' ? 'raised-cosine chips' : 'rectangular chips'}`,
   });
   let samples = 0;
   let frameBytes = 0;
   // Transmitter samples so far: with a clock offset, the recording's sample n is the transmitter's at n / (1 + ppm 1e-6).
   let sent = 0;
-  const put = async (tx: Float32Array): Promise<void> => {
+  const put = async (made: Float32Array): Promise<void> => {
+    let tx = made;
+    if (resampler !== undefined) {
+      tx = new Float32Array(2 * resampler.outputsFor(made.length / 2));
+      resampler.process(made, tx);
+    }
     let iq = tx;
     if (ppm !== 0) iq = driftSampleClock(tx, ppm, samples / (1 + ppm * 1e-6) - sent);
     sent += tx.length / 2;
@@ -143,7 +186,7 @@ export async function runPhyTx(o: PhyTxOptions): Promise<PhyTxResult> {
     if (gap > 0) await put(new Float32Array(2 * gap));
     const frame = testFrame(k, bytes, payload);
     frameBytes = frame.length;
-    await put(modulateFrame(frame, { rateMbps: rate, samplesPerChip: sps }));
+    await put(modulateFrame(frame, { rateMbps: rate, samplesPerChip: makeSps, shape: shape === 'rc' && direct }));
   }
   if (gap > 0) await put(new Float32Array(2 * gap));
   await writer.close();
@@ -153,8 +196,10 @@ export async function runPhyTx(o: PhyTxOptions): Promise<PhyTxResult> {
     frames,
     frameBytes,
     rateMbps: rate,
-    samplesPerChip: sps,
+    samplesPerChip: makeSps,
     sampleRateHz,
+    shape,
+    resampledFromHz: resampler === undefined ? null : makeRate,
     centerHz,
     samples,
     ebn0Db: ebn0 ?? null,
@@ -162,6 +207,16 @@ export async function runPhyTx(o: PhyTxOptions): Promise<PhyTxResult> {
     ppm,
     perTheory: ebn0 === undefined ? null : perTheory(10 ** (ebn0 / 10), rate, frameBytes),
   };
+}
+
+/** make(), the filter from `inHz` to `outHz`, or a UsageError naming `what` when it cannot be made. */
+function usable<T>(what: string, inHz: number, outHz: number, make: () => T): T {
+  try {
+    return make();
+  } catch (e) {
+    if (e instanceof CogmeshError) throw new UsageError(`${what}: no resampler from ${inHz} to ${outHz} Hz (${e.message})`);
+    throw e;
+  }
 }
 
 export interface DecodedFrame {
@@ -183,25 +238,35 @@ export interface DecodedFrame {
 export interface PhyDecodeResult {
   recording: string;
   sampleRateHz: number;
+  /** The receiver's samples per chip (2 when the recording is resampled). */
   samplesPerChip: SamplesPerChip;
+  /** The rate the recording was resampled to for the receiver (22 Msample/s), or null when it was not. */
+  resampledToHz: number | null;
   frames: DecodedFrame[];
   counters: DsssRxCounters;
 }
 
 /**
  * The frames in a recording: each centre frequency's samples are read whole
- * and handed to the receiver. The sample rate must be 11 or 22 Msample/s (1
- * or 2 samples per chip): this PHY does not resample yet (docs/phy.md).
+ * and handed to the receiver, at 11 or 22 Msample/s (1 or 2 samples per
+ * chip) as they are, at any other rate above 16.5 Msample/s resampled to 22
+ * (docs/phy.md).
  */
 export async function runPhyDecode(path: string): Promise<PhyDecodeResult> {
   const rec = await readSigmf(path).catch((e: Error) => Promise.reject(new UsageError(`${path}: ${e.message}`)));
   const rate = rec.meta.global.sampleRateHz;
-  const sps = rate / CHIP_RATE;
-  if (sps !== 1 && sps !== 2) {
-    throw new UsageError(
-      `${path}: its sample rate is ${rate} Hz; the DSSS receiver takes 11 or 22 Msample/s (1 or 2 samples per chip) and does not resample yet`,
-    );
+  let resampler: Resampler | undefined;
+  if (rate !== CHIP_RATE && rate !== 2 * CHIP_RATE) {
+    if (!(Number.isSafeInteger(rate) && rate > 2 * DSSS_PASSBAND_HZ)) {
+      throw new UsageError(
+        `${path}: its sample rate is ${rate} Hz; the DSSS receiver takes 11 or 22 Msample/s (1 or 2 samples per chip), ` +
+          `or resamples to 22 from a whole rate above 16.5 Msample/s (twice the signal's 8.25 MHz)`,
+      );
+    }
+    resampler = usable(path, rate, 2 * CHIP_RATE, () => new Resampler({ inRateHz: rate, outRateHz: 2 * CHIP_RATE }));
   }
+  const rxRate = resampler === undefined ? rate : 2 * CHIP_RATE;
+  const sps = (rxRate / CHIP_RATE) as SamplesPerChip;
   const fe = await openFileFrontend(rec.metaPath, { loop: false, reads: 'sync' });
   const rx = new DsssReceiver({ samplesPerChip: sps });
   const frames: DecodedFrame[] = [];
@@ -211,10 +276,15 @@ export async function runPhyDecode(path: string): Promise<PhyDecodeResult> {
       const n = fe.samplesAt(f);
       if (n > MAX_DECODE_SAMPLES) throw new UsageError(`${path}: ${n} samples at ${f / 1e6} MHz; decode reads at most ${MAX_DECODE_SAMPLES} at one frequency`);
       const block = fe.readIqSync(n);
+      let iq = block.data.subarray(0, 2 * block.count);
+      if (resampler !== undefined) {
+        resampler.reset();
+        iq = resampler.resampleAll(iq);
+      }
       // One stream per centre frequency: its frames' start samples count from the block's start.
-      for (const fr of [...rx.receive(block.data.subarray(0, 2 * block.count)), ...rx.flush()]) {
+      for (const fr of [...rx.receive(iq), ...rx.flush()]) {
         frames.push({
-          atUs: Math.round(block.startUs + (fr.startSample * 1e6) / rate),
+          atUs: Math.round(block.startUs + (fr.startSample * 1e6) / rxRate),
           centerHz: f,
           rateMbps: fr.rateMbps,
           bytes: fr.psdu.length,
@@ -230,7 +300,14 @@ export async function runPhyDecode(path: string): Promise<PhyDecodeResult> {
     await fe.close();
   }
   frames.sort((a, b) => a.atUs - b.atUs);
-  return { recording: rec.metaPath, sampleRateHz: rate, samplesPerChip: sps, frames, counters: { ...rx.counters } };
+  return {
+    recording: rec.metaPath,
+    sampleRateHz: rate,
+    samplesPerChip: sps,
+    resampledToHz: resampler === undefined ? null : rxRate,
+    frames,
+    counters: { ...rx.counters },
+  };
 }
 
 /** Writes the decoded frames as pcapng to `write`: one 802.11 interface with radiotap headers, each frame with its FCS (flagged bad when it is). */
@@ -247,7 +324,9 @@ export function writeDecodedPcap(r: PhyDecodeResult, write: (bytes: Uint8Array) 
 }
 
 function formatDecode(r: PhyDecodeResult): string {
-  const lines = [`${r.recording}: ${r.frames.length} frame(s) at ${r.sampleRateHz / 1e6} Msample/s`];
+  const lines = [
+    `${r.recording}: ${r.frames.length} frame(s) at ${r.sampleRateHz / 1e6} Msample/s${r.resampledToHz === null ? '' : ` (resampled to ${r.resampledToHz / 1e6})`}`,
+  ];
   for (const f of r.frames) {
     lines.push(
       `  ${(f.atUs / 1000).toFixed(3).padStart(10)} ms  ${(f.centerHz / 1e6).toFixed(0)} MHz  ${f.rateMbps} Mb/s  ${String(f.bytes).padStart(4)} bytes  ` +
@@ -273,6 +352,8 @@ export function phyCommand(): Command {
     .option('--payload <file>', "each frame's payload: this file's bytes (instead of --bytes' pattern)")
     .option('--rate <mbps>', 'PSDU rate: 1 (DBPSK) or 2 (DQPSK) Mb/s', '2')
     .option('--sps <n>', 'samples per chip: 1 or 2 (11 or 22 Msample/s)', '2')
+    .option('--sample-rate <hz>', "the recording's rate instead, a front-end's own (e.g. 20000000 or 25000000): frames are made at 22 Msample/s and resampled")
+    .option('--shape <kind>', 'rc: raised-cosine pulse shaping, within the 802.11b transmit mask (for the air); rect: rectangular chips', 'rc')
     .option('--ebn0 <db>', 'add white noise at this Eb/N0 (dB, per PSDU bit); default: no noise')
     .option('--cfo-hz <hz>', 'carrier frequency offset of the transmitter, Hz (two radios at +-20 ppm: up to +-100 kHz at 2.4 GHz)', '0')
     .option('--ppm <ppm>', "the receiver's sample clock against the transmitter's, parts per million (802.11b allows +-25 each)", '0')
@@ -291,7 +372,7 @@ export function phyCommand(): Command {
     });
   phy
     .command('decode')
-    .description('list the 802.11b DSSS frames in a SigMF recording; --pcap writes them as pcapng with radiotap headers')
+    .description('list the 802.11b DSSS frames in a SigMF recording (at any rate above 16.5 Msample/s); --pcap writes them as pcapng with radiotap headers')
     .argument('<recording>', 'NAME.sigmf-meta (or NAME)')
     .option('--pcap <file>', 'write the frames there as pcapng (802.11 with radiotap, FCS included)')
     .option('--force', 'replace the --pcap file if it exists')

@@ -18,102 +18,27 @@
  * count, are the same bit for bit.
  */
 import { RangeArgumentError } from '../core/errors.js';
+import {
+  compileWasm,
+  f32Lanes,
+  mem,
+  oneFunctionModule,
+  op,
+  S,
+  simd,
+  sleb,
+  T,
+  uleb,
+  V128_ZERO,
+  vec,
+  wasmApi,
+  WASM_PAGE,
+  type WasmApi,
+  type WasmGlobal,
+  type WasmMemory,
+  type WasmModule,
+} from '../core/wasm-emit.js';
 import { BackendUnavailableError, checkDetectArgs, detectEnergy, type EnergyBackend, type EnergyCounts } from './energy.js';
-
-// ---------------------------------------------------------------------------
-// Binary emitter
-
-/** Unsigned LEB128. */
-export function uleb(n: number): number[] {
-  if (!Number.isSafeInteger(n) || n < 0) throw new RangeArgumentError('n', n, 'a non-negative safe integer');
-  const out: number[] = [];
-  do {
-    let byte = n % 128;
-    n = Math.floor(n / 128);
-    if (n !== 0) byte |= 0x80;
-    out.push(byte);
-  } while (n !== 0);
-  return out;
-}
-
-/** Signed LEB128 (for i32.const). */
-export function sleb(n: number): number[] {
-  if (!Number.isSafeInteger(n)) throw new RangeArgumentError('n', n, 'a safe integer');
-  const out: number[] = [];
-  for (;;) {
-    const byte = ((n % 128) + 128) % 128;
-    n = Math.floor(n / 128);
-    const done = (n === 0 && (byte & 0x40) === 0) || (n === -1 && (byte & 0x40) !== 0);
-    out.push(done ? byte : byte | 0x80);
-    if (done) return out;
-  }
-}
-
-function name(s: string): number[] {
-  const b = [...new TextEncoder().encode(s)];
-  return [...uleb(b.length), ...b];
-}
-
-/** A vector: its length, then its items. */
-function vec(items: number[][]): number[] {
-  return [...uleb(items.length), ...items.flat()];
-}
-
-function section(id: number, body: number[]): number[] {
-  return [id, ...uleb(body.length), ...body];
-}
-
-function f64Bytes(x: number): number[] {
-  return [...new Uint8Array(new Float64Array([x]).buffer)];
-}
-
-const T = { i32: 0x7f, f64: 0x7c, v128: 0x7b } as const;
-
-/** The opcodes used here (core and the 0xfd SIMD prefix). */
-const op = {
-  block: 0x02,
-  loop: 0x03,
-  end: 0x0b,
-  brIf: 0x0d,
-  void: 0x40,
-  localGet: 0x20,
-  localSet: 0x21,
-  localTee: 0x22,
-  globalSet: 0x24,
-  f32Load: 0x2a,
-  i32Const: 0x41,
-  i32Eqz: 0x45,
-  i32Ne: 0x47,
-  i32LtU: 0x49,
-  i32GeU: 0x4f,
-  f64Gt: 0x64,
-  i32Add: 0x6a,
-  i32Sub: 0x6b,
-  f64Add: 0xa0,
-  f64Mul: 0xa2,
-  f64ConvertI32U: 0xb8,
-  f64PromoteF32: 0xbb,
-  simd: 0xfd,
-} as const;
-
-const simd = {
-  v128Load: 0x00,
-  v128Const: 0x0c,
-  i8x16Shuffle: 0x0d,
-  f64x2ExtractLane: 0x21,
-  f64x2PromoteLowF32x4: 0x5f,
-  f64x2Add: 0xf0,
-  f64x2Mul: 0xf2,
-} as const;
-
-const S = (code: number, ...imm: number[]): number[] => [op.simd, ...uleb(code), ...imm];
-/** memarg: log2 alignment (a hint), offset. */
-const mem = (align: number, offset: number): number[] => [...uleb(align), ...uleb(offset)];
-
-/** Byte lanes of an i8x16.shuffle taking the given f32 lanes (0-3 first operand, 4-7 second). */
-function f32Lanes(...lanes: number[]): number[] {
-  return lanes.flatMap((l) => [4 * l, 4 * l + 1, 4 * l + 2, 4 * l + 3]);
-}
 
 // Parameters and locals of `detect`, by index.
 const P = { ptr: 0, windows: 1, bodyBytes: 2, tailBytes: 3, thr: 4, sum: 5, busySum: 6 } as const;
@@ -138,7 +63,7 @@ function detectBody(): number[] {
     ...get(v), ...get(v), ...S(simd.i8x16Shuffle, ...f32Lanes(l0, l1, l0, l1)),
     ...S(simd.f64x2PromoteLowF32x4), op.localTee, L.w, ...get(L.w), ...S(simd.f64x2Mul),
   ];
-  const zero = S(simd.v128Const, ...new Array<number>(16).fill(0));
+  const zero = V128_ZERO;
   const lane = (v: number, l: number): number[] => [...get(v), ...S(simd.f64x2ExtractLane, l)];
 
   // One line per instruction group, as the comments read it: keep the layout.
@@ -213,51 +138,22 @@ function detectBody(): number[] {
 
 /** The whole module: imports `env.memory`, exports `detect` and the globals `sum` and `busySum`. */
 export function energyModuleBytes(): Uint8Array {
-  const funcType = [0x60, ...vec([[T.i32], [T.i32], [T.i32], [T.i32], [T.f64], [T.f64], [T.f64]]), ...vec([[T.i32]])];
-  const f64Global = [T.f64, 0x01, 0x44, ...f64Bytes(0), op.end];
-  // prettier-ignore
-  const bytes = [
-    0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, // \0asm, version 1
-    ...section(1, vec([funcType])),
-    ...section(2, vec([[...name('env'), ...name('memory'), 0x02, 0x00, ...uleb(1)]])),
-    ...section(3, vec([uleb(0)])),
-    ...section(6, vec([f64Global, f64Global])),
-    ...section(7, vec([
-      [...name('detect'), 0x00, ...uleb(0)],
-      [...name('sum'), 0x03, ...uleb(0)],
-      [...name('busySum'), 0x03, ...uleb(1)],
-    ])),
-    ...section(10, vec([detectBody()])),
-  ];
-  return new Uint8Array(bytes);
+  return oneFunctionModule({
+    params: [T.i32, T.i32, T.i32, T.i32, T.f64, T.f64, T.f64],
+    results: [T.i32],
+    name: 'detect',
+    body: detectBody(),
+    globals: [
+      { name: 'sum', type: T.f64 },
+      { name: 'busySum', type: T.f64 },
+    ],
+  });
 }
 
 // ---------------------------------------------------------------------------
 // The backend
 
-// The part of the WebAssembly JS API used here. The project's lib (ES2023)
-// and @types/node 20.9 do not declare it.
-/** A compiled module (opaque). */
-export interface WasmModule {
-  readonly __wasmModule?: never;
-}
-export interface WasmMemory {
-  readonly buffer: ArrayBuffer;
-}
-interface WasmGlobal {
-  value: unknown;
-}
-export interface WasmApi {
-  validate(bytes: Uint8Array): boolean;
-  Module: new (bytes: Uint8Array) => WasmModule;
-  Memory: new (desc: { initial: number; maximum?: number }) => WasmMemory;
-  Instance: new (module: WasmModule, imports: Record<string, Record<string, unknown>>) => { readonly exports: Record<string, unknown> };
-}
-/** The engine's WebAssembly object, or undefined. A function, so that tests can see a missing one. */
-function wasmApi(): WasmApi | undefined {
-  const api = (globalThis as { WebAssembly?: Partial<WasmApi> }).WebAssembly;
-  return api !== undefined && typeof api.validate === 'function' && typeof api.Module === 'function' ? (api as WasmApi) : undefined;
-}
+export { sleb, uleb, type WasmApi, type WasmMemory, type WasmModule };
 
 let compiled: WasmModule | BackendUnavailableError | undefined;
 
@@ -276,19 +172,8 @@ function energyModule(): WasmModule {
  * validate simd128. Exported for tests; the backend compiles once and caches.
  */
 export function compileEnergyModule(api: WasmApi | undefined): WasmModule | BackendUnavailableError {
-  const WebAssembly = api;
-  if (WebAssembly === undefined) {
-    return new BackendUnavailableError('this engine has no WebAssembly', { backend: 'wasm' });
-  }
-  const bytes = energyModuleBytes();
-  if (!WebAssembly.validate(bytes)) {
-    return new BackendUnavailableError('this engine does not validate the simd128 module (no WebAssembly SIMD)', { backend: 'wasm' });
-  }
-  try {
-    return new WebAssembly.Module(bytes);
-  } catch (e) {
-    return new BackendUnavailableError(`the simd128 module does not compile (${e instanceof Error ? e.message : String(e)})`, { backend: 'wasm', cause: e });
-  }
+  const m = compileWasm(api, energyModuleBytes());
+  return typeof m === 'string' ? new BackendUnavailableError(m, { backend: 'wasm' }) : m;
 }
 
 interface EnergyExports {
@@ -304,7 +189,6 @@ export interface WasmBackendOptions {
   scratch?: number;
 }
 
-const PAGE = 65536;
 /** Allocations start on 16 bytes (two complex samples). */
 const ALIGN = 16;
 
@@ -343,7 +227,7 @@ export class WasmEnergyBackend implements EnergyBackend {
     this.capacity = capacity;
     this.scratchSamples = scratch;
     this.base = Math.ceil((8 * scratch) / ALIGN) * ALIGN;
-    const pages = Math.max(1, Math.ceil((this.base + 8 * capacity + ALIGN) / PAGE));
+    const pages = Math.max(1, Math.ceil((this.base + 8 * capacity + ALIGN) / WASM_PAGE));
     // initial = maximum: the memory never grows, so views of it stay valid.
     this.memory = new WebAssembly.Memory({ initial: pages, maximum: pages });
     this.exports = new WebAssembly.Instance(module, { env: { memory: this.memory } }).exports as unknown as EnergyExports;

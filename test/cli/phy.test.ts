@@ -68,6 +68,35 @@ for (const [rate, sps] of [
   });
 }
 
+for (const rate of [20e6, 25e6]) {
+  test(`phy tx --sample-rate ${rate} then phy decode: shaped straight to a front-end's rate and resampled back, every frame byte for byte`, () => {
+    const base = join(dir, `at${rate}`);
+    const tx = cogmesh('phy', 'tx', '--out', base, '--frames', '5', '--bytes', '200', '--rate', '2', '--sample-rate', String(rate), '--ebn0', '20', '--json');
+    assert.equal(tx.code, 0, tx.err);
+    const sent = JSON.parse(tx.out) as { sampleRateHz: number; shape: string; resampledFromHz: number };
+    assert.deepEqual([sent.sampleRateHz, sent.shape, sent.resampledFromHz], [rate, 'rc', 11e6], 'the chips shaped straight to the rate');
+    const dec = cogmesh('phy', 'decode', `${base}.sigmf-meta`, '--json');
+    assert.equal(dec.code, 0, dec.err);
+    const r = JSON.parse(dec.out) as Decoded & { sampleRateHz: number; resampledToHz: number };
+    assert.deepEqual([r.sampleRateHz, r.resampledToHz], [rate, 22e6]);
+    assert.equal(r.frames.length, 5);
+    r.frames.forEach((f, k) => {
+      assert.equal(f.fcsOk, true);
+      assert.equal(f.psduHex.slice(64, 72), k.toString(16).padStart(8, '0'), `frame ${k} in order`);
+    });
+    assert.match(cogmesh('phy', 'decode', `${base}.sigmf-meta`).out, /resampled to 22/);
+    // Rectangular chips: made at 22 Msample/s and resampled.
+    const rect = cogmesh('phy', 'tx', '--out', `${base}r`, '--frames', '3', '--sample-rate', String(rate), '--shape', 'rect', '--ebn0', '20', '--json');
+    assert.equal(rect.code, 0, rect.err);
+    assert.equal((JSON.parse(rect.out) as { resampledFromHz: number }).resampledFromHz, 22e6);
+    const back = JSON.parse(cogmesh('phy', 'decode', `${base}r.sigmf-meta`, '--json').out) as Decoded;
+    assert.deepEqual(
+      back.frames.map((f) => f.fcsOk),
+      [true, true, true],
+    );
+  });
+}
+
 test('phy decode reports what it could not decode by cause, and frames whose FCS failed', () => {
   const base = join(dir, 'noisy');
   // At an Eb/N0 of 8 dB (DBPSK: a bit error in about 1100) most headers pass their CRC and most 1500-byte PSDUs fail their FCS.
@@ -92,6 +121,9 @@ test('phy refuses what it cannot do with one line and exit code 2', () => {
     [['phy', 'tx', '--out', join(dir, 'x'), '--rate', '5.5'], /--rate: "5.5" is not 1 or 2/],
     [['phy', 'tx', '--out', join(dir, 'x'), '--sps', '4'], /--sps/],
     [['phy', 'tx', '--out', join(dir, 'x'), '--ppm', '2000'], /--ppm/],
+    [['phy', 'tx', '--out', join(dir, 'x'), '--sample-rate', '10000000'], /--sample-rate: .*above 16.5 MHz/],
+    [['phy', 'tx', '--out', join(dir, 'x'), '--sample-rate', '22000001'], /--sample-rate: no resampler/],
+    [['phy', 'tx', '--out', join(dir, 'x'), '--shape', 'gauss'], /--shape/],
     [['phy', 'tx', '--out', join(dir, 'x'), '--bytes', '3000'], /--bytes/],
     [['phy', 'tx', '--out', join(dir, 'no', 'such', 'x')], /--out/],
   ] as const) {

@@ -5,15 +5,17 @@
  * each symbol spread by the 11-chip Barker sequence to 11 Mchip/s.
  *
  * The output is complex baseband, interleaved I and Q in a Float32Array, at
- * an integer 1 or 2 samples per chip, with rectangular chips of unit power.
- * There is no pulse shaping yet: the spectrum is sinc-shaped and wider than
- * the standard's transmit mask allows, so this is for loopback and the
- * emulated band only until a shaping filter and a resampler follow.
+ * an integer 1 or 2 samples per chip, of unit power. By default the chips
+ * are rectangular: the spectrum is sinc-shaped and wider than the standard's
+ * transmit mask allows, which is fine for loopback and the emulated band.
+ * With `shape` the chips go through the raised-cosine pulse of shaping.ts,
+ * which meets the mask: for the air.
  */
 import { RangeArgumentError } from '../../../src/core/errors.js';
 import { appendFcs } from './crc.js';
 import { PREAMBLE_AND_HEADER_BITS, PSDU_MAX_BYTES, ppduBits, SERVICE_LOCKED_CLOCKS, type DsssRate } from './plcp.js';
 import { Scrambler } from './scrambler.js';
+import { ChipShaper, SHAPING_HALF_SPAN_CHIPS } from './shaping.js';
 
 /** The 11-chip Barker sequence, leftmost chip first in time (16.2.5). */
 export const BARKER_11: readonly number[] = [1, -1, 1, 1, -1, 1, 1, 1, -1, -1, -1];
@@ -42,7 +44,23 @@ export interface DsssTxOptions {
   samplesPerChip: SamplesPerChip;
   /** Set SERVICE's locked clocks bit (plcp.ts); default off, SERVICE 0x00. */
   lockedClocks?: boolean;
+  /**
+   * Shape the chips (shaping.ts) instead of sending them rectangular; default
+   * off. The burst then has SHAPING_HALF_SPAN_CHIPS chips' worth of the
+   * pulse's reach before the first chip's centre and after the last chip:
+   * ppduSamples + 2 * SHAPING_HALF_SPAN_CHIPS * samplesPerChip samples, the
+   * first SYNC chip's centre at sample SHAPING_HALF_SPAN_CHIPS * samplesPerChip.
+   */
+  shape?: boolean;
 }
+
+/** Complex samples of the shaped burst before the first chip's centre (and after the last chip), at `samplesPerChip`. */
+export function shapedLeadSamples(samplesPerChip: SamplesPerChip): number {
+  return SHAPING_HALF_SPAN_CHIPS * samplesPerChip;
+}
+
+/** One shaper per samples per chip, made on first use (each holds a WebAssembly memory). */
+const shapers = new Map<number, ChipShaper>();
 
 function checkOptions(options: DsssTxOptions): void {
   if (options.rateMbps !== 1 && options.rateMbps !== 2) {
@@ -68,6 +86,14 @@ export function modulateFrame(frame: Uint8Array, options: DsssTxOptions): Float3
   checkOptions(options);
   if (frame.length + 4 > PSDU_MAX_BYTES) {
     throw new RangeArgumentError('frame length', frame.length, `at most ${PSDU_MAX_BYTES - 4} bytes`);
+  }
+  if (options.shape === true) {
+    let shaper = shapers.get(options.samplesPerChip);
+    if (shaper === undefined) {
+      shaper = new ChipShaper(options.samplesPerChip);
+      shapers.set(options.samplesPerChip, shaper);
+    }
+    return shaper.shapeBurst(modulateFrame(frame, { ...options, samplesPerChip: 1, shape: false }));
   }
   const { rateMbps, samplesPerChip } = options;
   const bits = ppduBits(appendFcs(frame), rateMbps, options.lockedClocks === true ? SERVICE_LOCKED_CLOCKS : 0);
