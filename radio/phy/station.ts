@@ -33,6 +33,14 @@ export interface PhyStationOptions {
   blockSamples?: number;
   /** Clear-channel assessment: a block above this power (dBm) is busy (default -82 dBm, 802.11b's energy-detect level for 100 mW). */
   ccaDbm?: number;
+  /**
+   * When the radio reads samples: `always` (a station that receives: R1, R3),
+   * or `while-sending`, only while it has a frame in service (carrier sense
+   * and its ACK): a radio that only sends (R2) then costs nothing while idle.
+   * Default: `always` when the spec accepts unicast or broadcast frames, else
+   * `while-sending`.
+   */
+  listen?: 'always' | 'while-sending';
   /** A receive or transmit error of the front-end (the station goes on when it can). */
   onError?: (where: string, error: unknown) => void;
 }
@@ -54,6 +62,8 @@ export interface PhyStationCounters {
   blocks: number;
   /** Samples the front-end lost (overruns). */
   droppedSamples: number;
+  /** Reads the front-end refused (each retried a block later, but for a closed radio). */
+  readErrors: number;
 }
 
 interface Service {
@@ -96,6 +106,9 @@ export class PhyStation implements Station {
   private readonly blockSamples: number;
   private readonly ccaDbm: number;
   private readonly onError: ((where: string, error: unknown) => void) | undefined;
+  private readonly listenAlways: boolean;
+  /** The generation whose receive loop runs, if one does. */
+  private loopGen: number | undefined;
   private readonly buf: Float32Array;
   private receiver: DsssReceiver;
   private readonly rxTotals: DsssRxCounters;
@@ -111,7 +124,8 @@ export class PhyStation implements Station {
   private streamSamples = 0;
 
   // Carrier sense.
-  private lastBlockEndUs: Micros = 0;
+  /** When the last block was handed over (a front-end hands blocks over some time after their end). */
+  private lastBlockAtUs: Micros = -Infinity;
   private lastBlockBusy = false;
   private navUntilUs: Micros = 0;
   private transmitting = false;
@@ -155,6 +169,7 @@ export class PhyStation implements Station {
     }
     this.ccaDbm = o.ccaDbm ?? -82;
     this.onError = o.onError;
+    this.listenAlways = (o.listen ?? (o.spec.acceptsUnicast || o.spec.acceptsBroadcast ? 'always' : 'while-sending')) === 'always';
     this.buf = new Float32Array(2 * this.blockSamples);
     this.receiver = new DsssReceiver({ samplesPerChip: this.sps });
     this.rxTotals = { ...this.receiver.counters };
@@ -167,6 +182,7 @@ export class PhyStation implements Station {
       busyBlocks: 0,
       blocks: 0,
       droppedSamples: 0,
+      readErrors: 0,
     };
     if (o.spec.channel !== undefined) this.retune(o.spec.channel, 0);
   }
@@ -218,7 +234,7 @@ export class PhyStation implements Station {
         if (gen !== this.gen) return;
         this.tuned = true;
         this.idleRunUs = 0;
-        void this.rxLoop(gen);
+        this.listen();
         this.kick();
       },
       (e: unknown) => {
@@ -244,14 +260,35 @@ export class PhyStation implements Station {
   // -------------------------------------------------------------------------
   // Receive
 
+  /** Starts the receive loop if the radio should be reading and is not. */
+  private listen(): void {
+    if (!this.tuned || this.loopGen === this.gen) return;
+    if (!this.listenAlways && this.svc === undefined) return;
+    this.loopGen = this.gen;
+    void this.rxLoop(this.gen);
+  }
+
   private async rxLoop(gen: number): Promise<void> {
-    while (gen === this.gen) {
+    try {
+      await this.readLoop(gen);
+    } finally {
+      if (this.loopGen === gen) this.loopGen = undefined;
+    }
+  }
+
+  private async readLoop(gen: number): Promise<void> {
+    while (gen === this.gen && (this.listenAlways || this.svc !== undefined)) {
       let block: IqBlock;
       try {
         block = await this.fe.readIq(this.blockSamples, this.buf);
       } catch (e) {
-        if (gen === this.gen) this.onError?.(`receiving on ${this.id}`, e);
-        return;
+        if (gen !== this.gen) return;
+        this.phy.readErrors++;
+        this.onError?.(`receiving on ${this.id}`, e);
+        if (e instanceof FrontendError && e.code === 'RADIO_CLOSED') return;
+        // Try again a block later: a radio that failed once may serve the next read.
+        await new Promise<void>((resolve) => this.scheduler.after(Math.ceil((this.blockSamples * US_PER_S) / this.rateHz), () => resolve()));
+        continue;
       }
       if (gen !== this.gen) return;
       this.onBlock(block);
@@ -264,13 +301,12 @@ export class PhyStation implements Station {
     let sum = 0;
     for (let i = 0; i < 2 * n; i++) sum += d[i]! * d[i]!;
     const dbm = 10 * Math.log10(sum / n || 1e-30) + block.calibrationDb;
-    const endUs = block.startUs + Math.round((n * US_PER_S) / this.rateHz);
     this.phy.blocks++;
     this.phy.droppedSamples += block.droppedSamples;
     const busy = dbm > this.ccaDbm;
     if (busy) this.phy.busyBlocks++;
     this.lastBlockBusy = busy;
-    this.lastBlockEndUs = endUs;
+    this.lastBlockAtUs = this.scheduler.now();
     const before = { ...this.receiver.counters };
     // The receiver keeps a frame that straddles blocks across calls, as long as the blocks are one stream:
     // samples lost (an overrun) or a gap end the stream, and it starts again with this block.
@@ -350,8 +386,10 @@ export class PhyStation implements Station {
   // -------------------------------------------------------------------------
   // DCF
 
+  /** Busy when the last block read was, under a NAV, while sending, or when no recent block says (what is not heard is not known to be idle). */
   private mediumBusy(now: Micros): boolean {
-    return this.transmitting || this.lastBlockBusy || now < this.navUntilUs;
+    const blockUs = (this.blockSamples * US_PER_S) / this.rateHz;
+    return this.transmitting || this.lastBlockBusy || now < this.navUntilUs || now - this.lastBlockAtUs > 2 * blockUs;
   }
 
   private begin(frame: MacFrame): void {
@@ -360,6 +398,7 @@ export class PhyStation implements Station {
     this.nextSeq = (this.nextSeq + 1) % SEQ_MODULO;
     this.svc.backoff = this.rng.int(0, this.svc.cw);
     this.phase = 'contend';
+    this.listen();
     this.kick();
   }
 

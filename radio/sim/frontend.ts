@@ -27,6 +27,21 @@ export interface SimFrontendOptions {
   canTransmit?: boolean;
   /** Whether `transmitIq` is available (default true): bursts go on the band at txPowerDbm for full scale. */
   canTransmitIq?: boolean;
+  /**
+   * A block is handed over this long after its last sample (default 0), as
+   * a host-based SDR's samples reach the host after the bus and its buffers;
+   * a reader that keeps up still gets one contiguous stream. On a band linked
+   * to other processes (a band hub) it is the time their bursts have to
+   * arrive before the samples they fall in are made.
+   */
+  readLatencyUs?: Micros;
+  /**
+   * What the device buffers for a reader that falls behind (default 0): a
+   * read asked within this long after the stream's end goes on from it, as
+   * a late reader of a real SDR gets the samples its buffers kept; a read
+   * asked later starts afresh (an overrun), at now.
+   */
+  bufferUs?: Micros;
   /** Noise stream of this receiver (default: the band's stream for `id`). */
   rng?: Rng;
 }
@@ -64,6 +79,8 @@ export class SimFrontend implements Frontend {
   readonly capabilities: FrontendCapabilities;
   private readonly baseCalibrationDb: number;
   private readonly txPowerDbm: number;
+  private readonly readLatencyUs: Micros;
+  private readonly bufferUs: Micros;
   private readonly rateBps: number;
   private readonly noise: Rng;
   private readonly receiver: BandReceiver;
@@ -105,6 +122,8 @@ export class SimFrontend implements Frontend {
     };
     this.baseCalibrationDb = opts.calibrationDb ?? -10;
     this.txPowerDbm = opts.txPowerDbm ?? 15;
+    this.readLatencyUs = assertMicros('readLatencyUs', opts.readLatencyUs ?? 0);
+    this.bufferUs = assertMicros('bufferUs', opts.bufferUs ?? 0);
     this.rateBps = opts.rateBps ?? 2e6;
     if (!(this.rateBps > 0)) throw new RangeArgumentError('rateBps', this.rateBps, 'a number > 0');
     this.gain = opts.gainDb ?? 0;
@@ -196,7 +215,9 @@ export class SimFrontend implements Frontend {
     if (into !== undefined && into.length < 2 * count) {
       return Promise.reject(new RangeArgumentError('into', into.length, `a buffer of at least ${2 * count} floats (2 per complex sample)`));
     }
-    const startUs = Math.max(this.scheduler.now(), this.readyAtUs, this.streamEndUs);
+    // A reader that asks again as soon as a block is handed over goes on where it ended; a reader back after a pause starts at now.
+    const fresh = this.scheduler.now() - this.readLatencyUs;
+    const startUs = Math.max(fresh - this.bufferUs <= this.streamEndUs ? this.streamEndUs : fresh, this.readyAtUs);
     const endUs = startUs + (count * US_PER_S) / this.capabilities.sampleRateHz;
     this.streamEndUs = endUs;
     return new Promise((resolve, reject) => {
@@ -205,7 +226,8 @@ export class SimFrontend implements Frontend {
         startUs,
         count,
         calibrationDb: this.calibrationDb(),
-        dueUs: Math.ceil(endUs),
+        // A reader behind its stream (the buffered samples) gets its block at once.
+        dueUs: Math.max(Math.ceil(endUs) + this.readLatencyUs, this.scheduler.now()),
         into,
         event: undefined,
         resolve,

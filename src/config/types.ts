@@ -55,7 +55,7 @@ export interface NodeConfig {
   /** The emulated band the `sim` front-ends receive from, and the air medium process they join. */
   sim: {
     /** The band, and the hub through which it shares IQ bursts with other node processes' bands (empty: none). */
-    band: BandConfig & { hub: string };
+    band: BandConfig & { hub: string; readLatencyUs: number };
     medium: { endpoint: string; xM: number; yM: number; sendWindow: number; curve: { serverKey: string; publicKey: string; secretKey: string } };
   };
   /** The ZeroMQ control API (docs/control-api.md). */
@@ -95,6 +95,8 @@ export interface NodeConfig {
     rateMbps: 1 | 2;
     ccaDbm: number;
     blockUs: number;
+    /** The router's clock runs at this fraction of real time (ScaledClock); 1 is real time. */
+    timeScale: number;
     /** Overrides of the front-end kind's MAC timing profile (radio/phy/timing.ts); 0 keeps the profile's. */
     timing: { sifsUs: number; slotUs: number; ackTimeoutUs: number; cwMin: number; cwMax: number; retryLimit: number };
   };

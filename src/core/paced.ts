@@ -181,9 +181,11 @@ export class PacedEngine {
     // Node timers have millisecond resolution: wake at or just after the event, never before it.
     // Events already due (a slice ran out) run after pending I/O, not in a tight loop that starves it.
     const now = this.clock.now();
-    const waitMs = Math.max(0, Math.ceil((next - this.aheadUs - now) / 1000));
+    // A slow-motion clock (ScaledClock) moves `rate` µs per real µs: the real wait is longer by 1 / rate.
+    const rate = this.clock.rate ?? 1;
+    const waitMs = Math.max(0, Math.ceil((next - this.aheadUs - now) / 1000 / rate));
     this.timerAt = next;
-    this.timerWallUs = now + waitMs * 1000;
+    this.timerWallUs = now + waitMs * 1000 * rate;
     this.timer = setTimeout(this.pump, waitMs);
   }
 

@@ -1,4 +1,4 @@
-import { ClockRegressionError, InvalidTimeError } from './errors.js';
+import { ClockRegressionError, InvalidTimeError, RangeArgumentError } from './errors.js';
 
 /** Time and durations are integer microseconds everywhere in cogmesh. */
 export type Micros = number;
@@ -17,6 +17,8 @@ export function assertMicros(what: string, t: number): Micros {
 /** Cores never read a clock themselves; drivers hold one and pass `now` in. */
 export interface Clock {
   now(): Micros;
+  /** For a clock that follows real time at another pace (ScaledClock): its µs per real µs. Absent: 1. */
+  readonly rate?: number;
 }
 
 /**
@@ -55,5 +57,25 @@ export class RealClock implements Clock {
   }
   now(): Micros {
     return this.originUs + Number((process.hrtime.bigint() - this.originNs) / 1000n);
+  }
+}
+
+/**
+ * Slow-motion real time: `scale` microseconds of this clock pass per real
+ * microsecond, counted from the Unix epoch (its reading is the real clock's
+ * times `scale`), so that processes on one machine that use the same scale
+ * agree on the time as they do in real time. For an emulated PHY heavier than
+ * the machine can run in real time (docs/phy.md); `rate` tells a pacer how
+ * long to wait in real time.
+ */
+export class ScaledClock implements Clock {
+  constructor(
+    readonly rate: number,
+    private readonly real: Clock = new RealClock(),
+  ) {
+    if (!(rate > 0 && rate <= 1)) throw new RangeArgumentError('rate', rate, 'a fraction of real time in (0, 1]');
+  }
+  now(): Micros {
+    return Math.round(this.real.now() * this.rate);
   }
 }

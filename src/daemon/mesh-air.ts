@@ -6,6 +6,7 @@ import { RemoteMedium } from '../../radio/medium/remote.js';
 import { PhyHost } from '../../radio/phy/host.js';
 import { EmulatedBand } from '../../radio/sim/band.js';
 import { SimFrontend } from '../../radio/sim/frontend.js';
+import { BandHubLink, sharedClockUs } from '../../radio/sim/hub.js';
 import type { NodeConfig } from '../config/types.js';
 import { ConfigError } from '../core/errors.js';
 import type { Logger } from '../core/log.js';
@@ -81,6 +82,9 @@ export async function joinMedium(cfg: NodeConfig, log: Logger, paced: PacedEngin
   };
 }
 
+/** Samples a sim radio under a PHY keeps for a receive loop that falls behind (µs). */
+const PHY_RADIO_BUFFER_US = 200_000;
+
 /**
  * The router's own radios, each a `sim` front-end on an emulated band of the
  * router's, running the DSSS PHY and its DCF (`PhyHost`): frames go out as
@@ -110,10 +114,29 @@ export function openPhyAir(cfg: NodeConfig, log: Logger, paced: PacedEngine): Me
       sampleRateHz: r.sampleRateHz,
       gainDb: r.gainDb,
       calibrationDb: r.calibrationDb,
+      readLatencyUs: cfg.sim.band.readLatencyUs,
+      // A PHY reads every sample: a receive loop that falls behind (a busy event loop) gets what it missed, as a USB SDR's buffers keep it.
+      bufferUs: PHY_RADIO_BUFFER_US,
       rng: rng.fork(`radio/${role}`),
     });
   };
   const frontends = { R1: radio('R1'), R2: radio('R2'), R3: radio('R3') };
+  // Other routers' bursts join this band's air through the hub, and its radios' bursts go out to them. The
+  // band's clock is the engine's; the shared clock (in slow motion as much as the router's) is a fixed offset from it.
+  const hubEndpoint = cfg.sim.band.hub;
+  const scale = paced.clock.rate ?? 1;
+  const sharedOffsetUs = sharedClockUs() * scale - paced.clock.now();
+  const hub =
+    hubEndpoint === ''
+      ? undefined
+      : new BandHubLink({
+          endpoint: hubEndpoint,
+          band,
+          scheduler: paced.scheduler,
+          id: cfg.node.name,
+          clock: () => paced.scheduler.now() + sharedOffsetUs,
+          onError: (err: unknown) => log.warn({ event: 'band-hub-error', endpoint: hubEndpoint, err }, `band hub ${hubEndpoint}: ${String(err)}`),
+        });
   const host = new PhyHost({
     frontends,
     plan,
@@ -131,10 +154,18 @@ export function openPhyAir(cfg: NodeConfig, log: Logger, paced: PacedEngine): Me
     band,
     plan,
     controlChannelPn: true,
-    describe: `its radios' DSSS PHY at ${cfg.phy.rateMbps} Mb/s`,
-    counters: () => Object.fromEntries(host.stations.map((s) => [s.id, { ...s.counters, phy: structuredClone(s.phy) }])),
+    describe:
+      `its radios' DSSS PHY at ${cfg.phy.rateMbps} Mb/s` +
+      (hub ? `, its band linked to the band hub at ${hubEndpoint}` : '') +
+      (scale !== 1 ? `, in slow motion (${scale} of real time)` : ''),
+    counters: () => ({
+      ...Object.fromEntries(host.stations.map((s) => [s.id, { ...s.counters, phy: structuredClone(s.phy) }])),
+      band: { ...band.iqCounters },
+      ...(hub ? { hub: { ...hub.counters } } : {}),
+    }),
     close: async () => {
       host.close();
+      await hub?.close();
       await Promise.all(Object.values(frontends).map((fe) => fe.close()));
     },
   };

@@ -3,7 +3,7 @@ import type { NodeConfig, TrafficFlowConfig } from '../config/types.js';
 import { ConfigError } from '../core/errors.js';
 import { PacedEngine } from '../core/paced.js';
 import { Rng } from '../core/rng.js';
-import { seconds, US_PER_MS, US_PER_S, type Micros } from '../core/time.js';
+import { ScaledClock, seconds, US_PER_MS, US_PER_S, type Micros } from '../core/time.js';
 import type { NeighbourView, RouteView } from '../routing/aodv.js';
 import { chooseBackend } from '../sensing/backend.js';
 import { cpuBackend } from '../sensing/energy.js';
@@ -111,7 +111,8 @@ export class MeshNode extends LiveConfigView implements RouterView {
       ? await chooseBackend(cfg.sensing.backend)
       : { backend: cpuBackend, reason: 'none probed: this router does not sense (channel.cognitive false)', probe: undefined };
     log.info({ event: 'sensing-backend', backend: choice.backend.name, probe: choice.probe }, `energy detector: ${choice.reason}`);
-    const paced = new PacedEngine();
+    // A router over an emulated PHY may run in slow motion (phy.timeScale): its whole clock does.
+    const paced = new PacedEngine(cfg.phy.enabled && cfg.phy.timeScale !== 1 ? new ScaledClock(cfg.phy.timeScale) : undefined);
     const air = cfg.sim.medium.endpoint !== '' ? await joinMedium(cfg, log, paced, opts.pcap) : openPhyAir(cfg, log, paced);
     const { host, band, plan } = air;
     const m = cfg.sim.medium;

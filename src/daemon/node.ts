@@ -67,6 +67,7 @@ export async function startNode(cfg: NodeConfig, o: StartOptions): Promise<Runni
       sampleRateHz: r.sampleRateHz,
       gainDb: r.gainDb,
       calibrationDb: r.calibrationDb,
+      readLatencyUs: cfg.sim.band.readLatencyUs,
       rng: rng.fork(`radio/${name}`),
     });
   };

@@ -103,7 +103,7 @@ describe('parseNodeConfig: defaults', () => {
     assert.equal(c.routing.helloIntervalMs, 1000);
     assert.equal(c.routing.maxPaths, 3);
     assert.deepEqual(c.sim, {
-      band: { noiseFigureDb: 6, pn: [], phases: [], repeat: true, hub: '' },
+      band: { noiseFigureDb: 6, pn: [], phases: [], repeat: true, hub: '', readLatencyUs: 0 },
       medium: { endpoint: '', xM: 0, yM: 0, sendWindow: 8, curve: { serverKey: '', publicKey: '', secretKey: '' } },
     });
     assert.deepEqual(c.control, { endpoint: '', telemetry: '', telemetryPeriodMs: 1000, curve: { publicKey: '', secretKey: '', allow: [] } });

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { PacedEngine } from '../../src/core/paced.js';
-import type { Clock, Micros } from '../../src/core/time.js';
+import { ScaledClock, type Clock, type Micros } from '../../src/core/time.js';
 
 /** A clock the test moves by hand. */
 class HandClock implements Clock {
@@ -131,4 +131,35 @@ test('with onFault, an event that throws is handed over and the engine goes on; 
     throw new Error('no handler');
   });
   assert.throws(() => bare.inject(() => undefined), /no handler/);
+});
+
+test('paced.scheduler: an event scheduled from a promise continuation, outside any run, gets its wake-up', async () => {
+  const clock = new HandClock(1000);
+  const p = new PacedEngine(clock);
+  p.start();
+  await tick();
+  const fired: number[] = [];
+  // Nothing is scheduled, so no wake-up is set; a continuation then schedules through the engine's Scheduler.
+  await Promise.resolve().then(() => p.scheduler.at(1000, (now) => fired.push(now)));
+  await tick(20);
+  assert.deepEqual(fired, [1000]);
+  assert.equal(p.scheduler.now(), p.engine.now());
+  p.stop();
+});
+
+test('a ScaledClock runs at its rate from the Unix epoch, and the engine paces by it', () => {
+  const real = new HandClock(1_000_000);
+  const slow = new ScaledClock(0.25, real);
+  assert.equal(slow.now(), 250_000);
+  real.t += 4000;
+  assert.equal(slow.now(), 251_000, 'a quarter of the real time passed');
+  assert.equal(slow.rate, 0.25);
+  assert.throws(() => new ScaledClock(0), /rate/);
+  assert.throws(() => new ScaledClock(2), /rate/);
+  const p = new PacedEngine(slow);
+  p.start();
+  p.scheduler.at(slow.now() + 1000, () => undefined);
+  // 1000 µs of the slow clock is 4 ms of real time.
+  assert.ok(p.nextWakeUs !== undefined && p.nextWakeUs - slow.now() >= 1000, `wakes at ${p.nextWakeUs}`);
+  p.stop();
 });

@@ -98,6 +98,23 @@ describe('PhyStation: the DCF over the DSSS PHY on a front-end', () => {
     assert.ok(a.st.idle);
   });
 
+  test('a radio that only sends (R2) reads samples only while it has a frame to send, and hears its ACK', async () => {
+    const { station, run } = rig(6);
+    const r2 = station(1, 6, { spec: { id: 'n1/R2', acceptsUnicast: false, acceptsBroadcast: false } });
+    const b = station(2, 6);
+    await run(20_000);
+    assert.equal(r2.st.phy.blocks, 0, 'idle: not reading');
+    r2.st.send({ src: 1, dst: 2, payload: payload(300) });
+    await run(1_000_000, () => r2.sent.length === 1);
+    assert.equal(r2.sent[0]!.outcome.ok, true);
+    assert.equal(b.heard.length, 1);
+    await run(1_100_000);
+    const blocks = r2.st.phy.blocks;
+    assert.ok(blocks > 0);
+    await run(1_300_000);
+    assert.ok(r2.st.phy.blocks <= blocks + 1, 'done sending: it stops reading');
+  });
+
   test('a unicast frame nobody acknowledges is tried retryLimit times, then given up', async () => {
     const { station, run } = rig(3);
     const timing: MacTiming = { ...MAC_TIMING.sim, retryLimit: 3 };

@@ -353,3 +353,30 @@ test('readIq fills a caller-supplied buffer with the same samples it would alloc
   assert.ok(sameBytes(own.value!.data, into.subarray(0, 2000)));
   await assert.rejects(rb.readIq(1000, new Float32Array(1999)), { code: 'CORE_OUT_OF_RANGE' });
 });
+
+test('readLatencyUs hands blocks over late yet as one stream; bufferUs lets a reader that fell behind go on where it was', async () => {
+  const { radio, engine } = rig();
+  const r = radio('a', { readLatencyUs: 2000, bufferUs: 10_000 });
+  void r.tune(ch(6));
+  engine.run(1000);
+  const first = track(r.readIq(1000));
+  engine.run(2999);
+  await flush();
+  assert.equal(first.done, false, 'not at the block end: 2 ms later');
+  engine.run(4000);
+  await flush();
+  assert.equal(first.value?.startUs, 1000);
+  // Asked for 2 ms after the block was handed over: the buffered samples follow on.
+  engine.run(6000);
+  const late = track(r.readIq(1000));
+  engine.run(6000);
+  await flush();
+  assert.equal(late.value?.startUs, 2000, 'contiguous, and handed over at once (its time has passed)');
+  // Back after more than the buffer: the stream starts afresh, readLatencyUs before now.
+  engine.run(40_000);
+  const fresh = track(r.readIq(1000));
+  engine.run();
+  await flush();
+  assert.equal(fresh.value?.startUs, 38_000);
+  assert.equal(engine.now(), 41_000);
+});
