@@ -19,7 +19,7 @@ export const LISTED = {
   },
   phy: {
     term: '',
-    about: 'the 802.11b DSSS PHY on recordings: write frames into a SigMF recording (tx), find the frames in one (decode)',
+    about: 'the 802.11b DSSS PHY: write frames into a SigMF recording (tx), find the frames in one (decode), send them through a radio (send)',
   },
   record: {
     term: '[options]',

@@ -1,5 +1,4 @@
 import { createWriteStream } from 'node:fs';
-import { readFile } from 'node:fs/promises';
 import { Command } from 'commander';
 import { ism2g4 } from '../../radio/channels.js';
 import { openFileFrontend } from '../../radio/file/frontend.js';
@@ -21,7 +20,8 @@ import { perTheory } from '../../radio/phy/dsss/theory.js';
 import { CogmeshError, UsageError } from '../core/errors.js';
 import { Rng } from '../core/rng.js';
 import { LINKTYPE_IEEE802_11_RADIOTAP, PcapngWriter } from '../wire/pcapng.js';
-import { testFrame } from './phy-frames.js';
+import { testFrame, testPayload } from './phy-frames.js';
+import { formatPhySend, runPhySend, type PhySendOptions } from './phy-send.js';
 import { radiotapHeader } from '../wire/radiotap.js';
 import { LISTED } from './listed.js';
 import { numberArg } from './usage.js';
@@ -120,17 +120,7 @@ export async function runPhyTx(o: PhyTxOptions): Promise<PhyTxResult> {
   const ppm = numberArg('--ppm', o.ppm ?? '0', (n) => Math.abs(n) <= 1000, 'a sample clock offset in ppm in [-1000, 1000]');
   const plan = ism2g4(13);
   const channel = numberArg('--channel', o.channel, (n) => Number.isInteger(n) && plan.has(n), 'a 2.4 GHz channel number in [1, 13]');
-  let payload: Uint8Array | undefined;
-  let bytes: number;
-  if (o.payload !== undefined) {
-    payload = new Uint8Array(
-      await readFile(o.payload).catch((e: NodeJS.ErrnoException) => Promise.reject(new UsageError(`--payload: ${o.payload}: ${e.message}`))),
-    );
-    bytes = payload.length;
-  } else bytes = numberArg('--bytes', o.bytes, (n) => Number.isInteger(n) && n >= 4 && n <= 2304, 'a payload of whole bytes in [4, 2304]');
-  // The MAC header (24), LLC/SNAP (8) and the FCS (4) the PHY adds must fit in a PSDU of 4095 bytes.
-  if (bytes > 4095 - 36)
-    throw new UsageError(`--payload: ${bytes} bytes do not fit in one PSDU (at most ${4095 - 36} with the MAC and LLC headers and the FCS)`);
+  const { payload, bytes } = await testPayload(o);
   const base = await recordingBase(o.out, o.force);
 
   // At a front-end's own rate, frames are made at 2 samples per chip and resampled.
@@ -340,17 +330,21 @@ function formatDecode(r: PhyDecodeResult): string {
   return `${lines.join('\n')}\n`;
 }
 
-export function phyCommand(): Command {
-  const phy = new Command('phy').description(LISTED.phy.about);
-  phy
-    .command('tx')
-    .description('write 802.11b DSSS frames into a SigMF recording (NAME.sigmf-meta + NAME.sigmf-data), with noise at an Eb/N0')
-    .requiredOption('--out <path>', 'the recording: NAME, NAME.sigmf-meta or NAME.sigmf-data, or a folder')
-    .option('--force', 'replace a recording already there')
+/** The options that say which test frames to make (`tx` and `send`). */
+function testFrameOptions(c: Command): Command {
+  return c
     .option('--frames <n>', 'frames to send', '10')
     .option('--bytes <n>', 'payload bytes of each frame (a pattern: the frame number, then a counter)', '100')
     .option('--payload <file>', "each frame's payload: this file's bytes (instead of --bytes' pattern)")
-    .option('--rate <mbps>', 'PSDU rate: 1 (DBPSK) or 2 (DQPSK) Mb/s', '2')
+    .option('--rate <mbps>', 'PSDU rate: 1 (DBPSK) or 2 (DQPSK) Mb/s', '2');
+}
+
+export function phyCommand(): Command {
+  const phy = new Command('phy').description(LISTED.phy.about);
+  testFrameOptions(phy.command('tx'))
+    .description('write 802.11b DSSS frames into a SigMF recording (NAME.sigmf-meta + NAME.sigmf-data), with noise at an Eb/N0')
+    .requiredOption('--out <path>', 'the recording: NAME, NAME.sigmf-meta or NAME.sigmf-data, or a folder')
+    .option('--force', 'replace a recording already there')
     .option('--sps <n>', 'samples per chip: 1 or 2 (11 or 22 Msample/s)', '2')
     .option('--sample-rate <hz>', "the recording's rate instead, a front-end's own (e.g. 20000000 or 25000000): frames are made at 22 Msample/s and resampled")
     .option('--shape <kind>', 'rc: raised-cosine pulse shaping, within the 802.11b transmit mask (for the air); rect: rectangular chips', 'rc')
@@ -369,6 +363,20 @@ export function phyCommand(): Command {
           `${r.meta}: ${r.frames} frame(s) of ${r.frameBytes} bytes (+4 FCS) at ${r.rateMbps} Mb/s, ${r.sampleRateHz / 1e6} Msample/s at ${r.centerHz / 1e6} MHz, ` +
             `${r.samples} samples${r.ebn0Db === null ? '' : `, Eb/N0 ${r.ebn0Db} dB (theory: PER ${r.perTheory!.toPrecision(2)})`}\n`,
         );
+    });
+  testFrameOptions(phy.command('send'))
+    .description('send 802.11b DSSS test frames through a radio that transmits (uhd, sora) as timed bursts, for bench work on hardware')
+    .requiredOption('--frontend <kind>', 'uhd or sora')
+    .option('--device <args>', 'the device: UHD device arguments (e.g. type=b200) or the SORA ring path (its TX ring is PATH.tx)', '')
+    .option('--sample-rate <hz>', "the radio's rate (a SORA ring's is its own): 11e6 or 22e6 as made, any whole rate above 16.5 MHz shaped to it", '22000000')
+    .option('--tx-gain-db <db>', 'transmit gain (UHD; 0 is the least power)', '0')
+    .option('--gap-us <us>', "silence between frames on the device's clock, microseconds", '1000')
+    .option('--lead-us <us>', "each burst is timed at least this long after the device's now (as the host last learnt it), so that it is not late", '5000')
+    .option('--channel <n>', 'a 2.4 GHz channel', '6')
+    .option('--json', 'print the result as JSON')
+    .action(async (o: PhySendOptions) => {
+      const r = await runPhySend(o);
+      process.stdout.write(o.json ? `${JSON.stringify(r)}\n` : formatPhySend(r));
     });
   phy
     .command('decode')
