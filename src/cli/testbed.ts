@@ -186,6 +186,8 @@ async function netnsUp(routers: number, log: Logger): Promise<{ layout: NetnsLay
   if (!hasNetAdmin()) throw new UsageError('--netns needs CAP_NET_ADMIN (network namespaces, veth pairs and TUN devices): run it as root');
   const can = await netnsAvailable();
   if (!can.ok) throw new UsageError(`--netns: ${can.why}`);
+  // A machine that has not run a testbed since it booted has no run directory yet (/run is a tmpfs).
+  await mkdir(DEFAULT_RUN_DIR, { recursive: true, mode: 0o700 });
   const swept = await sweepStale(DEFAULT_RUN_DIR, { orphans: true });
   // The ipc:// endpoints' directory of a testbed is named by its tag: what no live testbed claims goes too.
   const live = new Set((await readdir(DEFAULT_RUN_DIR)).filter((f) => f.endsWith('.json')).map((f) => f.slice(0, -5)));
