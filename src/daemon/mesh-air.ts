@@ -5,8 +5,8 @@ import type { StationHost } from '../../radio/medium/index.js';
 import { RemoteMedium } from '../../radio/medium/remote.js';
 import { PhyHost } from '../../radio/phy/host.js';
 import { EmulatedBand } from '../../radio/sim/band.js';
-import { SimFrontend } from '../../radio/sim/frontend.js';
-import { BandHubLink, sharedClockUs } from '../../radio/sim/hub.js';
+import { linkBandHub, simRadio } from './radios.js';
+import { sharedClockUs } from '../../radio/sim/hub.js';
 import type { NodeConfig } from '../config/types.js';
 import { ConfigError } from '../core/errors.js';
 import type { Logger } from '../core/log.js';
@@ -107,36 +107,15 @@ export function openPhyAir(cfg: NodeConfig, log: Logger, paced: PacedEngine): Me
   const plan = ism2g4(cfg.channelPlan.channels);
   const rng = Rng.fromSeed(cfg.node.seed);
   const band = new EmulatedBand(plan, cfg.sim.band, rng.fork('band'), { scheduler: paced.scheduler, historyUs: 60 * US_PER_S });
-  const radio = (role: 'R1' | 'R2' | 'R3'): Frontend => {
-    const r = cfg.radios[role];
-    return new SimFrontend(band, paced.scheduler, {
-      id: `${cfg.node.name}/${role}`,
-      sampleRateHz: r.sampleRateHz,
-      gainDb: r.gainDb,
-      calibrationDb: r.calibrationDb,
-      readLatencyUs: cfg.sim.band.readLatencyUs,
-      // A PHY reads every sample: a receive loop that falls behind (a busy event loop) gets what it missed, as a USB SDR's buffers keep it.
-      bufferUs: PHY_RADIO_BUFFER_US,
-      rng: rng.fork(`radio/${role}`),
-    });
-  };
+  // A PHY reads every sample: a receive loop that falls behind (a busy event loop) gets what it missed, as a USB SDR's buffers keep it.
+  const radio = (role: 'R1' | 'R2' | 'R3'): Frontend => simRadio(cfg, role, band, paced.scheduler, rng, { bufferUs: PHY_RADIO_BUFFER_US });
   const frontends = { R1: radio('R1'), R2: radio('R2'), R3: radio('R3') };
   // Other routers' bursts join this band's air through the hub, and its radios' bursts go out to them. The
   // band's clock is the engine's; the shared clock (in slow motion as much as the router's) is a fixed offset from it.
   const hubEndpoint = cfg.sim.band.hub;
   const scale = paced.clock.rate ?? 1;
   const sharedOffsetUs = sharedClockUs() * scale - paced.clock.now();
-  const hub =
-    hubEndpoint === ''
-      ? undefined
-      : new BandHubLink({
-          endpoint: hubEndpoint,
-          band,
-          scheduler: paced.scheduler,
-          id: cfg.node.name,
-          clock: () => paced.scheduler.now() + sharedOffsetUs,
-          onError: (err: unknown) => log.warn({ event: 'band-hub-error', endpoint: hubEndpoint, err }, `band hub ${hubEndpoint}: ${String(err)}`),
-        });
+  const hub = linkBandHub(cfg, band, paced.scheduler, log, () => paced.scheduler.now() + sharedOffsetUs);
   const host = new PhyHost({
     frontends,
     plan,

@@ -1,7 +1,7 @@
 import { ism2g4, type ChannelPlan } from '../../radio/channels.js';
 import type { Frontend } from '../../radio/frontend.js';
-import { EmulatedBand, SimFrontend } from '../../radio/sim/index.js';
-import { BandHubLink } from '../../radio/sim/hub.js';
+import { EmulatedBand } from '../../radio/sim/index.js';
+import type { BandHubLink } from '../../radio/sim/hub.js';
 import { UsageError } from '../core/errors.js';
 import type { NodeConfig, RadioConfig } from '../config/types.js';
 import { Rng } from '../core/rng.js';
@@ -11,7 +11,7 @@ import { EnergyDetector } from '../sensing/detector.js';
 import type { IqTap } from '../sensing/iq-tap.js';
 import { NodeCore } from '../router/node-core.js';
 import { startFrontendSensing, type DriverEvent, type FrontendSensing, type SensingDriver } from '../router/sensing.js';
-import { openDeviceRadio } from './radios.js';
+import { linkBandHub, openDeviceRadio, simRadio } from './radios.js';
 import type { Logger } from '../core/log.js';
 import { decisionRecord, roundRecord } from './log-records.js';
 
@@ -62,26 +62,10 @@ export async function startNode(cfg: NodeConfig, o: StartOptions): Promise<Runni
   const radio = async (name: 'R1' | 'R2' | 'R3', r: RadioConfig): Promise<Frontend> => {
     const id = `${cfg.node.name}/${name}`;
     if (r.frontend !== 'sim') return openDeviceRadio(`radios.${name}`, r, { id, syncReads: o.reproducible });
-    return new SimFrontend(band!, o.scheduler, {
-      id,
-      sampleRateHz: r.sampleRateHz,
-      gainDb: r.gainDb,
-      calibrationDb: r.calibrationDb,
-      readLatencyUs: cfg.sim.band.readLatencyUs,
-      rng: rng.fork(`radio/${name}`),
-    });
+    return simRadio(cfg, name, band!, o.scheduler, rng);
   };
   // Other node processes' bursts join this band's air through the hub, and its radios' bursts go out to them.
-  const hub =
-    band && hubEndpoint !== ''
-      ? new BandHubLink({
-          endpoint: hubEndpoint,
-          band,
-          scheduler: o.scheduler,
-          id: cfg.node.name,
-          onError: (err: unknown) => o.log.warn({ event: 'band-hub-error', endpoint: hubEndpoint, err }, `band hub ${hubEndpoint}: ${String(err)}`),
-        })
-      : undefined;
+  const hub = band ? linkBandHub(cfg, band, o.scheduler, o.log) : undefined;
   if (hub) o.log.info({ event: 'band-hub', endpoint: hubEndpoint }, `emulated band linked to the band hub at ${hubEndpoint}`);
   // A radio that fails to open leaves none open behind it (a USRP handle, a mapped ring).
   const opened: Frontend[] = [];

@@ -1,7 +1,13 @@
 import type { FileFrontend } from '../../radio/file/index.js';
 import type { Frontend } from '../../radio/frontend.js';
-import type { RadioConfig } from '../config/types.js';
+import type { EmulatedBand } from '../../radio/sim/band.js';
+import { SimFrontend, type SimFrontendOptions } from '../../radio/sim/frontend.js';
+import { BandHubLink } from '../../radio/sim/hub.js';
+import type { NodeConfig, RadioConfig } from '../config/types.js';
 import { FrontendError } from '../core/errors.js';
+import type { Logger } from '../core/log.js';
+import type { Rng } from '../core/rng.js';
+import type { Scheduler } from '../core/scheduler.js';
 
 /**
  * Opens a radio that is a device rather than the emulated band: a SigMF
@@ -46,4 +52,48 @@ export async function openDeviceRadio(where: string, r: RadioConfig, opts: { id:
 export async function openRecording(r: RadioConfig, opts: { id: string; syncReads?: boolean }): Promise<FileFrontend> {
   const { FileFrontend } = await import('../../radio/file/index.js');
   return FileFrontend.open(r.device, { id: opts.id, calibrationDb: r.calibrationDb - r.gainDb, reads: opts.syncReads ? 'sync' : 'async' });
+}
+
+/**
+ * The router's `sim` radio `role` on `band`: its configured rate, gain and
+ * calibration, the band's read latency, and a noise stream forked from `rng`
+ * for it; `extra` adds options of the caller's (a PHY's buffer).
+ */
+export function simRadio(
+  cfg: NodeConfig,
+  role: 'R1' | 'R2' | 'R3',
+  band: EmulatedBand,
+  scheduler: Scheduler,
+  rng: Rng,
+  extra: Partial<SimFrontendOptions> = {},
+): SimFrontend {
+  const r = cfg.radios[role];
+  return new SimFrontend(band, scheduler, {
+    id: `${cfg.node.name}/${role}`,
+    sampleRateHz: r.sampleRateHz,
+    gainDb: r.gainDb,
+    calibrationDb: r.calibrationDb,
+    readLatencyUs: cfg.sim.band.readLatencyUs,
+    rng: rng.fork(`radio/${role}`),
+    ...extra,
+  });
+}
+
+/**
+ * Links `band` to the band hub `sim.band.hub`, when the configuration names
+ * one: other processes' bursts join its air and its radios' go out to them.
+ * `clock` is the shared clock as the band's scheduler sees it (the hub
+ * link's default: the wall clock).
+ */
+export function linkBandHub(cfg: NodeConfig, band: EmulatedBand, scheduler: Scheduler, log: Logger, clock?: () => number): BandHubLink | undefined {
+  const endpoint = cfg.sim.band.hub;
+  if (endpoint === '') return undefined;
+  return new BandHubLink({
+    endpoint,
+    band,
+    scheduler,
+    id: cfg.node.name,
+    ...(clock ? { clock } : {}),
+    onError: (err: unknown) => log.warn({ event: 'band-hub-error', endpoint, err }, `band hub ${endpoint}: ${String(err)}`),
+  });
 }
