@@ -214,6 +214,8 @@ export class EmulatedBand {
   private knownFromUs = -Infinity;
   /** IQ bursts by start time; those that started more than `maxBurstReachUs` before a time reach no receiver by then. */
   private bursts: AirBurst[] = [];
+  /** The latest bursts' spectra (spectraOf). */
+  private readonly recentSpectra = new Map<AirBurst, Map<number, Float64Array>>();
   private maxBurstReachUs = 0;
   /** The end of the latest stretch of samples synthesised for any receiver: a remote burst that begins before it is late. */
   private heardToUs = -Infinity;
@@ -474,10 +476,25 @@ export class EmulatedBand {
         // Rates or an offset that are not whole Hz, or whose common grid is too fine: the burst is not carried there.
         this.iqCounters.unresampled++;
         v = null;
-      } else v = burstView(b.data, b.count, b.sampleRateHz, sampleRateHz, offsetHz) ?? null;
+      } else v = burstView(b.data, b.count, b.sampleRateHz, sampleRateHz, offsetHz, this.spectraOf(b)) ?? null;
       b.views.set(key, v);
     }
     return v;
+  }
+
+  /**
+   * The spectra burst b's views are made from, by DFT length, kept for the
+   * last few bursts only: receivers ask for their views while a burst is on
+   * the air, and a spectrum is larger than the burst.
+   */
+  private spectraOf(b: AirBurst): Map<number, Float64Array> {
+    let m = this.recentSpectra.get(b);
+    if (m === undefined) {
+      m = new Map();
+      if (this.recentSpectra.size >= RECENT_SPECTRA) this.recentSpectra.delete(this.recentSpectra.keys().next().value!);
+      this.recentSpectra.set(b, m);
+    }
+    return m;
   }
 
   /** Index of the first burst that may still reach a receiver at time t. */
@@ -1041,6 +1058,9 @@ export class EmulatedBand {
     return issues;
   }
 }
+
+/** Bursts whose spectra are kept (spectraOf). */
+const RECENT_SPECTRA = 8;
 
 /** A burst's view spans at most this many times its padded length (else the band does not carry the burst to that receiver). */
 const BURST_SPAN_LIMIT = 4;

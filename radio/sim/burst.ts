@@ -66,7 +66,14 @@ export function burstViewSpan(txRateHz: number, rxRateHz: number, offsetHz: numb
  *   rates and channel centres are); the DFT has any length (Bluestein's
  *   algorithm on power-of-two FFTs).
  */
-export function burstView(data: Float32Array, count: number, txRateHz: number, rxRateHz: number, offsetHz: number): BurstView | undefined {
+export function burstView(
+  data: Float32Array,
+  count: number,
+  txRateHz: number,
+  rxRateHz: number,
+  offsetHz: number,
+  spectra?: Map<number, Float64Array>,
+): BurstView | undefined {
   if (offsetHz - txRateHz / 2 >= rxRateHz / 2 || offsetHz + txRateHz / 2 <= -rxRateHz / 2) return undefined;
   if (txRateHz === rxRateHz && offsetHz === 0) return { data, count };
   for (const [what, v] of [
@@ -82,10 +89,15 @@ export function burstView(data: Float32Array, count: number, txRateHz: number, r
   const m = Math.round(rxRateHz / binHz);
   const shift = Math.round(offsetHz / binHz);
 
-  const x = new Float64Array(2 * n);
-  for (let i = 0; i < 2 * count; i++) x[i] = data[i]!;
-  const spectrum = new Float64Array(2 * n);
-  new Dft(n).forward(x, spectrum);
+  // The burst's spectrum on an n-bin grid serves every view on that grid (most centres share one).
+  let spectrum = spectra?.get(n);
+  if (spectrum === undefined) {
+    const x = new Float64Array(2 * n);
+    for (let i = 0; i < 2 * count; i++) x[i] = data[i]!;
+    spectrum = new Float64Array(2 * n);
+    dftOf(n).forward(x, spectrum);
+    spectra?.set(n, spectrum);
+  }
   // Receiver bin j (frequency j' = j or j - m, |j'| < m / 2) takes burst bin j' - shift, if within the burst's band.
   const y = new Float64Array(2 * m);
   const scale = m / n;
@@ -98,10 +110,27 @@ export function burstView(data: Float32Array, count: number, txRateHz: number, r
     y[2 * j + 1] = spectrum[2 * b + 1]! * scale;
   }
   const t = new Float64Array(2 * m);
-  new Dft(m).inverse(y, t);
+  dftOf(m).inverse(y, t);
   const out = new Float32Array(2 * m);
   for (let i = 0; i < 2 * m; i++) out[i] = t[i]!;
   return { data: out, count: m };
+}
+
+/** DFTs kept by size, the most recently used last: bursts of a kind (ACKs, HELLOs, full frames) repeat their lengths. */
+const dftCache = new Map<number, Dft>();
+/** Sizes kept: a Bluestein DFT of a 1500-byte frame's burst holds some 13 MB. */
+const DFT_CACHE_SIZES = 8;
+
+/** The DFT of `size`, made once while it is in use (its tables and chirp cost several transforms to make). */
+function dftOf(size: number): Dft {
+  let d = dftCache.get(size);
+  if (d !== undefined) dftCache.delete(size);
+  else {
+    d = new Dft(size);
+    if (dftCache.size >= DFT_CACHE_SIZES) dftCache.delete(dftCache.keys().next().value!);
+  }
+  dftCache.set(size, d);
+  return d;
 }
 
 /**
