@@ -106,6 +106,14 @@ export interface Station {
   hold(): void;
   /** Leaves the medium: the frame in service and the queued ones come back through onSent as 'aborted'. */
   detach(): void;
+  /**
+   * A station on a radio of its own (a PHY over a front-end): resolves once
+   * it is tuned nowhere (`retune(undefined)` or `detach`) and no read,
+   * transmission or tune of its front-end is still in flight, so that
+   * another user (sensing) may take the front-end. Stations of the air
+   * medium have no front-end to let go of and leave it out.
+   */
+  released?(): Promise<void>;
 }
 
 export type SendOutcome = { ok: true; attempts: number; atUs: Micros } | { ok: false; reason: 'retry-limit' | 'aborted'; attempts: number; atUs: Micros };

@@ -142,6 +142,11 @@ export class PhyStation implements Station {
   private readonly lastSeqFrom = new Map<number, number>();
   private readonly ackWaves = new Map<number, Float32Array>();
 
+  // Sharing the front-end.
+  /** Tunes, reads and transmissions of the front-end not yet settled. */
+  private inFlight = 0;
+  private readonly releaseWaiters: Array<() => void> = [];
+
   constructor(o: PhyStationOptions) {
     this.spec = o.spec;
     this.id = o.spec.id;
@@ -227,9 +232,12 @@ export class PhyStation implements Station {
     this.channelNumber = channel;
     this.receiver = new DsssReceiver({ samplesPerChip: this.sps });
     this.streamStartUs = undefined;
-    if (channel === undefined) return;
+    if (channel === undefined) {
+      this.checkReleased();
+      return;
+    }
     const centerHz = this.plan.get(channel).centerHz;
-    this.fe.tune(centerHz).then(
+    this.track(this.fe.tune(centerHz)).then(
       () => {
         if (gen !== this.gen) return;
         this.tuned = true;
@@ -241,6 +249,29 @@ export class PhyStation implements Station {
         if (gen === this.gen) this.onError?.(`tuning ${this.id} to channel ${channel}`, e);
       },
     );
+  }
+
+  released(): Promise<void> {
+    return new Promise((resolve) => {
+      this.releaseWaiters.push(resolve);
+      this.checkReleased();
+    });
+  }
+
+  /** Counts `op` in flight until it settles. */
+  private track<T>(op: Promise<T>): Promise<T> {
+    this.inFlight++;
+    const done = (): void => {
+      this.inFlight--;
+      this.checkReleased();
+    };
+    op.then(done, done);
+    return op;
+  }
+
+  private checkReleased(): void {
+    if (this.releaseWaiters.length === 0 || this.inFlight > 0 || (this.channelNumber !== undefined && !this.detached)) return;
+    for (const w of this.releaseWaiters.splice(0)) w();
   }
 
   hold(): void {
@@ -255,6 +286,7 @@ export class PhyStation implements Station {
     this.detached = true;
     this.gen++;
     this.tuned = false;
+    this.checkReleased();
   }
 
   // -------------------------------------------------------------------------
@@ -280,7 +312,7 @@ export class PhyStation implements Station {
     while (gen === this.gen && (this.listenAlways || this.svc !== undefined)) {
       let block: IqBlock;
       try {
-        block = await this.fe.readIq(this.blockSamples, this.buf);
+        block = await this.track(this.fe.readIq(this.blockSamples, this.buf));
       } catch (e) {
         if (gen !== this.gen) return;
         this.phy.readErrors++;
@@ -374,7 +406,7 @@ export class PhyStation implements Station {
       this.ackWaves.set(to, wave);
     }
     const atUs = frameEndUs + this.timing.sifsUs;
-    this.fe.transmitIq({ data: wave, count: wave.length / 2, atUs }).then(
+    this.track(this.fe.transmitIq({ data: wave, count: wave.length / 2, atUs })).then(
       (r) => {
         if (r.late) this.phy.lateAcks++;
         this.counters.airtimeUs += r.endUs - r.startUs;
@@ -449,7 +481,7 @@ export class PhyStation implements Station {
     this.transmitting = true;
     let endUs: Micros;
     try {
-      const r = await this.fe.transmitIq({ data: wave, count: wave.length / 2 });
+      const r = await this.track(this.fe.transmitIq({ data: wave, count: wave.length / 2 }));
       endUs = r.endUs;
       this.counters.airtimeUs += r.endUs - r.startUs;
     } catch (e) {

@@ -3,9 +3,9 @@ import type { Frontend } from '../../radio/frontend.js';
 import { CaptureHost, captureRadio } from '../../radio/medium/capture.js';
 import type { StationHost } from '../../radio/medium/index.js';
 import { RemoteMedium } from '../../radio/medium/remote.js';
-import { PhyHost } from '../../radio/phy/host.js';
+import { PhyHost, type RadioRole } from '../../radio/phy/host.js';
 import { EmulatedBand } from '../../radio/sim/band.js';
-import { linkBandHub, simRadio } from './radios.js';
+import { linkBandHub, openDeviceRadio, simRadio } from './radios.js';
 import { sharedClockUs } from '../../radio/sim/hub.js';
 import type { NodeConfig } from '../config/types.js';
 import { ConfigError } from '../core/errors.js';
@@ -28,6 +28,8 @@ export interface MeshAir {
   readonly describe: string;
   /** What the status shows of the air: the medium link's counters, or each PHY station's. */
   counters(): Record<string, unknown>;
+  /** The radios' own front-ends, under a PHY: the router senses through its sensing radio's (RouterParts.radioFrontends). */
+  readonly radioFrontends?: Readonly<Record<RadioRole, Frontend>>;
   close(): Promise<void>;
 }
 
@@ -82,34 +84,51 @@ export async function joinMedium(cfg: NodeConfig, log: Logger, paced: PacedEngin
   };
 }
 
+const ROLES = ['R1', 'R2', 'R3'] as const;
+
 /** Samples a sim radio under a PHY keeps for a receive loop that falls behind (µs). */
 const PHY_RADIO_BUFFER_US = 200_000;
 
 /**
- * The router's own radios, each a `sim` front-end on an emulated band of the
- * router's, running the DSSS PHY and its DCF (`PhyHost`): frames go out as
- * samples and come in only as what the receiver decodes from the samples a
- * radio reads. The router's sensing reads the same band. Radios on devices
- * (uhd, sora) are refused here: the router's sensing reads the emulated
- * band, and sensing a device's front-end between frames is not built yet.
+ * The router's own radios running the DSSS PHY and its DCF (`PhyHost`),
+ * each on a front-end: a `sim` front-end on an emulated band of the
+ * router's, or a device (`uhd`, `sora`). Frames go out as samples and come
+ * in only as what the receiver decodes from the samples a radio reads. The
+ * router senses through its sensing radio's front-end, which it shares with
+ * that radio's station (RouterParts.radioFrontends).
  */
-export function openPhyAir(cfg: NodeConfig, log: Logger, paced: PacedEngine): MeshAir {
-  const devices = (['R1', 'R2', 'R3'] as const).filter((r) => cfg.radios[r].frontend !== 'sim');
-  if (devices.length > 0) {
-    throw new ConfigError(
-      devices.map((r) => ({
-        path: `/radios/${r}/frontend`,
-        value: cfg.radios[r].frontend,
-        expected: '"sim" with phy.enabled: a router over device radios is not built yet (`cogmesh node` senses with them)',
-      })),
-    );
+export async function openPhyAir(cfg: NodeConfig, log: Logger, paced: PacedEngine): Promise<MeshAir> {
+  const devices = ROLES.filter((r) => cfg.radios[r].frontend !== 'sim');
+  if (devices.length > 0 && cfg.phy.timeScale !== 1) {
+    throw new ConfigError([
+      {
+        path: '/phy/timeScale',
+        value: cfg.phy.timeScale,
+        expected: `1 with radios on devices (${devices.map((r) => `${r}: ${cfg.radios[r].frontend}`).join(', ')}): slow motion is for the emulated band only`,
+      },
+    ]);
   }
   const plan = ism2g4(cfg.channelPlan.channels);
   const rng = Rng.fromSeed(cfg.node.seed);
   const band = new EmulatedBand(plan, cfg.sim.band, rng.fork('band'), { scheduler: paced.scheduler, historyUs: 60 * US_PER_S });
   // A PHY reads every sample: a receive loop that falls behind (a busy event loop) gets what it missed, as a USB SDR's buffers keep it.
-  const radio = (role: 'R1' | 'R2' | 'R3'): Frontend => simRadio(cfg, role, band, paced.scheduler, rng, { bufferUs: PHY_RADIO_BUFFER_US });
-  const frontends = { R1: radio('R1'), R2: radio('R2'), R3: radio('R3') };
+  const opened: Frontend[] = [];
+  const radio = async (role: RadioRole): Promise<Frontend> => {
+    const r = cfg.radios[role];
+    const fe =
+      r.frontend === 'sim'
+        ? simRadio(cfg, role, band, paced.scheduler, rng, { bufferUs: PHY_RADIO_BUFFER_US })
+        : await openDeviceRadio(`radios.${role}`, r, { id: `${cfg.node.name}/${role}` });
+    opened.push(fe);
+    return fe;
+  };
+  let frontends: Record<RadioRole, Frontend>;
+  try {
+    frontends = { R1: await radio('R1'), R2: await radio('R2'), R3: await radio('R3') };
+  } catch (e) {
+    await Promise.allSettled(opened.map((fe) => fe.close()));
+    throw e;
+  }
   // Other routers' bursts join this band's air through the hub, and its radios' bursts go out to them. The
   // band's clock is the engine's; the shared clock (in slow motion as much as the router's) is a fixed offset from it.
   const hubEndpoint = cfg.sim.band.hub;
@@ -132,9 +151,10 @@ export function openPhyAir(cfg: NodeConfig, log: Logger, paced: PacedEngine): Me
     host,
     band,
     plan,
+    radioFrontends: frontends,
     controlChannelPn: true,
     describe:
-      `its radios' DSSS PHY at ${cfg.phy.rateMbps} Mb/s` +
+      `its radios' DSSS PHY at ${cfg.phy.rateMbps} Mb/s (${ROLES.map((r) => `${r} ${frontends[r].kind}`).join(', ')}${cfg.channel.cognitive ? `; sensing through ${cfg.sensing.radio === 'R1' ? 'R1' : 'R2'}'s front-end` : ''})` +
       (hub ? `, its band linked to the band hub at ${hubEndpoint}` : '') +
       (scale !== 1 ? `, in slow motion (${scale} of real time)` : ''),
     counters: () => ({

@@ -113,7 +113,7 @@ export class MeshNode extends LiveConfigView implements RouterView {
     log.info({ event: 'sensing-backend', backend: choice.backend.name, probe: choice.probe }, `energy detector: ${choice.reason}`);
     // A router over an emulated PHY may run in slow motion (phy.timeScale): its whole clock does.
     const paced = new PacedEngine(cfg.phy.enabled && cfg.phy.timeScale !== 1 ? new ScaledClock(cfg.phy.timeScale) : undefined);
-    const air = cfg.sim.medium.endpoint !== '' ? await joinMedium(cfg, log, paced, opts.pcap) : openPhyAir(cfg, log, paced);
+    const air = cfg.sim.medium.endpoint !== '' ? await joinMedium(cfg, log, paced, opts.pcap) : await openPhyAir(cfg, log, paced);
     const { host, band, plan } = air;
     const m = cfg.sim.medium;
     const detector = new EnergyDetector(cfg.sensing, choice.backend);
@@ -152,6 +152,8 @@ export class MeshNode extends LiveConfigView implements RouterView {
           vnf: pool,
           onEvent: (e) => (nodeRef.node ? nodeRef.node.onRouterEvent(e) : early.push(e)),
           ...(taps.tap ? { iqTap: taps.tap } : {}),
+          ...(air.radioFrontends ? { radioFrontends: air.radioFrontends } : {}),
+          enter: (fn) => paced.inject(fn),
         }),
     );
     routerRef.r = router;

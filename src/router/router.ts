@@ -1,4 +1,5 @@
 import type { ChannelPlan } from '../../radio/channels.js';
+import type { Frontend } from '../../radio/frontend.js';
 import type { Station, StationHost } from '../../radio/medium/index.js';
 import type { MacFrame, Position, SendOutcome } from '../../radio/medium/types.js';
 import type { EmulatedBand } from '../../radio/sim/band.js';
@@ -25,7 +26,7 @@ import { Forwarding, type DataPacket, type FlowEntry, type LinkCounters, type Li
 import { NodeCore, type NodeEvent } from './node-core.js';
 import { aodvParams, prefixParams, qosQueues, schedulerParams } from './params.js';
 import { IpPlane } from './ip.js';
-import { SENSE_BLOCK_SAMPLES, senseBand, senseBandStatistical, SensingDriver, type SensingModel, type SensingRadios } from './sensing.js';
+import { captureVisit, SENSE_BLOCK_SAMPLES, senseBand, senseBandStatistical, SensingDriver, type SensingModel, type SensingRadios } from './sensing.js';
 import { VnfSide } from './vnfs.js';
 
 /** What a router needs from the host around it (the simulator, or the daemon on the medium process). */
@@ -68,6 +69,22 @@ export interface RouterParts {
   auth?: R3Auth;
   /** Reads the IQ its detector reads (the monitor's spectrum and recordings); the statistical model has no IQ to show it. */
   iqTap?: IqTap;
+  /**
+   * Its radios' own front-ends, when its stations run a PHY over them
+   * (`PhyHost`) rather than join the air medium: sensing then reads the
+   * sensing radio's front-end, which it shares with that radio's station.
+   * A round takes the front-end from the station once the station lets go
+   * of it (an exchange in progress ends first), tunes it to each channel in
+   * turn at the front-end's own retune cost, and the station tunes it back
+   * after. Absent, the router senses `band` at once.
+   */
+  radioFrontends?: Readonly<Record<'R1' | 'R2' | 'R3', Frontend>>;
+  /**
+   * Runs what follows a front-end's promise (a visit's samples read) inside
+   * the host's event loop: the daemon's paced engine's `inject`, so that
+   * what the router schedules then wakes the engine.
+   */
+  enter?<T>(fn: () => T): T;
 }
 
 /**
@@ -139,6 +156,8 @@ export class MeshRouter {
   private readonly alarms: Record<AlarmName, Alarm>;
   /** The sensing block: IQ samples in the iq model, window energies in the statistical one. */
   private iq: Float32Array | undefined;
+  /** Where blocks read through a front-end go (the detector's own memory when it has some). */
+  private blockBuffer: Float32Array | undefined;
   private energies: Float64Array | undefined;
   private readonly noise: Rng;
   private retuneUs: Micros;
@@ -521,7 +540,18 @@ export class MeshRouter {
           this.runSched(this.sched.resume(now), now);
         }
       },
-      capture: (v) => this.sense(v),
+      capture: (v) => {
+        const fe = this.p.radioFrontends?.[this.sensingOnR1 ? 'R1' : 'R2'];
+        return fe ? this.senseThrough(fe, v) : this.sense(v);
+      },
+      enter: <T>(fn: () => T): T => {
+        const run = (): T => {
+          const r = fn();
+          this.rearm();
+          return r;
+        };
+        return this.p.enter ? this.p.enter(run) : run();
+      },
       tuneR1: (channel, now) => this.tuneR1(channel, now),
       event: (e) => {
         if (e.kind === 'sensing-round') this.counters.sensingRounds++;
@@ -578,6 +608,23 @@ export class MeshRouter {
     const seen = senseBand(this.p.band, this.p.detector, radio, centerHz, fromUs, v.captureUs, this.iq, this.noise, tap && ((b) => tap.block(v, b)));
     tap?.visitEnd(v, v.endUs);
     return seen.observation(v.channel, v.endUs);
+  }
+
+  /**
+   * A visit through the sensing radio's own front-end (see
+   * `RouterParts.radioFrontends`), once the station on it has let go of it.
+   */
+  private async senseThrough(fe: Frontend, v: Visit): Promise<ChannelObservation> {
+    await (this.sensingOnR1 ? this.r1 : this.r2).released?.();
+    this.blockBuffer ??= this.p.detector.allocateBlock(SENSE_BLOCK_SAMPLES) ?? new Float32Array(2 * SENSE_BLOCK_SAMPLES);
+    return captureVisit(fe, v, {
+      plan: this.p.plan,
+      scheduler: this.p.engine,
+      detector: this.p.detector,
+      maxBlock: SENSE_BLOCK_SAMPLES,
+      buffer: this.blockBuffer,
+      tap: this.p.iqTap,
+    });
   }
 
   // -------------------------------------------------------------------------

@@ -35,6 +35,12 @@ export interface SensingRadios {
   event(e: NodeEvent): void;
   /** A visit failed; the round goes on as if the visit saw nothing. */
   fault?(where: string, error: unknown, now: Micros): void;
+  /**
+   * Runs what follows a front-end's promise (the rest of a round) inside the
+   * host's event loop, as a paced engine's `inject` does, so that what it
+   * schedules wakes the engine; absent, it runs as it is.
+   */
+  enter?<T>(fn: () => T): T;
 }
 
 /** Drives a NodeCore over its radios; see SensingRadios. */
@@ -71,7 +77,11 @@ export class SensingDriver {
   /** Runs what the core has due at `now`; a promise when front-ends are still at work. */
   tick(now: Micros): void | Promise<void> {
     const run = (): void | Promise<void> => this.run(this.core.tick(now));
-    return this.chain(this.busy ? this.busy.then(run) : run());
+    return this.chain(this.busy ? this.busy.then(() => this.enter(run)) : run());
+  }
+
+  private enter<T>(fn: () => T): T {
+    return this.radios.enter ? this.radios.enter(fn) : fn();
   }
 
   /** Re-reads the core's deadline (its own timer only; after a reconfiguration). */
@@ -139,14 +149,15 @@ export class SensingDriver {
           return;
         }
         return seen.then(
-          (obs) => this.visited(obs, this.radios.now()),
-          (error: unknown) => {
-            // Stopping closes the radio under the visit: nothing to report then.
-            if (this.stopped) return;
-            const at = this.radios.now();
-            this.radios.fault?.(`sensing channel ${v.channel}`, error, at);
-            return this.visited({ channel: v.channel, windows: 0, busyWindows: 0, meanPowerDbm: -Infinity, busyMeanPowerDbm: undefined, atUs: at }, at);
-          },
+          (obs) => this.enter(() => this.visited(obs, this.radios.now())),
+          (error: unknown) =>
+            this.enter(() => {
+              // Stopping closes the radio under the visit: nothing to report then.
+              if (this.stopped) return;
+              const at = this.radios.now();
+              this.radios.fault?.(`sensing channel ${v.channel}`, error, at);
+              return this.visited({ channel: v.channel, windows: 0, busyWindows: 0, meanPowerDbm: -Infinity, busyMeanPowerDbm: undefined, atUs: at }, at);
+            }),
         );
       }
     }
@@ -234,23 +245,15 @@ export class FrontendSensing implements SensingRadios {
     this.p.onEvent({ kind: 'driver-error', where, error, atUs: now });
   }
 
-  async capture(v: Visit): Promise<ChannelObservation> {
-    const fe = this.p.sensing;
-    await fe.tune(this.p.plan.get(v.channel).centerHz);
-    // Timer lateness (real time) would otherwise add up over a round's visits and stretch T_s.
-    const captureUs = Math.max(0, Math.min(v.captureUs, v.endUs - this.now()));
-    let remaining = Math.round((captureUs * fe.capabilities.sampleRateHz) / 1e6);
-    const tally = new VisitTally();
-    const tap = this.p.iqTap;
-    while (remaining > 0) {
-      const n = Math.min(remaining, this.maxBlock);
-      const block = await fe.readIq(n, this.blockBuffer);
-      tally.add(this.p.detector.detect(block));
-      tap?.block(v, block);
-      remaining -= n;
-    }
-    tap?.visitEnd(v, this.now());
-    return tally.observation(v.channel, this.now());
+  capture(v: Visit): Promise<ChannelObservation> {
+    return captureVisit(this.p.sensing, v, {
+      plan: this.p.plan,
+      scheduler: this.p.scheduler,
+      detector: this.p.detector,
+      maxBlock: this.maxBlock,
+      buffer: this.blockBuffer,
+      tap: this.p.iqTap,
+    });
   }
 
   async tuneR1(channel: number): Promise<void> {
@@ -265,6 +268,41 @@ export class FrontendSensing implements SensingRadios {
   afterRound(r1Channel: number): void | Promise<void> {
     if (this.p.sensing === this.p.r1) return this.tuneR1(r1Channel);
   }
+}
+
+/** What a visit through a front-end reads with: see `captureVisit`. */
+export interface VisitReader {
+  plan: ChannelPlan;
+  scheduler: Scheduler;
+  detector: Detector;
+  /** Largest block read at once, in complex samples. */
+  maxBlock: number;
+  /** Where blocks are read into (the detector's own memory), or undefined for the front-end's. */
+  buffer: Float32Array | undefined;
+  tap?: IqTap | undefined;
+}
+
+/**
+ * A visit of the energy detector through front-end `fe`: tuned to the
+ * visit's channel (its retune cost is the front-end's own), then read and
+ * detected block by block for the visit's capture time, cut short where
+ * timer lateness would run past the visit's end (real time would otherwise
+ * add it up over a round's visits and stretch T_s).
+ */
+export async function captureVisit(fe: Frontend, v: Visit, r: VisitReader): Promise<ChannelObservation> {
+  await fe.tune(r.plan.get(v.channel).centerHz);
+  const captureUs = Math.max(0, Math.min(v.captureUs, v.endUs - r.scheduler.now()));
+  let remaining = Math.round((captureUs * fe.capabilities.sampleRateHz) / 1e6);
+  const tally = new VisitTally();
+  while (remaining > 0) {
+    const n = Math.min(remaining, r.maxBlock);
+    const block = await fe.readIq(n, r.buffer);
+    tally.add(r.detector.detect(block));
+    r.tap?.block(v, block);
+    remaining -= n;
+  }
+  r.tap?.visitEnd(v, r.scheduler.now());
+  return tally.observation(v.channel, r.scheduler.now());
 }
 
 /**

@@ -143,6 +143,35 @@ describe('PhyStation: the DCF over the DSSS PHY on a front-end', () => {
     assert.equal(a.fe.centerHz, plan.get(1).centerHz);
   });
 
+  test('released: the front-end is free once the station is tuned nowhere and its last read, tune and transmission have settled', async () => {
+    const { station, run, engine } = rig(8);
+    const a = station(1, 6);
+    const b = station(2, 6);
+    let released = false;
+    void a.st.released().then(() => (released = true));
+    await run(20_000);
+    assert.equal(released, false, 'tuned to channel 6 and reading');
+    // A unicast exchange: its transmission and the wait for the ACK hold the front-end.
+    a.st.send({ src: 1, dst: 2, payload: payload(400) });
+    await run(200_000, () => a.st.serviceAttempts === 1);
+    a.st.hold();
+    await run(2_000_000, () => a.sent.length === 1);
+    assert.equal(a.sent[0]!.outcome.ok, true, 'the exchange ended with its ACK');
+    assert.equal(released, false, 'still tuned after the exchange');
+    a.st.retune(undefined, 0);
+    await flush();
+    assert.equal(released, false, 'a read is still in flight');
+    const at = engine.now();
+    await run(at + 5_000, () => released);
+    assert.equal(released, true);
+    assert.ok(engine.now() > at, 'released once the read in flight came back');
+    assert.equal(b.heard.length, 1);
+    // Another user may tune the front-end now; a station already let go of it at once.
+    let again = false;
+    await a.st.released().then(() => (again = true));
+    assert.equal(again, true);
+  });
+
   test('refuses what the PHY cannot do, naming it', () => {
     const { station } = rig();
     assert.throws(() => station(1, 6, { fe: { sampleRateHz: 1e6 } }), /sample rate.*11e6 or 22e6/);
