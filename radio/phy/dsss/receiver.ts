@@ -25,7 +25,9 @@
  * the longest frame and stays).
  */
 import { RangeArgumentError } from '../../../src/core/errors.js';
+import { WASM_PAGE, wasmApi, type WasmMemory } from '../../../src/core/wasm-emit.js';
 import { fcsMatches, FCS_BYTES } from './crc.js';
+import { despreadModule } from './despread-wasm.js';
 import { polyphaseTable } from './fractional.js';
 import { CHIPS_PER_SYMBOL, DQPSK_DIBIT_BY_QUARTERS, type SamplesPerChip } from './modem.js';
 import { HEADER_BITS, parsePlcpHeader, SFD, SFD_BITS, SYNC_BITS, type DsssRate, type HeaderFault } from './plcp.js';
@@ -77,6 +79,23 @@ export function zeroDsssRxCounters(): DsssRxCounters {
 
 export interface DsssRxOptions {
   samplesPerChip: SamplesPerChip;
+  /**
+   * The despreader's kernel: 'wasm' (WebAssembly SIMD, despread-wasm.ts),
+   * 'ts' (TypeScript), or 'auto' (the default): WebAssembly SIMD when the
+   * engine has it. Both give the same frames and counters, bit for bit.
+   */
+  kernel?: 'auto' | 'wasm' | 'ts';
+}
+
+interface DespreadExports {
+  detect(src: number, count: number, sps: number, energy: number, symBytes: number, half: number): number;
+  despread(src: number, count: number, sps: number, re: number, im: number): void;
+}
+
+/** Is WebAssembly SIMD there for the receiver's despreader? The reason when not. */
+export function despreadWasmUnavailable(): string | undefined {
+  const m = despreadModule();
+  return typeof m === 'string' ? m : undefined;
 }
 
 /** Symbols over which the detector sums correlation energy. */
@@ -254,10 +273,24 @@ export class DsssReceiver {
   private readonly table: Float64Array;
   private readonly header = new Uint8Array(HEADER_BITS);
   private readonly descrambler = new Descrambler();
+  /** Which despreader runs: WebAssembly SIMD or TypeScript. */
+  readonly kernel: 'wasm' | 'ts';
+  private readonly wasm: DespreadExports | undefined;
+  /**
+   * With WebAssembly, its memory holds the work buffers and the stream
+   * buffer, in that order from `energyByte`, `zReByte`, `zImByte`,
+   * `bufByte`; the stream buffer grows with the memory, and the views are
+   * made again.
+   */
+  private readonly memory: WasmMemory | undefined;
+  private readonly energyByte = 0;
+  private readonly zReByte: number;
+  private readonly zImByte: number;
+  private readonly bufByte: number;
   /** Work buffers: whole-sample despreads (detection window or one symbol's span), energy per offset, one interpolated value. */
-  private readonly zRe: Float64Array;
-  private readonly zIm: Float64Array;
-  private readonly energy: Float64Array;
+  private zRe: Float64Array;
+  private zIm: Float64Array;
+  private energy: Float64Array;
   private readonly point = new Float64Array(2);
   /** The last symbol despread by `symbolAt`, on time, and its timing error (late minus early energy over their sum). */
   private zr = 0;
@@ -287,14 +320,33 @@ export class DsssReceiver {
     if (options.samplesPerChip !== 1 && options.samplesPerChip !== 2) {
       throw new RangeArgumentError('samplesPerChip', options.samplesPerChip, '1 or 2');
     }
+    const kernel = options.kernel ?? 'auto';
+    if (kernel !== 'auto' && kernel !== 'wasm' && kernel !== 'ts') throw new RangeArgumentError('kernel', kernel, "'auto', 'wasm' or 'ts'");
+    const module = kernel === 'ts' ? 'not asked for' : despreadModule();
+    if (kernel === 'wasm' && typeof module === 'string') throw new RangeArgumentError('kernel', kernel, `'ts' or 'auto': ${module}`);
+    this.kernel = typeof module === 'string' ? 'ts' : 'wasm';
     this.sps = options.samplesPerChip;
     this.sym = CHIPS_PER_SYMBOL * this.sps;
     this.halfChip = this.sps / 2;
     this.half = INTERP_HALF[this.sps];
     this.table = INTERP_TABLE[this.sps];
-    this.zRe = new Float64Array(Math.max(DETECT_SYMBOLS * this.sym, SPAN_MAX));
-    this.zIm = new Float64Array(this.zRe.length);
-    this.energy = new Float64Array(this.sym);
+    const zLength = Math.max(DETECT_SYMBOLS * this.sym, SPAN_MAX);
+    this.zReByte = align16(this.energyByte + 8 * this.sym);
+    this.zImByte = this.zReByte + 8 * zLength;
+    this.bufByte = this.zImByte + 8 * zLength;
+    if (typeof module !== 'string') {
+      const api = wasmApi()!;
+      this.memory = new api.Memory({ initial: Math.ceil((this.bufByte + 8 * HISTORY) / WASM_PAGE) });
+      this.wasm = new api.Instance(module, { env: { memory: this.memory } }).exports as unknown as DespreadExports;
+      const buffer = this.memory.buffer;
+      this.zRe = new Float64Array(buffer, this.zReByte, zLength);
+      this.zIm = new Float64Array(buffer, this.zImByte, zLength);
+      this.energy = new Float64Array(buffer, this.energyByte, this.sym);
+    } else {
+      this.zRe = new Float64Array(zLength);
+      this.zIm = new Float64Array(zLength);
+      this.energy = new Float64Array(this.sym);
+    }
     this.startStream();
   }
 
@@ -323,7 +375,7 @@ export class DsssReceiver {
 
   /** An empty stream, with HISTORY zeros before its first sample. */
   private startStream(): void {
-    if (this.buf.length < 2 * HISTORY) this.buf = new Float32Array(2 * HISTORY);
+    if (this.buf.length < 2 * HISTORY) this.resize(2 * HISTORY);
     this.buf.fill(0, 0, 2 * HISTORY);
     this.used = 2 * HISTORY;
     this.base = -HISTORY;
@@ -342,14 +394,30 @@ export class DsssReceiver {
         this.used -= 2 * drop;
         this.base += drop;
       }
-      if (this.used + iq.length > this.buf.length) {
-        const grown = new Float32Array(Math.max(2 * this.buf.length, this.used + iq.length));
-        grown.set(this.buf.subarray(0, this.used));
-        this.buf = grown;
-      }
+      if (this.used + iq.length > this.buf.length) this.resize(Math.max(2 * this.buf.length, this.used + iq.length));
     }
     this.buf.set(iq, this.used);
     this.used += iq.length;
+  }
+
+  /** Makes the stream buffer `floats` long, its first `used` kept: a new array, or with WebAssembly its memory grown and viewed again. */
+  private resize(floats: number): void {
+    const memory = this.memory;
+    if (memory === undefined) {
+      const grown = new Float32Array(floats);
+      grown.set(this.buf.subarray(0, this.used));
+      this.buf = grown;
+      return;
+    }
+    const bytes = this.bufByte + 4 * floats;
+    if (bytes > memory.buffer.byteLength) memory.grow(Math.ceil((bytes - memory.buffer.byteLength) / WASM_PAGE));
+    const buffer = memory.buffer;
+    this.buf = new Float32Array(buffer, this.bufByte, floats);
+    // The old views are detached (their length 0): sizes come from the layout.
+    const zLength = (this.zImByte - this.zReByte) / 8;
+    this.zRe = new Float64Array(buffer, this.zReByte, zLength);
+    this.zIm = new Float64Array(buffer, this.zImByte, zLength);
+    this.energy = new Float64Array(buffer, this.energyByte, this.sym);
   }
 
   /** Detects and decodes from `next` as far as the samples go; `final`: the stream ends there. */
@@ -393,9 +461,15 @@ export class DsssReceiver {
    */
   private detect(iq: Float32Array, p: number): number {
     const sym = this.sym;
-    despreadRun(iq, p, DETECT_SYMBOLS * sym, this.sps, this.zRe, this.zIm);
+    const wasm = this.wasm;
+    const halfCount = (DETECT_SYMBOLS / 2) * sym;
+    // WebAssembly despreads, sums the energies and the first half's in one call.
+    let firstHalf = Number.NaN;
+    if (wasm === undefined) {
+      despreadRun(iq, p, DETECT_SYMBOLS * sym, this.sps, this.zRe, this.zIm);
+      energyByOffset(this.zRe, this.zIm, sym, DETECT_SYMBOLS, this.energy);
+    } else firstHalf = wasm.detect(this.bufByte + 8 * p, DETECT_SYMBOLS * sym, this.sps, this.energyByte, 8 * sym, halfCount);
     const energy = this.energy;
-    energyByOffset(this.zRe, this.zIm, sym, DETECT_SYMBOLS, energy);
     let total = 0;
     let best = -1;
     let bestEnergy = 0;
@@ -409,7 +483,7 @@ export class DsssReceiver {
     if (!(total > 0) || !(bestEnergy * sym > DETECT_RATIO * total)) return Number.NaN;
     // A window that is mostly silence has too few symbols behind its sums for the ratio to mean
     // anything (noise running into digital silence): both halves must carry a share of the energy.
-    const firstHalf = sumSquares(this.zRe, this.zIm, (DETECT_SYMBOLS / 2) * sym);
+    if (wasm === undefined) firstHalf = sumSquares(this.zRe, this.zIm, halfCount);
     if (!(firstHalf > total * BALANCE && firstHalf < total * (1 - BALANCE))) return Number.NaN;
     const before = energy[(best + sym - 1) % sym]!;
     const after = energy[(best + 1) % sym]!;
@@ -432,7 +506,8 @@ export class DsssReceiver {
     const h = this.halfChip;
     const first = Math.floor(tau - h) - this.half + 1;
     const count = Math.floor(tau + h) + this.half - first + 1;
-    despreadRun(iq, first, count, this.sps, this.zRe, this.zIm);
+    if (this.wasm === undefined) despreadRun(iq, first, count, this.sps, this.zRe, this.zIm);
+    else this.wasm.despread(this.bufByte + 8 * first, count, this.sps, this.zReByte, this.zImByte);
     const pt = this.point;
     interpolate(this.table, this.half, this.zRe, this.zIm, tau - h - first, pt);
     const early = pt[0]! * pt[0]! + pt[1]! * pt[1]!;
@@ -645,4 +720,8 @@ function phaseError(dr: number, di: number, quarters: number): number {
   }
   const e = Math.atan2(y, x);
   return Number.isFinite(e) ? e : 0;
+}
+
+function align16(n: number): number {
+  return Math.ceil(n / 16) * 16;
 }
