@@ -68,6 +68,10 @@ function same(sps: SamplesPerChip, buffers: Float32Array[], what: string): { fra
 test('the engine has WebAssembly SIMD, the despreader module validates, and the receiver takes it by default', () => {
   assert.equal(despreadWasmUnavailable(), undefined);
   assert.notEqual(typeof compileWasm(wasmApi(), despreadModuleBytes()), 'string');
+  // Without WebAssembly, or with an engine that does not validate simd128, the reason in words (the receiver then runs TypeScript).
+  assert.match(String(compileWasm(undefined, despreadModuleBytes())), /no WebAssembly/);
+  const noSimd = { ...wasmApi()!, validate: () => false };
+  assert.match(String(compileWasm(noSimd, despreadModuleBytes())), /SIMD/);
   assert.equal(new DsssReceiver({ samplesPerChip: 2 }).kernel, 'wasm');
   assert.equal(new DsssReceiver({ samplesPerChip: 2, kernel: 'ts' }).kernel, 'ts');
   assert.throws(() => new DsssReceiver({ samplesPerChip: 1, kernel: 'simd' as never }), /kernel/);

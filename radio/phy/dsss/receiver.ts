@@ -88,8 +88,10 @@ export interface DsssRxOptions {
 }
 
 interface DespreadExports {
-  detect(src: number, count: number, sps: number, energy: number, symBytes: number, half: number): number;
-  despread(src: number, count: number, sps: number, re: number, im: number): void;
+  detect(src: number, count: number, sps: number, energy: number, symBytes: number, half: number, wide: number): number;
+  // prettier-ignore
+  symbol(src: number, count: number, sps: number, wide: number, z: number, out: number, taps: number,
+    zEarly: number, tEarly: number, zLate: number, tLate: number, zOn: number, tOn: number): void;
 }
 
 /** Is WebAssembly SIMD there for the receiver's despreader? The reason when not. */
@@ -230,10 +232,9 @@ function despreadRun(iq: Float32Array, t: number, count: number, sps: SamplesPer
  * the arrays.
  */
 function interpolate(table: Float64Array, half: number, re: Float64Array, im: Float64Array, pos: number, out: Float64Array): void {
-  const i = Math.floor(pos);
   const taps = 2 * half;
-  const row = Math.round((pos - i) * INTERP_PHASES) * taps;
-  const first = i - half + 1;
+  const row = tapRow(half, pos);
+  const first = tapFirst(half, pos);
   let r = 0;
   let m = 0;
   for (let j = 0; j < taps; j++) {
@@ -243,6 +244,17 @@ function interpolate(table: Float64Array, half: number, re: Float64Array, im: Fl
   }
   out[0] = r;
   out[1] = m;
+}
+
+/** The interpolator's first tap at fractional index `pos`. */
+function tapFirst(half: number, pos: number): number {
+  return Math.floor(pos) - half + 1;
+}
+
+/** Where the interpolator's table row for fractional index `pos` starts (its fraction rounded to 1 / INTERP_PHASES). */
+function tapRow(half: number, pos: number): number {
+  const i = Math.floor(pos);
+  return Math.round((pos - i) * INTERP_PHASES) * 2 * half;
 }
 
 /** Sums |z|^2 over `symbols` symbols `sym` apart, for each of the `sym` offsets: energy[r] = sum_j |z[r + j sym]|^2. */
@@ -278,20 +290,26 @@ export class DsssReceiver {
   private readonly wasm: DespreadExports | undefined;
   /**
    * With WebAssembly, its memory holds the work buffers and the stream
-   * buffer, in that order from `energyByte`, `zReByte`, `zImByte`,
-   * `bufByte`; the stream buffer grows with the memory, and the views are
-   * made again.
+   * buffer, in that order from `energyByte` (energy per offset), `outByte`
+   * (early, late, on time), `tableByte` (the interpolator's table, each tap
+   * twice), `zByte` (a symbol's despreads), `wideByte` (samples widened to
+   * f64), `bufByte`; the stream buffer grows with the memory, and the views
+   * are made again.
    */
   private readonly memory: WasmMemory | undefined;
   private readonly energyByte = 0;
-  private readonly zReByte: number;
-  private readonly zImByte: number;
+  private readonly outByte: number;
+  private readonly tableByte: number;
+  private readonly zByte: number;
+  private readonly wideByte: number;
   private readonly bufByte: number;
-  /** Work buffers: whole-sample despreads (detection window or one symbol's span), energy per offset, one interpolated value. */
-  private zRe: Float64Array;
-  private zIm: Float64Array;
+  /** Work buffers: whole-sample despreads (detection window or one symbol's span; TypeScript), energy per offset, one interpolated value. */
+  private readonly zRe: Float64Array;
+  private readonly zIm: Float64Array;
   private energy: Float64Array;
   private readonly point = new Float64Array(2);
+  /** WebAssembly's early, late and on-time interpolated values, [re, im] each. */
+  private out = new Float64Array(0);
   /** The last symbol despread by `symbolAt`, on time, and its timing error (late minus early energy over their sum). */
   private zr = 0;
   private zi = 0;
@@ -331,22 +349,22 @@ export class DsssReceiver {
     this.half = INTERP_HALF[this.sps];
     this.table = INTERP_TABLE[this.sps];
     const zLength = Math.max(DETECT_SYMBOLS * this.sym, SPAN_MAX);
-    this.zReByte = align16(this.energyByte + 8 * this.sym);
-    this.zImByte = this.zReByte + 8 * zLength;
-    this.bufByte = this.zImByte + 8 * zLength;
+    this.zRe = new Float64Array(zLength);
+    this.zIm = new Float64Array(zLength);
+    this.outByte = align16(this.energyByte + 8 * this.sym);
+    this.tableByte = this.outByte + 48;
+    this.zByte = this.tableByte + 16 * this.table.length;
+    this.wideByte = this.zByte + 16 * SPAN_MAX;
+    this.bufByte = this.wideByte + 16 * (zLength + this.sym);
     if (typeof module !== 'string') {
       const api = wasmApi()!;
       this.memory = new api.Memory({ initial: Math.ceil((this.bufByte + 8 * HISTORY) / WASM_PAGE) });
       this.wasm = new api.Instance(module, { env: { memory: this.memory } }).exports as unknown as DespreadExports;
-      const buffer = this.memory.buffer;
-      this.zRe = new Float64Array(buffer, this.zReByte, zLength);
-      this.zIm = new Float64Array(buffer, this.zImByte, zLength);
-      this.energy = new Float64Array(buffer, this.energyByte, this.sym);
-    } else {
-      this.zRe = new Float64Array(zLength);
-      this.zIm = new Float64Array(zLength);
-      this.energy = new Float64Array(this.sym);
+      const table = new Float64Array(this.memory.buffer, this.tableByte, 2 * this.table.length);
+      this.table.forEach((w, j) => table.fill(w, 2 * j, 2 * j + 2));
     }
+    // With WebAssembly, `resize` (from startStream) makes it a view of the memory.
+    this.energy = new Float64Array(this.sym);
     this.startStream();
   }
 
@@ -413,11 +431,8 @@ export class DsssReceiver {
     if (bytes > memory.buffer.byteLength) memory.grow(Math.ceil((bytes - memory.buffer.byteLength) / WASM_PAGE));
     const buffer = memory.buffer;
     this.buf = new Float32Array(buffer, this.bufByte, floats);
-    // The old views are detached (their length 0): sizes come from the layout.
-    const zLength = (this.zImByte - this.zReByte) / 8;
-    this.zRe = new Float64Array(buffer, this.zReByte, zLength);
-    this.zIm = new Float64Array(buffer, this.zImByte, zLength);
     this.energy = new Float64Array(buffer, this.energyByte, this.sym);
+    this.out = new Float64Array(buffer, this.outByte, 6);
   }
 
   /** Detects and decodes from `next` as far as the samples go; `final`: the stream ends there. */
@@ -468,7 +483,7 @@ export class DsssReceiver {
     if (wasm === undefined) {
       despreadRun(iq, p, DETECT_SYMBOLS * sym, this.sps, this.zRe, this.zIm);
       energyByOffset(this.zRe, this.zIm, sym, DETECT_SYMBOLS, this.energy);
-    } else firstHalf = wasm.detect(this.bufByte + 8 * p, DETECT_SYMBOLS * sym, this.sps, this.energyByte, 8 * sym, halfCount);
+    } else firstHalf = wasm.detect(this.bufByte + 8 * p, DETECT_SYMBOLS * sym, this.sps, this.energyByte, 8 * sym, halfCount, this.wideByte);
     const energy = this.energy;
     let total = 0;
     let best = -1;
@@ -506,16 +521,37 @@ export class DsssReceiver {
     const h = this.halfChip;
     const first = Math.floor(tau - h) - this.half + 1;
     const count = Math.floor(tau + h) + this.half - first + 1;
-    if (this.wasm === undefined) despreadRun(iq, first, count, this.sps, this.zRe, this.zIm);
-    else this.wasm.despread(this.bufByte + 8 * first, count, this.sps, this.zReByte, this.zImByte);
-    const pt = this.point;
-    interpolate(this.table, this.half, this.zRe, this.zIm, tau - h - first, pt);
-    const early = pt[0]! * pt[0]! + pt[1]! * pt[1]!;
-    interpolate(this.table, this.half, this.zRe, this.zIm, tau + h - first, pt);
-    const late = pt[0]! * pt[0]! + pt[1]! * pt[1]!;
-    interpolate(this.table, this.half, this.zRe, this.zIm, tau - first, pt);
-    this.zr = pt[0]!;
-    this.zi = pt[1]!;
+    let early: number;
+    let late: number;
+    if (this.wasm === undefined) {
+      despreadRun(iq, first, count, this.sps, this.zRe, this.zIm);
+      const pt = this.point;
+      interpolate(this.table, this.half, this.zRe, this.zIm, tau - h - first, pt);
+      early = pt[0]! * pt[0]! + pt[1]! * pt[1]!;
+      interpolate(this.table, this.half, this.zRe, this.zIm, tau + h - first, pt);
+      late = pt[0]! * pt[0]! + pt[1]! * pt[1]!;
+      interpolate(this.table, this.half, this.zRe, this.zIm, tau - first, pt);
+      this.zr = pt[0]!;
+      this.zi = pt[1]!;
+    } else {
+      // The same in one call: the table and z hold [re, im] pairs, 16 bytes each.
+      const half = this.half;
+      const pe = tau - h - first;
+      const pl = tau + h - first;
+      const po = tau - first;
+      const zb = this.zByte;
+      const tb = this.tableByte;
+      // prettier-ignore
+      this.wasm.symbol(this.bufByte + 8 * first, count, this.sps, this.wideByte, zb, this.outByte, 2 * half,
+        zb + 16 * tapFirst(half, pe), tb + 16 * tapRow(half, pe),
+        zb + 16 * tapFirst(half, pl), tb + 16 * tapRow(half, pl),
+        zb + 16 * tapFirst(half, po), tb + 16 * tapRow(half, po));
+      const out = this.out;
+      early = out[0]! * out[0]! + out[1]! * out[1]!;
+      late = out[2]! * out[2]! + out[3]! * out[3]!;
+      this.zr = out[4]!;
+      this.zi = out[5]!;
+    }
     const e = (late - early) / (late + early);
     this.timingError = Math.abs(e) <= 1 ? e : 0;
   }
