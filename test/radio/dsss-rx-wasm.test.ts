@@ -98,6 +98,8 @@ test('frames at both rates with a carrier offset and clock drift, whole and spli
     for (const [ppm, cfoHz, sigma] of [
       [20, 50e3, 0.1],
       [-20, -40e3, 0.6],
+      // Near the sensitivity limit: decisions, SFD searches and header checks that go either way.
+      [-20, 50e3, 1.1],
     ] as const) {
       const frames = [
         { bytes: bytes(1500), rateMbps: 1 as const },
@@ -108,11 +110,11 @@ test('frames at both rates with a carrier offset and clock drift, whole and spli
       const stream = channel(rng, frames, sps, ppm, cfoHz, sigma);
       const what = `${sps} samples per chip, ${ppm} ppm, ${cfoHz / 1e3} kHz, noise ${sigma}`;
       const whole = same(sps, [stream], what);
-      assert.ok(whole.frames.filter((f) => f.fcsOk).length >= (sigma < 0.5 ? 4 : 1), what);
+      assert.ok(whole.frames.filter((f) => f.fcsOk).length >= (sigma < 0.5 ? 4 : sigma < 1 ? 1 : 0), what);
       same(sps, split(rng, stream, 3001), `${what}, split`);
       // Cut inside the first frame's PSDU: counted truncated on both.
       const cut = same(sps, [stream.subarray(0, Math.floor(stream.length * 0.6))], `${what}, cut`);
-      assert.equal(cut.counters.truncated, 1, what);
+      if (sigma < 1) assert.equal(cut.counters.truncated, 1, what);
     }
   }
 });
