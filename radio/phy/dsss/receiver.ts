@@ -23,6 +23,11 @@
  * by cause, never thrown. Per frame it allocates the PSDU's bytes and the
  * frame record; its work buffers are made once (the stream buffer grows to
  * the longest frame and stays).
+ *
+ * The despreading, and within a frame the interpolation, run in WebAssembly
+ * SIMD when the engine has it (despread-wasm.ts, on the stream buffer in the
+ * module's memory), with the same arithmetic in the same order as the
+ * TypeScript here, so the results are the same bit for bit.
  */
 import { RangeArgumentError } from '../../../src/core/errors.js';
 import { WASM_PAGE, wasmApi, type WasmMemory } from '../../../src/core/wasm-emit.js';
