@@ -1,7 +1,7 @@
 /**
  * The DSSS PHY's throughput on one core, against what real time needs, and
- * the WebAssembly SIMD FIR kernel against the TypeScript one, measured in the
- * same run (docs/phy.md):
+ * the WebAssembly SIMD kernels (FIR, receiver's despreader) against the
+ * TypeScript ones, measured in the same run (docs/phy.md):
  *
  *   node --import tsx bench/phy.ts [--frames 20] [--bytes 500] [--seconds 1] [--seed 7] [--json]
  *
@@ -13,17 +13,19 @@
  * output. RX: the same frames with noise (Eb/N0
  * 15 dB, gaps between them) at 11 or 22 Msample/s into DsssReceiver.receive,
  * or at 20 or 25 Msample/s resampled to 22 first, a block of 4096 at a time;
- * Msample/s of input. "x RT" is that over what real time needs (the chip
- * rate times the samples per chip, or the front-end's rate); each row runs
- * with the FIR on the TypeScript kernel and on WebAssembly SIMD, and the last
- * column is their ratio. The receiver itself has no FIR: it is the same code
- * in both. Each figure is the total samples over the total time of repeated
+ * and as much noise alone (what a listening radio mostly hears) at 11 and
+ * 22 Msample/s; Msample/s of input. "x RT" is that over what real time
+ * needs (the chip rate times the samples per chip, or the front-end's rate);
+ * each row runs with its filters and the receiver's despreader on the
+ * TypeScript kernels and on WebAssembly SIMD, and the last column is their
+ * ratio. Each figure is the total samples over the total time of repeated
  * runs for at least --seconds, after a quarter of that warming up.
  */
 import { parseArgs } from 'node:util';
 import {
   ChipShaper,
   DsssReceiver,
+  despreadWasmUnavailable,
   firWasmUnavailable,
   modulateFrame,
   Resampler,
@@ -54,7 +56,7 @@ const seconds = Number(values.seconds);
 if (!(seconds > 0 && seconds <= 60)) fail(`--seconds: "${values.seconds}" is not a time in (0, 60]`);
 const seed = Number(values.seed);
 if (!(Number.isInteger(seed) && seed >= 0 && seed <= 0xffffffff)) fail(`--seed: "${values.seed}" is not an integer seed`);
-const wasmMissing = firWasmUnavailable();
+const wasmMissing = firWasmUnavailable() ?? despreadWasmUnavailable();
 
 const CHIP_RATE = 11e6;
 const BLOCK = 4096;
@@ -142,10 +144,17 @@ function rxStream(rateHz: number): Float32Array {
   return noise;
 }
 
-/** RX: resample (when the stream is not at 11 or 22) a block at a time, then the receiver; counts the frames found. */
+/** Noise alone, as long as the frames' stream at `rateHz`. */
+function noiseStream(like: Float32Array): Float32Array {
+  const noise = new Float32Array(like.length);
+  rng.fillNormal(noise, Math.sqrt(0.5));
+  return noise;
+}
+
+/** RX: resample (when the stream is not at 11 or 22) a block at a time, then the receiver (filters and despreader on `kernel`); counts the frames found. */
 function rxRun(stream: Float32Array, rateHz: number, kernel: FirKernel, found: { frames: number }): () => number {
   const direct = rateHz === CHIP_RATE || rateHz === 2 * CHIP_RATE;
-  const rx = new DsssReceiver({ samplesPerChip: direct ? ((rateHz / CHIP_RATE) as SamplesPerChip) : 2 });
+  const rx = new DsssReceiver({ samplesPerChip: direct ? ((rateHz / CHIP_RATE) as SamplesPerChip) : 2, kernel });
   const rs = direct ? undefined : new Resampler({ inRateHz: rateHz, outRateHz: 2 * CHIP_RATE, kernel });
   const out = new Float32Array(rs === undefined ? 2 : 2 * (rs.outputsFor(stream.length / 2) + 8));
   const blocks: Float32Array[] = [];
@@ -174,6 +183,7 @@ interface Row {
   wasmMsps: number | null;
   /** Frames with a good FCS of those sent (RX). */
   framesFound?: number;
+  framesSent?: number;
 }
 
 const rows: Row[] = [];
@@ -213,8 +223,24 @@ for (const device of [20e6, 25e6]) {
 for (const rate of [11e6, 22e6, 20e6, 25e6]) {
   const stream = rxStream(rate);
   const found = { frames: 0 };
-  const [ts, wasm] = rate === 11e6 || rate === 22e6 ? [measure(rxRun(stream, rate, 'ts', found)), null] : both((k) => rxRun(stream, rate, k, found));
+  const [ts, wasm] = both((k) => rxRun(stream, rate, k, found));
   const direct = rate === 11e6 || rate === 22e6;
+  if (direct) {
+    const noise = noiseStream(stream);
+    const none = { frames: 0 };
+    const [tsNoise, wasmNoise] = both((k) => rxRun(noise, rate, k, none));
+    rows.push({
+      path: 'rx',
+      what: 'receive, noise alone',
+      samplesPerChip: (rate / 11e6) as SamplesPerChip,
+      deviceHz: null,
+      needMsps: rate / 1e6,
+      tsMsps: tsNoise,
+      wasmMsps: wasmNoise,
+      framesFound: none.frames,
+      framesSent: 0,
+    });
+  }
   rows.push({
     path: 'rx',
     what: direct ? 'receive (rectangular chips)' : 'resample to 22 + receive (shaped)',
@@ -224,6 +250,7 @@ for (const rate of [11e6, 22e6, 20e6, 25e6]) {
     tsMsps: ts,
     wasmMsps: wasm,
     framesFound: found.frames,
+    framesSent: frames,
   });
 }
 const wallS = (performance.now() - t0) / 1000;
@@ -244,7 +271,7 @@ if (values.json) {
     process.stdout.write(
       `| ${r.path} | ${r.what} | ${r.samplesPerChip} | ${r.deviceHz === null ? '-' : `${r.deviceHz / 1e6} M`} | ${r.needMsps} | ${r.tsMsps.toFixed(1)} | ` +
         `${(r.tsMsps / r.needMsps).toFixed(2)} | ${w === null ? '-' : w.toFixed(1)} | ${w === null ? '-' : (w / r.needMsps).toFixed(2)} | ` +
-        `${w === null ? '-' : (w / r.tsMsps).toFixed(2)} | ${r.framesFound === undefined ? '-' : `${r.framesFound}/${frames}`} |\n`,
+        `${w === null ? '-' : (w / r.tsMsps).toFixed(2)} | ${r.framesFound === undefined ? '-' : `${r.framesFound}/${r.framesSent}`} |\n`,
     );
   }
 }

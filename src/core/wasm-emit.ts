@@ -2,8 +2,9 @@
  * A small WebAssembly binary emitter: the encodings (LEB128, vectors, names,
  * sections), the value types and the opcodes that cogmesh's hand-written
  * SIMD kernels use, and the part of the engine's WebAssembly JS API they
- * need. The sensing backend (src/sensing/wasm.ts) and the DSSS PHY's FIR
- * kernel (radio/phy/dsss/fir-wasm.ts) emit their modules with it, byte by
+ * need. The sensing backend (src/sensing/wasm.ts), the DSSS PHY's FIR
+ * kernel (radio/phy/dsss/fir-wasm.ts) and its receiver's despreader
+ * (radio/phy/dsss/despread-wasm.ts) emit their modules with it, byte by
  * byte: no toolchain, no package.
  */
 import { RangeArgumentError } from './errors.js';
@@ -72,13 +73,18 @@ export const op = {
   localGet: 0x20,
   localSet: 0x21,
   localTee: 0x22,
+  select: 0x1b,
   globalGet: 0x23,
   globalSet: 0x24,
   f32Load: 0x2a,
+  f64Load: 0x2b,
   f32Store: 0x38,
+  f64Store: 0x39,
   i32Const: 0x41,
   i32Eqz: 0x45,
+  i32Eq: 0x46,
   i32Ne: 0x47,
+  i32LtS: 0x48,
   i32LtU: 0x49,
   i32GeU: 0x4f,
   f64Gt: 0x64,
@@ -103,10 +109,13 @@ export const simd = {
   i8x16Shuffle: 0x0d,
   f32x4ExtractLane: 0x1f,
   f64x2ExtractLane: 0x21,
+  v128Load64Zero: 0x5d,
   f64x2PromoteLowF32x4: 0x5f,
   f32x4Add: 0xe4,
   f32x4Mul: 0xe6,
+  f64x2Neg: 0xed,
   f64x2Add: 0xf0,
+  f64x2Sub: 0xf1,
   f64x2Mul: 0xf2,
 } as const;
 
@@ -134,13 +143,16 @@ function zeroGlobal(type: number): number[] {
   return [type, 0x01, ...init, op.end];
 }
 
-export interface OneFunctionModule {
+export interface WasmFunction {
   /** The function's parameter and result types. */
   params: number[];
   results: number[];
   /** The function's export name and its body (funcBody). */
   name: string;
   body: number[];
+}
+
+export interface OneFunctionModule extends WasmFunction {
   /** Mutable globals, exported by these names, all zero at the start (i32 or f64). */
   globals: Array<{ name: string; type: number }>;
 }
@@ -150,19 +162,28 @@ export interface OneFunctionModule {
  * `env.memory` (at least one page) and exports the function and its globals.
  */
 export function oneFunctionModule(m: OneFunctionModule): Uint8Array {
-  const funcType = [0x60, ...vec(m.params.map((t) => [t])), ...vec(m.results.map((t) => [t]))];
+  return functionsModule([m], m.globals);
+}
+
+/**
+ * The bytes of a module of `functions`, each with its own type, that imports
+ * its memory as `env.memory` (at least one page) and exports the functions
+ * and `globals`.
+ */
+export function functionsModule(functions: WasmFunction[], globals: Array<{ name: string; type: number }> = []): Uint8Array {
+  const funcType = (f: WasmFunction): number[] => [0x60, ...vec(f.params.map((t) => [t])), ...vec(f.results.map((t) => [t]))];
   // prettier-ignore
   const bytes = [
     ...MAGIC_AND_VERSION,
-    ...section(1, vec([funcType])),
+    ...section(1, vec(functions.map(funcType))),
     ...section(2, vec([[...name('env'), ...name('memory'), 0x02, 0x00, ...uleb(1)]])),
-    ...section(3, vec([uleb(0)])),
-    ...section(6, vec(m.globals.map((g) => zeroGlobal(g.type)))),
+    ...section(3, vec(functions.map((_, i) => uleb(i)))),
+    ...section(6, vec(globals.map((g) => zeroGlobal(g.type)))),
     ...section(7, vec([
-      [...name(m.name), 0x00, ...uleb(0)],
-      ...m.globals.map((g, i) => [...name(g.name), 0x03, ...uleb(i)]),
+      ...functions.map((f, i) => [...name(f.name), 0x00, ...uleb(i)]),
+      ...globals.map((g, i) => [...name(g.name), 0x03, ...uleb(i)]),
     ])),
-    ...section(10, vec([m.body])),
+    ...section(10, vec(functions.map((f) => f.body))),
   ];
   return new Uint8Array(bytes);
 }
@@ -175,6 +196,8 @@ export interface WasmModule {
 }
 export interface WasmMemory {
   readonly buffer: ArrayBuffer;
+  /** Adds `pages` pages; the old `buffer` is detached, views of it must be made again. */
+  grow(pages: number): number;
 }
 export interface WasmGlobal {
   value: unknown;

@@ -25,6 +25,7 @@ test('bench:phy measures TX and RX at 1 and 2 samples per chip and at 20 and 25 
       tsMsps: number;
       wasmMsps: number | null;
       framesFound?: number;
+      framesSent?: number;
     }>;
   };
   assert.equal(out.wasm, 'simd128');
@@ -40,6 +41,8 @@ test('bench:phy measures TX and RX at 1 and 2 samples per chip and at 20 and 25 
       'tx 2 25000000 25',
       'tx 1 25000000 25',
       'rx 1 - 11',
+      'rx 1 - 11',
+      'rx 2 - 22',
       'rx 2 - 22',
       'rx 2 20000000 20',
       'rx 2 25000000 25',
@@ -47,7 +50,16 @@ test('bench:phy measures TX and RX at 1 and 2 samples per chip and at 20 and 25 
   );
   for (const x of out.rows) {
     assert.ok(x.tsMsps > 0);
-    if (x.framesFound !== undefined) assert.equal(x.framesFound, 2, `${x.path} ${x.deviceHz}`);
+    if (x.framesFound !== undefined) assert.equal(x.framesFound, x.framesSent, `${x.path} ${x.deviceHz}`);
   }
-  assert.ok(out.rows.filter((x) => x.wasmMsps !== null).length >= 8);
+  assert.equal(out.rows.filter((x) => x.wasmMsps !== null).length, 12);
+  // Over noise alone (the first row at each of 11 and 22) nothing is sent and nothing found.
+  assert.deepEqual(
+    out.rows.filter((x) => x.framesSent === 0).map((x) => x.framesFound),
+    [0, 0],
+  );
+  assert.deepEqual(
+    out.rows.filter((x) => x.framesSent === 2).map((x) => x.framesFound),
+    [2, 2, 2, 2],
+  );
 });

@@ -13,5 +13,5 @@ export { firWasmUnavailable, PolyphaseFir, type FirKernel } from './polyphase.js
 export { DSSS_PASSBAND_HZ, kaiserLowpass, Resampler, type ResamplerOptions } from './resample.js';
 export { ChipShaper, shaperToRate, shapingTaps, SHAPING_HALF_SPAN_CHIPS, SHAPING_ROLLOFF } from './shaping.js';
 export { lengthMicros, parsePlcpHeader, ppduBits, PSDU_MAX_BYTES, type DsssRate, type PlcpHeader } from './plcp.js';
-export { DsssReceiver, zeroDsssRxCounters, type DsssRxCounters, type DsssRxFrame, type DsssRxOptions } from './receiver.js';
+export { despreadWasmUnavailable, DsssReceiver, zeroDsssRxCounters, type DsssRxCounters, type DsssRxFrame, type DsssRxOptions } from './receiver.js';
 export { Descrambler, LONG_PREAMBLE_SEED, Scrambler } from './scrambler.js';

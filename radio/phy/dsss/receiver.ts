@@ -23,9 +23,16 @@
  * by cause, never thrown. Per frame it allocates the PSDU's bytes and the
  * frame record; its work buffers are made once (the stream buffer grows to
  * the longest frame and stays).
+ *
+ * The despreading, and within a frame the interpolation, run in WebAssembly
+ * SIMD when the engine has it (despread-wasm.ts, on the stream buffer in the
+ * module's memory), with the same arithmetic in the same order as the
+ * TypeScript here, so the results are the same bit for bit.
  */
 import { RangeArgumentError } from '../../../src/core/errors.js';
+import { WASM_PAGE, wasmApi, type WasmMemory } from '../../../src/core/wasm-emit.js';
 import { fcsMatches, FCS_BYTES } from './crc.js';
+import { despreadModule } from './despread-wasm.js';
 import { polyphaseTable } from './fractional.js';
 import { CHIPS_PER_SYMBOL, DQPSK_DIBIT_BY_QUARTERS, type SamplesPerChip } from './modem.js';
 import { HEADER_BITS, parsePlcpHeader, SFD, SFD_BITS, SYNC_BITS, type DsssRate, type HeaderFault } from './plcp.js';
@@ -77,6 +84,25 @@ export function zeroDsssRxCounters(): DsssRxCounters {
 
 export interface DsssRxOptions {
   samplesPerChip: SamplesPerChip;
+  /**
+   * The despreader's kernel: 'wasm' (WebAssembly SIMD, despread-wasm.ts),
+   * 'ts' (TypeScript), or 'auto' (the default): WebAssembly SIMD when the
+   * engine has it. Both give the same frames and counters, bit for bit.
+   */
+  kernel?: 'auto' | 'wasm' | 'ts';
+}
+
+interface DespreadExports {
+  detect(src: number, count: number, sps: number, energy: number, symBytes: number, half: number, wide: number): number;
+  // prettier-ignore
+  symbol(src: number, count: number, sps: number, wide: number, z: number, out: number, taps: number,
+    zEarly: number, tEarly: number, zLate: number, tLate: number, zOn: number, tOn: number): void;
+}
+
+/** Is WebAssembly SIMD there for the receiver's despreader? The reason when not. */
+export function despreadWasmUnavailable(): string | undefined {
+  const m = despreadModule();
+  return typeof m === 'string' ? m : undefined;
 }
 
 /** Symbols over which the detector sums correlation energy. */
@@ -211,10 +237,9 @@ function despreadRun(iq: Float32Array, t: number, count: number, sps: SamplesPer
  * the arrays.
  */
 function interpolate(table: Float64Array, half: number, re: Float64Array, im: Float64Array, pos: number, out: Float64Array): void {
-  const i = Math.floor(pos);
   const taps = 2 * half;
-  const row = Math.round((pos - i) * INTERP_PHASES) * taps;
-  const first = i - half + 1;
+  const row = tapRow(half, pos);
+  const first = tapFirst(half, pos);
   let r = 0;
   let m = 0;
   for (let j = 0; j < taps; j++) {
@@ -224,6 +249,17 @@ function interpolate(table: Float64Array, half: number, re: Float64Array, im: Fl
   }
   out[0] = r;
   out[1] = m;
+}
+
+/** The interpolator's first tap at fractional index `pos`. */
+function tapFirst(half: number, pos: number): number {
+  return Math.floor(pos) - half + 1;
+}
+
+/** Where the interpolator's table row for fractional index `pos` starts (its fraction rounded to 1 / INTERP_PHASES). */
+function tapRow(half: number, pos: number): number {
+  const i = Math.floor(pos);
+  return Math.round((pos - i) * INTERP_PHASES) * 2 * half;
 }
 
 /** Sums |z|^2 over `symbols` symbols `sym` apart, for each of the `sym` offsets: energy[r] = sum_j |z[r + j sym]|^2. */
@@ -254,11 +290,31 @@ export class DsssReceiver {
   private readonly table: Float64Array;
   private readonly header = new Uint8Array(HEADER_BITS);
   private readonly descrambler = new Descrambler();
-  /** Work buffers: whole-sample despreads (detection window or one symbol's span), energy per offset, one interpolated value. */
+  /** Which despreader runs: WebAssembly SIMD or TypeScript. */
+  readonly kernel: 'wasm' | 'ts';
+  private readonly wasm: DespreadExports | undefined;
+  /**
+   * With WebAssembly, its memory holds the work buffers and the stream
+   * buffer, in that order from `energyByte` (energy per offset), `outByte`
+   * (early, late, on time), `tableByte` (the interpolator's table, each tap
+   * twice), `zByte` (a symbol's despreads), `wideByte` (samples widened to
+   * f64), `bufByte`; the stream buffer grows with the memory, and the views
+   * are made again.
+   */
+  private readonly memory: WasmMemory | undefined;
+  private readonly energyByte = 0;
+  private readonly outByte: number;
+  private readonly tableByte: number;
+  private readonly zByte: number;
+  private readonly wideByte: number;
+  private readonly bufByte: number;
+  /** Work buffers: whole-sample despreads (detection window or one symbol's span; TypeScript), energy per offset, one interpolated value. */
   private readonly zRe: Float64Array;
   private readonly zIm: Float64Array;
-  private readonly energy: Float64Array;
+  private energy: Float64Array;
   private readonly point = new Float64Array(2);
+  /** WebAssembly's early, late and on-time interpolated values, [re, im] each. */
+  private out = new Float64Array(0);
   /** The last symbol despread by `symbolAt`, on time, and its timing error (late minus early energy over their sum). */
   private zr = 0;
   private zi = 0;
@@ -287,13 +343,32 @@ export class DsssReceiver {
     if (options.samplesPerChip !== 1 && options.samplesPerChip !== 2) {
       throw new RangeArgumentError('samplesPerChip', options.samplesPerChip, '1 or 2');
     }
+    const kernel = options.kernel ?? 'auto';
+    if (kernel !== 'auto' && kernel !== 'wasm' && kernel !== 'ts') throw new RangeArgumentError('kernel', kernel, "'auto', 'wasm' or 'ts'");
+    const module = kernel === 'ts' ? 'not asked for' : despreadModule();
+    if (kernel === 'wasm' && typeof module === 'string') throw new RangeArgumentError('kernel', kernel, `'ts' or 'auto': ${module}`);
+    this.kernel = typeof module === 'string' ? 'ts' : 'wasm';
     this.sps = options.samplesPerChip;
     this.sym = CHIPS_PER_SYMBOL * this.sps;
     this.halfChip = this.sps / 2;
     this.half = INTERP_HALF[this.sps];
     this.table = INTERP_TABLE[this.sps];
-    this.zRe = new Float64Array(Math.max(DETECT_SYMBOLS * this.sym, SPAN_MAX));
-    this.zIm = new Float64Array(this.zRe.length);
+    const zLength = Math.max(DETECT_SYMBOLS * this.sym, SPAN_MAX);
+    this.zRe = new Float64Array(zLength);
+    this.zIm = new Float64Array(zLength);
+    this.outByte = align16(this.energyByte + 8 * this.sym);
+    this.tableByte = this.outByte + 48;
+    this.zByte = this.tableByte + 16 * this.table.length;
+    this.wideByte = this.zByte + 16 * SPAN_MAX;
+    this.bufByte = this.wideByte + 16 * (zLength + this.sym);
+    if (typeof module !== 'string') {
+      const api = wasmApi()!;
+      this.memory = new api.Memory({ initial: Math.ceil((this.bufByte + 8 * HISTORY) / WASM_PAGE) });
+      this.wasm = new api.Instance(module, { env: { memory: this.memory } }).exports as unknown as DespreadExports;
+      const table = new Float64Array(this.memory.buffer, this.tableByte, 2 * this.table.length);
+      this.table.forEach((w, j) => table.fill(w, 2 * j, 2 * j + 2));
+    }
+    // With WebAssembly, `resize` (from startStream) makes it a view of the memory.
     this.energy = new Float64Array(this.sym);
     this.startStream();
   }
@@ -323,7 +398,7 @@ export class DsssReceiver {
 
   /** An empty stream, with HISTORY zeros before its first sample. */
   private startStream(): void {
-    if (this.buf.length < 2 * HISTORY) this.buf = new Float32Array(2 * HISTORY);
+    if (this.buf.length < 2 * HISTORY) this.resize(2 * HISTORY);
     this.buf.fill(0, 0, 2 * HISTORY);
     this.used = 2 * HISTORY;
     this.base = -HISTORY;
@@ -342,14 +417,27 @@ export class DsssReceiver {
         this.used -= 2 * drop;
         this.base += drop;
       }
-      if (this.used + iq.length > this.buf.length) {
-        const grown = new Float32Array(Math.max(2 * this.buf.length, this.used + iq.length));
-        grown.set(this.buf.subarray(0, this.used));
-        this.buf = grown;
-      }
+      if (this.used + iq.length > this.buf.length) this.resize(Math.max(2 * this.buf.length, this.used + iq.length));
     }
     this.buf.set(iq, this.used);
     this.used += iq.length;
+  }
+
+  /** Makes the stream buffer `floats` long, its first `used` kept: a new array, or with WebAssembly its memory grown and viewed again. */
+  private resize(floats: number): void {
+    const memory = this.memory;
+    if (memory === undefined) {
+      const grown = new Float32Array(floats);
+      grown.set(this.buf.subarray(0, this.used));
+      this.buf = grown;
+      return;
+    }
+    const bytes = this.bufByte + 4 * floats;
+    if (bytes > memory.buffer.byteLength) memory.grow(Math.ceil((bytes - memory.buffer.byteLength) / WASM_PAGE));
+    const buffer = memory.buffer;
+    this.buf = new Float32Array(buffer, this.bufByte, floats);
+    this.energy = new Float64Array(buffer, this.energyByte, this.sym);
+    this.out = new Float64Array(buffer, this.outByte, 6);
   }
 
   /** Detects and decodes from `next` as far as the samples go; `final`: the stream ends there. */
@@ -393,9 +481,15 @@ export class DsssReceiver {
    */
   private detect(iq: Float32Array, p: number): number {
     const sym = this.sym;
-    despreadRun(iq, p, DETECT_SYMBOLS * sym, this.sps, this.zRe, this.zIm);
+    const wasm = this.wasm;
+    const halfCount = (DETECT_SYMBOLS / 2) * sym;
+    // WebAssembly despreads, sums the energies and the first half's in one call.
+    let firstHalf = Number.NaN;
+    if (wasm === undefined) {
+      despreadRun(iq, p, DETECT_SYMBOLS * sym, this.sps, this.zRe, this.zIm);
+      energyByOffset(this.zRe, this.zIm, sym, DETECT_SYMBOLS, this.energy);
+    } else firstHalf = wasm.detect(this.bufByte + 8 * p, DETECT_SYMBOLS * sym, this.sps, this.energyByte, 8 * sym, halfCount, this.wideByte);
     const energy = this.energy;
-    energyByOffset(this.zRe, this.zIm, sym, DETECT_SYMBOLS, energy);
     let total = 0;
     let best = -1;
     let bestEnergy = 0;
@@ -409,7 +503,7 @@ export class DsssReceiver {
     if (!(total > 0) || !(bestEnergy * sym > DETECT_RATIO * total)) return Number.NaN;
     // A window that is mostly silence has too few symbols behind its sums for the ratio to mean
     // anything (noise running into digital silence): both halves must carry a share of the energy.
-    const firstHalf = sumSquares(this.zRe, this.zIm, (DETECT_SYMBOLS / 2) * sym);
+    if (wasm === undefined) firstHalf = sumSquares(this.zRe, this.zIm, halfCount);
     if (!(firstHalf > total * BALANCE && firstHalf < total * (1 - BALANCE))) return Number.NaN;
     const before = energy[(best + sym - 1) % sym]!;
     const after = energy[(best + 1) % sym]!;
@@ -432,15 +526,37 @@ export class DsssReceiver {
     const h = this.halfChip;
     const first = Math.floor(tau - h) - this.half + 1;
     const count = Math.floor(tau + h) + this.half - first + 1;
-    despreadRun(iq, first, count, this.sps, this.zRe, this.zIm);
-    const pt = this.point;
-    interpolate(this.table, this.half, this.zRe, this.zIm, tau - h - first, pt);
-    const early = pt[0]! * pt[0]! + pt[1]! * pt[1]!;
-    interpolate(this.table, this.half, this.zRe, this.zIm, tau + h - first, pt);
-    const late = pt[0]! * pt[0]! + pt[1]! * pt[1]!;
-    interpolate(this.table, this.half, this.zRe, this.zIm, tau - first, pt);
-    this.zr = pt[0]!;
-    this.zi = pt[1]!;
+    let early: number;
+    let late: number;
+    if (this.wasm === undefined) {
+      despreadRun(iq, first, count, this.sps, this.zRe, this.zIm);
+      const pt = this.point;
+      interpolate(this.table, this.half, this.zRe, this.zIm, tau - h - first, pt);
+      early = pt[0]! * pt[0]! + pt[1]! * pt[1]!;
+      interpolate(this.table, this.half, this.zRe, this.zIm, tau + h - first, pt);
+      late = pt[0]! * pt[0]! + pt[1]! * pt[1]!;
+      interpolate(this.table, this.half, this.zRe, this.zIm, tau - first, pt);
+      this.zr = pt[0]!;
+      this.zi = pt[1]!;
+    } else {
+      // The same in one call: the table and z hold [re, im] pairs, 16 bytes each.
+      const half = this.half;
+      const pe = tau - h - first;
+      const pl = tau + h - first;
+      const po = tau - first;
+      const zb = this.zByte;
+      const tb = this.tableByte;
+      // prettier-ignore
+      this.wasm.symbol(this.bufByte + 8 * first, count, this.sps, this.wideByte, zb, this.outByte, 2 * half,
+        zb + 16 * tapFirst(half, pe), tb + 16 * tapRow(half, pe),
+        zb + 16 * tapFirst(half, pl), tb + 16 * tapRow(half, pl),
+        zb + 16 * tapFirst(half, po), tb + 16 * tapRow(half, po));
+      const out = this.out;
+      early = out[0]! * out[0]! + out[1]! * out[1]!;
+      late = out[2]! * out[2]! + out[3]! * out[3]!;
+      this.zr = out[4]!;
+      this.zi = out[5]!;
+    }
     const e = (late - early) / (late + early);
     this.timingError = Math.abs(e) <= 1 ? e : 0;
   }
@@ -645,4 +761,8 @@ function phaseError(dr: number, di: number, quarters: number): number {
   }
   const e = Math.atan2(y, x);
   return Number.isFinite(e) ? e : 0;
+}
+
+function align16(n: number): number {
+  return Math.ceil(n / 16) * 16;
 }
