@@ -43,7 +43,9 @@ export interface PacedOptions {
  */
 export class PacedEngine {
   readonly engine: EventEngine;
-  private timer: NodeJS.Timeout | undefined;
+  /** The pending wake-up: a timer, or an immediate for events already due. */
+  private timer: NodeJS.Timeout | NodeJS.Immediate | undefined;
+  private timerIsImmediate = false;
   private running = false;
   /** How far behind the real clock an event ran, at worst and in sum (µs), and how many ran. */
   readonly lag = { maxUs: 0, sumUs: 0, events: 0 };
@@ -101,8 +103,7 @@ export class PacedEngine {
 
   stop(): void {
     this.running = false;
-    if (this.timer !== undefined) clearTimeout(this.timer);
-    this.timer = undefined;
+    this.clearWake();
   }
 
   /**
@@ -177,7 +178,7 @@ export class PacedEngine {
     // A wake-up already set for this time or earlier stands (a pump that finds nothing due sets the next):
     // most inputs schedule nothing earlier, and a timer per input would cost the medium more than its events.
     if (this.timer !== undefined && this.timerAt <= next) return;
-    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.clearWake();
     // Node timers have millisecond resolution: wake at or just after the event, never before it.
     // Events already due (a slice ran out) run after pending I/O, not in a tight loop that starves it.
     const now = this.clock.now();
@@ -186,7 +187,18 @@ export class PacedEngine {
     const waitMs = Math.max(0, Math.ceil((next - this.aheadUs - now) / 1000 / rate));
     this.timerAt = next;
     this.timerWallUs = now + waitMs * 1000 * rate;
-    this.timer = setTimeout(this.pump, waitMs);
+    // A timer of 0 ms still waits a millisecond; what is due already (a radio read behind its stream, a
+    // continuation's event) runs on the next turn of the event loop, after pending I/O.
+    this.timerIsImmediate = waitMs === 0;
+    this.timer = waitMs === 0 ? setImmediate(this.pump) : setTimeout(this.pump, waitMs);
+  }
+
+  private clearWake(): void {
+    const t = this.timer;
+    if (t === undefined) return;
+    if (this.timerIsImmediate) clearImmediate(t as NodeJS.Immediate);
+    else clearTimeout(t as NodeJS.Timeout);
+    this.timer = undefined;
   }
 
   /** When the pending wake-up is for (engine time). */
