@@ -110,8 +110,8 @@ export class PhyStation implements Station {
   /** The generation whose receive loop runs, if one does. */
   private loopGen: number | undefined;
   private readonly buf: Float32Array;
-  private receiver: DsssReceiver;
-  private readonly rxTotals: DsssRxCounters;
+  /** One receiver for the station's life: a retune resets its stream, its counters go on. */
+  private readonly receiver: DsssReceiver;
 
   private channelNumber: number | undefined;
   /** Bumped by every retune and by detach: a receive loop or a transmission of an older generation stops. */
@@ -177,9 +177,8 @@ export class PhyStation implements Station {
     this.listenAlways = (o.listen ?? (o.spec.acceptsUnicast || o.spec.acceptsBroadcast ? 'always' : 'while-sending')) === 'always';
     this.buf = new Float32Array(2 * this.blockSamples);
     this.receiver = new DsssReceiver({ samplesPerChip: this.sps });
-    this.rxTotals = { ...this.receiver.counters };
     this.phy = {
-      rx: this.rxTotals,
+      rx: this.receiver.counters,
       notMesh: { short: 0, type: 0, foreign: 0, ethertype: 0 },
       overheard: 0,
       strayAcks: 0,
@@ -230,7 +229,7 @@ export class PhyStation implements Station {
     const gen = ++this.gen;
     this.tuned = false;
     this.channelNumber = channel;
-    this.receiver = new DsssReceiver({ samplesPerChip: this.sps });
+    this.receiver.reset();
     this.streamStartUs = undefined;
     if (channel === undefined) {
       this.checkReleased();
@@ -339,37 +338,32 @@ export class PhyStation implements Station {
     if (busy) this.phy.busyBlocks++;
     this.lastBlockBusy = busy;
     this.lastBlockAtUs = this.scheduler.now();
-    const before = { ...this.receiver.counters };
     // The receiver keeps a frame that straddles blocks across calls, as long as the blocks are one stream:
     // samples lost (an overrun) or a gap end the stream, and it starts again with this block.
     const frames: DsssRxFrame[] = [];
     const expectedUs = this.streamStartUs === undefined ? undefined : this.streamStartUs + (this.streamSamples * US_PER_S) / this.rateHz;
     if (expectedUs === undefined || block.droppedSamples > 0 || Math.abs(block.startUs - expectedUs) > US_PER_S / this.rateHz) {
-      if (expectedUs !== undefined) this.deliver(this.receiver.flush(), before);
+      if (expectedUs !== undefined) this.deliver(this.receiver.flush());
       this.streamStartUs = block.startUs;
       this.streamSamples = 0;
     }
     frames.push(...this.receiver.receive(d.subarray(0, 2 * n)));
     this.streamSamples += n;
-    this.deliver(frames, before);
+    this.deliver(frames);
   }
 
-  /** Counts what the receiver saw since `before` and hands on the frames with a good FCS. */
-  private deliver(frames: readonly DsssRxFrame[], before: DsssRxCounters): void {
-    for (const k of Object.keys(before) as Array<keyof DsssRxCounters>) {
-      this.rxTotals[k] += this.receiver.counters[k] - before[k];
-      before[k] = this.receiver.counters[k];
-    }
+  /** Hands on the frames with a good FCS (the receiver counted the rest by cause). */
+  private deliver(frames: readonly DsssRxFrame[]): void {
     const start = this.streamStartUs ?? 0;
     for (const f of frames) {
       if (!f.fcsOk) continue;
       const startUs = start + (f.startSample * US_PER_S) / this.rateHz;
       const frameEndUs = Math.round(startUs + (ppduSamples(f.psdu.length, f.rateMbps, this.sps) * US_PER_S) / this.rateHz);
-      this.onFrame(f.frame, frameEndUs, f.levelDb);
+      this.onFrame(f.frame, frameEndUs);
     }
   }
 
-  private onFrame(bytes: Uint8Array, endUs: Micros, _rssiDbm: number): void {
+  private onFrame(bytes: Uint8Array, endUs: Micros): void {
     const p = parseDot11(bytes);
     if (!p.ok) {
       this.phy.notMesh[p.fault]++;

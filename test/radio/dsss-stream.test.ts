@@ -175,3 +175,24 @@ test('PER with a carrier offset and a drifting clock (+-50 kHz, +-20 ppm): withi
     assert.ok(above < 0.1, what);
   }
 });
+
+test('reset drops the stream in progress, uncounted, and the next stream decodes with the counters going on', () => {
+  const rng = Rng.fromSeed(31);
+  const psdu = [randomBytes(rng, 120), randomBytes(rng, 80)];
+  const a = modulateFrame(psdu[0]!, { rateMbps: 2, samplesPerChip: 2 });
+  const b = modulateFrame(psdu[1]!, { rateMbps: 2, samplesPerChip: 2 });
+  const silence = new Float32Array(2 * 2000);
+  const rx = new DsssReceiver({ samplesPerChip: 2 });
+  // Half of frame a, then a retune: nothing of it is decoded or counted.
+  assert.deepEqual(rx.receive(silence), []);
+  assert.deepEqual(rx.receive(a.subarray(0, a.length / 2)), []);
+  const seen = { ...rx.counters };
+  rx.reset();
+  assert.deepEqual(rx.flush(), [], 'nothing left of the dropped stream');
+  assert.deepEqual(rx.counters, seen, 'the dropped half frame is not counted truncated');
+  // The next stream: frame b whole.
+  const got = [...rx.receive(silence), ...rx.receive(b), ...rx.receive(silence), ...rx.flush()];
+  assert.equal(got.length, 1);
+  assert.deepEqual([...got[0]!.frame], [...psdu[1]!]);
+  assert.equal(rx.counters.frames, seen.frames + 1);
+});

@@ -396,6 +396,15 @@ export class DsssReceiver {
     return frames;
   }
 
+  /**
+   * Drops the stream in progress (its radio retuned): what it held is neither
+   * decoded nor counted, and the next `receive` starts a new stream. The
+   * counters and the buffers stay.
+   */
+  reset(): void {
+    this.startStream();
+  }
+
   /** An empty stream, with HISTORY zeros before its first sample. */
   private startStream(): void {
     if (this.buf.length < 2 * HISTORY) this.resize(2 * HISTORY);
