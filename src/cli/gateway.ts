@@ -23,7 +23,7 @@ export function gatewayCommand(): Command {
     )
     .requiredOption('--graph <file>', 'the plan (JSON): clients and their APs, interfering APs or AP positions, scan reports (docs/gateway.md)')
     .option('--json', 'print the plan as one JSON object')
-    .option('--tolerance <nats>', 'stop when the certified optimality gap is at most this', '1e-6')
+    .option('--tolerance <nats>', 'stop when the certified optimality gap is at most this (1e-8: shares to about 1e-4 or better)', '1e-8')
     .option('--frame-ms <ms>', "show each set's slice in a frame of this length", '1000')
     .option('--max-sets <n>', 'refuse a graph with more maximal independent sets than this', '4096')
     .action(async (o: PlanOpts) => {
