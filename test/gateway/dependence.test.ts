@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { RangeArgumentError } from '../../src/core/errors.js';
 import { ADWISER_P_TH, DependenceTracker, typeIIIDependent, type GatewayClient } from '../../src/gateway/dependence.js';
+import { computeSlices } from '../../src/gateway/slices.js';
 
 const CLIENTS: GatewayClient[] = [
   { id: 's1', ap: 'a1' },
@@ -92,5 +93,57 @@ describe('dependence graph (seeds/003 Section 4)', () => {
     const t = new DependenceTracker({ clients: CLIENTS });
     refused(() => t.report('nobody', scan({ a1: -50 })), 'report.client');
     refused(() => t.report('s1', scan({ a1: Number.NaN })), 'report.s1.a1');
+  });
+});
+
+describe('the paper’s moving clients (seeds/003 Figs. 22-24), slices recomputed only when the graph changes', () => {
+  test('apart: 1/2 each; STA 2 by AP2: 3/4, 1/4, 3/8, 3/8; all by AP1: 1/4 each', () => {
+    const t = new DependenceTracker({
+      clients: [
+        { id: 'sta1', ap: 'ap1' },
+        { id: 'sta2', ap: 'ap1' },
+        { id: 'sta3', ap: 'ap2' },
+        { id: 'sta4', ap: 'ap2' },
+      ],
+    });
+    let recomputed = 0;
+    let shares: readonly number[] = [];
+    const slices = (): void => {
+      recomputed++;
+      shares = computeSlices(
+        4,
+        t.graph.edges.map((e) => [e.a, e.b] as const),
+        { tolerance: 1e-9 },
+      ).clientShares;
+    };
+    const report = (id: string, o: Record<string, number>): void => {
+      if (t.report(id, scan(o))) slices();
+    };
+    const near = (want: number[]): void => want.forEach((x, j) => assert.ok(Math.abs(shares[j]! - x) < 1e-4, `${j}: ${shares[j]} vs ${x}`));
+    slices();
+    // Each client close to its AP (Fig. 22): only clients of the same AP are dependent.
+    for (const [id, own, other] of [
+      ['sta1', 'ap1', 'ap2'],
+      ['sta2', 'ap1', 'ap2'],
+      ['sta3', 'ap2', 'ap1'],
+      ['sta4', 'ap2', 'ap1'],
+    ])
+      report(id!, { [own!]: -40, [other!]: -85 });
+    near([0.5, 0.5, 0.5, 0.5]);
+    assert.equal(recomputed, 1);
+    // STA 2 moves towards AP2 (Fig. 23).
+    report('sta2', { ap1: -72, ap2: -60 });
+    near([0.75, 0.25, 0.375, 0.375]);
+    assert.equal(recomputed, 2);
+    // Scans that change nothing: no recomputation.
+    report('sta1', { ap1: -41, ap2: -84 });
+    report('sta2', { ap1: -73, ap2: -61 });
+    assert.equal(recomputed, 2);
+    // STA 3 and STA 4 move towards AP1 (Fig. 24): all dependent.
+    report('sta3', { ap1: -50, ap2: -70 });
+    report('sta4', { ap1: -52, ap2: -68 });
+    assert.deepEqual(t.graph.edges.length, 6);
+    near([0.25, 0.25, 0.25, 0.25]);
+    assert.equal(recomputed, 4);
   });
 });
