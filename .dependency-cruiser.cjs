@@ -10,7 +10,7 @@
 const LAYERS = [
   ['core', ['^src/core/']],
   ['wire', ['^src/wire/']],
-  ['protocol cores and radio', ['^src/(sensing|channel|sched|routing|tcp|vnf|openflow|hw)/', '^radio/']],
+  ['protocol cores and radio', ['^src/(sensing|channel|sched|routing|tcp|vnf|openflow|hw|gateway)/', '^radio/']],
   ['configuration', ['^src/config/']],
   ['router composition', ['^src/(router|traffic)/']],
   ['hosts', ['^src/(daemon|sim|testbed|control|monitor)/']],

@@ -69,6 +69,11 @@ export const LISTED = {
     about:
       'run the CETT controller: routers in openflow active mode connect to it (--listen), it connects to passive ones (--connect), over TCP or TLS; each --flow goes along its minimum-CETT path, with TCP-ACC VNFs on its relays when asked',
   },
+  gateway: {
+    term: '',
+    about:
+      "ADWISER v2 at a mesh gateway: the clients' dependence graph (same AP, Type II, Type III from scan reports) and the time slices that maximise the sum of log shares (plan); the rate adaptation over a recorded queue (rate)",
+  },
 } as const satisfies Readonly<Record<string, { readonly term: string; readonly about: string }>>;
 
 /** A subcommand's name. */

@@ -23,6 +23,7 @@ const SUBCOMMANDS: Readonly<Record<SubcommandName, () => Promise<Command>>> = {
   band: async () => (await import('./band.js')).bandCommand(),
   testbed: async () => (await import('./testbed.js')).testbedCommand(),
   controller: async () => (await import('./controller.js')).controllerCommand(),
+  gateway: async () => (await import('./gateway.js')).gatewayCommand(),
 };
 
 const isSubcommand = (name: string): name is SubcommandName => Object.hasOwn(SUBCOMMANDS, name);

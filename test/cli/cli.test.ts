@@ -30,6 +30,9 @@ test('every subcommand has --help', () => {
     ['ctl'],
     ['keygen'],
     ['controller'],
+    ['gateway'],
+    ['gateway', 'plan'],
+    ['gateway', 'rate'],
   ]) {
     const r = cogmesh(...cmd, '--help');
     assert.equal(r.code, 0, `${cmd.join(' ')} --help: ${r.err}`);
