@@ -19,7 +19,7 @@ import type { Visit } from '../sensing/schedule.js';
 import type { ChannelObservation } from '../sensing/workload.js';
 import type { VnfHost } from '../vnf/pool.js';
 import type { VnfEvent, VnfInfo } from '../vnf/types.js';
-import { encodeControl, packetKind, parseControl } from '../wire/codec.js';
+import { encodeControl, packetKind, parseControlShared } from '../wire/codec.js';
 import type { ControlMsg, DataHeader, HelloNeighbour, HelloWorkload, NodeAddr } from '../wire/mesh.js';
 import type { R3Auth } from '../wire/r3-auth.js';
 import { Forwarding, type DataPacket, type FlowEntry, type LinkCounters, type LinkImpairment, type RouterDrop } from './forwarding.js';
@@ -375,7 +375,7 @@ export class MeshRouter {
       if (!opened.ok) return;
       body = opened.value;
     }
-    const m = parseControl(body);
+    const m = parseControlShared(body);
     if (!m.ok) {
       this.counters.malformedControl++;
       return;

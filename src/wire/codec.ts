@@ -504,6 +504,63 @@ function parseRerr(b: Uint8Array): Result<Rerr, WireError> {
   return ok({ type: 'rerr', noDelete: (flags & 0x80) !== 0, unreachable });
 }
 
+/** Slots of the HELLO memo of parseControlShared, and the most bytes a slot keeps (a longer HELLO is parsed every time). */
+const HELLO_MEMO_SLOTS = 256;
+const HELLO_MEMO_SLOT_BYTES = 512;
+
+/**
+ * HELLOs parsed lately, by the sender's address: a broadcast HELLO reaches
+ * every neighbour with the same bytes, and in the simulator each would parse
+ * them again. A slot answers only for the same bytes, compared in full; what
+ * it gives is frozen, since every receiver that reads it shares it.
+ */
+class HelloMemo {
+  private readonly len = new Int32Array(HELLO_MEMO_SLOTS);
+  private readonly bytes = new Uint8Array(HELLO_MEMO_SLOTS * HELLO_MEMO_SLOT_BYTES);
+  private readonly parsed: Array<Result<ControlMsg, WireError> | undefined> = new Array<Result<ControlMsg, WireError> | undefined>(HELLO_MEMO_SLOTS).fill(
+    undefined,
+  );
+
+  parse(b: Uint8Array): Result<ControlMsg, WireError> {
+    const len = b.length;
+    if (len < 4 || len > HELLO_MEMO_SLOT_BYTES) return parseHello(b);
+    const slot = get16(b, 2) & (HELLO_MEMO_SLOTS - 1);
+    const bytes = this.bytes;
+    const at = slot * HELLO_MEMO_SLOT_BYTES;
+    const known = this.parsed[slot];
+    if (known !== undefined && this.len[slot] === len) {
+      let i = 0;
+      while (i < len && bytes[at + i] === b[i]) i++;
+      if (i === len) return known;
+    }
+    const r = parseHello(b);
+    if (r.ok) {
+      const h = r.value;
+      for (const w of h.workload) Object.freeze(w);
+      for (const n of h.neighbours) Object.freeze(n);
+      Object.freeze(h.workload);
+      Object.freeze(h.neighbours);
+      Object.freeze(h);
+      Object.freeze(r);
+      this.len[slot] = len;
+      bytes.set(b, at);
+      this.parsed[slot] = r;
+    }
+    return r;
+  }
+}
+
+const helloMemo = new HelloMemo();
+
+/**
+ * parseControl for a receiver that only reads the message it gets: a HELLO
+ * the same as one parsed lately (the same bytes) comes back as the same
+ * frozen object, parsed once for all the neighbours that heard it.
+ */
+export function parseControlShared(b: Uint8Array): Result<ControlMsg, WireError> {
+  return b.length > 0 && b[0] === TYPE_HELLO ? helloMemo.parse(b) : parseControl(b);
+}
+
 function parseHello(b: Uint8Array): Result<Hello, WireError> {
   const bad = checkHead(b, 'HELLO', HELLO_FIXED_BYTES);
   if (bad) return err(bad);

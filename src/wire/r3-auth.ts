@@ -154,6 +154,11 @@ export class R3Auth {
 
   /** HMAC-SHA-256 over src, dst (u16 each), the body and the trailer's key id, index and counter (the `at` bytes and 10 after). */
   private mac(key: Uint8Array, packet: Uint8Array, at: number, src: NodeAddr, dst: NodeAddr): Uint8Array {
+    const memo = macMemoOf(key);
+    const len = at + 10;
+    const slot = (src * 31 + packet[at + 9]! + (packet[at + 8]! << 8)) & (MAC_MEMO_SLOTS - 1);
+    const known = memo.find(slot, packet, len, src, dst);
+    if (known !== undefined) return known;
     const h = createHmac('sha256', key);
     const s = this.scratch;
     s[0] = src >>> 8;
@@ -161,10 +166,62 @@ export class R3Auth {
     s[2] = dst >>> 8;
     s[3] = dst & 0xff;
     h.update(s);
-    h.update(packet.subarray(0, at + 10));
+    h.update(packet.subarray(0, len));
     const d = h.digest();
-    return new Uint8Array(d.buffer, d.byteOffset, d.byteLength);
+    const mac = new Uint8Array(d.buffer, d.byteOffset, d.byteLength);
+    memo.keep(slot, packet, len, src, dst, mac);
+    return mac;
   }
+}
+
+/** Slots of a MacMemo, and the most bytes a slot keeps (a longer message is not kept). */
+const MAC_MEMO_SLOTS = 1024;
+const MAC_MEMO_SLOT_BYTES = 512;
+
+/**
+ * MACs computed lately with one key, in slots chosen by the sender and the
+ * packet counter's low bits. A message is signed once and checked by every
+ * neighbour that hears it; where those routers share the key's bytes (the
+ * simulator's routers share one key set) a check finds the MAC here instead
+ * of computing HMAC again. A slot answers only for the same addresses and
+ * the same bytes, compared in full, so what it gives is what HMAC gives.
+ * The bytes are copied into one table made once (keys are never changed in
+ * place: a new key set brings new arrays).
+ */
+class MacMemo {
+  private readonly src = new Int32Array(MAC_MEMO_SLOTS).fill(-1);
+  private readonly dst = new Int32Array(MAC_MEMO_SLOTS);
+  private readonly len = new Int32Array(MAC_MEMO_SLOTS);
+  private readonly bytes = new Uint8Array(MAC_MEMO_SLOTS * MAC_MEMO_SLOT_BYTES);
+  private readonly macs: Array<Uint8Array | undefined> = new Array<Uint8Array | undefined>(MAC_MEMO_SLOTS).fill(undefined);
+
+  find(slot: number, packet: Uint8Array, len: number, src: NodeAddr, dst: NodeAddr): Uint8Array | undefined {
+    if (this.src[slot] !== src || this.dst[slot] !== dst || this.len[slot] !== len) return undefined;
+    const bytes = this.bytes;
+    const at = slot * MAC_MEMO_SLOT_BYTES;
+    for (let i = 0; i < len; i++) if (bytes[at + i] !== packet[i]) return undefined;
+    return this.macs[slot];
+  }
+
+  keep(slot: number, packet: Uint8Array, len: number, src: NodeAddr, dst: NodeAddr, mac: Uint8Array): void {
+    if (len > MAC_MEMO_SLOT_BYTES) return;
+    this.src[slot] = src;
+    this.dst[slot] = dst;
+    this.len[slot] = len;
+    this.bytes.set(packet.subarray(0, len), slot * MAC_MEMO_SLOT_BYTES);
+    this.macs[slot] = mac;
+  }
+}
+
+const macMemos = new WeakMap<Uint8Array, MacMemo>();
+
+function macMemoOf(key: Uint8Array): MacMemo {
+  let memo = macMemos.get(key);
+  if (memo === undefined) {
+    memo = new MacMemo();
+    macMemos.set(key, memo);
+  }
+  return memo;
 }
 
 /** Bytes of a key that `keysFromSeed` makes. */

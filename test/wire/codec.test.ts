@@ -21,6 +21,7 @@ import {
   encodeData,
   packetKind,
   parseControl,
+  parseControlShared,
   parseData,
   type WireErrorCode,
 } from '../../src/wire/codec.js';
@@ -809,3 +810,37 @@ function refusedControl(b: Uint8Array, code: WireErrorCode): string {
   assert.equal(r.error.code, code, r.error.message);
   return r.error.message;
 }
+
+describe('parseControlShared', () => {
+  const sample = hello(2, { src: 300 });
+
+  test('gives what parseControl gives, the same frozen HELLO for the same bytes, and parses other bytes anew', () => {
+    const b = encodeControl(sample);
+    const first = parseControlShared(b);
+    assert.deepEqual(first, parseControl(b));
+    assert.equal(parseControlShared(b.slice()), first, 'a copy of the bytes');
+    assert.ok(Object.isFrozen(first) && first.ok && Object.isFrozen(first.value));
+    const later = encodeControl({ ...sample, seq: 10 });
+    const second = parseControlShared(later);
+    assert.notEqual(second, first);
+    assert.deepEqual(second, parseControl(later));
+    const fromOther = encodeControl({ ...sample, src: 300 + 256 });
+    assert.deepEqual(parseControlShared(fromOther), parseControl(fromOther), 'another sender in the same slot');
+    const rrep = encodeControl({
+      type: 'rrep',
+      repair: false,
+      ackRequired: false,
+      hopCount: 1,
+      dst: 3,
+      dstSeq: 9,
+      orig: 0,
+      lifetimeMs: 3000,
+      lastHop: 3,
+      pathCost: 1,
+    });
+    assert.deepEqual(parseControlShared(rrep), parseControl(rrep), 'not a HELLO');
+    const cut = b.subarray(0, b.length - 1);
+    assert.deepEqual(parseControlShared(cut), parseControl(cut), 'a truncated HELLO');
+    assert.equal(parseControlShared(Uint8Array.of()).ok, false);
+  });
+});

@@ -113,4 +113,18 @@ describe('R3 authentication trailer', () => {
     assert.notDeepEqual(keysFromSeed(4).keys.get(1), keysFromSeed(5).keys.get(1));
     assert.notDeepEqual(keysFromSeed(4).keys.get(1), keysFromSeed(4).keys.get(2));
   });
+  test('routers sharing a key set check a message each, and a change to its bytes or addresses still fails', () => {
+    const a = new R3Auth(both, 5);
+    const body = encodeControl(hello);
+    const packet = a.seal(body, 1, BROADCAST);
+    for (let i = 0; i < 3; i++) assert.ok(new R3Auth(both, 5).open(packet, 1, BROADCAST).ok, `neighbour ${i}`);
+    const flipped = packet.slice();
+    flipped[3] = flipped[3]! ^ 1;
+    assert.deepEqual(new R3Auth(both, 5).open(flipped, 1, BROADCAST), { ok: false, error: 'bad-mac' }, 'one bit of the body changed');
+    assert.deepEqual(new R3Auth(both, 5).open(packet, 2, BROADCAST), { ok: false, error: 'bad-mac' }, 'another source');
+    assert.deepEqual(new R3Auth(both, 5).open(packet, 1, 4), { ok: false, error: 'bad-mac' }, 'another destination');
+    const other = keysFromSeed(2);
+    assert.deepEqual(new R3Auth(other, 5).open(packet, 1, BROADCAST), { ok: false, error: 'bad-mac' }, 'another key');
+    assert.ok(new R3Auth(both, 5).open(packet, 1, BROADCAST).ok, 'the message itself, after the failures');
+  });
 });
