@@ -259,4 +259,17 @@ export interface IpConfig {
   announceIntervalMs: number;
   icmpRatePerS: number;
   icmpBurst: number;
+  /** A WAN emulated between the TUN and the router (docs/ip.md). */
+  wan: IpWanConfig;
+}
+
+/** The emulated WAN on a router's LAN side: each direction's rate, one-way delay and drop-tail queue. */
+export interface IpWanConfig {
+  enabled: boolean;
+  rateMbps: number;
+  delayMs: number;
+  /** Packets the queue holds besides the one on the wire (0: no packet limit). */
+  queuePackets: number;
+  /** Bytes the queue holds besides the packet on the wire (0: no byte limit). */
+  queueBytes: number;
 }

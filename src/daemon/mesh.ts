@@ -420,6 +420,7 @@ export class MeshNode extends LiveConfigView implements RouterView {
       routing: { ...r.aodv.counters },
       ip: {
         tun: this.ipSide ? { name: this.ipSide.name, ...this.ipSide.counters } : undefined,
+        wan: this.ipSide?.wan?.counters,
         ...r.ip.counters,
         prefixes: r.prefixes.entries().map((e) => ({ ...e, expiresUs: e.router === this.id ? undefined : e.expiresUs })),
       },

@@ -6,7 +6,7 @@ import type { MeshRouter } from '../router/router.js';
 import { dataHeaderBytes } from '../wire/codec.js';
 import type { DataHeader, DataProto, NodeAddr } from '../wire/mesh.js';
 import type { HostResult } from './report.js';
-import { WiredLink, type WiredLinkDirection } from './wired-link.js';
+import { WiredLink, type WiredLinkDirection } from '../core/wired-link.js';
 
 /** A packet on a wired link: the mesh header it travels with and its payload. */
 interface WiredPacket {

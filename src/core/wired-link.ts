@@ -1,5 +1,5 @@
-import { RangeArgumentError } from '../core/errors.js';
-import { US_PER_MS, type Micros } from '../core/time.js';
+import { RangeArgumentError } from './errors.js';
+import { US_PER_MS, type Micros } from './time.js';
 
 /** One direction of a wired link: its rate, its one-way propagation delay and its drop-tail queue. */
 export interface WiredLinkParams {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { WiredLink, WiredLinkDirection, type WiredLinkParams } from '../../src/sim/wired-link.js';
+import { WiredLink, WiredLinkDirection, type WiredLinkParams } from '../../src/core/wired-link.js';
 import { RangeArgumentError } from '../../src/core/errors.js';
 
 const link = (o: Partial<WiredLinkParams> = {}): WiredLinkDirection<number> =>
