@@ -1,8 +1,13 @@
+import { createSocket } from 'node:dgram';
 import { readFile } from 'node:fs/promises';
 import { Command } from 'commander';
-import { UsageError } from '../core/errors.js';
+import { RangeArgumentError, UsageError } from '../core/errors.js';
+import { parseIwScan } from '../gateway/iw-scan.js';
+import { parseScanKey } from '../gateway/scan-reports.js';
 import { parsePlanText, planGateway, type GatewayPlan } from '../gateway/plan.js';
 import { parseRateTrace, replayRateTrace } from '../gateway/trace.js';
+import { parseIpAddress } from '../wire/ip.js';
+import { encodeScanReport } from '../wire/scan-report.js';
 import { LISTED } from './listed.js';
 
 interface PlanOpts {
@@ -63,7 +68,99 @@ export function gatewayCommand(): Command {
       ];
       process.stdout.write(`${lines.join('\n')}\n`);
     });
+  cmd
+    .command('scan-report')
+    .description(
+      "a client's scan report to its gateway over UDP: the beacon strength of each AP it hears, from which the gateway infers Type III dependence (docs/gateway.md)",
+    )
+    .requiredOption('--to <host:port>', 'the gateway: its address and scan-report port ([v6 address]:port for IPv6)')
+    .requiredOption('--client <id>', "this client's name, as the gateway's configuration lists it")
+    .option('--ap <name=dBm>', 'an AP heard and its beacon strength (repeatable)', (v: string, acc: string[]) => [...acc, v], [] as string[])
+    .option('--iw <file>', 'the APs and their signals from the output of `iw dev IFACE scan` (by BSSID), read again before each report; - for stdin')
+    .option('--every <s>', 'send a report every so many seconds, until --count reports or a signal')
+    .option('--count <n>', 'reports to send (with --every; 0: until stopped)', '0')
+    .option('--key-file <file>', 'seal each report with the key in this file (hex) that the gateway shares with its clients')
+    .action(async (o: ScanReportOpts) => {
+      await sendScanReports(o);
+    });
   return cmd;
+}
+
+interface ScanReportOpts {
+  to: string;
+  client: string;
+  ap: string[];
+  iw?: string;
+  every?: string;
+  count: string;
+  keyFile?: string;
+}
+
+/** `host:port` or `[v6]:port`, checked. */
+function parseTarget(text: string): { host: string; port: number; family: 4 | 6 } {
+  const m = /^\[([^\]]+)\]:(\d+)$/.exec(text) ?? /^([^:]+):(\d+)$/.exec(text);
+  const port = Number(m?.[2]);
+  if (!m || !(Number.isInteger(port) && port >= 1 && port <= 65535))
+    throw new UsageError(`--to: "${text}" is not HOST:PORT ([ADDRESS]:PORT for IPv6) with a port of 1-65535`);
+  const bytes = parseIpAddress(m[1]!);
+  if (bytes === undefined) throw new UsageError(`--to: "${m[1]}" is not an IPv4 or IPv6 address`);
+  return { host: m[1]!, port, family: bytes.length === 4 ? 4 : 6 };
+}
+
+/** `name=dBm`, checked. */
+function parseApOption(text: string): [string, number] {
+  const eq = text.lastIndexOf('=');
+  const dbm = Number(text.slice(eq + 1));
+  if (eq <= 0 || text.slice(eq + 1).trim() === '' || !Number.isFinite(dbm)) throw new UsageError(`--ap: "${text}" is not NAME=DBM (e.g. r1=-62.5)`);
+  return [text.slice(0, eq), dbm];
+}
+
+async function sendScanReports(o: ScanReportOpts): Promise<void> {
+  const target = parseTarget(o.to);
+  if (o.ap.length === 0 && o.iw === undefined) throw new UsageError('give the APs heard: --ap NAME=DBM (repeatable) or --iw FILE');
+  const fixed = new Map(o.ap.map(parseApOption));
+  if (fixed.size !== o.ap.length) throw new UsageError('--ap: an AP is given twice');
+  const everyS = o.every === undefined ? undefined : Number(o.every);
+  if (everyS !== undefined && !(Number.isFinite(everyS) && everyS > 0)) throw new UsageError(`--every: "${o.every}" is not a number of seconds > 0`);
+  if (!/^[0-9]+$/.test(o.count)) throw new UsageError(`--count: "${o.count}" is not an integer >= 0`);
+  const count = everyS === undefined ? 1 : Number(o.count);
+  const key = o.keyFile === undefined ? undefined : parseScanKey(await readText('--key-file', o.keyFile), `--key-file ${o.keyFile}`);
+  const boot = Math.floor(Date.now() / 1000);
+  const socket = createSocket(target.family === 4 ? 'udp4' : 'udp6');
+  let stop = false;
+  const onSignal = (): void => {
+    stop = true;
+  };
+  process.once('SIGINT', onSignal).once('SIGTERM', onSignal);
+  try {
+    for (let seq = 1; !stop && (count === 0 || seq <= count); seq++) {
+      const aps = new Map(fixed);
+      if (o.iw !== undefined)
+        for (const [ap, dbm] of parseIwScan(o.iw === '-' ? await readStdin() : await readText('--iw', o.iw), o.iw)) if (!aps.has(ap)) aps.set(ap, dbm);
+      let bytes: Uint8Array;
+      try {
+        bytes = encodeScanReport({ client: o.client, boot, seq, aps }, key);
+      } catch (e) {
+        throw e instanceof RangeArgumentError ? new UsageError(e.message) : e;
+      }
+      await new Promise<void>((resolve, reject) => socket.send(bytes, target.port, target.host, (e) => (e ? reject(e) : resolve())));
+      process.stdout.write(
+        `report ${seq} to ${o.to}: ${o.client}, ${aps.size} APs (${[...aps].map(([ap, dbm]) => `${ap} ${dbm} dBm`).join(', ')})${key ? ', sealed' : ''}\n`,
+      );
+      if (everyS === undefined || (count !== 0 && seq >= count)) break;
+      await new Promise((r) => setTimeout(r, everyS * 1000));
+    }
+  } finally {
+    process.off('SIGINT', onSignal).off('SIGTERM', onSignal);
+    socket.close();
+  }
+}
+
+async function readStdin(): Promise<string> {
+  let text = '';
+  process.stdin.setEncoding('utf8');
+  for await (const c of process.stdin) text += c as string;
+  return text;
 }
 
 /** A file the command line names, or a usage error naming the option and the cause. */

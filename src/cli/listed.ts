@@ -72,7 +72,7 @@ export const LISTED = {
   gateway: {
     term: '',
     about:
-      "ADWISER v2 at a mesh gateway: the clients' dependence graph (same AP, Type II, Type III from scan reports) and the time slices that maximise the sum of log shares (plan); the rate adaptation over a recorded queue (rate)",
+      "ADWISER v2 at a mesh gateway: the clients' dependence graph (same AP, Type II, Type III from scan reports) and the time slices that maximise the sum of log shares (plan); the rate adaptation over a recorded queue (rate); a client's scan report to its gateway over UDP (scan-report)",
   },
 } as const satisfies Readonly<Record<string, { readonly term: string; readonly about: string }>>;
 
