@@ -2,14 +2,16 @@ import { RangeArgumentError } from '../core/errors.js';
 import type { Micros } from '../core/time.js';
 import { parsePrefix, prefixContains, type Prefix } from '../wire/ip.js';
 import { parseScanReport } from '../wire/scan-report.js';
-import type { DependenceTracker } from './dependence.js';
 
-/** A client whose reports the gateway takes: its name in the dependence graph and the prefixes its reports may come from. */
+/** A client whose reports the gateway takes: its name and the prefixes its reports may come from. */
 export interface ScanClient {
   id: string;
   /** CIDR prefixes; empty: from any address. */
   prefixes: readonly string[];
 }
+
+/** Where a report taken goes (the dependence graph): returns whether the graph changed. */
+export type ScanDelivery = (client: string, aps: ReadonlyMap<string, number>, now: Micros) => boolean;
 
 export interface ScanReportsOptions {
   /** With a key, only reports sealed with it are taken (docs/gateway.md). */
@@ -51,7 +53,7 @@ interface ClientState {
 
 /**
  * The gateway's side of the scan reports: each datagram is parsed, checked
- * and, when taken, handed to the dependence graph. A report is taken only
+ * and, when taken, handed to the dependence graph (`deliver`). A report is taken only
  * from a configured client, from an address in that client's prefixes,
  * newer than the last one taken from it (boot, then seq: a restarted
  * client counts as newer), no sooner than `minIntervalUs` after it, and,
@@ -65,15 +67,14 @@ export class ScanReports {
   private readonly clients = new Map<string, ClientState>();
 
   constructor(
-    private readonly tracker: DependenceTracker,
     clients: readonly ScanClient[],
     private readonly options: ScanReportsOptions,
+    private readonly deliver: ScanDelivery,
   ) {
     if (!(Number.isSafeInteger(options.minIntervalUs) && options.minIntervalUs >= 0))
       throw new RangeArgumentError('minIntervalUs', options.minIntervalUs, 'an integer number of µs >= 0');
-    const known = new Set(tracker.clients);
     clients.forEach((c, i) => {
-      if (!known.has(c.id)) throw new RangeArgumentError(`clients[${i}].id`, c.id, `a client of the dependence graph (${tracker.clients.join(', ')})`);
+      if (c.id === '') throw new RangeArgumentError(`clients[${i}].id`, c.id, 'a non-empty name');
       if (this.clients.has(c.id)) throw new RangeArgumentError(`clients[${i}].id`, c.id, 'a client listed once');
       const prefixes = c.prefixes.map((text, k) => {
         const p = parsePrefix(text);
@@ -103,7 +104,7 @@ export class ScanReports {
     c.atUs = now;
     c.aps = m.aps;
     this.counters.taken++;
-    const changed = this.tracker.report(m.client, m.aps);
+    const changed = this.deliver(m.client, m.aps, now);
     if (changed) this.counters.graphChanges++;
     return { verdict: 'taken', changed };
   }

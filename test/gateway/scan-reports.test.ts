@@ -21,6 +21,11 @@ const tracker = (): DependenceTracker =>
       { id: 'c2', ap: 'r2' },
     ],
   });
+/** Reports taken go to a dependence tracker. */
+const into =
+  (t: DependenceTracker) =>
+  (client: string, aps: ReadonlyMap<string, number>): boolean =>
+    t.report(client, aps);
 const CLIENTS = [
   { id: 'c1', prefixes: ['10.0.1.0/24'] },
   { id: 'c2', prefixes: ['10.0.2.0/24', 'fd00:1:0:2::/64'] },
@@ -38,7 +43,7 @@ const QUIET = new Map([
 describe("the gateway's scan reports: Type III from what the clients hear", () => {
   test('a report taken changes the graph when it changes a dependence, and the latest is kept', () => {
     const t = tracker();
-    const s = new ScanReports(t, CLIENTS, { minIntervalUs: 0 });
+    const s = new ScanReports(CLIENTS, { minIntervalUs: 0 }, into(t));
     assert.deepEqual(s.receive(encodeScanReport({ client: 'c1', boot: 1, seq: 1, aps: LOUD }), ip('10.0.1.2'), 1000), { verdict: 'taken', changed: true });
     assert.deepEqual(
       t.graph.edges.map((e) => e.kind),
@@ -54,7 +59,7 @@ describe("the gateway's scan reports: Type III from what the clients hear", () =
 
   test('forged, replayed, misdirected and flooding reports are counted by cause and change nothing', () => {
     const t = tracker();
-    const s = new ScanReports(t, CLIENTS, { minIntervalUs: 1_000_000 });
+    const s = new ScanReports(CLIENTS, { minIntervalUs: 1_000_000 }, into(t));
     const r = (client: string, boot: number, seq: number, from: string, now: number, aps = LOUD) =>
       s.receive(encodeScanReport({ client, boot, seq, aps }), ip(from), now).verdict;
     assert.equal(s.receive(new Uint8Array([1, 2, 3]), ip('10.0.1.2'), 0).verdict, 'malformed');
@@ -87,7 +92,7 @@ describe("the gateway's scan reports: Type III from what the clients hear", () =
 
   test('with a key, only sealed reports are taken', () => {
     const key = parseScanKey(KEY_HEX, 'gateway.scan.key');
-    const s = new ScanReports(tracker(), CLIENTS, { key, minIntervalUs: 0 });
+    const s = new ScanReports(CLIENTS, { key, minIntervalUs: 0 }, into(tracker()));
     assert.equal(s.receive(encodeScanReport({ client: 'c1', boot: 1, seq: 1, aps: LOUD }), ip('10.0.1.2'), 0).verdict, 'bad-mac');
     assert.equal(s.receive(encodeScanReport({ client: 'c1', boot: 1, seq: 1, aps: LOUD }, new Uint8Array(16)), ip('10.0.1.2'), 0).verdict, 'bad-mac');
     assert.equal(s.receive(encodeScanReport({ client: 'c1', boot: 1, seq: 1, aps: LOUD }, key), ip('10.0.1.2'), 0).verdict, 'taken');
@@ -95,8 +100,8 @@ describe("the gateway's scan reports: Type III from what the clients hear", () =
   });
 
   test('a bad client list or key is refused, naming it and never showing the key', () => {
-    assert.throws(() => new ScanReports(tracker(), [{ id: 'c3', prefixes: [] }], { minIntervalUs: 0 }), /clients\[0\]\.id/);
-    assert.throws(() => new ScanReports(tracker(), [{ id: 'c1', prefixes: ['10.0.1.1/24'] }], { minIntervalUs: 0 }), /did you mean 10\.0\.1\.0\/24/);
+    assert.throws(() => new ScanReports([{ id: '', prefixes: [] }], { minIntervalUs: 0 }, into(tracker())), /clients\[0\]\.id/);
+    assert.throws(() => new ScanReports([{ id: 'c1', prefixes: ['10.0.1.1/24'] }], { minIntervalUs: 0 }, into(tracker())), /did you mean 10\.0\.1\.0\/24/);
     assert.throws(
       () => parseScanKey('abcd', 'gateway.scan.key'),
       (e) => e instanceof RangeArgumentError && /gateway\.scan\.key/.test(e.message) && !/abcd/.test(e.message),
