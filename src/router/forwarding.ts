@@ -160,6 +160,9 @@ export class Forwarding {
    * An application on this router sends `payload` to `dst`; a VNF speaking
    * for another end gives that end's address as `from` (the header's source).
    * `label`: the IPv6 flow label it marks the packets with (its QoS class).
+   * `vnf`: a host's packet entering the mesh here, which this router's VNFs
+   * see first, as they see the packets it relays (TCP-ACC splits a host's
+   * connection on the router it enters by).
    */
   originate(
     dst: NodeAddr,
@@ -168,7 +171,7 @@ export class Forwarding {
     seq: number,
     payload: Uint8Array,
     now: Micros,
-    opts: { from?: NodeAddr; label?: number } = {},
+    opts: { from?: NodeAddr; label?: number; vnf?: boolean } = {},
   ): void {
     const p = this.p;
     p.counters.originated++;
@@ -188,8 +191,18 @@ export class Forwarding {
       p.deliver(header, own, now);
       return;
     }
-    if (this.byFlowTable(packet, own, undefined, now, entry)) return;
-    this.route(packet, undefined, now, this.queueOf(header), entry);
+    if (opts.vnf && p.intercept?.(header, own, now, () => this.enter(packet, own, p.now(), entry))) return;
+    this.enter(packet, own, now, entry);
+  }
+
+  /** A packet entering the mesh at this router: the flow table's way, or AODV's. */
+  private enter(packet: DataPacket, payload: Uint8Array, now: Micros, entry: FlowEntry): void {
+    if (this.p.isDown()) {
+      this.drop('router-down', packet.header);
+      return;
+    }
+    if (this.byFlowTable(packet, payload, undefined, now, entry)) return;
+    this.route(packet, undefined, now, this.queueOf(packet.header), entry);
   }
 
   /** A data frame from neighbour `from` (`isData`: its type byte says data): parsed once, then impaired, delivered or forwarded. */
@@ -240,14 +253,20 @@ export class Forwarding {
     const p = this.p;
     const entry = this.note(header, header.dst === p.addr ? 'sink' : 'relay', payload.length, now);
     if (header.dst === p.addr) {
-      p.counters.delivered++;
-      p.deliver(header, payload, now);
+      // A host's packet leaving the mesh here: the VNFs see it first (the other end of a connection they split here).
+      if (isIp(header.proto) && p.intercept?.(header, payload, now, () => this.deliverHere(header, payload, p.now()))) return;
+      this.deliverHere(header, payload, now);
       return;
     }
     // A sandboxed VNF answers later: if it lets the packet go, it is forwarded then.
     if ((header.proto === 'tcp' || isIp(header.proto)) && p.intercept?.(header, payload, now, () => this.forward(header, payload, prevHop, p.now(), entry)))
       return;
     this.forward(header, payload, prevHop, now, entry);
+  }
+
+  private deliverHere(header: DataHeader, payload: Uint8Array, now: Micros): void {
+    this.p.counters.delivered++;
+    this.p.deliver(header, payload, now);
   }
 
   /** `prevHop` undefined: the packet came from this router's wired link. */

@@ -67,7 +67,7 @@ export interface IpParts {
   config(): NodeConfig;
   prefixes: PrefixRoutes;
   /** Sends an IP packet into the mesh to router `dst` (the data plane's originate). */
-  originate(dst: NodeAddr, proto: DataProto, flow: number, seq: number, payload: Uint8Array, now: Micros, opts: { label?: number }): void;
+  originate(dst: NodeAddr, proto: DataProto, flow: number, seq: number, payload: Uint8Array, now: Micros, opts: { label?: number; vnf?: boolean }): void;
   /** The host side (the daemon's TUN); undefined: this router serves no hosts. */
   toHost: ((packet: Uint8Array, now: Micros) => void) | undefined;
 }
@@ -233,17 +233,21 @@ export class IpPlane {
       }
       for (const frag of fragmentIpv4(bytes, info, mtu)) {
         this.counters.fragmentsMade++;
-        this.emit(dst, frag, info, now);
+        this.emit(dst, frag, info, back === undefined, now);
       }
       return;
     }
-    this.emit(dst, bytes, info, now);
+    this.emit(dst, bytes, info, back === undefined, now);
   }
 
-  private emit(dst: NodeAddr, bytes: Uint8Array, info: IpInfo, now: Micros): void {
+  /** `fromHost`: the packet enters the mesh from the host side here, and this router's VNFs see it first. */
+  private emit(dst: NodeAddr, bytes: Uint8Array, info: IpInfo, fromHost: boolean, now: Micros): void {
     this.counters.fromHost++;
     this.seq = (this.seq + 1) >>> 0;
-    this.p.originate(dst, info.version === 6 ? 'ip6' : 'ip4', flowHash(info), this.seq, bytes, now, info.flowLabel ? { label: info.flowLabel } : {});
+    this.p.originate(dst, info.version === 6 ? 'ip6' : 'ip4', flowHash(info), this.seq, bytes, now, {
+      vnf: fromHost,
+      ...(info.flowLabel ? { label: info.flowLabel } : {}),
+    });
   }
 
   /** An ICMP error about `offending` to its source, behind router `back` (undefined: the host side here), if the rate limit lets it go. */
@@ -261,7 +265,7 @@ export class IpPlane {
       return;
     }
     const r = parseIp(icmp);
-    if (r.ok) this.emit(back, icmp, r.value, now);
+    if (r.ok) this.emit(back, icmp, r.value, false, now);
   }
 
   private mtu(): number {
