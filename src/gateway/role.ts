@@ -1,7 +1,7 @@
 import { RangeArgumentError } from '../core/errors.js';
 import { ms, type Micros } from '../core/time.js';
 import { formatPrefix, parsePrefix, prefixContains, type Prefix } from '../wire/ip.js';
-import { DependenceTracker, type DependenceConfig, type DependenceGraph, type DependenceKind, type ScanReport } from './dependence.js';
+import { DependenceTracker, type DependenceConfig, type DependenceKind, type ScanReport } from './dependence.js';
 import type { RateAdaptParams } from './rate.js';
 import { GatewayShaper, type ShaperClientState, type SliceLayout } from './shaper.js';
 import { computeSlices } from './slices.js';
@@ -182,11 +182,6 @@ export class GatewayRole<P> {
   /** The graph in force: the one given whole, or the tracker's. */
   get graph(): ReadonlyArray<{ a: number; b: number; kind: DependenceKind | 'given' }> {
     return this.given ?? this.tracker?.graph.edges ?? [];
-  }
-
-  /** The tracker's graph (configuration and reports); undefined with no clients. */
-  get trackedGraph(): DependenceGraph | undefined {
-    return this.tracker?.graph;
   }
 
   state(): GatewayState {

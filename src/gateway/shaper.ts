@@ -147,15 +147,6 @@ export class GatewayShaper<P> {
     this.applyLayout(layout);
   }
 
-  get clientCount(): number {
-    return this.queues.length;
-  }
-
-  /** The frame's period T (µs). */
-  get period(): Micros {
-    return this.periodUs;
-  }
-
   /** Client j's counters (a live view: copy what you keep). */
   client(j: number): Readonly<ShaperClientState> {
     return this.queueOf(j).state;
@@ -255,19 +246,6 @@ export class GatewayShaper<P> {
     for (const q of this.queues) this.refill(q, now);
     this.applyLayout(layout);
     for (const q of this.queues) q.due = this.departure(q, now);
-  }
-
-  /** A fixed rate for every client from `now` (rate adaptation off), Mbps; 0: line rate. */
-  setRate(rateMbps: number, now: Micros): void {
-    this.checkTime(now);
-    if (!(Number.isFinite(rateMbps) && rateMbps >= 0)) throw new RangeArgumentError('rateMbps', rateMbps, 'a rate in Mbps >= 0 (0: line rate)');
-    for (const q of this.queues) {
-      if (q.adapter) continue;
-      this.refill(q, now);
-      q.rateMbps = rateMbps;
-      q.state.rateMbps = rateMbps;
-      q.due = this.departure(q, now);
-    }
   }
 
   /** Every queued packet, oldest first per client, and empties the queues (the role is being replaced). */
