@@ -15,10 +15,10 @@ const wanSplit = fileURLToPath(new URL('../../config/scenarios/wan-split.json', 
  * throughput: the flow then gets C·T_on/T.
  */
 describe('a time-sliced TCP flow through the gateway gets C·T_on/T', () => {
-  const run = async (gateway: unknown) => {
+  const run = async (gateway: unknown, durationS = 40) => {
     const set = ['flows.0.dst=1'];
     if (gateway) set.push(`nodeOverrides=${JSON.stringify({ '0': { gateway } })}`);
-    const r = runScenario(await loadScenario(wanSplit, { durationS: 40, pn: false, set }), 1);
+    const r = runScenario(await loadScenario(wanSplit, { durationS, pn: false, set }), 1);
     return r.flows[0]!;
   };
   const sliced = (rateMbps: number, share: number) => ({
@@ -41,5 +41,18 @@ describe('a time-sliced TCP flow through the gateway gets C·T_on/T', () => {
       assert.ok(Math.abs(f.goodputMbps - expected) / expected < 0.15, `T_on/T ${share}: ${f.goodputMbps} Mbps, C·T_on/T = ${expected.toFixed(3)} Mbps`);
       assert.equal(f.tcp!.corruptBytes, 0);
     }
+  });
+
+  test('with rate adaptation from 0.5 Mbps, Algorithm 2 raises v_j while the queue stays long: the flow gets more than it started at', async () => {
+    const f = await run(
+      {
+        enabled: true,
+        clients: [{ id: 'mobile', prefix: '10.0.1.0/24', router: 1 }],
+        rate: { adapt: true, rateMbps: 0.5, intervalMs: 3000 },
+      },
+      60,
+    );
+    assert.ok(f.goodputMbps > 0.6, `goodput ${f.goodputMbps} Mbps`);
+    assert.equal(f.tcp!.corruptBytes, 0);
   });
 });
