@@ -19,7 +19,7 @@ describe('a time-sliced TCP flow through the gateway gets C·T_on/T', () => {
     const set = ['flows.0.dst=1'];
     if (gateway) set.push(`nodeOverrides=${JSON.stringify({ '0': { gateway } })}`);
     const r = runScenario(await loadScenario(wanSplit, { durationS, pn: false, set }), 1);
-    return r.flows[0]!;
+    return { ...r.flows[0]!, gateway: r.nodes[0]!.gateway };
   };
   const sliced = (rateMbps: number, share: number) => ({
     enabled: true,
@@ -33,13 +33,18 @@ describe('a time-sliced TCP flow through the gateway gets C·T_on/T', () => {
     const c = plain.goodputMbps;
     assert.ok(c > 0.5, `unsliced goodput ${c} Mbps`);
     // Enabled with no client: every packet passes unshaped, and the run is the same.
+    assert.equal(plain.gateway, undefined, 'no gateway figures without the role');
     const noClient = await run({ enabled: true });
     assert.equal(noClient.goodputMbps, c);
+    assert.ok(noClient.gateway!.unshaped > 1000, `unshaped ${noClient.gateway!.unshaped}`);
     for (const share of [0.5, 0.25]) {
       const f = await run(sliced(c, share));
       const expected = c * share;
       assert.ok(Math.abs(f.goodputMbps - expected) / expected < 0.15, `T_on/T ${share}: ${f.goodputMbps} Mbps, C·T_on/T = ${expected.toFixed(3)} Mbps`);
       assert.equal(f.tcp!.corruptBytes, 0);
+      const g = f.gateway!.clients[0]!;
+      assert.equal(g.share, share);
+      assert.ok(g.sent > 1000 && g.sent <= g.enqueued, JSON.stringify(g));
     }
   });
 
@@ -53,6 +58,7 @@ describe('a time-sliced TCP flow through the gateway gets C·T_on/T', () => {
       60,
     );
     assert.ok(f.goodputMbps > 0.6, `goodput ${f.goodputMbps} Mbps`);
+    assert.ok(f.gateway!.clients[0]!.rateMbps > 0.5, `v_j ${f.gateway!.clients[0]!.rateMbps} Mbps`);
     assert.equal(f.tcp!.corruptBytes, 0);
   });
 });
