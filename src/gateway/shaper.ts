@@ -64,13 +64,10 @@ export interface ShaperClientState {
   lastDecision: RateDecision | undefined;
 }
 
-interface Queued<P> {
-  packet: P;
-  bytes: number;
-}
-
 interface ClientQueue<P> {
-  items: Queued<P>[];
+  /** The packets from `head` on, oldest first, and their sizes (two arrays: no object per packet). */
+  packets: (P | undefined)[];
+  sizes: number[];
   head: number;
   bytes: number;
   /** Token bucket credit (bytes) as of `creditAt`; may go below 0 after a packet larger than the depth. */
@@ -119,7 +116,8 @@ export class GatewayShaper<P> {
     this.queues = Array.from({ length: n }, () => {
       const adapter = params.adapt ? new RateAdapter(startUs, { ...params.adaptParams, initialRateMbps: params.rateMbps }) : undefined;
       return {
-        items: [],
+        packets: [],
+        sizes: [],
         head: 0,
         bytes: 0,
         credit: burst,
@@ -183,11 +181,12 @@ export class GatewayShaper<P> {
       return false;
     }
     s.enqueued++;
-    q.items.push({ packet, bytes });
+    q.packets.push(packet);
+    q.sizes.push(bytes);
     q.bytes += bytes;
     s.queuePackets++;
     s.queueBytes = q.bytes;
-    if (q.items.length - q.head === 1) {
+    if (q.packets.length - q.head === 1) {
       this.refill(q, now);
       q.due = this.departure(q, now);
     }
@@ -252,8 +251,9 @@ export class GatewayShaper<P> {
   drain(): P[] {
     const out: P[] = [];
     for (const q of this.queues) {
-      for (let i = q.head; i < q.items.length; i++) out.push(q.items[i]!.packet);
-      q.items = [];
+      for (let i = q.head; i < q.packets.length; i++) out.push(q.packets[i]!);
+      q.packets = [];
+      q.sizes = [];
       q.head = 0;
       q.bytes = 0;
       q.due = undefined;
@@ -368,9 +368,9 @@ export class GatewayShaper<P> {
 
   /** When q's head packet leaves, seen from `now` (credit up to date): undefined when empty or never on. */
   private departure(q: ClientQueue<P>, now: Micros): Micros | undefined {
-    if (q.head >= q.items.length || q.onPerFrame === 0) return undefined;
+    if (q.head >= q.packets.length || q.onPerFrame === 0) return undefined;
     if (q.rateMbps === 0) return this.nextOn(q, now);
-    const need = Math.min(q.items[q.head]!.bytes, this.burst);
+    const need = Math.min(q.sizes[q.head]!, this.burst);
     // Float slack of the credit arithmetic: a millionth of a byte is no byte.
     const lack = need - q.credit - 1e-6;
     if (lack <= 0) return this.nextOn(q, now);
@@ -380,26 +380,30 @@ export class GatewayShaper<P> {
 
   private depart(q: ClientQueue<P>, at: Micros, emit: (packet: P, now: Micros) => void): void {
     this.refill(q, at);
-    const item = q.items[q.head]!;
-    q.items[q.head] = undefined as unknown as Queued<P>;
+    const packet = q.packets[q.head]!;
+    const bytes = q.sizes[q.head]!;
+    q.packets[q.head] = undefined;
     q.head++;
-    if (q.head === q.items.length) {
-      q.items.length = 0;
+    if (q.head === q.packets.length) {
+      q.packets.length = 0;
+      q.sizes.length = 0;
       q.head = 0;
-    } else if (q.head >= 1024 && q.head * 2 >= q.items.length) {
-      q.items.splice(0, q.head);
+    } else if (q.head >= 1024 && q.head * 2 >= q.packets.length) {
+      // Compacted once the served front is the larger half: amortised O(1) per packet.
+      q.packets.splice(0, q.head);
+      q.sizes.splice(0, q.head);
       q.head = 0;
     }
-    if (q.rateMbps > 0) q.credit -= item.bytes;
-    q.bytes -= item.bytes;
+    if (q.rateMbps > 0) q.credit -= bytes;
+    q.bytes -= bytes;
     const s = q.state;
     s.sent++;
-    s.bytes += item.bytes;
+    s.bytes += bytes;
     s.queuePackets--;
     s.queueBytes = q.bytes;
     q.adapter?.observe(at, q.bytes);
     q.due = this.departure(q, at);
-    emit(item.packet, at);
+    emit(packet, at);
   }
 
   private runAdapter(q: ClientQueue<P>, at: Micros): void {

@@ -19,7 +19,7 @@ import type { DataHeader } from '../wire/mesh.js';
  */
 
 /** A packet held by the shaper: a host-side IP packet (a copy), or a wired host's mesh packet. */
-export type GatewayPacket = { ip: Uint8Array; header?: undefined; payload?: undefined } | { ip?: undefined; header: DataHeader; payload: Uint8Array };
+export type GatewayPacket = Uint8Array | { header: DataHeader; payload: Uint8Array };
 
 export interface GatewayParts {
   /** A host-side IP packet goes on into the mesh (the IP plane's fromHost). */
@@ -32,8 +32,8 @@ export class GatewaySide {
   private role: GatewayRole<GatewayPacket> | undefined;
   /** Made once: the shaper's emit for every packet it lets go. */
   private readonly emit = (p: GatewayPacket, now: Micros): void => {
-    if (p.ip) this.parts.toIp(p.ip, now);
-    else this.parts.toMesh(p.header!, p.payload!, now);
+    if (p instanceof Uint8Array) this.parts.toIp(p, now);
+    else this.parts.toMesh(p.header, p.payload, now);
   };
 
   constructor(
@@ -57,7 +57,7 @@ export class GatewaySide {
     if (!info.ok) return false;
     const j = role.classify(info.value.dst);
     if (j < 0) return false;
-    role.offer(j, { ip: packet.slice() }, packet.length, now);
+    role.offer(j, packet.slice(), packet.length, now);
     return true;
   }
 
@@ -95,9 +95,9 @@ export class GatewaySide {
     const held = this.role?.drain() ?? [];
     this.role = cfg.enabled ? new GatewayRole<GatewayPacket>(cfg, now) : undefined;
     for (const p of held) {
-      if (p.ip) {
-        if (!this.fromHost(p.ip, now)) this.parts.toIp(p.ip, now);
-      } else if (!this.fromWire(p.header!, p.payload!, now)) this.parts.toMesh(p.header!, p.payload!, now);
+      if (p instanceof Uint8Array) {
+        if (!this.fromHost(p, now)) this.parts.toIp(p, now);
+      } else if (!this.fromWire(p.header, p.payload, now)) this.parts.toMesh(p.header, p.payload, now);
     }
   }
 
