@@ -543,6 +543,10 @@ export function textReport(res: SimResult, wallMs?: number): string {
       out.push(
         `  r${n.node}: R1 ch ${n.r1Channel ?? '-'} (${n.r1Changes.length} change(s)), R2 ${n.switches} switch(es)${n.earlyLeaves !== undefined ? ` (${n.earlyLeaves} early)` : ''}, forwarded ${n.forwarded}, drops: ${drops}`,
       );
+      for (const c of n.gateway?.clients ?? [])
+        out.push(
+          `    gateway client ${c.id}: share ${c.share}, ${c.rateMbps === 0 ? 'line rate' : `${c.rateMbps} Mbps`}, ${c.sent} sent of ${c.enqueued} queued, ${c.dropped} dropped`,
+        );
     }
     for (const h of last.hosts ?? []) {
       const dir = (d: WiredCounters): string => `${d.sent} sent, ${d.drops} dropped at the queue (max ${d.maxQueuePackets} queued)`;
