@@ -5,7 +5,10 @@ import { fileURLToPath } from 'node:url';
 import stableStringify from 'fast-json-stable-stringify';
 import { ism2g4 } from '../../radio/channels.js';
 import { isLoopbackHost, parseHostPort } from '../core/address.js';
-import { ConfigError, type ConfigIssue } from '../core/errors.js';
+import { ConfigError, RangeArgumentError, type ConfigIssue } from '../core/errors.js';
+import { DependenceTracker } from '../gateway/dependence.js';
+import { dependenceConfig, type GatewayConfig } from '../gateway/role.js';
+import { maximalIndependentSets, SLICE_DEFAULTS } from '../gateway/slices.js';
 import { curvePublicKey } from '../wire/curve-key.js';
 import { curveKeyProblem } from '../wire/z85.js';
 import { cloneJson, overridePaths, readJsonFile, schemaChecker, valueAt, withheld, type Schema } from '../core/schema.js';
@@ -488,7 +491,44 @@ function gatewayIssues(cfg: unknown): ConfigIssue[] {
       else at.set(r, i);
     });
   }
+  if (get(cfg, 'gateway', 'rate', 'adapt') === true) {
+    const rate = get(cfg, 'gateway', 'rate', 'rateMbps');
+    if (typeof rate === 'number' && rate > 0 && typeof minRate === 'number' && rate < minRate)
+      issues.push({ path: '/gateway/rate/rateMbps', value: rate, expected: `at least rate.minRateMbps (${minRate}) to start rate adaptation from` });
+    if (typeof rate === 'number' && typeof maxRate === 'number' && maxRate > 0 && rate > maxRate)
+      issues.push({ path: '/gateway/rate/rateMbps', value: rate, expected: `at most rate.maxRateMbps (${maxRate}) to start rate adaptation from` });
+  }
+  if (issues.length === 0 && mode === 'computed' && Array.isArray(clients) && clients.length > 0) issues.push(...gatewayGraphIssues(get(cfg, 'gateway')));
   return issues;
+}
+
+/**
+ * Computed slices need the maximal independent sets of the dependence graph,
+ * which computeSlices takes up to a cap: the graph of the configuration alone
+ * (same router, Type II) must be within it. Reports only add edges to it.
+ */
+function gatewayGraphIssues(gateway: unknown): ConfigIssue[] {
+  const g = gateway as GatewayConfig;
+  if (![g.clients, g.interferingAps, g.apPositions].every(Array.isArray)) return [];
+  let edges: Array<[number, number]>;
+  try {
+    edges = new DependenceTracker(dependenceConfig(g)).graph.edges.map((e) => [e.a, e.b]);
+  } catch {
+    return []; // a section the schema refuses, which it has reported
+  }
+  try {
+    maximalIndependentSets(g.clients.length, edges);
+    return [];
+  } catch (e) {
+    if (!(e instanceof RangeArgumentError)) throw e;
+    return [
+      {
+        path: '/gateway/clients',
+        value: `${g.clients.length} clients`,
+        expected: `clients whose dependence graph (same router, Type II) has at most ${SLICE_DEFAULTS.maxSets} maximal independent sets for computed slices, or slicing.mode static`,
+      },
+    ];
+  }
 }
 
 function qosIssues(cfg: unknown): ConfigIssue[] {

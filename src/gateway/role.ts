@@ -93,7 +93,8 @@ export class GatewayRole<P> {
       return p.value;
     });
     this.tracker = cfg.clients.length > 0 ? new DependenceTracker(dependenceConfig(cfg)) : undefined;
-    this.layout = this.slices();
+    this.layout = this.slices(this.graph);
+    this.changes = 1;
     const r = cfg.rate;
     const adaptParams: Partial<RateAdaptParams> = {
       intervalUs: ms(r.intervalMs),
@@ -156,8 +157,9 @@ export class GatewayRole<P> {
     if (!this.tracker) throw new RangeArgumentError('client', clientId, 'a client of gateway.clients (it has none)');
     const changed = this.tracker.report(clientId, byAp);
     if (!changed) return false;
+    // A graph refused by computeSlices throws here: the slices (and a graph given whole) stay.
+    this.resliced(now, this.tracker.graph.edges);
     this.given = undefined;
-    this.resliced(now);
     return true;
   }
 
@@ -175,8 +177,9 @@ export class GatewayRole<P> {
         throw new RangeArgumentError(`edges[${i}]`, [e.a, e.b], `two different client ids of gateway.clients (${[...index.keys()].join(', ')})`);
       return a < b ? { a, b, kind: 'given' as const } : { a: b, b: a, kind: 'given' as const };
     });
+    // Computed first: a graph refused (more maximal independent sets than computeSlices takes) changes nothing.
+    this.resliced(now, edges);
     this.given = edges;
-    this.resliced(now);
   }
 
   /** The graph in force: the one given whole, or the tracker's. */
@@ -206,15 +209,17 @@ export class GatewayRole<P> {
     return this.shaper.drain();
   }
 
-  private resliced(now: Micros): void {
+  /** New slices on `edges` (computed mode), taken by the shaper from `now`. */
+  private resliced(now: Micros, edges: ReadonlyArray<{ a: number; b: number }>): void {
     if (this.cfg.slicing.mode !== 'computed') return;
-    this.layout = this.slices();
-    this.shaper.setLayout(this.layout, now);
+    const layout = this.slices(edges);
+    this.layout = layout;
+    this.changes++;
+    this.shaper.setLayout(layout, now);
   }
 
-  /** The slices: the static ones, or those computeSlices finds on the graph in force. */
-  private slices(): SliceLayout {
-    this.changes++;
+  /** The slices: the static ones, or those computeSlices finds on `edges`. */
+  private slices(edges: ReadonlyArray<{ a: number; b: number }>): SliceLayout {
     const cfg = this.cfg;
     const n = cfg.clients.length;
     if (n === 0) return { sets: [], shares: [] };
@@ -224,7 +229,7 @@ export class GatewayRole<P> {
     }
     const s = computeSlices(
       n,
-      this.graph.map((e) => [e.a, e.b] as const),
+      edges.map((e) => [e.a, e.b] as const),
     );
     return { sets: s.sets, shares: s.setShares };
   }

@@ -89,5 +89,15 @@ describe('the gateway section', () => {
     refusedAt({ clients, interferingAps: [[1, 7]] }, '/gateway/interferingAps/0', /routers that clients/);
     refusedAt({ clients, interferingAps: [[1, 1]] }, '/gateway/interferingAps/0', /two different/);
     refusedAt({ wan: {} }, '/gateway/wan', /no such field/);
+    refusedAt({ rate: { adapt: true, rateMbps: 0.05 } }, '/gateway/rate/rateMbps', /at least rate\.minRateMbps \(0\.1\)/);
+    refusedAt({ rate: { adapt: true, rateMbps: 30, maxRateMbps: 20 } }, '/gateway/rate/rateMbps', /at most rate\.maxRateMbps \(20\)/);
+  });
+
+  test('computed slices: a configured graph with more maximal independent sets than computeSlices takes is refused; static slices take it', () => {
+    // 13 routers of 2 clients each, none interfering: 2^13 maximal independent sets.
+    const many = Array.from({ length: 26 }, (_, i) => ({ id: `c${i}`, prefix: `10.1.${i}.0/24`, router: 1 + (i >> 1) }));
+    refusedAt({ clients: many }, '/gateway/clients', /at most 4096 maximal independent sets/);
+    const g = parseNodeConfig({ node: { id: 0 }, gateway: { clients: many, slicing: { mode: 'static', static: [{ clients: ['c0'], share: 1 }] } } }).gateway;
+    assert.equal(g.clients.length, 26);
   });
 });

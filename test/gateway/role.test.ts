@@ -74,6 +74,8 @@ describe('GatewayRole', () => {
     assert.deepEqual(shares(r), [0.5, 0.5, 0.5, 0.5]);
     assert.equal(r.state().graph.length, 4);
     assert.throws(() => r.setGraph({ edges: [{ a: 'sta1', b: 'nobody' }] }, 0), RangeArgumentError);
+    assert.equal(r.state().graph.length, 4, 'a refused graph changes nothing');
+    assert.equal(r.state().sliceChanges, 2);
   });
 
   test('Type II from the configuration: clients of interfering routers are dependent', () => {
