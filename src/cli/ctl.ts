@@ -13,6 +13,7 @@ import type { FlowView, QueueView, RouterStatus, SpectrumView } from '../router/
 import { formatFlow } from '../vnf/flow.js';
 import type { VnfInfo } from '../vnf/types.js';
 import type { PathInfo } from '../openflow/controller.js';
+import type { GatewayState } from '../gateway/role.js';
 import { LISTED } from './listed.js';
 
 interface CtlOpts {
@@ -246,6 +247,29 @@ function formatFlows(fs: FlowView[]): string {
   );
 }
 
+export function formatGateway(g: GatewayState | null): string {
+  if (g === null) return '(the gateway role is off)\n';
+  const head = `period ${g.periodMs} ms, slices ${g.mode} (${g.sliceChanges} computed), ${g.unshaped} packet(s) unshaped\n`;
+  const clients = table(
+    ['client', 'prefix', 'router', 'share', 'Mbps', 'queue B', 'queued', 'sent', 'dropped', 'bytes sent'],
+    g.clients.map((c) => [
+      c.id,
+      c.prefix,
+      String(c.router),
+      c.share.toFixed(4),
+      c.rateMbps === 0 ? 'line' : c.rateMbps.toFixed(3),
+      String(c.queueBytes),
+      String(c.enqueued),
+      String(c.sent),
+      String(c.dropped),
+      String(c.bytes),
+    ]),
+  );
+  const slices = g.slices.map((s) => `  {${s.clients.join(', ')}}  ${s.share.toFixed(4)}\n`).join('');
+  const graph = g.graph.map((e) => `  ${e.a} -- ${e.b}  ${e.kind}\n`).join('') || '  (no dependent pairs)\n';
+  return `${head}${clients}slices:\n${slices || '  (none)\n'}dependence graph:\n${graph}`;
+}
+
 function formatSpectrum(s: SpectrumView | null): string {
   if (s === null) return '(no sensing round yet)\n';
   const head = `round ${s.round}, ${time(s.startUs)} to ${time(s.endUs)}\n`;
@@ -400,6 +424,10 @@ export function ctlCommand(): Command {
     .command('spectrum')
     .description('the latest sensing round')
     .action((_o: unknown, cmd: Command) => call(cmd, 'spectrum', {}, formatSpectrum));
+  ctl
+    .command('gateway')
+    .description("the gateway role: clients' queues, rates and shares, the slices, the dependence graph")
+    .action((_o: unknown, cmd: Command) => call(cmd, 'gateway', {}, formatGateway));
 
   const vnf = ctl.command('vnf').description('the VNF instances: list, start, stop');
   vnf

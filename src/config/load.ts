@@ -5,7 +5,10 @@ import { fileURLToPath } from 'node:url';
 import stableStringify from 'fast-json-stable-stringify';
 import { ism2g4 } from '../../radio/channels.js';
 import { isLoopbackHost, parseHostPort } from '../core/address.js';
-import { ConfigError, type ConfigIssue } from '../core/errors.js';
+import { ConfigError, RangeArgumentError, type ConfigIssue } from '../core/errors.js';
+import { DependenceTracker } from '../gateway/dependence.js';
+import { dependenceConfig, type GatewayConfig } from '../gateway/role.js';
+import { maximalIndependentSets, SLICE_DEFAULTS } from '../gateway/slices.js';
 import { curvePublicKey } from '../wire/curve-key.js';
 import { curveKeyProblem } from '../wire/z85.js';
 import { cloneJson, overridePaths, readJsonFile, schemaChecker, valueAt, withheld, type Schema } from '../core/schema.js';
@@ -224,6 +227,7 @@ function semanticIssues(cfg: unknown): ConfigIssue[] {
   issues.push(...qosIssues(cfg));
   issues.push(...controllerIssues(cfg));
   issues.push(...ipIssues(cfg));
+  issues.push(...gatewayIssues(cfg));
 
   const count = get(cfg, 'channelPlan', 'channels');
   if (count !== 11 && count !== 13) return issues; // the schema has reported it; no plan to check channels against
@@ -406,6 +410,125 @@ function ipIssues(cfg: unknown): ConfigIssue[] {
     });
   }
   return issues;
+}
+
+/**
+ * The gateway section: client ids and prefixes each listed once, prefixes
+ * without host bits; static sets of known clients, each once a set, shares
+ * summing to at most 1 and given with mode static; line rate only without
+ * adaptation; positions of routers each once, with a range to use them.
+ */
+function gatewayIssues(cfg: unknown): ConfigIssue[] {
+  const issues: ConfigIssue[] = [];
+  const ids = new Map<string, number>();
+  const clients = get(cfg, 'gateway', 'clients');
+  const prefixes = new Map<string, number>();
+  if (Array.isArray(clients)) {
+    clients.forEach((c: unknown, i) => {
+      const id = get(c, 'id');
+      if (typeof id === 'string') {
+        const first = ids.get(id);
+        if (first !== undefined) issues.push({ path: `/gateway/clients/${i}/id`, value: id, expected: `an id no other client has (client ${first} has it)` });
+        else ids.set(id, i);
+      }
+      const v = get(c, 'prefix');
+      if (typeof v !== 'string') return;
+      const p = parsePrefix(v);
+      if (!p.ok) return void issues.push({ path: `/gateway/clients/${i}/prefix`, value: v, expected: `a prefix in CIDR notation: ${p.error}` });
+      const key = formatPrefix(p.value);
+      const first = prefixes.get(key);
+      if (first !== undefined)
+        issues.push({ path: `/gateway/clients/${i}/prefix`, value: v, expected: `a prefix no other client has (client ${first} has it)` });
+      else prefixes.set(key, i);
+    });
+  }
+  const mode = get(cfg, 'gateway', 'slicing', 'mode');
+  const sets = get(cfg, 'gateway', 'slicing', 'static');
+  if (Array.isArray(sets)) {
+    let total = 0;
+    sets.forEach((s: unknown, i) => {
+      const share = get(s, 'share');
+      if (typeof share === 'number') total += share;
+      const members = get(s, 'clients');
+      if (!Array.isArray(members)) return;
+      const seen = new Set<unknown>();
+      members.forEach((m: unknown, k) => {
+        const at = `/gateway/slicing/static/${i}/clients/${k}`;
+        if (typeof m === 'string' && !ids.has(m))
+          issues.push({ path: at, value: m, expected: `the id of a client in gateway.clients (${[...ids.keys()].join(', ') || 'none'})` });
+        else if (seen.has(m)) issues.push({ path: at, value: m, expected: 'a client not listed already in this set' });
+        seen.add(m);
+      });
+    });
+    if (total > 1 + 1e-9) issues.push({ path: '/gateway/slicing/static', value: sets, expected: `shares summing to at most 1 (they sum to ${total})` });
+    if (mode === 'static' && sets.length === 0 && get(cfg, 'gateway', 'enabled') === true)
+      issues.push({ path: '/gateway/slicing/static', value: sets, expected: 'at least one set with mode static (else no client is ever served)' });
+    if (mode === 'computed' && sets.length > 0)
+      issues.push({ path: '/gateway/slicing/static', value: sets, expected: 'no sets with mode computed (or mode static)' });
+  }
+  if (get(cfg, 'gateway', 'rate', 'adapt') === true && get(cfg, 'gateway', 'rate', 'rateMbps') === 0)
+    issues.push({ path: '/gateway/rate/rateMbps', value: 0, expected: 'a rate > 0 to start rate adaptation from (0, line rate, only with rate.adapt false)' });
+  const minRate = get(cfg, 'gateway', 'rate', 'minRateMbps');
+  const maxRate = get(cfg, 'gateway', 'rate', 'maxRateMbps');
+  if (typeof minRate === 'number' && typeof maxRate === 'number' && maxRate > 0 && maxRate < minRate)
+    issues.push({ path: '/gateway/rate/maxRateMbps', value: maxRate, expected: `0 (no cap) or at least rate.minRateMbps (${minRate})` });
+  const pairs = get(cfg, 'gateway', 'interferingAps');
+  if (Array.isArray(pairs))
+    pairs.forEach((p: unknown, i) => {
+      if (!Array.isArray(p) || p.length !== 2) return;
+      if (p[0] === p[1]) issues.push({ path: `/gateway/interferingAps/${i}`, value: p, expected: 'two different routers' });
+      else if (Array.isArray(clients) && !p.every((r) => clients.some((c) => get(c, 'router') === r)))
+        issues.push({ path: `/gateway/interferingAps/${i}`, value: p, expected: 'two routers that clients of gateway.clients are behind' });
+    });
+  const positions = get(cfg, 'gateway', 'apPositions');
+  if (Array.isArray(positions)) {
+    const at = new Map<unknown, number>();
+    positions.forEach((p: unknown, i) => {
+      const r = get(p, 'router');
+      const first = at.get(r);
+      if (first !== undefined)
+        issues.push({ path: `/gateway/apPositions/${i}/router`, value: r, expected: `a router given one position (it is at /gateway/apPositions/${first})` });
+      else at.set(r, i);
+    });
+  }
+  if (get(cfg, 'gateway', 'rate', 'adapt') === true) {
+    const rate = get(cfg, 'gateway', 'rate', 'rateMbps');
+    if (typeof rate === 'number' && rate > 0 && typeof minRate === 'number' && rate < minRate)
+      issues.push({ path: '/gateway/rate/rateMbps', value: rate, expected: `at least rate.minRateMbps (${minRate}) to start rate adaptation from` });
+    if (typeof rate === 'number' && typeof maxRate === 'number' && maxRate > 0 && rate > maxRate)
+      issues.push({ path: '/gateway/rate/rateMbps', value: rate, expected: `at most rate.maxRateMbps (${maxRate}) to start rate adaptation from` });
+  }
+  if (issues.length === 0 && mode === 'computed' && Array.isArray(clients) && clients.length > 0) issues.push(...gatewayGraphIssues(get(cfg, 'gateway')));
+  return issues;
+}
+
+/**
+ * Computed slices need the maximal independent sets of the dependence graph,
+ * which computeSlices takes up to a cap: the graph of the configuration alone
+ * (same router, Type II) must be within it. Reports only add edges to it.
+ */
+function gatewayGraphIssues(gateway: unknown): ConfigIssue[] {
+  const g = gateway as GatewayConfig;
+  if (![g.clients, g.interferingAps, g.apPositions].every(Array.isArray)) return [];
+  let edges: Array<[number, number]>;
+  try {
+    edges = new DependenceTracker(dependenceConfig(g)).graph.edges.map((e) => [e.a, e.b]);
+  } catch {
+    return []; // a section the schema refuses, which it has reported
+  }
+  try {
+    maximalIndependentSets(g.clients.length, edges);
+    return [];
+  } catch (e) {
+    if (!(e instanceof RangeArgumentError)) throw e;
+    return [
+      {
+        path: '/gateway/clients',
+        value: `${g.clients.length} clients`,
+        expected: `clients whose dependence graph (same router, Type II) has at most ${SLICE_DEFAULTS.maxSets} maximal independent sets for computed slices, or slicing.mode static`,
+      },
+    ];
+  }
 }
 
 function qosIssues(cfg: unknown): ConfigIssue[] {

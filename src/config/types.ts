@@ -1,9 +1,12 @@
 import type { BandConfig } from '../../radio/sim/band.js';
 import type { PnConfig, PnPatternConfig } from '../../radio/sim/pn.js';
 import type { BackendPreference } from '../sensing/backend.js';
+import type { GatewayConfig } from '../gateway/role.js';
 
 /** The emulated band's description belongs to the band (radio/sim); the configuration names it. */
 export type { BandConfig, PnConfig, PnPatternConfig };
+/** The gateway section's shape belongs to the gateway role (src/gateway/role.ts). */
+export type { GatewayConfig };
 
 /**
  * The configuration of one cogmesh node, as validated against
@@ -113,6 +116,8 @@ export interface NodeConfig {
   };
   /** Real IP over the mesh (docs/ip.md): a TUN device, the router's own addresses and the LAN prefixes it serves. */
   ip: IpConfig;
+  /** The gateway role (docs/gateway.md): virtual queues per client served in time slices. */
+  gateway: GatewayConfig;
   /** Test traffic over the mesh. */
   traffic: { flows: TrafficFlowConfig[] };
   /** The daemon's VNF manager: sandbox limits and the instances started with the router. */

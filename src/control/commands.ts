@@ -45,6 +45,8 @@ export async function execute(view: RouterView, c: ControlCommand, file?: Config
       return view.flows();
     case 'spectrum':
       return view.spectrum() ?? null;
+    case 'gateway':
+      return view.gateway?.() ?? null;
     case 'vnf.list':
       return view.vnfs();
     case 'vnf.start':

@@ -73,6 +73,7 @@ export type ControlCommand =
   | { cmd: 'queues' }
   | { cmd: 'flows' }
   | { cmd: 'spectrum' }
+  | { cmd: 'gateway' }
   | { cmd: 'vnf.list' }
   | { cmd: 'vnf.start'; type: string; flow: FlowPattern; params: unknown }
   | { cmd: 'vnf.stop'; vnf: number }
@@ -131,6 +132,11 @@ export const COMMANDS: readonly CommandSpec[] = Object.freeze([
   { name: 'queues', doc: "R2's channel queues", args: [] },
   { name: 'flows', doc: 'traffic through this router, per flow', args: [] },
   { name: 'spectrum', doc: 'the latest sensing round (null before the first)', args: [] },
+  {
+    name: 'gateway',
+    doc: "the gateway role: each client's virtual queue, counters, rate and share, the slices and the dependence graph (null when off)",
+    args: [],
+  },
   { name: 'vnf.list', doc: 'the VNF instances', args: [] },
   {
     name: 'vnf.start',

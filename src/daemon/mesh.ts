@@ -30,6 +30,7 @@ import { IpSide } from './ip-side.js';
 import { loadR3Keys } from '../config/r3-keys.js';
 import { keysShown, R3Auth, type R3Keys } from '../wire/r3-auth.js';
 import { describeKeys, reloadR3Keys } from './r3-keys-reload.js';
+import type { GatewayState } from '../gateway/role.js';
 
 /** What a router's test traffic did, as its status shows it. */
 export interface TrafficView {
@@ -484,6 +485,10 @@ export class MeshNode extends LiveConfigView implements RouterView {
 
   flows(): FlowView[] {
     return this.router.flows().map((f) => ({ ...f, proto: f.proto }));
+  }
+
+  gateway(): GatewayState | undefined {
+    return this.router.gateway.state();
   }
 
   spectrum(): SpectrumView | undefined {

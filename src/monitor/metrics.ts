@@ -171,6 +171,28 @@ export class RouterMetrics {
     this.gauge('cogmesh_queue_bytes', "Bytes waiting in a QoS queue of a channel's R2 queue", ['channel', 'queue', 'class'], (s) =>
       s.view.queues().flatMap((q) => q.classes.map((c): [Labels, number] => [{ channel: q.channel, queue: c.queue, class: c.name }, c.bytes])),
     );
+    // The gateway role (absent when it is off).
+    const gwClients = (s: Snapshot) => s.view.gateway?.()?.clients ?? [];
+    this.gauge('cogmesh_gateway_queue_bytes', "Bytes waiting in a gateway client's virtual queue", ['client'], (s) =>
+      gwClients(s).map((c) => [{ client: c.id }, c.queueBytes]),
+    );
+    this.gauge('cogmesh_gateway_rate_mbps', "A gateway client's service rate v_j during its slices, Mbps (0: line rate)", ['client'], (s) =>
+      gwClients(s).map((c) => [{ client: c.id }, c.rateMbps]),
+    );
+    this.gauge('cogmesh_gateway_share_ratio', "A gateway client's share of the frame, 0-1", ['client'], (s) =>
+      gwClients(s).map((c) => [{ client: c.id }, c.share]),
+    );
+    this.counter(
+      'cogmesh_gateway_packets_total',
+      'Packets for a gateway client: queued, sent on into the mesh, or dropped (queue full)',
+      ['client', 'outcome'],
+      (s) =>
+        gwClients(s).flatMap((c): Series => [
+          [{ client: c.id, outcome: 'queued' }, c.enqueued],
+          [{ client: c.id, outcome: 'sent' }, c.sent],
+          [{ client: c.id, outcome: 'dropped' }, c.dropped],
+        ]),
+    );
     this.counter('cogmesh_packets_dropped_total', 'Data packets the router dropped, by reason', ['reason'], (s) =>
       Object.entries(s.status.drops).map(([reason, v]) => [{ reason }, v]),
     );

@@ -25,6 +25,7 @@ import type { R3Auth } from '../wire/r3-auth.js';
 import { Forwarding, type DataPacket, type FlowEntry, type LinkCounters, type LinkImpairment, type RouterDrop } from './forwarding.js';
 import { NodeCore, type NodeEvent } from './node-core.js';
 import { aodvParams, prefixParams, qosQueues, schedulerParams } from './params.js';
+import { GatewaySide } from './gateway.js';
 import { IpPlane } from './ip.js';
 import { captureVisit, SENSE_BLOCK_SAMPLES, senseBand, senseBandStatistical, SensingDriver, type SensingModel, type SensingRadios } from './sensing.js';
 import { VnfSide } from './vnfs.js';
@@ -124,7 +125,7 @@ export type RouterEvent =
   | { kind: 'neighbour'; addr: NodeAddr; up: boolean; atUs: Micros }
   | { kind: 'vnf'; event: VnfEvent };
 
-type AlarmName = 'core' | 'aodv' | 'prefix' | 'sched' | 'preempt' | 'vnf';
+type AlarmName = 'core' | 'aodv' | 'prefix' | 'sched' | 'preempt' | 'vnf' | 'gateway';
 
 /**
  * One Urban-X mesh router: the node core (sensing and the R1 channel
@@ -143,6 +144,8 @@ export class MeshRouter {
   readonly prefixes: PrefixRoutes;
   /** Hosts' IPv4 and IPv6 packets over the mesh. */
   readonly ip: IpPlane;
+  /** The gateway role (docs/gateway.md): clients' virtual queues in time slices, when gateway.enabled. */
+  readonly gateway: GatewaySide;
   readonly sched: ChannelScheduler<DataPacket>;
   readonly sensing: SensingDriver;
   readonly r1: Station;
@@ -207,7 +210,7 @@ export class MeshRouter {
     this.addr = cfg.node.id;
     this.auth = p.auth;
     const alarm = (): Alarm => new Alarm(p.engine);
-    this.alarms = { vnf: alarm(), core: alarm(), aodv: alarm(), prefix: alarm(), sched: alarm(), preempt: alarm() };
+    this.alarms = { vnf: alarm(), core: alarm(), aodv: alarm(), prefix: alarm(), sched: alarm(), preempt: alarm(), gateway: alarm() };
     this.retuneUs = cfg.switching.overheadUs;
     this.sensingOnR1 = cfg.sensing.radio === 'R1';
     this.core = new NodeCore(cfg, p.plan, this.retuneUs, p.startUs);
@@ -241,6 +244,10 @@ export class MeshRouter {
       },
       p.engine.now(),
     );
+    this.gateway = new GatewaySide(cfg.gateway, p.engine.now(), {
+      toIp: (packet, now) => this.ip.fromHost(packet, now),
+      toMesh: (header, payload, now) => this.data.fromWire(header, payload, now),
+    });
     this.data = new Forwarding({
       addr: this.addr,
       config: () => this.cfg,
@@ -330,14 +337,33 @@ export class MeshRouter {
   /** An IP packet from the hosts this router serves (the TUN): into the mesh. `packet` may be a reused view; it is copied. */
   fromHost(packet: Uint8Array, now: Micros): void {
     if (this.failed) return;
-    this.ip.fromHost(packet, now);
+    if (!this.gateway.fromHost(packet, now)) this.ip.fromHost(packet, now);
     this.rearm();
   }
 
   /** A data packet from a host on this router's wired link (this router is its gateway). */
   fromWire(header: DataHeader, payload: Uint8Array, now: Micros): void {
     if (this.failed) return;
-    this.data.fromWire(header, payload, now);
+    if (!this.gateway.fromWire(header, payload, now)) this.data.fromWire(header, payload, now);
+    this.rearm();
+  }
+
+  /**
+   * A gateway client's scan report (beacon strengths by router, dBm): the
+   * dependence graph takes it, and the slices are computed again when it
+   * changed. Returns whether it changed; false when the gateway is off.
+   */
+  gatewayReport(client: string, scan: ReadonlyMap<number, number>, now: Micros): boolean {
+    const role = this.gateway.active;
+    if (!role) return false;
+    const changed = role.report(client, scan, now);
+    this.rearm();
+    return changed;
+  }
+
+  /** A dependence graph given whole to the gateway (edges between client ids): the slices are computed again. */
+  gatewaySetGraph(graph: { edges: ReadonlyArray<{ a: string; b: string }> }, now: Micros): void {
+    this.gateway.active?.setGraph(graph, now);
     this.rearm();
   }
 
@@ -566,7 +592,8 @@ export class MeshRouter {
 
   /**
    * Takes a new configuration live: the sensing schedule, the channel
-   * decision, AODV's timers, R2's switching and the detector's threshold.
+   * decision, AODV's timers, R2's switching, the detector's threshold and
+   * the gateway role (a new one when its section changed).
    * The caller has validated it (schema, and only fields a running router
    * takes: the schema's x-live fields).
    */
@@ -579,6 +606,7 @@ export class MeshRouter {
     this.cfg = cfg;
     this.runSched(this.sched.setParams(schedulerParams(cfg, this.p.plan.numbers, this.p.medium.sendWindow), now), now);
     this.data.learnLabels(cfg);
+    if (changed.some((c) => c === 'gateway' || c.startsWith('gateway.'))) this.gateway.reconfigure(cfg.gateway, now);
     this.p.onEvent?.({ kind: 'reconfigured', changed, atUs: now });
     this.rearm();
   }
@@ -669,6 +697,7 @@ export class MeshRouter {
     a.aodv.set(this.aodv.nextDeadline(), run.aodv);
     a.prefix.set(this.prefixes.nextDeadline(), run.prefix);
     a.sched.set(this.sched.nextDeadline(), run.sched);
+    a.gateway.set(this.gateway.nextDeadline(), run.gateway);
     const s = this.sched;
     const end = s.dwellEndUs;
     const check = s.handedOut && end !== undefined && end !== this.preemptCheckedFor && s.othersWaiting();
@@ -696,6 +725,10 @@ export class MeshRouter {
     },
     sched: (t) => {
       this.runSched(this.sched.tick(t), t);
+      this.rearm();
+    },
+    gateway: (t) => {
+      this.gateway.tick(t);
       this.rearm();
     },
     preempt: () => {

@@ -8,6 +8,7 @@ import type { FlowSpec } from '../openflow/flow-spec.js';
 import type { NeighbourView, RouteView } from '../routing/aodv.js';
 import type { PsdTapCounters, VisitPsd } from '../sensing/iq-tap.js';
 import type { FlowPattern, VnfEvent, VnfInfo } from '../vnf/types.js';
+import type { GatewayState } from '../gateway/role.js';
 import type { NodeEvent } from './node-core.js';
 
 /**
@@ -47,6 +48,8 @@ export interface RouterView {
   flows(): FlowView[];
   /** The latest sensing round, undefined before the first. */
   spectrum(): SpectrumView | undefined;
+  /** The gateway role's clients, queues, rates, slices and graph; undefined when it is off. */
+  gateway?(): GatewayState | undefined;
   vnfs(): VnfInfo[];
   /** Starts a VNF of a registered type on the flows matching `flow`; refuses bad parameters (ConfigError). */
   startVnf(type: string, flow: FlowPattern, params: unknown): Promise<VnfInfo>;

@@ -118,6 +118,11 @@ export interface NodeResult {
   routing: Record<string, number>;
   /** The VNFs it ran (TCP-ACC), with their counters: sessions, bytes relayed, buffer high-water mark, each leg's mean RTT. */
   vnfs: Array<{ id: number; type: string; state: string; reason: string | null; packetsTaken: number; packetsSent: number; counters: Record<string, number> }>;
+  /** The gateway role's figures (docs/gateway.md), only on a router that takes it, so that other runs read as before. */
+  gateway?: {
+    unshaped: number;
+    clients: Array<{ id: string; enqueued: number; sent: number; dropped: number; bytes: number; rateMbps: number; share: number }>;
+  };
 }
 
 export interface RunResult {
@@ -316,6 +321,26 @@ export function nodeResult(r: MeshRouter, pos: { xM: number; yM: number }): Node
       packetsSent: v.packetsSent,
       counters: Object.fromEntries(Object.entries(v.counters).map(([k, x]) => [k, sig(x)])),
     })),
+    ...gatewayFigures(r),
+  };
+}
+
+function gatewayFigures(r: MeshRouter): Pick<NodeResult, 'gateway'> {
+  const g = r.gateway.state();
+  if (!g) return {};
+  return {
+    gateway: {
+      unshaped: g.unshaped,
+      clients: g.clients.map((c) => ({
+        id: c.id,
+        enqueued: c.enqueued,
+        sent: c.sent,
+        dropped: c.dropped,
+        bytes: c.bytes,
+        rateMbps: sig(c.rateMbps),
+        share: sig(c.share),
+      })),
+    },
   };
 }
 
@@ -518,6 +543,10 @@ export function textReport(res: SimResult, wallMs?: number): string {
       out.push(
         `  r${n.node}: R1 ch ${n.r1Channel ?? '-'} (${n.r1Changes.length} change(s)), R2 ${n.switches} switch(es)${n.earlyLeaves !== undefined ? ` (${n.earlyLeaves} early)` : ''}, forwarded ${n.forwarded}, drops: ${drops}`,
       );
+      for (const c of n.gateway?.clients ?? [])
+        out.push(
+          `    gateway client ${c.id}: share ${c.share}, ${c.rateMbps === 0 ? 'line rate' : `${c.rateMbps} Mbps`}, ${c.sent} sent of ${c.enqueued} queued, ${c.dropped} dropped`,
+        );
     }
     for (const h of last.hosts ?? []) {
       const dir = (d: WiredCounters): string => `${d.sent} sent, ${d.drops} dropped at the queue (max ${d.maxQueuePackets} queued)`;

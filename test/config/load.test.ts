@@ -191,7 +191,7 @@ describe('parseNodeConfig: schema errors', () => {
       e,
       '/sensin',
       { durationMs: 20 },
-      /^no such field \(allowed: node, channelPlan, radios, sensing, channel, switching, qos, routing, sim, log, control, monitor, ip, traffic, vnf, openflow, controller, phy\)$/,
+      /^no such field \(allowed: node, channelPlan, radios, sensing, channel, switching, qos, routing, sim, log, control, monitor, ip, gateway, traffic, vnf, openflow, controller, phy\)$/,
     );
   });
 

@@ -351,6 +351,7 @@ describe('control API over ZeroMQ (no CURVE)', () => {
         'queues',
         'flows',
         'spectrum',
+        'gateway',
         'vnf.list',
         'vnf.start',
         'vnf.stop',
