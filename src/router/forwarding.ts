@@ -23,6 +23,13 @@ export interface DataPacket {
   bytes: Uint8Array;
 }
 
+/** A packet entering the mesh at this router, as the gateway holds it: the packet, its payload (a view into it) and its line of the flow table. */
+export interface EnteringPacket {
+  packet: DataPacket;
+  payload: Uint8Array;
+  entry: FlowEntry;
+}
+
 export type RouterDrop = DropReason | 'buffer-full' | 'discovery-failed' | 'router-down' | 'impaired' | 'flow-table';
 
 /** One line of the router's flow table: traffic seen per (protocol, source, destination, flow id). */
@@ -95,6 +102,12 @@ export interface ForwardingParts {
   forwarder(): Forwarder | undefined;
   /** A VNF takes a TCP packet this router relays (true); a sandboxed one calls `decline` if it lets the packet go on after all. */
   intercept?(header: DataHeader, payload: Uint8Array, now: Micros, decline: () => void): boolean;
+  /**
+   * The gateway (docs/gateway.md): a packet entering the mesh at this router
+   * (from its hosts, its wired link or its VNFs, after the VNFs) is held in a
+   * client's virtual queue (true) until `enter` sends it on.
+   */
+  admit?(packet: DataPacket, payload: Uint8Array, entry: FlowEntry, now: Micros): boolean;
   /**
    * The IP plane, for hosts' packets (proto ip4 and ip6): a relay's TTL or
    * hop limit and the mesh MTU (undefined: the packet goes on), and
@@ -191,12 +204,18 @@ export class Forwarding {
       p.deliver(header, own, now);
       return;
     }
-    if (opts.vnf && p.intercept?.(header, own, now, () => this.enter(packet, own, p.now(), entry))) return;
-    this.enter(packet, own, now, entry);
+    if (opts.vnf && p.intercept?.(header, own, now, () => this.admitted(packet, own, p.now(), entry))) return;
+    this.admitted(packet, own, now, entry);
   }
 
-  /** A packet entering the mesh at this router: the flow table's way, or AODV's. */
-  private enter(packet: DataPacket, payload: Uint8Array, now: Micros, entry: FlowEntry): void {
+  /** A packet entering the mesh at this router, past the VNFs: the gateway's virtual queue, or on at once. */
+  private admitted(packet: DataPacket, payload: Uint8Array, now: Micros, entry: FlowEntry): void {
+    if (this.p.admit?.(packet, payload, entry, now)) return;
+    this.enter(packet, payload, entry, now);
+  }
+
+  /** A packet entering the mesh at this router (the gateway lets it go): the flow table's way, or AODV's. */
+  enter(packet: DataPacket, payload: Uint8Array, entry: FlowEntry, now: Micros): void {
     if (this.p.isDown()) {
       this.drop('router-down', packet.header);
       return;
@@ -290,6 +309,11 @@ export class Forwarding {
       }
     }
     this.p.counters.forwarded++;
+    if (prevHop === undefined) {
+      // From the wired link: it enters the mesh here (the gateway may hold it: its own copy, not the caller's bytes).
+      this.admitted(packet, packet.bytes.subarray(dataHeaderBytes(out)), now, entry);
+      return;
+    }
     if (this.byFlowTable(packet, payload, prevHop, now, entry)) return;
     this.route(packet, prevHop, now, this.queueOf(header), entry);
   }

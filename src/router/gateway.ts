@@ -4,76 +4,65 @@ import { GatewayRole, type GatewayState } from '../gateway/role.js';
 import { meshIp } from '../wire/addresses.js';
 import { dataHeaderBytes } from '../wire/codec.js';
 import { parseIp } from '../wire/ip.js';
-import type { DataHeader } from '../wire/mesh.js';
+import type { DataPacket, EnteringPacket, FlowEntry } from './forwarding.js';
 
 /**
- * The router's gateway side (docs/gateway.md): with `gateway.enabled`, what
- * enters the mesh at this router for a client (IP packets from the host
- * side, packets of the hosts on its wired link) waits in the client's
- * virtual queue of the GatewayRole and goes on into the mesh when the
- * shaper lets it, at the router's gateway alarm. A host's IP packet belongs
- * to the client whose prefix holds its destination; a wired host's mesh
- * packet that is not IP, to the client whose prefix holds the address plan's
- * address of its destination router (10.hi.lo.1). Anything else passes at
- * once.
+ * The router's gateway side (docs/gateway.md): with `gateway.enabled`, a
+ * packet entering the mesh at this router for a client waits in the
+ * client's virtual queue of the GatewayRole and goes on into the mesh when
+ * the shaper lets it, at the router's gateway alarm. A packet enters the
+ * mesh here from the router's hosts (the TUN), its wired link or its VNFs,
+ * and the gateway sees it after the VNFs: a TCP-ACC on the gateway splits a
+ * server's connection on the LAN side of the virtual queues, as seeds/003's
+ * proxy sits in front of ADWISER. A host's IP packet belongs to the client
+ * whose prefix holds its destination; any other mesh packet, to the client
+ * whose prefix holds the address plan's address of its destination router
+ * (10.hi.lo.1). Anything else passes at once.
  */
 
-/** A packet held by the shaper: a host-side IP packet (a copy), or a wired host's mesh packet. */
-export type GatewayPacket = Uint8Array | { header: DataHeader; payload: Uint8Array };
-
 export interface GatewayParts {
-  /** A host-side IP packet goes on into the mesh (the IP plane's fromHost). */
-  toIp(packet: Uint8Array, now: Micros): void;
-  /** A wired host's packet goes on into the mesh (the data plane's fromWire). */
-  toMesh(header: DataHeader, payload: Uint8Array, now: Micros): void;
+  /** A packet the gateway lets go: on into the mesh (the data plane's `enter`). */
+  enter(packet: DataPacket, payload: Uint8Array, entry: FlowEntry, now: Micros): void;
 }
 
 export class GatewaySide {
-  private role: GatewayRole<GatewayPacket> | undefined;
+  private role: GatewayRole<EnteringPacket> | undefined;
   /** Made once: the shaper's emit for every packet it lets go. */
-  private readonly emit = (p: GatewayPacket, now: Micros): void => {
-    if (p instanceof Uint8Array) this.parts.toIp(p, now);
-    else this.parts.toMesh(p.header, p.payload, now);
-  };
+  private readonly emit = (e: EnteringPacket, now: Micros): void => this.parts.enter(e.packet, e.payload, e.entry, now);
 
   constructor(
     cfg: GatewayConfig,
     now: Micros,
     private readonly parts: GatewayParts,
   ) {
-    this.role = cfg.enabled ? new GatewayRole<GatewayPacket>(cfg, now) : undefined;
+    this.role = cfg.enabled ? new GatewayRole<EnteringPacket>(cfg, now) : undefined;
   }
 
   /** The role, when the gateway is enabled (its graph and slices). */
-  get active(): GatewayRole<GatewayPacket> | undefined {
+  get active(): GatewayRole<EnteringPacket> | undefined {
     return this.role;
   }
 
-  /** A host-side IP packet (`packet` may be a reused view): true when the shaper took it (queued or dropped). */
-  fromHost(packet: Uint8Array, now: Micros): boolean {
+  /** A packet entering the mesh here: true when the shaper took it (queued or dropped), false when it goes on at once. */
+  admit(packet: DataPacket, payload: Uint8Array, entry: FlowEntry, now: Micros): boolean {
     const role = this.role;
     if (!role) return false;
-    const info = parseIp(packet);
-    if (!info.ok) return false;
-    const j = role.classify(info.value.dst);
-    if (j < 0) return false;
-    role.offer(j, packet.slice(), packet.length, now);
-    return true;
-  }
-
-  /** A wired host's mesh packet: true when the shaper took it (queued or dropped). */
-  fromWire(header: DataHeader, payload: Uint8Array, now: Micros): boolean {
-    const role = this.role;
-    if (!role) return false;
+    const { header } = packet;
     let dst: Uint8Array;
+    let bytes: number;
     if (header.proto === 'ip4' || header.proto === 'ip6') {
       const info = parseIp(payload);
       if (!info.ok) return false;
       dst = info.value.dst;
-    } else dst = meshIp(header.dst);
+      // A host's packet counts as its IP packet, as the hosts see the rate.
+      bytes = info.value.totalBytes;
+    } else {
+      dst = meshIp(header.dst);
+      bytes = dataHeaderBytes(header) + payload.length;
+    }
     const j = role.classify(dst);
     if (j < 0) return false;
-    role.offer(j, { header, payload }, dataHeaderBytes(header) + payload.length, now);
+    role.offer(j, { packet, payload, entry }, bytes, now);
     return true;
   }
 
@@ -93,12 +82,8 @@ export class GatewaySide {
    */
   reconfigure(cfg: GatewayConfig, now: Micros): void {
     const held = this.role?.drain() ?? [];
-    this.role = cfg.enabled ? new GatewayRole<GatewayPacket>(cfg, now) : undefined;
-    for (const p of held) {
-      if (p instanceof Uint8Array) {
-        if (!this.fromHost(p, now)) this.parts.toIp(p, now);
-      } else if (!this.fromWire(p.header, p.payload, now)) this.parts.toMesh(p.header, p.payload, now);
-    }
+    this.role = cfg.enabled ? new GatewayRole<EnteringPacket>(cfg, now) : undefined;
+    for (const e of held) if (!this.admit(e.packet, e.payload, e.entry, now)) this.parts.enter(e.packet, e.payload, e.entry, now);
   }
 
   state(): GatewayState | undefined {

@@ -244,10 +244,7 @@ export class MeshRouter {
       },
       p.engine.now(),
     );
-    this.gateway = new GatewaySide(cfg.gateway, p.engine.now(), {
-      toIp: (packet, now) => this.ip.fromHost(packet, now),
-      toMesh: (header, payload, now) => this.data.fromWire(header, payload, now),
-    });
+    this.gateway = new GatewaySide(cfg.gateway, p.engine.now(), { enter: (...a) => this.data.enter(...a) });
     this.data = new Forwarding({
       addr: this.addr,
       config: () => this.cfg,
@@ -270,6 +267,7 @@ export class MeshRouter {
       runAodv: (actions, now) => this.runAodv(actions, now),
       runSched: (actions, now) => this.runSched(actions, now),
       isDown: () => this.failed,
+      admit: (...a) => this.gateway.admit(...a),
     });
     if (p.vnf) {
       const onEvent = p.onEvent;
@@ -337,14 +335,14 @@ export class MeshRouter {
   /** An IP packet from the hosts this router serves (the TUN): into the mesh. `packet` may be a reused view; it is copied. */
   fromHost(packet: Uint8Array, now: Micros): void {
     if (this.failed) return;
-    if (!this.gateway.fromHost(packet, now)) this.ip.fromHost(packet, now);
+    this.ip.fromHost(packet, now);
     this.rearm();
   }
 
   /** A data packet from a host on this router's wired link (this router is its gateway). */
   fromWire(header: DataHeader, payload: Uint8Array, now: Micros): void {
     if (this.failed) return;
-    if (!this.gateway.fromWire(header, payload, now)) this.data.fromWire(header, payload, now);
+    this.data.fromWire(header, payload, now);
     this.rearm();
   }
 
