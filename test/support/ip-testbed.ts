@@ -74,6 +74,27 @@ export class IpTestbed {
     return c;
   }
 
+  /**
+   * iperf3 TCP from host `from` to host `to` (its 10.0.N.2) for `seconds`,
+   * the first `omit` left out, with iperf3's `extra` arguments: the
+   * receiver's rate (Mbps).
+   */
+  async tcp(from: number, to: number, port: number, seconds: number, omit = 0, extra: string[] = []): Promise<number> {
+    const server = await iperfServer(this, to, port);
+    try {
+      const r = await this.run(
+        from,
+        ['iperf3', '-c', `10.0.${to}.2`, '-p', String(port), '-t', String(seconds), '-O', String(omit), '-J', ...extra],
+        (seconds + omit + 60) * 1000,
+      );
+      const j = JSON.parse(r.out || '{}') as { end?: { sum_received?: { bits_per_second: number } }; error?: string };
+      assert.ok(r.code === 0 && j.end?.sum_received, `iperf3 from host ${from} to host ${to}: ${j.error ?? r.err}`);
+      return j.end.sum_received.bits_per_second / 1e6;
+    } finally {
+      kill(server);
+    }
+  }
+
   async status(i: number): Promise<Status> {
     const r: ControlReply = await this.ctl(i).request('status', {}, 3000);
     assert.ok(r.ok, JSON.stringify(r));
