@@ -325,6 +325,10 @@ class MediumCore implements Air {
     });
   }
 
+  atFlushing(t: Micros, fire: () => void): EventId {
+    return this.scheduler.at(Math.max(t, this.scheduler.now()), fire);
+  }
+
   cancel(id: EventId): void {
     this.scheduler.cancel(id);
   }
@@ -410,7 +414,10 @@ class MediumCore implements Air {
       f.hearers.push(h);
       if (wasIdle && !r.txFrame) r.freeze(now);
     }
-    f.endEv = this.at(f.endUs, () => this.endFrame(f, false));
+    f.endEv = this.scheduler.at(f.endUs, () => {
+      this.endFrame(f, false);
+      this.flush();
+    });
     return f;
   }
 
