@@ -11,8 +11,8 @@ const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
  * their `.buffer` would move them off the heap.
  */
 const WIDE_MIN_BYTES = 128;
-/** Words summed in one go before folding: 2^20 u32 words stay exact in a double. */
-const WIDE_CHUNK_WORDS = 1 << 20;
+/** Words summed in one go before folding: the sums of 2^15 halves stay below 2^31. */
+const WIDE_CHUNK_WORDS = 1 << 15;
 /** A u32 view of the last buffer summed: packets come from a few shared slabs, so it is nearly always the one wanted. */
 let wideBuffer: ArrayBufferLike | undefined;
 let wide: Uint32Array<ArrayBufferLike> = new Uint32Array(0);
@@ -44,10 +44,16 @@ export function sumWords(b: Uint8Array, start: number, end: number, sum: number)
     const stop = k + words;
     while (k < stop) {
       const chunkEnd = Math.min(stop, k + WIDE_CHUNK_WORDS);
-      let le = 0;
-      for (; k < chunkEnd; k++) le += w[k]!;
+      // The low and high halves apart keep the sums small integers.
+      let lo = 0;
+      let hi = 0;
+      for (; k < chunkEnd; k++) {
+        const v = w[k]!;
+        lo += v & 0xffff;
+        hi += v >>> 16;
+      }
       // Folded to 16 bits, it is the sum of the little-endian 16-bit words; swapped, of the big-endian ones.
-      le = fold(le);
+      const le = fold(lo + hi);
       sum += ((le & 0xff) << 8) | (le >>> 8);
     }
     i += words * 4;

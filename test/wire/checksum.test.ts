@@ -35,3 +35,12 @@ test('sumWords gives the word-by-word sum over a shared buffer that changes betw
   a.fill(0xab);
   assert.equal(fold(sumWords(a, 0, a.length, 0)), fold(reference(a, 0, a.length, 0)));
 });
+
+test('sumWords gives the word-by-word sum over spans longer than one chunk of the wide path', () => {
+  const rng = Rng.fromSeed(9);
+  const b = new Uint8Array(new ArrayBuffer(300_000), 2, 299_990);
+  for (const fill of [0xff, -1]) {
+    for (let i = 0; i < b.length; i++) b[i] = fill < 0 ? rng.int(0, 255) : fill;
+    assert.equal(fold(sumWords(b, 0, b.length, 0)), fold(reference(b, 0, b.length, 0)));
+  }
+});
