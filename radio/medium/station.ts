@@ -84,6 +84,13 @@ export interface Hearing {
 }
 
 /** What a station needs from the medium. */
+/** PN state on a channel at a time (Air.pnAt): on until `until`, or off since `lastEnd`. */
+export interface PnState {
+  on: boolean;
+  until: Micros;
+  lastEnd: Micros;
+}
+
 export interface Air {
   readonly phy: PhyParams;
   readonly t: Timing;
@@ -106,8 +113,8 @@ export interface Air {
   remove(st: DcfStation): void;
   channelIndex(channel: number): number;
   pnCarrierSense(st: DcfStation): boolean;
-  /** PN state on a channel at t: on until `until`, or off since `lastEnd`. */
-  pnAt(chIdx: number, t: Micros): { on: boolean; until: Micros; lastEnd: Micros };
+  /** PN state on a channel at t: on until `until`, or off since `lastEnd`; one object per channel, valid until the next call. */
+  pnAt(chIdx: number, t: Micros): Readonly<PnState>;
   /** Start of the first PN burst within [t, limit), or Infinity. */
   pnNextStart(chIdx: number, t: Micros, limit: Micros): Micros;
 }
