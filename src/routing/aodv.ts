@@ -668,6 +668,11 @@ export class MultipathAodv {
 
   /** The path decision for `e` with its current stickiness, without recording it. */
   private choose(e: RouteEntry): (PathCandidate & { path: Path }) | undefined {
+    // One path (a chain, nearly every route): the choice whatever the stickiness, made without the list.
+    if (e.paths.length === 1) {
+      const path = e.paths[0]!;
+      return { nextHop: path.nextHop, hopCount: path.hopCount, cost: path.restCost + this.linkCost(path.nextHop), path };
+    }
     const cands = this.candidates(e);
     const c = choosePath(cands, e.chosen, this.p.pathHysteresis);
     return c ? cands.find((x) => x.nextHop === c.path.nextHop) : undefined;
