@@ -143,7 +143,7 @@ export class EventEngine {
   /** Runs an event just taken off the heap; the event object is kept for reuse once it has run. */
   private fireEv(ev: Ev): void {
     this.release(ev.id % SLOT_SPAN);
-    this.clock.advanceTo(ev.at);
+    this.clock.advanceToKnown(ev.at);
     this.fired++;
     ev.fire(ev.at);
     ev.fire = noFire;
