@@ -24,8 +24,13 @@
  * (packets) of both sides; cogmesh's sink gets window x 1000 bytes of receive
  * buffer. --jobs is cogmesh's worker threads:
  * 1 by default, so that both wall times are one core's (ns-2 is single-threaded).
+ * CPU times are given too, as other work on the machine moves them less than
+ * wall times: ns-2's processes' (from this process's children times in
+ * /proc/self/stat, to 10 ms; Linux only) against the simulations' in this
+ * process (every thread of it, V8's compiler and collector threads included).
  */
 import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -86,6 +91,27 @@ interface Ns2Run {
   stopS: number;
   fields: Record<string, number>;
   wallS: number;
+  /** CPU time of the process (user + system); undefined where the children's times cannot be read. */
+  cpuS: number | undefined;
+}
+
+/** User + system CPU of this process's waited-for children so far, s (Linux: /proc/self/stat, in USER_HZ ticks of 10 ms); undefined elsewhere. */
+function childrenCpuS(): number | undefined {
+  try {
+    const stat = readFileSync('/proc/self/stat', 'utf8');
+    // Fields after the command name (which may hold spaces): state is field 3, cutime 16, cstime 17.
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const ticks = Number(f[13]) + Number(f[14]);
+    return Number.isFinite(ticks) ? ticks / 100 : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** User + system CPU of this process so far, every thread, s. */
+function selfCpuS(): number {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1e6;
 }
 
 class Ns2Error extends Error {}
@@ -94,9 +120,12 @@ function runNs2(hops: number, seed: number): Promise<Ns2Run> {
   const args = [tclPath, String(hops), String(durationS), String(seed), String(window)];
   const cmd = `ns ${args.join(' ')}`;
   const t0 = performance.now();
+  const c0 = childrenCpuS();
   return new Promise((resolve, reject) => {
     execFile('ns', args, { maxBuffer: 16 << 20 }, (err, stdout, stderr) => {
       const wallS = (performance.now() - t0) / 1000;
+      const c1 = childrenCpuS();
+      const cpuS = c0 === undefined || c1 === undefined ? undefined : c1 - c0;
       if (err && (err as NodeJS.ErrnoException).code === 'ENOENT') {
         reject(new Ns2Error("ns-2 is not installed: no `ns` on PATH (Debian's package ns2: apt-get install ns2)"));
         return;
@@ -121,7 +150,7 @@ function runNs2(hops: number, seed: number): Promise<Ns2Run> {
         reject(new Ns2Error(`ns-2's RESULT line lacks goodput_mbps, start or stop (${cmd}): ${line}`));
         return;
       }
-      resolve({ seed, goodputMbps, startS, stopS, fields, wallS });
+      resolve({ seed, goodputMbps, startS, stopS, fields, wallS, cpuS });
     });
   });
 }
@@ -156,10 +185,11 @@ function chainSets(startS: number): string[] {
 
 const simulate = await builtSimulate('bench/ns2.ts');
 
-async function runCogmesh(hops: number, startS: number): Promise<{ result: SimResult; wallS: number }> {
+async function runCogmesh(hops: number, startS: number): Promise<{ result: SimResult; wallS: number; cpuS: number }> {
   const o: ScenarioOverrides = { hops, durationS, seed: seed0, seeds, tcp: 'reno', cognitive: false, pn: false, set: chainSets(startS) };
+  const c0 = selfCpuS();
   const { result, wallMs } = await simulate(scenarioPath, o, jobs);
-  return { result, wallS: wallMs / 1000 };
+  return { result, wallS: wallMs / 1000, cpuS: selfCpuS() - c0 };
 }
 
 const cliPath = fileURLToPath(new URL('../bin/cogmesh.js', import.meta.url));
@@ -191,9 +221,9 @@ function runCogmeshProcess(hops: number, startS: number, seed: number): Promise<
 
 interface Row {
   hops: number;
-  ns2: { goodputMbps: Spread; wallS: number; runs: Ns2Run[] };
-  /** wallS: the simulations in this process; processWallS: whole `cogmesh sim` processes, one per seed. */
-  cogmesh: { goodputMbps: Spread | null; wallS: number; processWallS: number; result: SimResult } | { error: string };
+  ns2: { goodputMbps: Spread; wallS: number; cpuS: number | undefined; runs: Ns2Run[] };
+  /** wallS and cpuS: the simulations in this process; processWallS: whole `cogmesh sim` processes, one per seed. */
+  cogmesh: { goodputMbps: Spread | null; wallS: number; cpuS: number; processWallS: number; result: SimResult } | { error: string };
   /** cogmesh / ns-2 mean goodput. */
   ratio: number | null;
   within: boolean;
@@ -215,11 +245,12 @@ for (const hops of hopsList) {
   }
   const ns2Goodput = spread(ns2Runs.map((r) => r.goodputMbps))!;
   const ns2Wall = ns2Runs.reduce((a, r) => a + r.wallS, 0);
+  const ns2Cpu = ns2Runs.every((r) => r.cpuS !== undefined) ? ns2Runs.reduce((a, r) => a + r.cpuS!, 0) : undefined;
   const startS = ns2Runs[0]!.startS;
 
   let cogmesh: Row['cogmesh'];
   try {
-    const { result, wallS } = await runCogmesh(hops, startS);
+    const { result, wallS, cpuS } = await runCogmesh(hops, startS);
     shown.tick(seeds);
     let processWallS = 0;
     for (const [k, s] of seedList.entries()) {
@@ -231,7 +262,7 @@ for (const hops of hopsList) {
         throw new Error(`seed ${s}: the cogmesh process gave ${p.goodputMbps} Mbps, the in-process run ${g} (is dist/ older than the sources? npm run build)`);
       processWallS += p.wallS;
     }
-    cogmesh = { goodputMbps: goodputSpread(result), wallS, processWallS, result };
+    cogmesh = { goodputMbps: goodputSpread(result), wallS, cpuS, processWallS, result };
   } catch (e) {
     const msg = e instanceof Error ? e.message : String(e);
     process.stderr.write(`bench/ns2.ts: the cogmesh side failed at ${hops} hop(s): ${msg}\n`);
@@ -243,7 +274,7 @@ for (const hops of hopsList) {
   const ratio = cg && ns2Goodput.mean > 0 ? cg.mean / ns2Goodput.mean : null;
   rows.push({
     hops,
-    ns2: { goodputMbps: ns2Goodput, wallS: ns2Wall, runs: ns2Runs },
+    ns2: { goodputMbps: ns2Goodput, wallS: ns2Wall, cpuS: ns2Cpu, runs: ns2Runs },
     cogmesh,
     ratio,
     within: ratio !== null && Math.abs(ratio - 1) <= TOLERANCE,
@@ -260,22 +291,34 @@ if (values.json) {
     ns2: {
       goodputMbps: r.ns2.goodputMbps,
       wallS: r.ns2.wallS,
-      runs: r.ns2.runs.map(({ seed, goodputMbps, wallS, fields }) => ({ seed, goodputMbps, wallS, ...fields })),
+      cpuS: r.ns2.cpuS ?? null,
+      runs: r.ns2.runs.map(({ seed, goodputMbps, wallS, cpuS, fields }) => ({ seed, goodputMbps, wallS, cpuS: cpuS ?? null, ...fields })),
     },
     cogmesh:
       'error' in r.cogmesh
         ? { error: r.cogmesh.error }
-        : { goodputMbps: r.cogmesh.goodputMbps, wallS: r.cogmesh.wallS, processWallS: r.cogmesh.processWallS, summary: r.cogmesh.result.summary[0] },
+        : {
+            goodputMbps: r.cogmesh.goodputMbps,
+            wallS: r.cogmesh.wallS,
+            cpuS: r.cogmesh.cpuS,
+            processWallS: r.cogmesh.processWallS,
+            summary: r.cogmesh.result.summary[0],
+          },
   }));
   process.stdout.write(`${JSON.stringify({ durationS, seeds: seedList, window, tolerance: TOLERANCE, rows: out }, null, 2)}\n`);
 } else {
   const cell = (s: Spread | null | undefined, digits = 3): string => (s ? `${s.mean.toFixed(digits)} ± ${s.ci95.toFixed(digits)}` : 'n/a');
+  const secs = (x: number | undefined): string => (x === undefined ? 'n/a' : x.toFixed(2));
+  const times = (a: number | undefined, b: number | undefined): string => (a === undefined || b === undefined || !(b > 0) ? 'n/a' : `${(a / b).toFixed(2)}x`);
   const lines = [
-    '| hops | ns-2 goodput (Mbps) | cogmesh goodput (Mbps) | cogmesh/ns-2 | within 25%? | ns-2 wall (s) | cogmesh wall (s) | cogmesh/ns-2 wall | cogmesh process wall (s) | process/ns-2 wall |',
-    '| ---: | ---: | ---: | ---: | :---: | ---: | ---: | ---: | ---: | ---: |',
+    '| hops | ns-2 goodput (Mbps) | cogmesh goodput (Mbps) | cogmesh/ns-2 | within 25%? | ns-2 wall (s) | cogmesh wall (s) | cogmesh/ns-2 wall | ns-2 CPU (s) | cogmesh CPU (s) | cogmesh/ns-2 CPU | cogmesh process wall (s) | process/ns-2 wall |',
+    '| ---: | ---: | ---: | ---: | :---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
     ...rows.map((r) => {
       const c = 'error' in r.cogmesh ? undefined : r.cogmesh;
-      return `| ${r.hops} | ${cell(r.ns2.goodputMbps)} | ${cell(c?.goodputMbps)} | ${r.ratio === null ? 'n/a' : r.ratio.toFixed(3)} | ${r.within ? 'yes' : 'no'} | ${r.ns2.wallS.toFixed(2)} | ${c ? c.wallS.toFixed(2) : 'n/a'} | ${c && r.ns2.wallS > 0 ? `${(c.wallS / r.ns2.wallS).toFixed(2)}x` : 'n/a'} | ${c ? c.processWallS.toFixed(2) : 'n/a'} | ${c && r.ns2.wallS > 0 ? `${(c.processWallS / r.ns2.wallS).toFixed(2)}x` : 'n/a'} |`;
+      const ratio = r.ratio === null ? 'n/a' : r.ratio.toFixed(3);
+      const walls = `${secs(r.ns2.wallS)} | ${secs(c?.wallS)} | ${times(c?.wallS, r.ns2.wallS)}`;
+      const cpus = `${secs(r.ns2.cpuS)} | ${secs(c?.cpuS)} | ${times(c?.cpuS, r.ns2.cpuS)}`;
+      return `| ${r.hops} | ${cell(r.ns2.goodputMbps)} | ${cell(c?.goodputMbps)} | ${ratio} | ${r.within ? 'yes' : 'no'} | ${walls} | ${cpus} | ${secs(c?.processWallS)} | ${times(c?.processWallS, r.ns2.wallS)} |`;
     }),
   ];
   const startS = rows[0]?.ns2.runs[0]?.startS ?? 1;
@@ -284,7 +327,8 @@ if (values.json) {
       `TCP Reno, window ${window} packets, 1000-byte segments, FTP from ${startS} s to ${durationS} s; seeds ${seedList.join(', ')}; ` +
       `goodput = payload delivered in order to the sink over the FTP's active time. ` +
       `Wall times, summed over the seeds: ns-2 processes one after another; cogmesh's simulations in this process on ${jobs} worker thread(s) ` +
-      `(cogmesh wall), and whole \`cogmesh sim\` processes one after another, start-up included (process wall).\n`,
+      `(cogmesh wall), and whole \`cogmesh sim\` processes one after another, start-up included (process wall). ` +
+      `CPU times: ns-2's processes, and every thread of this process during its simulations.\n`,
   );
 }
 

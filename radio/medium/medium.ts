@@ -6,7 +6,7 @@ import type { Micros } from '../../src/core/time.js';
 import type { ChannelPlan } from '../channels.js';
 import { airtimeUs, checkPhy, phy80211b } from './phy.js';
 import { distanceM, pathLoss, powerAt, type PathLoss } from './propagation.js';
-import { BROADCAST, DcfStation, type Air, type AirFrame, type FrameKind, type Hearing, type Timing } from './station.js';
+import { BROADCAST, DcfStation, type Air, type AirFrame, type FrameKind, type Hearing, type PnState, type Timing } from './station.js';
 import type { MacFrame, MediumParams, PhyParams, PnSource, Position, Station, StationHandlers, StationSpec } from './types.js';
 
 export type { Station } from './types.js';
@@ -325,6 +325,10 @@ class MediumCore implements Air {
     });
   }
 
+  atFlushing(t: Micros, fire: () => void): EventId {
+    return this.scheduler.at(Math.max(t, this.scheduler.now()), fire);
+  }
+
   cancel(id: EventId): void {
     this.scheduler.cancel(id);
   }
@@ -340,7 +344,10 @@ class MediumCore implements Air {
     try {
       while (i < this.outbox.length) this.outbox[i++]!();
     } finally {
-      this.outbox.splice(0, i);
+      // Nearly always all of it ran: emptied without making the array of what was taken out (nor a call into the runtime).
+      const box = this.outbox;
+      if (i >= box.length) while (box.length > 0) box.pop();
+      else if (i > 0) box.splice(0, i);
       this.flushing = false;
     }
   }
@@ -410,7 +417,10 @@ class MediumCore implements Air {
       f.hearers.push(h);
       if (wasIdle && !r.txFrame) r.freeze(now);
     }
-    f.endEv = this.at(f.endUs, () => this.endFrame(f, false));
+    f.endEv = this.scheduler.at(f.endUs, () => {
+      this.endFrame(f, false);
+      this.flush();
+    });
     return f;
   }
 
@@ -483,7 +493,7 @@ class MediumCore implements Air {
     return this.pn !== undefined && this.params.pnCarrierSense && st.pnAffected;
   }
 
-  pnAt(chIdx: number, t: Micros): { on: boolean; until: Micros; lastEnd: Micros } {
+  pnAt(chIdx: number, t: Micros): Readonly<PnState> {
     return this.pnCache(chIdx, t).at(t);
   }
 
@@ -630,7 +640,7 @@ class PnCache {
    * -Infinity when never on, or the time the cache skipped to when the last
    * burst ended before it (then off at least since that time, over `skipBeforeUs` ago).
    */
-  at(t: Micros): { on: boolean; until: Micros; lastEnd: Micros } {
+  at(t: Micros): Readonly<PnState> {
     this.skipTo(t);
     this.fetchPast(t);
     this.drop(t);
@@ -640,10 +650,20 @@ class PnCache {
       // a PN that stays on must not drag the band's history window along with it.
       const horizon = t + PN_MAX_EXTEND_CHUNKS * PN_CHUNK_US;
       while (this.ends[i]! >= this.fetchedTo && this.fetchedTo < horizon) this.fetchChunk();
-      return { on: true, until: this.ends[i]!, lastEnd: t };
+      return this.answer(true, this.ends[i]!, t);
     }
-    return { on: false, until: t, lastEnd: i > this.head ? this.ends[i - 1]! : this.lastDroppedEnd };
+    return this.answer(false, t, i > this.head ? this.ends[i - 1]! : this.lastDroppedEnd);
   }
+
+  /** `at`'s answer, in the one object this cache hands out (read at once: every reschedule of a station asks). */
+  private answer(on: boolean, until: Micros, lastEnd: Micros): Readonly<PnState> {
+    const a = this.state;
+    a.on = on;
+    a.until = until;
+    a.lastEnd = lastEnd;
+    return a;
+  }
+  private readonly state: PnState = { on: false, until: 0, lastEnd: 0 };
 
   /** Start of the first burst within [t, limit), t itself when on at t, or Infinity. */
   nextStart(t: Micros, limit: Micros): Micros {

@@ -84,11 +84,23 @@ export interface Hearing {
 }
 
 /** What a station needs from the medium. */
+/** PN state on a channel at a time (Air.pnAt): on until `until`, or off since `lastEnd`. */
+export interface PnState {
+  on: boolean;
+  until: Micros;
+  lastEnd: Micros;
+}
+
 export interface Air {
   readonly phy: PhyParams;
   readonly t: Timing;
   now(): Micros;
   at(t: Micros, fire: () => void): EventId;
+  /**
+   * As `at`, for a callback that runs `flush()` itself once done: nothing is
+   * wrapped around it (the station's timer callbacks, made once each).
+   */
+  atFlushing(t: Micros, fire: () => void): EventId;
   cancel(id: EventId): void;
   /** Queues a user callback to run once the medium's state is settled. */
   post(fn: () => void): void;
@@ -101,8 +113,8 @@ export interface Air {
   remove(st: DcfStation): void;
   channelIndex(channel: number): number;
   pnCarrierSense(st: DcfStation): boolean;
-  /** PN state on a channel at t: on until `until`, or off since `lastEnd`. */
-  pnAt(chIdx: number, t: Micros): { on: boolean; until: Micros; lastEnd: Micros };
+  /** PN state on a channel at t: on until `until`, or off since `lastEnd`; one object per channel, valid until the next call. */
+  pnAt(chIdx: number, t: Micros): Readonly<PnState>;
   /** Start of the first PN burst within [t, limit), or Infinity. */
   pnNextStart(chIdx: number, t: Micros, limit: Micros): Micros;
 }
@@ -174,6 +186,34 @@ export class DcfStation implements Station {
   private timerEv: EventId | undefined;
   private timerAtUs: Micros = 0;
   private timerIsAccess = false;
+  /** What the pending exchange timeout (no ACK or no CTS in time) is for: its time, and whether an RTS went unanswered. */
+  private exchAtUs: Micros = 0;
+  private exchRts = false;
+  /** The pending response (ACK or CTS): what, to which frame, with what NAV. */
+  private respKind: 'ack' | 'cts' = 'ack';
+  private respTo: AirFrame | undefined;
+  private respNavUs: Micros = 0;
+  // The callbacks of the timers above, made once: a station sets one on nearly every change of the medium.
+  private readonly accessRun = (): void => {
+    this.access();
+    this.air.flush();
+  };
+  private readonly wakeRun = (): void => {
+    this.wake(this.timerAtUs);
+    this.air.flush();
+  };
+  private readonly failRun = (): void => {
+    this.failed(this.exchAtUs, this.exchRts);
+    this.air.flush();
+  };
+  private readonly respondRun = (): void => {
+    this.respEv = undefined;
+    const to = this.respTo!;
+    this.respTo = undefined;
+    // Sent regardless of carrier sense, but not while deaf or already on the air.
+    if (this.chIdx === to.chIdx && !this.txFrame) this.air.transmit(this, this.respKind, undefined, to.seq, to.sender, Math.max(0, this.respNavUs));
+    this.air.flush();
+  };
   /** When a countdown is under way: the time its first slot began. */
   private countFromUs: Micros | undefined;
 
@@ -336,10 +376,14 @@ export class DcfStation implements Station {
       this.complete(now, { ok: true, attempts: svc.attempts, atUs: now });
     } else if (f.kind === 'data') {
       this.phase = 'wait-ack';
-      this.exchEv = this.air.at(now + this.air.t.ackTimeoutUs, () => this.failed(now + this.air.t.ackTimeoutUs, false));
+      this.exchAtUs = now + this.air.t.ackTimeoutUs;
+      this.exchRts = false;
+      this.exchEv = this.air.atFlushing(this.exchAtUs, this.failRun);
     } else {
       this.phase = 'wait-cts';
-      this.exchEv = this.air.at(now + this.air.t.ctsTimeoutUs, () => this.failed(now + this.air.t.ctsTimeoutUs, true));
+      this.exchAtUs = now + this.air.t.ctsTimeoutUs;
+      this.exchRts = true;
+      this.exchEv = this.air.atFlushing(this.exchAtUs, this.failRun);
     }
   }
 
@@ -517,12 +561,10 @@ export class DcfStation implements Station {
 
   private respond(now: Micros, kind: 'ack' | 'cts', to: AirFrame, navUs: Micros): void {
     if (this.respEv !== undefined) this.air.cancel(this.respEv);
-    this.respEv = this.air.at(now + this.air.phy.sifsUs, () => {
-      this.respEv = undefined;
-      // Sent regardless of carrier sense, but not while deaf or already on the air.
-      if (this.chIdx !== to.chIdx || this.txFrame) return;
-      this.air.transmit(this, kind, undefined, to.seq, to.sender, Math.max(0, navUs));
-    });
+    this.respKind = kind;
+    this.respTo = to;
+    this.respNavUs = navUs;
+    this.respEv = this.air.atFlushing(now + this.air.phy.sifsUs, this.respondRun);
   }
 
   private deliver(frame: MacFrame, now: Micros): void {
@@ -538,7 +580,7 @@ export class DcfStation implements Station {
     this.timerAtUs = at;
     this.timerIsAccess = isAccess;
     this.countFromUs = countFrom;
-    this.timerEv = this.air.at(at, isAccess ? () => this.access() : () => this.wake(at));
+    this.timerEv = this.air.atFlushing(at, isAccess ? this.accessRun : this.wakeRun);
   }
 
   /** A NAV or PN burst ended, or a PN burst began during the countdown. */

@@ -13,6 +13,9 @@ interface Ev {
   cancelled: boolean;
 }
 
+/** What an event object holds while it waits for reuse (so that it keeps no callback alive). */
+const noFire = (): void => {};
+
 /** Slots for pending events: at most this many pending at once. */
 const SLOT_SPAN = 2 ** 24;
 /** A slot is reused this many times at most, so that a handle is never handed out twice (ids stay below 2^53). */
@@ -36,6 +39,8 @@ export class EventEngine {
   private readonly slots: (Ev | undefined)[] = [];
   private readonly generation: number[] = [];
   private readonly freeSlots: number[] = [];
+  /** Events that left the heap, for `at` to fill again: no new object per event. */
+  private readonly spare: Ev[] = [];
   private live = 0;
   private seq = 0;
   private fired = 0;
@@ -50,8 +55,8 @@ export class EventEngine {
 
   /** Schedules `fire` at absolute time `at` (not before now). */
   at(at: Micros, fire: (now: Micros) => void): EventId {
-    assertMicros('event time', at);
-    if (at < this.clock.now()) {
+    if (!(at >= this.clock.now() && Number.isSafeInteger(at))) {
+      assertMicros('event time', at);
       throw new RangeArgumentError('event time', at, `a time at or after now (${this.clock.now()} us)`);
     }
     let slot = this.freeSlots.pop();
@@ -60,7 +65,16 @@ export class EventEngine {
       if (slot >= SLOT_SPAN) throw new RangeArgumentError('pending events', slot, `at most ${SLOT_SPAN}`);
       this.generation.push(0);
     }
-    const ev: Ev = { at, seq: this.seq++, id: slot + SLOT_SPAN * this.generation[slot]!, fire, cancelled: false };
+    const id = slot + SLOT_SPAN * this.generation[slot]!;
+    let ev = this.spare.pop();
+    if (ev === undefined) ev = { at, seq: this.seq++, id, fire, cancelled: false };
+    else {
+      ev.at = at;
+      ev.seq = this.seq++;
+      ev.id = id;
+      ev.fire = fire;
+      ev.cancelled = false;
+    }
     this.slots[slot] = ev;
     this.live++;
     this.push(ev);
@@ -101,10 +115,7 @@ export class EventEngine {
     this.dropCancelled();
     const ev = this.pop();
     if (!ev) return false;
-    this.release(ev.id % SLOT_SPAN);
-    this.clock.advanceTo(ev.at);
-    this.fired++;
-    ev.fire(ev.at);
+    this.fireEv(ev);
     return true;
   }
 
@@ -113,12 +124,30 @@ export class EventEngine {
    * then leaves the clock at `until`.
    */
   run(until?: Micros): void {
+    const q = this.q;
+    const last = until ?? Infinity;
     for (;;) {
-      const next = this.nextAt();
-      if (next === undefined || (until !== undefined && next > until)) break;
-      this.step();
+      const top = q[0];
+      if (top === undefined) break;
+      if (top.cancelled) {
+        this.spare.push(this.pop()!);
+        continue;
+      }
+      if (top.at > last) break;
+      this.pop();
+      this.fireEv(top);
     }
     if (until !== undefined && until > this.clock.now()) this.clock.advanceTo(until);
+  }
+
+  /** Runs an event just taken off the heap; the event object is kept for reuse once it has run. */
+  private fireEv(ev: Ev): void {
+    this.release(ev.id % SLOT_SPAN);
+    this.clock.advanceToKnown(ev.at);
+    this.fired++;
+    ev.fire(ev.at);
+    ev.fire = noFire;
+    this.spare.push(ev);
   }
 
   private release(slot: number): void {
@@ -131,7 +160,7 @@ export class EventEngine {
   }
 
   private dropCancelled(): void {
-    while (this.q[0]?.cancelled) this.pop();
+    while (this.q[0]?.cancelled) this.spare.push(this.pop()!);
   }
 
   private push(ev: Ev): void {

@@ -489,15 +489,15 @@ export class MultipathAodv {
   /** When `tick` next has something to do. */
   nextDeadline(): Micros | undefined {
     let m = this.nextHelloUs;
-    const at = (w: Micros): void => {
-      if (w < m) m = w;
-    };
     const first = this.delayed[0];
-    if (first) at(first.atUs);
+    if (first && first.atUs < m) m = first.atUs;
     const oldest = this.oldestHeard();
-    if (oldest !== undefined) at(oldest + this.t.neighbourLossUs);
-    for (const d of this.discoveries.values()) at(d.deadlineUs);
-    if (this.rerrQueue.length > 0) at(this.rateFreeAt(this.rerrTimes, this.p.rerrRateLimit));
+    if (oldest !== undefined && oldest + this.t.neighbourLossUs < m) m = oldest + this.t.neighbourLossUs;
+    if (this.discoveries.size > 0) for (const d of this.discoveries.values()) if (d.deadlineUs < m) m = d.deadlineUs;
+    if (this.rerrQueue.length > 0) {
+      const w = this.rateFreeAt(this.rerrTimes, this.p.rerrRateLimit);
+      if (w < m) m = w;
+    }
     return m;
   }
 
@@ -537,14 +537,7 @@ export class MultipathAodv {
    */
   forwarding(dst: NodeAddr, prevHop: NodeAddr | undefined, nextHop: NodeAddr, now: Micros): void {
     const until = now + this.p.activeRouteTimeoutUs;
-    const refresh = (d: NodeAddr, via: NodeAddr): void => {
-      const e = this.table.get(d);
-      if (!e) return;
-      this.sweepEntry(e, now);
-      const path = e.paths.find((q) => q.nextHop === via);
-      if (path) path.expiresUs = Math.max(path.expiresUs, until);
-    };
-    refresh(dst, nextHop);
+    this.refresh(dst, nextHop, now, until);
     // The route is active: its alternates stay ready for failover as long as
     // their first hop is a live neighbour (a break further on comes back as a
     // RERR, or as a MAC failure once the alternate is used).
@@ -555,11 +548,24 @@ export class MultipathAodv {
         if (q.nextHop !== nextHop && nb && nb.lastHeardUs + this.t.neighbourLossUs > now) q.expiresUs = Math.max(q.expiresUs, until);
       }
     }
-    refresh(nextHop, nextHop);
+    this.refresh(nextHop, nextHop, now, until);
     if (prevHop !== undefined && prevHop !== this.self) {
-      refresh(prevHop, prevHop);
+      this.refresh(prevHop, prevHop, now, until);
       const e = this.table.get(dst);
       if (e && e.paths.length > 0 && prevHop !== nextHop) e.precursors.add(prevHop);
+    }
+  }
+
+  /** The path to `d` via `via` lives on until at least `until` (for `forwarding`). */
+  private refresh(d: NodeAddr, via: NodeAddr, now: Micros, until: Micros): void {
+    const e = this.table.get(d);
+    if (!e) return;
+    this.sweepEntry(e, now);
+    for (const q of e.paths) {
+      if (q.nextHop === via) {
+        q.expiresUs = Math.max(q.expiresUs, until);
+        return;
+      }
     }
   }
 
@@ -662,6 +668,11 @@ export class MultipathAodv {
 
   /** The path decision for `e` with its current stickiness, without recording it. */
   private choose(e: RouteEntry): (PathCandidate & { path: Path }) | undefined {
+    // One path (a chain, nearly every route): the choice whatever the stickiness, made without the list.
+    if (e.paths.length === 1) {
+      const path = e.paths[0]!;
+      return { nextHop: path.nextHop, hopCount: path.hopCount, cost: path.restCost + this.linkCost(path.nextHop), path };
+    }
     const cands = this.candidates(e);
     const c = choosePath(cands, e.chosen, this.p.pathHysteresis);
     return c ? cands.find((x) => x.nextHop === c.path.nextHop) : undefined;
@@ -802,7 +813,10 @@ export class MultipathAodv {
 
   /** Expired paths leave; a route left without paths turns invalid; invalid routes past DELETE_PERIOD are forgotten. */
   private sweepEntry(e: RouteEntry, now: Micros): void {
-    if (e.paths.length > 0) {
+    // Nearly always nothing expired: then nothing is made.
+    let expired = false;
+    for (const q of e.paths) if (!(q.expiresUs > now)) expired = true;
+    if (expired) {
       let lastExpiry = -1;
       let hops = Infinity;
       const live: Path[] = [];

@@ -213,10 +213,26 @@ export class ChannelScheduler<T = unknown> {
 
   /** Whether a channel other than the one R2 serves has packets waiting. */
   othersWaiting(): boolean {
+    // The router asks after every input; between two calls from outside, the
+    // answer can only change with an input (every public call that may change
+    // a queue counts one, see `inputs`) or the channel served.
+    if (this.othersWaitingAt === this.inputCount && this.othersWaitingFor === this.channel) return this.othersWaitingWas;
+    const any = this.anyOtherWaiting();
+    this.othersWaitingAt = this.inputCount;
+    this.othersWaitingFor = this.channel;
+    this.othersWaitingWas = any;
+    return any;
+  }
+
+  private anyOtherWaiting(): boolean {
     const list = this.qList;
     for (let i = 0; i < list.length; i++) if (this.qChannels[i] !== this.channel && list[i]!.length > 0) return true;
     return false;
   }
+
+  private othersWaitingAt = -1;
+  private othersWaitingFor: number | undefined;
+  private othersWaitingWas = false;
 
   /**
    * Inputs taken so far (every call that may change a queue counts one): the
@@ -546,7 +562,7 @@ export class ChannelScheduler<T = unknown> {
    */
   private leavesEarly(): boolean {
     if (this.params.workConserving !== true || this.phase !== 'dwell' || this.pausedNow || this.out.length > 0) return false;
-    return (this.q.get(this.channel!)?.length ?? 0) === 0 && this.othersWaiting();
+    return (this.q.get(this.channel!)?.length ?? 0) === 0 && this.anyOtherWaiting();
   }
 
   /** Hands the MAC packets of the current channel until its window is full or the queue empty. */

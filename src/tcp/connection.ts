@@ -206,6 +206,9 @@ interface LossEpisode {
 /** RFC 8985 7.2's WCDelAckT: the longest a receiver may delay the ACK of a lone segment. */
 const WC_DEL_ACK_US = 200 * US_PER_MS;
 
+/** What `poll` answers when there is nothing to hand out: made once, and frozen. */
+const NO_ACTIONS: readonly TcpAction[] = Object.freeze([]);
+
 export class TcpConnection {
   state: TcpState = 'CLOSED';
   readonly stats: TcpStats = {
@@ -445,7 +448,9 @@ export class TcpConnection {
   }
 
   /** Segments and events since the last poll, in order. */
-  poll(): TcpAction[] {
+  poll(): readonly TcpAction[] {
+    // Polled after every input and timer: nothing to hand out is the one frozen empty list.
+    if (this.out.length === 0 && this.pendingEvents.size === 0) return NO_ACTIONS;
     for (const e of this.pendingEvents) this.out.push({ kind: 'event', event: e });
     this.pendingEvents.clear();
     return this.out.splice(0);

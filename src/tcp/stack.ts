@@ -32,6 +32,9 @@ interface Entry {
   remote: Uint8Array;
 }
 
+/** What `poll` answers when there is nothing: made once, and frozen. */
+const NOTHING_POLLED = Object.freeze({ packets: Object.freeze([] as TcpPacket[]), events: Object.freeze([] as TcpStackEvent[]) });
+
 /**
  * One host's TCP: connections keyed by (remote address, remote port, local
  * port), listeners by port, the wire codec at the edge. Bytes in through
@@ -151,8 +154,10 @@ export class TcpStack {
    * Packets to send and connection events since the last poll, including what
    * user calls (write, read, close, abort) made since.
    */
-  poll(): { packets: TcpPacket[]; events: TcpStackEvent[] } {
+  poll(): { readonly packets: readonly TcpPacket[]; readonly events: readonly TcpStackEvent[] } {
     for (const e of [...this.conns]) this.collect(e.conn, e.remote);
+    // A host is polled until nothing is left: the last, empty answer is one object made once.
+    if (this.outbox.length === 0 && this.events.length === 0) return NOTHING_POLLED;
     return { packets: this.outbox.splice(0), events: this.events.splice(0) };
   }
 
