@@ -267,7 +267,20 @@ export function formatGateway(g: GatewayState | null): string {
   );
   const slices = g.slices.map((s) => `  {${s.clients.join(', ')}}  ${s.share.toFixed(4)}\n`).join('');
   const graph = g.graph.map((e) => `  ${e.a} -- ${e.b}  ${e.kind}\n`).join('') || '  (no dependent pairs)\n';
-  return `${head}${clients}slices:\n${slices || '  (none)\n'}dependence graph:\n${graph}`;
+  const sc = g.scan;
+  const scan = sc
+    ? `scan reports on udp ${sc.listening}: ${sc.counters.taken} taken (${sc.counters.graphChanges} changed the graph); refused: ${(['malformed', 'badMac', 'unknownClient', 'wrongSource', 'stale', 'rateLimited', 'oversized'] as const).map((k) => `${k} ${sc.counters[k]}`).join(', ')}\n${sc.latest
+        .map(
+          (r) =>
+            `  ${r.client} (boot ${r.boot}, seq ${r.seq}): ${
+              Object.entries(r.aps)
+                .map(([ap, dbm]) => `${ap} ${dbm} dBm`)
+                .join(', ') || 'no AP'
+            }\n`,
+        )
+        .join('')}`
+    : '';
+  return `${head}${clients}slices:\n${slices || '  (none)\n'}dependence graph:\n${graph}${scan}`;
 }
 
 function formatSpectrum(s: SpectrumView | null): string {

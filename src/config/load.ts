@@ -466,6 +466,19 @@ function gatewayIssues(cfg: unknown): ConfigIssue[] {
     if (mode === 'computed' && sets.length > 0)
       issues.push({ path: '/gateway/slicing/static', value: sets, expected: 'no sets with mode computed (or mode static)' });
   }
+  const listen = get(cfg, 'gateway', 'scan', 'listen');
+  if (typeof listen === 'string' && listen !== '' && parseIpAddress(listen) === undefined)
+    issues.push({ path: '/gateway/scan/listen', value: listen, expected: 'an IPv4 or IPv6 address, or empty (every address)' });
+  const aps = get(cfg, 'gateway', 'scan', 'aps');
+  if (Array.isArray(aps)) {
+    const names = new Map<unknown, number>();
+    aps.forEach((a: unknown, i) => {
+      const name = get(a, 'name');
+      const first = names.get(name);
+      if (first !== undefined) issues.push({ path: `/gateway/scan/aps/${i}/name`, value: name, expected: `a name not given already (aps/${first} has it)` });
+      else names.set(name, i);
+    });
+  }
   if (get(cfg, 'gateway', 'rate', 'adapt') === true && get(cfg, 'gateway', 'rate', 'rateMbps') === 0)
     issues.push({ path: '/gateway/rate/rateMbps', value: 0, expected: 'a rate > 0 to start rate adaptation from (0, line rate, only with rate.adapt false)' });
   const minRate = get(cfg, 'gateway', 'rate', 'minRateMbps');

@@ -26,6 +26,7 @@ import { queueName, spectrumView, type FlowView, type QueueView, type RouterStat
 import { meshSwitchState } from '../router/openflow.js';
 import { monitorTaps } from './monitor-taps.js';
 import { LiveConfigView } from './live-view.js';
+import { GatewayScanListener } from './gateway-scan.js';
 import { IpSide } from './ip-side.js';
 import { loadR3Keys } from '../config/r3-keys.js';
 import { keysShown, R3Auth, type R3Keys } from '../wire/r3-auth.js';
@@ -188,6 +189,12 @@ export class MeshNode extends LiveConfigView implements RouterView {
       }
     }
     try {
+      node.gatewayScan = await GatewayScanListener.open(cfg, router, paced, log);
+    } catch (e) {
+      await node.stop();
+      throw e;
+    }
+    try {
       // The controller role first: this router's own agent may be one of the routers connecting to it.
       await node.startController();
     } catch (e) {
@@ -211,6 +218,8 @@ export class MeshNode extends LiveConfigView implements RouterView {
   openflow: OpenFlowSide | undefined;
   /** The TUN to the router PC's kernel, when ip.enabled. */
   ipSide: IpSide | undefined;
+  /** The listener for the gateway clients' scan reports (gateway.scan.enabled). */
+  gatewayScan: GatewayScanListener | undefined;
 
   /**
    * The VNFs a controller places through the OpenFlow agent: one instance
@@ -247,6 +256,7 @@ export class MeshNode extends LiveConfigView implements RouterView {
     clearInterval(this.refresher);
     await this.stopTaps();
     await this.ipSide?.close();
+    this.gatewayScan?.close();
     await this.openflow?.stop();
     await this.stopController();
     await this.pool.close(this.paced.now());
@@ -454,6 +464,7 @@ export class MeshNode extends LiveConfigView implements RouterView {
         );
       }
       this.router.reconfigure(checked, changed, now);
+      if (changed.some((c) => c === 'gateway' || c.startsWith('gateway.'))) this.gatewayScan?.reconfigure(checked, now);
     });
   }
 
@@ -488,7 +499,8 @@ export class MeshNode extends LiveConfigView implements RouterView {
   }
 
   gateway(): GatewayState | undefined {
-    return this.router.gateway.state();
+    const state = this.router.gateway.state();
+    return state && this.gatewayScan ? { ...state, scan: this.gatewayScan.view } : state;
   }
 
   spectrum(): SpectrumView | undefined {

@@ -4,6 +4,7 @@ import { formatPrefix, parsePrefix, prefixContains, type Prefix } from '../wire/
 import { DependenceTracker, type DependenceConfig, type DependenceKind, type ScanReport } from './dependence.js';
 import type { RateAdaptParams } from './rate.js';
 import { GatewayShaper, type ShaperClientState, type SliceLayout } from './shaper.js';
+import type { GatewayScanView } from './scan-reports.js';
 import { computeSlices } from './slices.js';
 
 /**
@@ -48,6 +49,18 @@ export interface GatewayConfig {
   /** Type II from geometry: router positions (m) and the interference range. */
   apPositions: Array<{ router: number; x: number; y: number }>;
   interferenceRangeM: number;
+  /** The clients' scan reports over UDP (the daemon's listener, src/daemon/gateway-scan.ts). */
+  scan: {
+    enabled: boolean;
+    /** Empty: every address. */
+    listen: string;
+    port: number;
+    /** Hex; empty: reports are taken unsealed. */
+    key: string;
+    minIntervalMs: number;
+    /** AP names that stand for routers besides rN and N. */
+    aps: Array<{ name: string; router: number }>;
+  };
 }
 
 /** A router's name as an AP of the dependence tracker. */
@@ -67,6 +80,8 @@ export interface GatewayState {
   slices: Array<{ clients: string[]; share: number }>;
   /** The dependence graph's edges, by client id. */
   graph: Array<{ a: string; b: string; kind: DependenceKind | 'given' }>;
+  /** The scan reports' listener, in the daemon (gateway.scan.enabled): where, its counters by cause, each client's latest report. */
+  scan?: GatewayScanView;
 }
 
 /** A client as the control API shows it: its configuration and its queue's counters. */

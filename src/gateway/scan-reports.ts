@@ -34,6 +34,15 @@ export interface ScanReportsCounters {
   rateLimited: number;
 }
 
+/** What the control API shows of a gateway's scan-report listener. */
+export interface GatewayScanView {
+  /** address:port */
+  listening: string;
+  /** By cause; `oversized`: datagrams longer than any report. */
+  counters: ScanReportsCounters & { oversized: number };
+  latest: ScanLatest[];
+}
+
 /** A client's latest report taken. */
 export interface ScanLatest {
   client: string;
@@ -109,6 +118,23 @@ export class ScanReports {
     return { verdict: 'taken', changed };
   }
 
+  /**
+   * Takes over what `old` knew (a new configuration of the same gateway): its
+   * counters, and the latest report of each client still configured, so that
+   * a report older than it stays refused.
+   */
+  carryFrom(old: ScanReports): void {
+    Object.assign(this.counters, old.counters);
+    for (const [id, c] of old.clients) {
+      const mine = this.clients.get(id);
+      if (mine === undefined) continue;
+      mine.boot = c.boot;
+      mine.seq = c.seq;
+      mine.atUs = c.atUs;
+      mine.aps = c.aps;
+    }
+  }
+
   /** Each client's latest report taken, in the order configured. */
   latest(): ScanLatest[] {
     const out: ScanLatest[] = [];
@@ -143,4 +169,17 @@ export function parseScanKey(text: string, what: string): Uint8Array {
   if (!/^(?:[0-9a-fA-F]{2})+$/.test(hex) || hex.length / 2 < SCAN_KEY_MIN_BYTES || hex.length / 2 > SCAN_KEY_MAX_BYTES)
     throw new RangeArgumentError(what, '(not shown)', `a key of ${SCAN_KEY_MIN_BYTES}-${SCAN_KEY_MAX_BYTES} bytes in hex`);
   return new Uint8Array(Buffer.from(hex, 'hex'));
+}
+
+/**
+ * The mesh router an AP name in a scan report stands for: a name in `aps`
+ * (a BSSID, say), else `rN` or `N` for router N; undefined for an AP
+ * outside the mesh.
+ */
+export function routerOfAp(name: string, aps: ReadonlyMap<string, number>): number | undefined {
+  const alias = aps.get(name);
+  if (alias !== undefined) return alias;
+  const m = /^r?(0|[1-9][0-9]{0,4})$/.exec(name);
+  const n = m ? Number(m[1]) : NaN;
+  return n <= 65534 ? n : undefined;
 }

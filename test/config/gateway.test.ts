@@ -40,9 +40,30 @@ describe('the gateway section', () => {
       interferingAps: [],
       apPositions: [],
       interferenceRangeM: 0,
+      scan: { enabled: false, listen: '', port: 7046, key: '', minIntervalMs: 500, aps: [] },
     });
     assert.ok(isLive('gateway.slicing.static'));
     assert.ok(isLive('gateway.enabled'));
+    assert.ok(isLive('gateway.scan.key') && isLive('gateway.scan.aps'));
+    // Where the scan reports are taken is a socket: a restart.
+    for (const f of ['gateway.scan.enabled', 'gateway.scan.listen', 'gateway.scan.port']) assert.ok(!isLive(f), f);
+  });
+
+  test('scan reports: a listen address that is not one, an AP name given twice or a key that is not 16-64 bytes of hex are refused, naming the path', () => {
+    refusedAt({ scan: { listen: 'gateway.local' } }, '/gateway/scan/listen', /IPv4 or IPv6 address/);
+    refusedAt(
+      {
+        scan: {
+          aps: [
+            { name: 'a', router: 1 },
+            { name: 'a', router: 2 },
+          ],
+        },
+      },
+      '/gateway/scan/aps/1/name',
+      /aps\/0 has it/,
+    );
+    refusedAt({ scan: { key: 'abcd' } }, '/gateway/scan/key', /16-64 bytes in hex/);
   });
 
   test('a static schedule of known clients is taken', () => {

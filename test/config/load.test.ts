@@ -691,7 +691,14 @@ describe('configVersion', () => {
       const { secretKey: _s, ...curve } = c.control.curve;
       const { token: _t, ...monitor } = c.monitor;
       const { secretKey: _m, ...mediumCurve } = c.sim.medium.curve;
-      const bare = { ...c, control: { ...c.control, curve }, monitor, sim: { ...c.sim, medium: { ...c.sim.medium, curve: mediumCurve } } };
+      const { key: _k, ...scan } = c.gateway.scan;
+      const bare = {
+        ...c,
+        control: { ...c.control, curve },
+        monitor,
+        sim: { ...c.sim, medium: { ...c.sim.medium, curve: mediumCurve } },
+        gateway: { ...c.gateway, scan },
+      };
       assert.equal(configVersion(c), createHash('sha256').update(stableStringify(bare)).digest('hex').slice(0, 16));
     }
   });

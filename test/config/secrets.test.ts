@@ -34,8 +34,8 @@ function withSecrets(token = TOKEN_A, pair = SERVER): NodeConfig {
 }
 
 describe('the configuration version leaves the secrets out', () => {
-  test('the secret fields are the CURVE secret keys and the monitor token, from the schema', () => {
-    assert.deepEqual([...SECRET_FIELDS].sort(), ['control.curve.secretKey', 'monitor.token', 'sim.medium.curve.secretKey']);
+  test('the secret fields are the CURVE secret keys, the monitor token and the gateway scan-report key, from the schema', () => {
+    assert.deepEqual([...SECRET_FIELDS].sort(), ['control.curve.secretKey', 'gateway.scan.key', 'monitor.token', 'sim.medium.curve.secretKey']);
   });
 
   test('it is the SHA-256 of the canonical JSON without the secret fields', () => {
@@ -44,10 +44,12 @@ describe('the configuration version leaves the secrets out', () => {
         control: { curve: Record<string, unknown> };
         monitor: Record<string, unknown>;
         sim: { medium: { curve: Record<string, unknown> } };
+        gateway: { scan: Record<string, unknown> };
       };
       delete bare.control.curve.secretKey;
       delete bare.monitor.token;
       delete bare.sim.medium.curve.secretKey;
+      delete bare.gateway.scan.key;
       assert.equal(configVersion(c), createHash('sha256').update(stableStringify(bare)).digest('hex').slice(0, 16));
     }
   });
