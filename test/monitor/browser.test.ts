@@ -1,11 +1,15 @@
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { CHROMIUM, launchChromium } from '../support/browser.js';
 import { ism2g4 } from '../../radio/channels.js';
 import { liveChange } from '../../src/config/live.js';
 import { MonitorServer } from '../../src/monitor/server.js';
+import { memoryLogger } from '../support/control-view.js';
+import { startGatewayRouter } from '../support/gateway-router.js';
 import { MonitorTestView, testGatewayConfig } from '../support/monitor-view.js';
 import { startMonitor, testLogger } from './stream-client.js';
 
@@ -35,6 +39,20 @@ async function until(page: Page, what: string, expr: string, timeout = 15_000): 
     await sleep(50);
   }
   throw new Error(`the page never showed ${what} within ${timeout} ms (${expr} was ${JSON.stringify(last)})`);
+}
+
+/** Chromium on the page at `url`, with the page's errors (uncaught, console) collected. */
+async function openPage(url: string): Promise<{ page: Page; problems: string[] }> {
+  const browser: Browser = await launchChromium();
+  cleanup.push(() => browser.close());
+  const page = await browser.newPage({ viewport: { width: 1440, height: 1000 }, deviceScaleFactor: 1 });
+  const problems: string[] = [];
+  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+  page.on('console', (m) => {
+    if (m.type() === 'error') problems.push(`console: ${m.text()}`);
+  });
+  await page.goto(url);
+  return { page, problems };
 }
 
 const rounds = (page: Page): Promise<number> => page.locator('#power').getAttribute('data-rounds').then(Number);
@@ -81,16 +99,7 @@ test(
     cleanup.push(() => server.stop());
     for (let i = 0; i < 100; i++) view.pushRound();
 
-    const browser: Browser = await launchChromium();
-    cleanup.push(() => browser.close());
-    const page = await browser.newPage({ viewport: { width: 1440, height: 1000 }, deviceScaleFactor: 1 });
-    const problems: string[] = [];
-    page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-    page.on('console', (m) => {
-      if (m.type() === 'error') problems.push(`console: ${m.text()}`);
-    });
-
-    await page.goto(`${url}?token=${TOKEN}`);
+    const { page, problems } = await openPage(`${url}?token=${TOKEN}`);
     await until(page, 'connected', 'document.querySelector("#status").textContent === "connected"');
     await until(page, 'the history of 100 rounds', 'Number(document.querySelector("#power").dataset.rounds) >= 100');
     assert.equal(await page.locator('#power').getAttribute('data-last-round'), '100', 'the newest round of the history on top');
@@ -239,12 +248,7 @@ test(
     const { server, url } = await startMonitor({ statePeriodMs: 100 }, {}, view);
     cleanup.push(() => server.stop());
 
-    const browser: Browser = await launchChromium();
-    cleanup.push(() => browser.close());
-    const page = await browser.newPage({ viewport: { width: 1440, height: 1000 }, deviceScaleFactor: 1 });
-    const problems: string[] = [];
-    page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-    await page.goto(url);
+    const { page, problems } = await openPage(url);
     await until(page, 'the gateway panel', '!document.querySelector("#p-gateway").hidden && document.querySelectorAll("#gateway tbody tr").length === 3');
 
     const cells = (id: string): Promise<string[]> =>
@@ -308,6 +312,61 @@ test(
     assert.deepEqual(await page.locator('#gateway tbody td.share').allTextContents(), ['0.333', '0.333', '0.333'], 'the shares follow');
     mkdirSync('test-artifacts', { recursive: true });
     await page.locator('#p-gateway').screenshot({ path: 'test-artifacts/monitor-gateway.png' });
+    assert.deepEqual(problems, [], 'no errors in the page');
+  },
+);
+
+test(
+  'the page in headless Chromium: a running router with the gateway role; the control API sets static slices and then turns the role off, and the page follows',
+  { skip: !existsSync(CHROMIUM) && `no ${CHROMIUM}`, timeout: 90_000 },
+  async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cm-gw-page-'));
+    cleanup.push(async () => rmSync(dir, { recursive: true, force: true }));
+    const { log } = memoryLogger();
+    const router = await startGatewayRouter(
+      dir,
+      [
+        { id: 'sta1', prefix: '10.0.1.0/24', router: 1 },
+        { id: 'sta3', prefix: '10.0.3.0/24', router: 3 },
+      ],
+      log,
+    );
+    cleanup.push(() => router.stop());
+    const { node, client } = router;
+    const monitor = new MonitorServer(node, { listen: '127.0.0.1:0', token: '', statePeriodMs: 100, maxConnections: 8 }, log);
+    const { url } = await monitor.start();
+    cleanup.push(() => monitor.stop());
+
+    const { page, problems } = await openPage(url);
+    // Two clients behind different routers, nothing between them: one slice of the whole frame, both served in it.
+    await until(page, 'the gateway panel', 'document.querySelectorAll("#gateway tbody tr").length === 2');
+    const slices = (): Promise<string[]> =>
+      page
+        .locator('#gw-slices .gw-slice')
+        .evaluateAll((els) => els.map((el) => `${el.getAttribute('data-clients') ?? '(idle)'} ${el.getAttribute('data-share')}`));
+    assert.deepEqual(await slices(), ['sta1 sta3 1']);
+    assert.deepEqual(await page.locator('#gateway tbody td.share').allTextContents(), ['1.000', '1.000']);
+    assert.equal(await page.locator('#gw-graph li').count(), 0);
+    assert.equal(await page.locator('#gw-graph-empty').isVisible(), true, 'no dependent pairs, said so');
+
+    // Static slices set live: sta3 alone for the first quarter, the rest of the frame idle.
+    const set = await client.request(
+      'set',
+      { values: { 'gateway.slicing.mode': 'static', 'gateway.slicing.static': [{ clients: ['sta3'], share: 0.25 }], 'gateway.rate.rateMbps': 5 } },
+      5000,
+    );
+    assert.ok(set.ok, JSON.stringify(set));
+    await until(page, 'the static slice', 'document.querySelectorAll("#gw-slices .gw-slice").length === 2');
+    assert.deepEqual(await slices(), ['sta3 0.25', '(idle) 0.75']);
+    assert.match((await page.locator('#gw-slices .gw-slice.idle').textContent()) ?? '', /idle\s*75\.0%/);
+    assert.deepEqual(await page.locator('#gateway tbody td.share').allTextContents(), ['0.000', '0.250']);
+    assert.match((await page.locator('#gateway tbody tr[data-client="sta3"]').textContent()) ?? '', /5\.000/, 'the rate set');
+    assert.match((await page.locator('#gw-info').textContent()) ?? '', /^static · 0 unshaped$/);
+
+    // The role off: the panel goes.
+    const off = await client.request('set', { values: { 'gateway.enabled': false } }, 5000);
+    assert.ok(off.ok, JSON.stringify(off));
+    await until(page, 'the panel gone', 'document.querySelector("#p-gateway").hidden === true');
     assert.deepEqual(problems, [], 'no errors in the page');
   },
 );
