@@ -19,7 +19,11 @@ import { CogmeshError } from '../core/errors.js';
  * disconnected; `#r1`, `#r2`, `#r3` the channels; `#rc .bar[data-channel]`
  * one bar a channel (`.r1` on R1's); `#routes tbody tr[data-dst]`,
  * `#neighbours tbody tr[data-addr]`, `#vnfs tbody tr[data-id]`,
- * `#flows tbody tr`, `#queues tbody tr[data-channel]`.
+ * `#flows tbody tr`, `#queues tbody tr[data-channel]`; the gateway panel
+ * `#p-gateway` (hidden without the role) has `#gateway tbody
+ * tr[data-client]`, `#gw-slices .gw-slice[data-clients][data-share]` (and
+ * `.idle` for the part of the frame no client has) and `#gw-graph
+ * li[data-a][data-b][data-kind]`.
  */
 
 const CSS = `
@@ -66,11 +70,26 @@ body.offline main { opacity: .55; }
 #p-rc { grid-column: span 4; }
 #p-routes, #p-flows, #p-events { grid-column: span 7; }
 #p-nbrs, #p-vnfs, #p-counters { grid-column: span 5; }
+#p-gateway { grid-column: span 12; }
+.gw-lower { display: grid; grid-template-columns: minmax(0, 7fr) minmax(0, 5fr); gap: 18px; }
+.gw-frame { display: flex; height: 38px; background: var(--panel2); border: 1px solid var(--line); border-radius: 4px; overflow: hidden; }
+.gw-slice { flex: 0 0 auto; min-width: 0; display: flex; flex-direction: column; justify-content: center; padding: 0 6px; border-right: 1px solid var(--bg); color: #0d1015; font-size: 11px; line-height: 1.3; overflow: hidden; }
+.gw-slice span { white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
+.gw-slice .who { font-weight: 600; } .gw-slice .pct { font-variant-numeric: tabular-nums; }
+.gw-slice.s0 { background: var(--r1); } .gw-slice.s1 { background: var(--r2); } .gw-slice.s2 { background: var(--r3); } .gw-slice.s3 { background: #60a5fa; } .gw-slice.s4 { background: #f472b6; }
+.gw-slice.idle { background: transparent; color: var(--dim); font-style: italic; }
+.gw-axis { display: flex; justify-content: space-between; color: var(--dim); font-size: 11px; font-variant-numeric: tabular-nums; margin-top: 2px; }
+.gw-edges { list-style: none; margin: 0; padding: 0; max-height: 160px; overflow: auto; font-size: 12px; }
+.gw-edges li { display: flex; align-items: center; gap: 8px; padding: 3px 2px; border-bottom: 1px solid #1e242d; }
+.gw-edges .pill { margin-left: auto; }
+.pill.kind.same-ap { color: var(--r1); } .pill.kind.type-ii { color: var(--r2); } .pill.kind.type-iii { color: var(--r3); } .pill.kind.given { color: var(--muted); }
+#gateway td.drop { color: var(--bad); }
 @media (max-width: 1180px) {
   .tiles { grid-template-columns: repeat(3, minmax(0, 1fr)); }
   #p-power, #p-w { grid-column: span 6; }
   #spectrum { height: 220px; } #band { height: 240px; }
   #p-rc, #p-routes, #p-flows, #p-events, #p-nbrs, #p-vnfs, #p-counters { grid-column: span 12; }
+  .gw-lower { grid-template-columns: minmax(0, 1fr); }
 }
 canvas.wf { display: block; width: 100%; height: 0; flex: 1 1 0; min-height: 330px; border-radius: 4px; background: #0a0d11; }
 #p-power, #p-w, #p-band { display: flex; flex-direction: column; }
@@ -182,6 +201,23 @@ const BODY = `
       <h2 class="sub">Queues <small>R2, per channel</small><span class="count" id="queue-total"></span></h2>
       <div class="scroll"><table id="queues"><thead><tr><th>Channel</th><th class="num">Packets</th><th class="num">Bytes</th><th>Fill</th></tr></thead><tbody></tbody></table>
       <div class="empty" id="queues-empty">no queues</div></div>
+    </div>
+    <div class="panel" id="p-gateway" hidden>
+      <h2>Gateway <small>virtual queues and time slices &middot; read-only: set through the control API, <span class="mono">cogmesh ctl set gateway.KEY=VALUE</span></small><span class="count" id="gw-info"></span></h2>
+      <div class="scroll"><table id="gateway"><thead><tr><th>Client</th><th>Prefix</th><th class="num">Router</th><th class="num">Queue</th><th class="num">Packets</th><th class="num">Rate Mbps</th><th class="num">Share</th><th class="num">Sent</th><th class="num">Dropped</th></tr></thead><tbody></tbody></table>
+      <div class="empty" id="gateway-empty">no clients</div></div>
+      <div class="gw-lower">
+        <div>
+          <h2 class="sub">Slices <small>one frame of <span id="gw-period">&ndash;</span>, from its start</small></h2>
+          <div id="gw-slices" class="gw-frame"></div>
+          <div class="gw-axis"><span>0</span><span id="gw-period-end"></span></div>
+        </div>
+        <div>
+          <h2 class="sub">Dependence graph <small>clients never served together</small><span class="count" id="gw-edge-count"></span></h2>
+          <ul id="gw-graph" class="gw-edges"></ul>
+          <div class="empty" id="gw-graph-empty">no dependent pairs</div>
+        </div>
+      </div>
     </div>
     <div class="panel" id="p-routes">
       <h2>Routes <small>multipath AODV &middot; chosen path outlined</small></h2>

@@ -1,4 +1,5 @@
 import type { Micros } from '../core/time.js';
+import type { GatewayState } from '../gateway/role.js';
 import type { NeighbourView, RouteView } from '../routing/aodv.js';
 import type { FlowView, QueueView, RouterStatus, Telemetry } from '../router/view.js';
 import type { VnfInfo } from '../vnf/types.js';
@@ -51,6 +52,8 @@ export interface StateMessage {
   routes: RouteView[];
   vnfs: VnfInfo[];
   flows: FlowView[];
+  /** The gateway role's clients, queues, rates, slices and dependence graph; null when the router does not have the role. */
+  gateway: GatewayState | null;
 }
 
 /** Telemetry other than spectrum (which goes as frames), as it happens. */

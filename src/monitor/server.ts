@@ -577,6 +577,7 @@ export class MonitorServer {
         routes: v.routes(),
         vnfs: v.vnfs(),
         flows: v.flows(),
+        gateway: v.gateway?.() ?? null,
       };
       const msg = json(state);
       this.stateFailing = false;

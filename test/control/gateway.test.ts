@@ -3,17 +3,14 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { MediumServer } from '../../radio/medium/server.js';
-import { defaultNodeConfig } from '../../src/config/load.js';
 import { formatGateway } from '../../src/cli/ctl.js';
-import { ControlClient } from '../../src/control/client.js';
+import type { ControlClient } from '../../src/control/client.js';
 import type { ControlReply } from '../../src/control/protocol.js';
-import { ControlServer } from '../../src/control/server.js';
-import { MeshNode } from '../../src/daemon/mesh.js';
+import type { MeshNode } from '../../src/daemon/mesh.js';
 import { RouterMetrics } from '../../src/monitor/metrics.js';
 import type { GatewayState } from '../../src/gateway/role.js';
 import { memoryLogger } from '../support/control-view.js';
-import { MEDIUM_SETUP } from '../support/medium-setup.js';
+import { startGatewayRouter, type GatewayRouter } from '../support/gateway-router.js';
 
 const T = 5000;
 
@@ -30,39 +27,24 @@ function ok(r: ControlReply): unknown {
  */
 describe('control API: the gateway role of a running router', { timeout: 60_000 }, () => {
   const dir = mkdtempSync(join(tmpdir(), 'cm-gw-ctl-'));
-  const medium = new MediumServer(MEDIUM_SETUP, { endpoint: `ipc://${join(dir, 'medium')}`, log: memoryLogger().log });
+  let router: GatewayRouter;
   let node: MeshNode;
-  let server: ControlServer;
   let client: ControlClient;
 
   before(async () => {
-    await medium.start();
-    const cfg = defaultNodeConfig(0);
-    cfg.sim.medium.endpoint = `ipc://${join(dir, 'medium')}`;
-    cfg.gateway = {
-      ...cfg.gateway,
-      enabled: true,
-      clients: [
+    router = await startGatewayRouter(
+      dir,
+      [
         { id: 'sta1', prefix: '10.0.1.0/24', router: 1 },
         { id: 'sta2', prefix: '10.0.2.0/24', router: 1 },
         { id: 'sta3', prefix: '10.0.3.0/24', router: 3 },
       ],
-    };
-    const { log } = memoryLogger();
-    node = await MeshNode.start(cfg, log);
-    server = new ControlServer(
-      node,
-      { endpoint: `ipc://${join(dir, 'ctl')}`, telemetry: '', telemetryPeriodMs: 1000, curve: { publicKey: '', secretKey: '', allow: [] } },
-      log,
+      memoryLogger().log,
     );
-    await server.start();
-    client = new ControlClient(`ipc://${join(dir, 'ctl')}`);
+    ({ node, client } = router);
   });
   after(async () => {
-    client.close();
-    await server.stop();
-    await node.stop();
-    await medium.stop();
+    await router.stop();
     rmSync(dir, { recursive: true, force: true });
   });
 

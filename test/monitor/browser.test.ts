@@ -1,12 +1,16 @@
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { CHROMIUM, launchChromium } from '../support/browser.js';
 import { ism2g4 } from '../../radio/channels.js';
 import { liveChange } from '../../src/config/live.js';
 import { MonitorServer } from '../../src/monitor/server.js';
-import { MonitorTestView } from '../support/monitor-view.js';
+import { memoryLogger } from '../support/control-view.js';
+import { startGatewayRouter } from '../support/gateway-router.js';
+import { MonitorTestView, testGatewayConfig } from '../support/monitor-view.js';
 import { startMonitor, testLogger } from './stream-client.js';
 
 const SCREENSHOT = 'test-artifacts/monitor.png';
@@ -35,6 +39,20 @@ async function until(page: Page, what: string, expr: string, timeout = 15_000): 
     await sleep(50);
   }
   throw new Error(`the page never showed ${what} within ${timeout} ms (${expr} was ${JSON.stringify(last)})`);
+}
+
+/** Chromium on the page at `url`, with the page's errors (uncaught, console) collected. */
+async function openPage(url: string): Promise<{ page: Page; problems: string[] }> {
+  const browser: Browser = await launchChromium();
+  cleanup.push(() => browser.close());
+  const page = await browser.newPage({ viewport: { width: 1440, height: 1000 }, deviceScaleFactor: 1 });
+  const problems: string[] = [];
+  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+  page.on('console', (m) => {
+    if (m.type() === 'error') problems.push(`console: ${m.text()}`);
+  });
+  await page.goto(url);
+  return { page, problems };
 }
 
 const rounds = (page: Page): Promise<number> => page.locator('#power').getAttribute('data-rounds').then(Number);
@@ -81,16 +99,7 @@ test(
     cleanup.push(() => server.stop());
     for (let i = 0; i < 100; i++) view.pushRound();
 
-    const browser: Browser = await launchChromium();
-    cleanup.push(() => browser.close());
-    const page = await browser.newPage({ viewport: { width: 1440, height: 1000 }, deviceScaleFactor: 1 });
-    const problems: string[] = [];
-    page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-    page.on('console', (m) => {
-      if (m.type() === 'error') problems.push(`console: ${m.text()}`);
-    });
-
-    await page.goto(`${url}?token=${TOKEN}`);
+    const { page, problems } = await openPage(`${url}?token=${TOKEN}`);
     await until(page, 'connected', 'document.querySelector("#status").textContent === "connected"');
     await until(page, 'the history of 100 rounds', 'Number(document.querySelector("#power").dataset.rounds) >= 100');
     assert.equal(await page.locator('#power').getAttribute('data-last-round'), '100', 'the newest round of the history on top');
@@ -121,6 +130,7 @@ test(
     assert.equal(await page.locator('#neighbours tbody tr').count(), 3, 'three neighbours');
     assert.equal(await page.locator('#flows tbody tr').count(), 2, 'two flows');
     assert.equal(await page.locator('#queues tbody tr').count(), 3, 'three queues');
+    assert.equal(await page.locator('#p-gateway').isHidden(), true, 'no gateway role: no gateway panel');
     assert.equal(await page.locator('#rc .bar').count(), 11, 'an RC bar a channel');
     assert.equal(await page.locator('#rc .bar.r1').getAttribute('data-channel'), String(r1), 'the R1 bar highlighted');
     await until(page, 'events', 'document.querySelectorAll("#events li").length >= 2');
@@ -220,3 +230,143 @@ test('the page in headless Chromium: without PSDs, the band plots say why', { sk
   assert.equal(await page.locator('#band').getAttribute('data-note'), note);
   assert.equal(await page.locator('#band').getAttribute('data-rows'), '0');
 });
+
+test(
+  "the page in headless Chromium: the gateway panel shows the role's clients, their queues and shares, the frame's slices and the dependence graph, live",
+  { skip: !existsSync(CHROMIUM) && `no ${CHROMIUM}` },
+  async () => {
+    const view = new MonitorTestView({ gateway: testGatewayConfig() });
+    const role = view.gatewayRole!;
+    const t0 = view.now();
+    // sta1 gets 4 packets and its slice sends them; then 3 more for sta1 and 2 for sta3 wait.
+    for (let i = 0; i < 4; i++) role.offer(0, i, 1200, t0);
+    let sent = 0;
+    role.poll(t0 + 20_000, () => sent++);
+    assert.equal(sent, 4, "sta1's slice (the frame's first) sends its 4 packets");
+    for (let i = 0; i < 3; i++) role.offer(0, i, 1000, t0 + 20_000);
+    for (let i = 0; i < 2; i++) role.offer(2, i, 700, t0 + 20_000);
+    const { server, url } = await startMonitor({ statePeriodMs: 100 }, {}, view);
+    cleanup.push(() => server.stop());
+
+    const { page, problems } = await openPage(url);
+    await until(page, 'the gateway panel', '!document.querySelector("#p-gateway").hidden && document.querySelectorAll("#gateway tbody tr").length === 3');
+
+    const cells = (id: string): Promise<string[]> =>
+      page.locator(`#gateway tbody tr[data-client="${id}"] td`).evaluateAll((tds) => tds.map((td) => (td.textContent ?? '').trim()));
+    assert.deepEqual(await cells('sta1'), ['sta1', '10.0.2.0/25', '2', '3.0 kB', '3', 'line', '0.500', '4', '0']);
+    assert.deepEqual(await cells('sta2'), ['sta2', '10.0.2.128/25', '2', '0 B', '0', 'line', '0.500', '0', '0']);
+    assert.deepEqual(await cells('sta3'), ['sta3', '10.0.4.0/24', '4', '1.4 kB', '2', 'line', '1.000', '0', '0']);
+    assert.match((await page.locator('#gw-info').textContent()) ?? '', /^computed · 1 computation · 0 unshaped$/);
+
+    const slices = (): Promise<Array<{ clients: string | null; share: number; width: number }>> =>
+      page.locator('#gw-slices .gw-slice').evaluateAll((els) =>
+        els.map((el) => ({
+          clients: el.getAttribute('data-clients'),
+          share: Number(el.getAttribute('data-share')),
+          width: el.getBoundingClientRect().width,
+        })),
+      );
+    let bar = await slices();
+    assert.deepEqual(
+      bar.map((b) => [b.clients, b.share]),
+      [
+        ['sta1 sta3', 0.5],
+        ['sta2 sta3', 0.5],
+      ],
+      'two independent sets, half the frame each, in order',
+    );
+    assert.ok(Math.abs(bar[0]!.width - bar[1]!.width) <= 1, `drawn as equal halves (${bar[0]!.width} px, ${bar[1]!.width} px)`);
+    assert.match((await page.locator('#gw-slices').textContent()) ?? '', /sta1 · sta3\s*50\.0%/);
+    assert.equal(await page.locator('#gw-period-end').textContent(), '100 ms');
+    const edges = (): Promise<string[]> =>
+      page
+        .locator('#gw-graph li')
+        .evaluateAll((lis) => lis.map((li) => `${li.getAttribute('data-a')}-${li.getAttribute('data-b')} ${li.getAttribute('data-kind')}`));
+    assert.deepEqual(await edges(), ['sta1-sta2 same-ap']);
+    assert.match((await page.locator('#gw-graph li').textContent()) ?? '', /sta1\s*—\s*sta2\s*same-ap/);
+
+    // sta3 hears router 2 10 dB above its own: Type III with both of router 2's clients, a third of the frame each.
+    assert.equal(
+      role.report(
+        'sta3',
+        new Map([
+          [4, -70],
+          [2, -60],
+        ]),
+        t0 + 30_000,
+      ),
+      true,
+    );
+    await until(page, 'the new graph', 'document.querySelectorAll("#gw-graph li").length === 3');
+    assert.deepEqual(await edges(), ['sta1-sta2 same-ap', 'sta1-sta3 type-iii', 'sta2-sta3 type-iii']);
+    await until(page, 'three slices', 'document.querySelectorAll("#gw-slices .gw-slice").length === 3');
+    bar = await slices();
+    assert.deepEqual(
+      bar.map((b) => [b.clients, Number(b.share.toFixed(3))]),
+      [
+        ['sta1', 0.333],
+        ['sta2', 0.333],
+        ['sta3', 0.333],
+      ],
+    );
+    assert.deepEqual(await page.locator('#gateway tbody td.share').allTextContents(), ['0.333', '0.333', '0.333'], 'the shares follow');
+    mkdirSync('test-artifacts', { recursive: true });
+    await page.locator('#p-gateway').screenshot({ path: 'test-artifacts/monitor-gateway.png' });
+    assert.deepEqual(problems, [], 'no errors in the page');
+  },
+);
+
+test(
+  'the page in headless Chromium: a running router with the gateway role; the control API sets static slices and then turns the role off, and the page follows',
+  { skip: !existsSync(CHROMIUM) && `no ${CHROMIUM}`, timeout: 90_000 },
+  async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cm-gw-page-'));
+    cleanup.push(async () => rmSync(dir, { recursive: true, force: true }));
+    const { log } = memoryLogger();
+    const router = await startGatewayRouter(
+      dir,
+      [
+        { id: 'sta1', prefix: '10.0.1.0/24', router: 1 },
+        { id: 'sta3', prefix: '10.0.3.0/24', router: 3 },
+      ],
+      log,
+    );
+    cleanup.push(() => router.stop());
+    const { node, client } = router;
+    const monitor = new MonitorServer(node, { listen: '127.0.0.1:0', token: '', statePeriodMs: 100, maxConnections: 8 }, log);
+    const { url } = await monitor.start();
+    cleanup.push(() => monitor.stop());
+
+    const { page, problems } = await openPage(url);
+    // Two clients behind different routers, nothing between them: one slice of the whole frame, both served in it.
+    await until(page, 'the gateway panel', 'document.querySelectorAll("#gateway tbody tr").length === 2');
+    const slices = (): Promise<string[]> =>
+      page
+        .locator('#gw-slices .gw-slice')
+        .evaluateAll((els) => els.map((el) => `${el.getAttribute('data-clients') ?? '(idle)'} ${el.getAttribute('data-share')}`));
+    assert.deepEqual(await slices(), ['sta1 sta3 1']);
+    assert.deepEqual(await page.locator('#gateway tbody td.share').allTextContents(), ['1.000', '1.000']);
+    assert.equal(await page.locator('#gw-graph li').count(), 0);
+    assert.equal(await page.locator('#gw-graph-empty').isVisible(), true, 'no dependent pairs, said so');
+
+    // Static slices set live: sta3 alone for the first quarter, the rest of the frame idle.
+    const set = await client.request(
+      'set',
+      { values: { 'gateway.slicing.mode': 'static', 'gateway.slicing.static': [{ clients: ['sta3'], share: 0.25 }], 'gateway.rate.rateMbps': 5 } },
+      5000,
+    );
+    assert.ok(set.ok, JSON.stringify(set));
+    await until(page, 'the static slice', 'document.querySelectorAll("#gw-slices .gw-slice").length === 2');
+    assert.deepEqual(await slices(), ['sta3 0.25', '(idle) 0.75']);
+    assert.match((await page.locator('#gw-slices .gw-slice.idle').textContent()) ?? '', /idle\s*75\.0%/);
+    assert.deepEqual(await page.locator('#gateway tbody td.share').allTextContents(), ['0.000', '0.250']);
+    assert.match((await page.locator('#gateway tbody tr[data-client="sta3"]').textContent()) ?? '', /5\.000/, 'the rate set');
+    assert.match((await page.locator('#gw-info').textContent()) ?? '', /^static · 0 unshaped$/);
+
+    // The role off: the panel goes.
+    const off = await client.request('set', { values: { 'gateway.enabled': false } }, 5000);
+    assert.ok(off.ok, JSON.stringify(off));
+    await until(page, 'the panel gone', 'document.querySelector("#p-gateway").hidden === true');
+    assert.deepEqual(problems, [], 'no errors in the page');
+  },
+);

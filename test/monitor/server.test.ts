@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { after, describe, test } from 'node:test';
 import { MonitorError, MonitorServer, parseListen, REFUSAL_LOG_LINES } from '../../src/monitor/server.js';
-import { MonitorTestView } from '../support/monitor-view.js';
+import { MonitorTestView, testGatewayConfig } from '../support/monitor-view.js';
 import { StreamClient, startMonitor, testLogger } from './stream-client.js';
 
 /** Everything a test started, stopped at the end whatever happened. */
@@ -99,7 +99,7 @@ describe('monitor server: the stream', () => {
     await c.until('4 states', () => c.json('state').length >= 4);
     assert.ok(Date.now() - t0 >= 100, 'periodic, not a burst');
     const st = c.json('state').at(-1)!;
-    for (const k of ['atUs', 'status', 'queues', 'neighbours', 'routes', 'vnfs', 'flows']) assert.ok(k in st, `state has ${k}`);
+    for (const k of ['atUs', 'status', 'queues', 'neighbours', 'routes', 'vnfs', 'flows', 'gateway']) assert.ok(k in st, `state has ${k}`);
     const status = st.status as { node: unknown; r1: { channel: unknown }; r3: { channel: unknown } };
     assert.deepEqual(status.node, { id: 1, name: 'rooftop-1' });
     assert.equal(status.r3.channel, 3);
@@ -125,6 +125,46 @@ describe('monitor server: the stream', () => {
     assert.equal((st.neighbours as unknown[]).length, 3);
     assert.equal((st.queues as unknown[]).length, 3);
     assert.equal((st.flows as unknown[]).length, 2);
+  });
+
+  test("state carries the gateway role's clients, slices and graph; null when the router does not have the role", async () => {
+    const { url } = await monitor({ statePeriodMs: 60_000 });
+    const off = await client(url);
+    await off.until('a state', () => off.json('state').length >= 1);
+    const st = off.json('state')[0]!;
+    assert.ok('gateway' in st && st.gateway === null, 'no role: gateway is null');
+
+    const view = new MonitorTestView({ gateway: testGatewayConfig() });
+    const role = view.gatewayRole!;
+    for (let i = 0; i < 4; i++) assert.ok(role.offer(0, i, 1200, view.now()));
+    role.offer(2, 9, 800, view.now());
+    const gw = await monitor({ statePeriodMs: 60_000 }, {}, view);
+    const c = await client(gw.url);
+    await c.until('a state', () => c.json('state').length >= 1);
+    const g = c.json('state')[0]!.gateway as {
+      periodMs: number;
+      mode: string;
+      clients: Array<{ id: string; prefix: string; router: number; queuePackets: number; queueBytes: number; share: number; lastDecision: unknown }>;
+      slices: Array<{ clients: string[]; share: number }>;
+      graph: Array<{ a: string; b: string; kind: string }>;
+    };
+    assert.equal(g.periodMs, 100);
+    assert.equal(g.mode, 'computed');
+    assert.deepEqual(
+      g.clients.map((x) => [x.id, x.prefix, x.router, x.queuePackets, x.queueBytes, x.share]),
+      [
+        ['sta1', '10.0.2.0/25', 2, 4, 4800, 0.5],
+        ['sta2', '10.0.2.128/25', 2, 0, 0, 0.5],
+        ['sta3', '10.0.4.0/24', 4, 1, 800, 1],
+      ],
+    );
+    assert.equal(g.clients[0]!.lastDecision, null, 'no decision yet: null, and present');
+    assert.deepEqual(g.slices, [
+      { clients: ['sta1', 'sta3'], share: 0.5 },
+      { clients: ['sta2', 'sta3'], share: 0.5 },
+    ]);
+    assert.deepEqual(g.graph, [{ a: 'sta1', b: 'sta2', kind: 'same-ap' }]);
+    assert.deepEqual(g, JSON.parse(JSON.stringify(view.gateway(), (_k, x: unknown) => (x === undefined ? null : x))), "the role's state as it is");
   });
 
   test('r1, r2, config, VNF and neighbour telemetry go out as events', async () => {

@@ -1,9 +1,10 @@
 import { ism2g4, maskPsd } from '../../radio/channels.js';
-import { configVersion, defaultNodeConfig } from '../../src/config/load.js';
+import { configVersion, defaultNodeConfig, parseNodeConfig } from '../../src/config/load.js';
 import type { NodeConfig } from '../../src/config/types.js';
 import type { LiveChange } from '../../src/config/live.js';
 import { Rng } from '../../src/core/rng.js';
 import type { Micros } from '../../src/core/time.js';
+import { GatewayRole, type GatewayConfig, type GatewayState } from '../../src/gateway/role.js';
 import type { FlowView, PsdView, QueueView, RouterStatus, RouterView, SpectrumChannel, SpectrumView, Telemetry } from '../../src/router/view.js';
 import type { NeighbourView, RouteView } from '../../src/routing/aodv.js';
 import { newVnfInfo, type FlowPattern, type VnfInfo } from '../../src/vnf/types.js';
@@ -39,6 +40,26 @@ const PSD_FLOOR_DBM_HZ = -164;
 /** The bandwidth a primary node's power spreads over (802.11 DSSS). */
 const PN_WIDTH_HZ = 22e6;
 
+/**
+ * A gateway section for MonitorTestView: two clients behind router 2 (so
+ * dependent, same-ap) and one behind router 4, computed slices of a 100 ms
+ * frame at line rate.
+ */
+export function testGatewayConfig(): GatewayConfig {
+  return parseNodeConfig({
+    node: { id: 1 },
+    gateway: {
+      enabled: true,
+      clients: [
+        { id: 'sta1', prefix: '10.0.2.0/25', router: 2 },
+        { id: 'sta2', prefix: '10.0.2.128/25', router: 2 },
+        { id: 'sta3', prefix: '10.0.4.0/24', router: 4 },
+      ],
+      rate: { rateMbps: 0 },
+    },
+  }).gateway;
+}
+
 /** A primary node of the test band. */
 export interface TestPrimary {
   channel: number;
@@ -52,7 +73,9 @@ export interface TestPrimary {
  * routes, queues, two flows and a VNF. Nothing runs by itself: `pushRound()`
  * makes the next sensing round (and the R1 decision after it) and tells the
  * subscribers; `emit()` sends any telemetry. With `psd: true` each round
- * also brings one PSD per channel, before the round's spectrum.
+ * also brings one PSD per channel, before the round's spectrum. With a
+ * `gateway` section the router has the gateway role (a real GatewayRole,
+ * `gatewayRole`, that a test offers packets and polls).
  */
 export class MonitorTestView implements RouterView {
   readonly id = 1;
@@ -77,14 +100,18 @@ export class MonitorTestView implements RouterView {
   private packets = 0;
   /** How many `state` reads the monitor made (status() calls). */
   statusReads = 0;
+  /** The gateway role, when the view was made with a `gateway` section. */
+  readonly gatewayRole: GatewayRole<number> | undefined;
 
-  constructor(opts: { startUs?: Micros; psd?: boolean } = {}) {
+  constructor(opts: { startUs?: Micros; psd?: boolean; gateway?: GatewayConfig } = {}) {
     this.t0 = opts.startUs ?? Date.now() * 1000;
     this.psd = opts.psd ?? false;
     this.t = this.t0;
     const cfg = defaultNodeConfig(1);
     cfg.node.name = this.name;
+    if (opts.gateway) cfg.gateway = structuredClone(opts.gateway);
     this.cfg = cfg;
+    this.gatewayRole = opts.gateway ? new GatewayRole<number>(cfg.gateway, this.t0) : undefined;
     this.vnfList = [
       {
         id: 1,
@@ -205,6 +232,10 @@ export class MonitorTestView implements RouterView {
       const packets = this.queueLen.get(channel) ?? 0;
       return { channel, packets, bytes: packets * 1052, classes: [{ queue: 0, name: 'best-effort', packets, bytes: packets * 1052 }] };
     });
+  }
+
+  gateway(): GatewayState | undefined {
+    return this.gatewayRole?.state();
   }
 
   flows(): FlowView[] {

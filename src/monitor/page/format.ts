@@ -14,6 +14,11 @@ export function fmtMbps(bps: number): string {
   return (bps / 1e6).toFixed(2);
 }
 
+/** A share of a whole (0-1), three decimals. */
+export function fmtShare(x: number): string {
+  return x.toFixed(3);
+}
+
 export function fmtBytes(n: number): string {
   if (n < 1000) return `${n} B`;
   if (n < 1e6) return `${(n / 1e3).toFixed(1)} kB`;

@@ -5,7 +5,8 @@ import { buildBars, drawWaterfall, hover, INFERNO, legend, POWER_LUT, POWER_MAX,
 import { dash, esc, fmtAge, fmtBytes, fmtClock, fmtCost, fmtFlow, fmtUptime } from './format.js';
 import { ROW_PX } from './axes.js';
 import { BAND_LEFT, BAND_RIGHT, bandRow, dbRange, drawBand, drawSpectrum, hoverBand } from './spectrum.js';
-import { $, emptyState } from './state.js';
+import { renderGateway } from './gateway.js';
+import { $, emptyState, setRows } from './state.js';
 
 /**
  * The monitor page's script (bundled by esbuild into the page the monitor
@@ -13,8 +14,8 @@ import { $, emptyState } from './state.js';
  * binary frames with the server's own parser (frames.ts) and draws the
  * router: the band's spectrum (stitched from each channel's latest PSD) as a
  * line and a waterfall, power and w waterfalls, RC of the latest round,
- * R1/R2/R3, queues, neighbours, routes, VNFs, flows and events. It
- * reconnects with backoff.
+ * R1/R2/R3, queues, neighbours, routes, VNFs, flows, the gateway role
+ * (gateway.ts) and events. It reconnects with backoff.
  */
 
 const MAX_ROWS = 600;
@@ -26,12 +27,6 @@ const token = new URLSearchParams(location.search).get('token');
 function chBadge(ch: number | null | undefined): string {
   if (ch === null || ch === undefined) return '<span class="muted">&ndash;</span>';
   return `<span class="ch-badge${ch === S.r1 ? ' r1' : ''}">${esc(ch)}</span>`;
-}
-
-/** A table's rows, and its "empty" note when there are none. */
-function setRows(id: string, html: string[]): void {
-  $<HTMLTableElement>(id).tBodies[0]!.innerHTML = html.join('');
-  $(`${id}-empty`).hidden = html.length > 0;
 }
 
 // ---- connection ------------------------------------------------------------
@@ -249,6 +244,7 @@ function onState(m: OnWire<StateMessage>): void {
   }
   renderTiles();
   renderTables(m);
+  renderGateway(m.gateway);
   scheduleDraw();
 }
 

@@ -70,3 +70,9 @@ export function $<T extends HTMLElement = HTMLElement>(id: string): T {
   if (!el) throw new Error(`the monitor page has no #${id}`);
   return el as T;
 }
+
+/** A table's rows, and its "empty" note (`#<id>-empty`) when there are none. */
+export function setRows(id: string, html: string[]): void {
+  $<HTMLTableElement>(id).tBodies[0]!.innerHTML = html.join('');
+  $(`${id}-empty`).hidden = html.length > 0;
+}
