@@ -4,9 +4,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { MediumServer } from '../../radio/medium/server.js';
-import { defaultNodeConfig } from '../../src/config/load.js';
-import type { NodeConfig } from '../../src/config/types.js';
 import { formatGateway } from '../../src/cli/ctl.js';
 import { set } from '../../src/control/commands.js';
 import { ControlError } from '../../src/control/protocol.js';
@@ -16,7 +13,7 @@ import { routerOfAp } from '../../src/gateway/scan-reports.js';
 import { encodeScanReport, SCAN_REPORT_MAX_BYTES } from '../../src/wire/scan-report.js';
 import { cogmesh } from '../support/cli.js';
 import { memoryLogger } from '../support/control-view.js';
-import { MEDIUM_SETUP } from '../support/medium-setup.js';
+import { startGatewayRouter, type GatewayRouter } from '../support/gateway-router.js';
 import { until } from '../support/until.js';
 
 const KEY = '0f1e2d3c4b5a69788796a5b4c3d2e1f0';
@@ -38,34 +35,26 @@ async function freePort(): Promise<number> {
  */
 describe("a gateway router takes its clients' scan reports over UDP", { timeout: 60_000 }, () => {
   const dir = mkdtempSync(join(tmpdir(), 'cm-gw-scan-'));
-  const medium = new MediumServer(MEDIUM_SETUP, { endpoint: `ipc://${join(dir, 'medium')}`, log: memoryLogger().log });
+  let router: GatewayRouter;
   let node: MeshNode;
   let port = 0;
   let sender: Socket;
-  let cfg: NodeConfig;
 
   before(async () => {
-    await medium.start();
     port = await freePort();
-    cfg = defaultNodeConfig(0);
-    cfg.sim.medium.endpoint = `ipc://${join(dir, 'medium')}`;
-    cfg.gateway = {
-      ...cfg.gateway,
-      enabled: true,
-      // c1's hosts are on the loopback here, so that this test's reports come from inside its prefix.
-      clients: [
-        { id: 'c1', prefix: '127.0.0.0/8', router: 1 },
-        { id: 'c2', prefix: '10.0.2.0/24', router: 2 },
-      ],
-      scan: { ...cfg.gateway.scan, enabled: true, listen: '127.0.0.1', port, key: KEY, minIntervalMs: 0, aps: [{ name: '02:00:00:00:02:00', router: 2 }] },
-    };
-    node = await MeshNode.start(cfg, memoryLogger().log);
+    // c1's hosts are on the loopback here, so that this test's reports come from inside its prefix.
+    const clients = [
+      { id: 'c1', prefix: '127.0.0.0/8', router: 1 },
+      { id: 'c2', prefix: '10.0.2.0/24', router: 2 },
+    ];
+    const scan = { enabled: true, listen: '127.0.0.1', port, key: KEY, minIntervalMs: 0, aps: [{ name: '02:00:00:00:02:00', router: 2 }] };
+    router = await startGatewayRouter(dir, clients, memoryLogger().log, { scan });
+    node = router.node;
     sender = createSocket('udp4');
   });
   after(async () => {
     sender.close();
-    await node.stop();
-    await medium.stop();
+    await router.stop();
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -156,7 +145,7 @@ describe("a gateway router takes its clients' scan reports over UDP", { timeout:
     assert.equal(out.code, 0, out.err);
     // Unsealed: this gateway takes sealed reports only.
     await until('the report counted', async () => (node.gateway()!.scan!.counters.badMac >= 3 ? true : undefined), 5000);
-    const bad = structuredClone(cfg);
+    const bad = structuredClone(router.cfg);
     bad.node.id = 5;
     bad.gateway.scan.listen = '192.0.2.1';
     await assert.rejects(
