@@ -269,7 +269,7 @@ export function formatGateway(g: GatewayState | null): string {
   const graph = g.graph.map((e) => `  ${e.a} -- ${e.b}  ${e.kind}\n`).join('') || '  (no dependent pairs)\n';
   const sc = g.scan;
   const scan = sc
-    ? `scan reports on udp ${sc.listening}: ${sc.counters.taken} taken (${sc.counters.graphChanges} changed the graph); refused: ${(['malformed', 'badMac', 'unknownClient', 'wrongSource', 'stale', 'rateLimited', 'oversized'] as const).map((k) => `${k} ${sc.counters[k]}`).join(', ')}\n${sc.latest
+    ? `scan reports on udp ${sc.listening}: ${sc.counters.taken} taken (${sc.counters.graphChanges} changed the graph); refused: ${(['malformed', 'badMac', 'unknownClient', 'wrongSource', 'stale', 'rateLimited', 'graphRefused', 'oversized'] as const).map((k) => `${k} ${sc.counters[k]}`).join(', ')}\n${sc.latest
         .map(
           (r) =>
             `  ${r.client} (boot ${r.boot}, seq ${r.seq}): ${

@@ -167,6 +167,23 @@ export class DependenceTracker {
     return changed;
   }
 
+  /** A client's latest scan, or undefined before its first. */
+  reportOf(clientId: string): ScanReport | undefined {
+    const i = this.index.get(clientId);
+    return i === undefined ? undefined : this.reports[i];
+  }
+
+  /** Puts back a client's earlier scan (undefined: none yet), as `report` would take it; returns whether the graph changed. */
+  restore(clientId: string, scan: ScanReport | undefined): boolean {
+    const i = this.index.get(clientId);
+    if (i === undefined) throw new RangeArgumentError('restore.client', clientId, `one of the clients (${this.clients.join(', ')})`);
+    this.reports[i] = scan;
+    const next = this.compute();
+    const changed = !sameEdges(next.edges, this.current.edges);
+    if (changed) this.current = next;
+    return changed;
+  }
+
   private compute(): DependenceGraph {
     const edges: DependenceEdge[] = [];
     const n = this.clients.length;

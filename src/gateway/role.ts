@@ -170,10 +170,16 @@ export class GatewayRole<P> {
   report(clientId: string, scan: ReadonlyMap<number, number>, now: Micros): boolean {
     const byAp: ScanReport = new Map([...scan].map(([router, dbm]) => [apName(router), dbm]));
     if (!this.tracker) throw new RangeArgumentError('client', clientId, 'a client of gateway.clients (it has none)');
+    const before = this.tracker.reportOf(clientId);
     const changed = this.tracker.report(clientId, byAp);
     if (!changed) return false;
-    // A graph refused by computeSlices throws here: the slices (and a graph given whole) stay.
-    this.resliced(now, this.tracker.graph.edges);
+    try {
+      this.resliced(now, this.tracker.graph.edges);
+    } catch (e) {
+      // A graph computeSlices refuses (too many independent sets) is not taken: the report, the graph and the slices stay as they were.
+      this.tracker.restore(clientId, before);
+      throw e;
+    }
     this.given = undefined;
     return true;
   }

@@ -21,7 +21,8 @@ export interface ScanReportsOptions {
 }
 
 /** What became of one datagram. */
-export type ScanVerdict = 'taken' | 'malformed' | 'bad-mac' | 'unknown-client' | 'wrong-source' | 'stale' | 'rate-limited';
+/** `graph-refused`: a report that would make a dependence graph the slices cannot be computed on (too many independent sets): the graph stays as it was. */
+export type ScanVerdict = 'taken' | 'malformed' | 'bad-mac' | 'unknown-client' | 'wrong-source' | 'stale' | 'rate-limited' | 'graph-refused';
 
 export interface ScanReportsCounters {
   taken: number;
@@ -32,6 +33,7 @@ export interface ScanReportsCounters {
   wrongSource: number;
   stale: number;
   rateLimited: number;
+  graphRefused: number;
 }
 
 /** What the control API shows of a gateway's scan-report listener. */
@@ -72,7 +74,17 @@ interface ClientState {
  * recomputation.
  */
 export class ScanReports {
-  readonly counters: ScanReportsCounters = { taken: 0, graphChanges: 0, malformed: 0, badMac: 0, unknownClient: 0, wrongSource: 0, stale: 0, rateLimited: 0 };
+  readonly counters: ScanReportsCounters = {
+    taken: 0,
+    graphChanges: 0,
+    malformed: 0,
+    badMac: 0,
+    unknownClient: 0,
+    wrongSource: 0,
+    stale: 0,
+    rateLimited: 0,
+    graphRefused: 0,
+  };
   private readonly clients = new Map<string, ClientState>();
 
   constructor(
@@ -108,12 +120,19 @@ export class ScanReports {
     if (c.prefixes.length > 0 && !c.prefixes.some((p) => prefixContains(p, from))) return this.refuse('wrong-source');
     if (c.atUs !== undefined && (m.boot < c.boot || (m.boot === c.boot && m.seq <= c.seq))) return this.refuse('stale');
     if (c.atUs !== undefined && now - c.atUs < this.options.minIntervalUs) return this.refuse('rate-limited');
+    // Its count is used up whatever the graph makes of it: a replay of a refused report is stale, and it waits its interval too.
     c.boot = m.boot;
     c.seq = m.seq;
     c.atUs = now;
+    let changed: boolean;
+    try {
+      changed = this.deliver(m.client, m.aps, now);
+    } catch (e) {
+      if (!(e instanceof RangeArgumentError)) throw e;
+      return this.refuse('graph-refused');
+    }
     c.aps = m.aps;
     this.counters.taken++;
-    const changed = this.deliver(m.client, m.aps, now);
     if (changed) this.counters.graphChanges++;
     return { verdict: 'taken', changed };
   }
@@ -152,6 +171,7 @@ export class ScanReports {
         'wrong-source': 'wrongSource',
         stale: 'stale',
         'rate-limited': 'rateLimited',
+        'graph-refused': 'graphRefused',
       } as const
     )[verdict];
     this.counters[key]++;

@@ -119,6 +119,7 @@ describe("a gateway router takes its clients' scan reports over UDP", { timeout:
       wrongSource: 1,
       stale: 1,
       rateLimited: 0,
+      graphRefused: 0,
       oversized: 1,
     });
     assert.deepEqual(g.graph, [{ a: 'c1', b: 'c2', kind: 'type-iii' }], 'nothing refused reached the graph');

@@ -104,4 +104,31 @@ describe('GatewayRole', () => {
       { clients: ['sta2'], share: 0.1 },
     ]);
   });
+  test('a scan report that would make a graph the slices cannot be computed on is refused, and the report, graph and slices stay', () => {
+    // Seven triples of clients on one router each (3^7 = 2187 maximal independent sets), and x, y, z on routers 10, 11, 12.
+    const clients = [
+      ...Array.from({ length: 21 }, (_, i) => ({ id: `t${i}`, prefix: `10.1.${i}.0/24`, router: 20 + Math.floor(i / 3) })),
+      ...['x', 'y', 'z'].map((id, k) => ({ id, prefix: `10.2.${k}.0/24`, router: 10 + k })),
+    ];
+    const r = new GatewayRole<unknown>(gateway({ clients }), 0);
+    const before = r.state();
+    // x hears routers 11 and 12 far above its own: x-y and x-z become Type III, and the sets double past 4096 (to 4374).
+    assert.throws(
+      () =>
+        r.report(
+          'x',
+          new Map([
+            [10, -80],
+            [11, -50],
+            [12, -50],
+          ]),
+          1000,
+        ),
+      (e: unknown) => e instanceof RangeArgumentError && /maxSets/.test(e.message),
+    );
+    assert.deepEqual(r.state().graph, before.graph);
+    assert.deepEqual(r.state().slices, before.slices);
+    // The tracker holds what it held before the report: a scan that hears nothing changes nothing.
+    assert.equal(r.report('x', new Map([[10, -80]]), 1500), false);
+  });
 });

@@ -87,7 +87,17 @@ describe("the gateway's scan reports: Type III from what the clients hear", () =
     // A restarted client (a later boot) is newer whatever its count.
     assert.equal(r('c1', 6, 1, '10.0.1.2', 2_000_000), 'taken');
     assert.equal(t.graph.edges.length, 1);
-    assert.deepEqual(s.counters, { taken: 3, graphChanges: 1, malformed: 1, badMac: 0, unknownClient: 1, wrongSource: 1, stale: 2, rateLimited: 1 });
+    assert.deepEqual(s.counters, {
+      taken: 3,
+      graphChanges: 1,
+      malformed: 1,
+      badMac: 0,
+      unknownClient: 1,
+      wrongSource: 1,
+      stale: 2,
+      rateLimited: 1,
+      graphRefused: 0,
+    });
   });
 
   test('with a key, only sealed reports are taken', () => {
@@ -97,6 +107,23 @@ describe("the gateway's scan reports: Type III from what the clients hear", () =
     assert.equal(s.receive(encodeScanReport({ client: 'c1', boot: 1, seq: 1, aps: LOUD }, new Uint8Array(16)), ip('10.0.1.2'), 0).verdict, 'bad-mac');
     assert.equal(s.receive(encodeScanReport({ client: 'c1', boot: 1, seq: 1, aps: LOUD }, key), ip('10.0.1.2'), 0).verdict, 'taken');
     assert.equal(s.counters.badMac, 2);
+  });
+
+  test('a report the graph refuses (too many independent sets) is counted, not kept, and its count is used up', () => {
+    let calls = 0;
+    const s = new ScanReports(CLIENTS, { minIntervalUs: 0 }, () => {
+      calls++;
+      throw new RangeArgumentError('maxSets', 4096, 'at least the number of maximal independent sets');
+    });
+    assert.deepEqual(s.receive(encodeScanReport({ client: 'c1', boot: 1, seq: 1, aps: LOUD }), ip('10.0.1.2'), 0), {
+      verdict: 'graph-refused',
+      changed: false,
+    });
+    assert.equal(s.receive(encodeScanReport({ client: 'c1', boot: 1, seq: 1, aps: LOUD }), ip('10.0.1.2'), 10).verdict, 'stale');
+    assert.equal(calls, 1, 'the replay cost no graph computation');
+    assert.deepEqual(s.latest(), []);
+    assert.equal(s.counters.graphRefused, 1);
+    assert.equal(s.counters.taken, 0);
   });
 
   test('a bad client list or key is refused, naming it and never showing the key', () => {
