@@ -8,8 +8,8 @@
  * downloads), the gateway set live through the control API.
  *
  *  table2    seeds/003 Table 2: time-sliced LAN-to-mesh TCP for several
- *            T_on of T, with CUBIC and Reno, F-RTO on and off, against
- *            C x T_on / T.
+ *            T_on of T (T = 1 s as in Figs. 8 and 9, and 100 ms), with
+ *            CUBIC and Reno, F-RTO on and off, against C x T_on / T.
  *  fig8      Fig. 8: a 150 ms WAN RTT, the access link (R_in = 8 Mbps) the
  *            bottleneck: with and without the proxy (TCP-ACC on the
  *            gateway), with and without time slicing (T_on 360 of 1000 ms).
@@ -36,7 +36,7 @@ import { ControlClient } from '../../src/control/client.js';
 import type { GatewayState } from '../../src/gateway/role.js';
 import { buildStaleness, startTestbed, type Testbed } from '../ip/testbed.js';
 import { cleanupAll, cleanupOnSignals, must, run, sleep } from '../ip/sys.js';
-import { barChart, writeChart } from './plot.js';
+import { barChart, lineChart, writeChart } from './plot.js';
 import { DOCS_FIGURES, OUT_FIGURES } from './common.js';
 
 const EXPERIMENTS = ['table2', 'fig8', 'fig9', 'tables34', 'fig17'] as const;
@@ -46,7 +46,7 @@ const { values } = parseArgs({
   options: {
     only: { type: 'string', default: EXPERIMENTS.join(',') },
     scale: { type: 'string', default: '0.5' },
-    seconds: { type: 'string', default: '20' },
+    seconds: { type: 'string', default: '15' },
     'wan-seconds': { type: 'string', default: '30' },
     plots: { type: 'string' },
     'update-docs': { type: 'boolean', default: false },
@@ -81,6 +81,9 @@ const PAPER = { c: 22, mu: 23, rinLow: 8, rinHigh: 32, wanRttMs: 150, tOnMs: 360
 const C = PAPER.c * K;
 /** T_on of T = 1000 ms for the sweeps. */
 const SWEEP_MS = [200, 360, 500, 800];
+/** Table 2's shares T_on/T, and its frames: the paper's 1 s (Figs. 8 and 9), and 100 ms, whose off-times are shorter than Linux's least RTO (200 ms). */
+const SHARES = SWEEP_MS.map((t) => t / 1000);
+const TABLE2_PERIODS_MS = [100, 1000];
 const RUN_DIR = '/run/cogmesh/testbeds';
 /**
  * The proxy's buffer (TCP-ACC's bufferBytes, half each way): a proxy server
@@ -149,7 +152,7 @@ async function gateway(b: Bed, section: Record<string, unknown> | undefined): Pr
 }
 
 /** One client in a static slice of `tOnMs` of every `periodMs`, served at C. */
-const sliced = (client: number, tOnMs: number, periodMs = PAPER.periodMs): Record<string, unknown> => ({
+const sliced = (client: number, tOnMs: number, periodMs: number = PAPER.periodMs): Record<string, unknown> => ({
   enabled: true,
   clients: [{ id: `h${client}`, prefix: `10.0.${client}.0/24`, router: client }],
   slicing: { periodMs, mode: 'static', static: [{ clients: [`h${client}`], share: tOnMs / periodMs }] },
@@ -202,7 +205,12 @@ async function download(b: Bed, seconds: number, omit: number): Promise<number[]
 
 const f = (x: number, d = 2): string => x.toFixed(d);
 const results: Record<string, unknown> = { scale: K, cMbps: C };
-const out: string[] = [];
+/** Each experiment's table goes out as soon as it is measured (with --json, everything at the end). */
+const out = {
+  push: (...lines: string[]): void => {
+    if (!values.json) process.stdout.write(`${lines.join('\n')}\n`);
+  },
+};
 const table = (head: string[], rows: string[][]): string =>
   [`| ${head.join(' | ')} |`, `| ${head.map((h, i) => (i === 0 ? '---' : '---:')).join(' | ')} |`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');
 const plot = async (name: string, svg: Promise<string>): Promise<void> => {
@@ -217,39 +225,41 @@ try {
       await serverTcp(b, 'cubic', true);
       const [mu] = await download(b, lanS, 2);
       const rows: string[][] = [];
-      const series = new Map<string, Array<{ x: string; y: number }>>();
-      const t2: unknown[] = [];
-      for (const tOn of SWEEP_MS) {
-        await gateway(b, sliced(1, tOn));
-        const expected = (C * tOn) / PAPER.periodMs;
-        const row = [`${tOn}`, f(expected)];
-        for (const cc of ['cubic', 'reno'] as const)
-          for (const frto of [true, false]) {
-            await serverTcp(b, cc, frto);
-            const [got] = await download(b, lanS, 2);
-            log(`[table2] T_on ${tOn} ms, ${cc}${frto ? ' F-RTO' : ''}: ${f(got!)} Mbps (expected ${f(expected)})`);
-            row.push(`${f(got!)} (${f(got! / expected)})`);
-            const name = `${cc}${frto ? ', F-RTO' : ''}`;
-            series.set(name, [...(series.get(name) ?? []), { x: `${tOn}`, y: got! }]);
-            t2.push({ tOnMs: tOn, cc, frto, expectedMbps: expected, mbps: got });
-          }
-        rows.push(row);
-      }
+      const t2: Array<{ periodMs: number; tOnMs: number; cc: string; frto: boolean; expectedMbps: number; mbps: number }> = [];
+      for (const periodMs of TABLE2_PERIODS_MS)
+        for (const share of SHARES) {
+          const tOn = Math.round(share * periodMs);
+          await gateway(b, sliced(1, tOn, periodMs));
+          const expected = C * share;
+          const row = [`${tOn} of ${periodMs}`, f(expected)];
+          for (const cc of ['cubic', 'reno'] as const)
+            for (const frto of [true, false]) {
+              await serverTcp(b, cc, frto);
+              const [got] = await download(b, lanS, 2);
+              log(`[table2] T_on ${tOn} of ${periodMs} ms, ${cc}${frto ? ' F-RTO' : ''}: ${f(got!)} Mbps (expected ${f(expected)})`);
+              row.push(`${f(got!)} (${f(got! / expected)})`);
+              t2.push({ periodMs, tOnMs: tOn, cc, frto, expectedMbps: expected, mbps: got! });
+            }
+          rows.push(row);
+        }
       results.table2 = { muMbps: mu, runs: t2 };
       out.push(
-        `seeds/003 Table 2: time-sliced LAN-to-mesh TCP (one hop, no WAN), C = ${f(C)} Mbps (the paper's 22 x ${K}), T = ${PAPER.periodMs} ms; unsliced, no gateway: ${f(mu!)} Mbps (the paper's mu = 23 Mbps x ${K} = ${f(PAPER.mu * K)}). Cells: Mbps (measured / expected)`,
-        table(['T_on (ms)', 'expected C T_on/T', 'CUBIC, F-RTO', 'CUBIC', 'Reno, F-RTO', 'Reno'], rows),
+        `seeds/003 Table 2: time-sliced LAN-to-mesh TCP (one hop, no WAN), C = ${f(C)} Mbps (the paper's 22 x ${K}); unsliced, no gateway: ${f(mu!)} Mbps (the paper's mu = 23 Mbps x ${K} = ${f(PAPER.mu * K)}). Cells: Mbps (measured / expected)`,
+        table(['T_on of T (ms)', 'expected C T_on/T', 'CUBIC, F-RTO', 'CUBIC', 'Reno, F-RTO', 'Reno'], rows),
         '',
       );
       await plot(
         'adwiser-table2.svg',
         barChart({
-          title: `Time-sliced LAN-to-mesh TCP (C = ${f(C)} Mbps, T = 1 s)`,
-          xLabel: 'T_on (ms)',
+          title: `Time-sliced LAN-to-mesh TCP (C = ${f(C)} Mbps), CUBIC with F-RTO`,
+          xLabel: 'T_on/T',
           yLabel: 'throughput (Mbps)',
           series: [
-            { name: 'expected C T_on/T', points: SWEEP_MS.map((t) => ({ x: `${t}`, y: (C * t) / PAPER.periodMs })) },
-            ...[...series].map(([name, points]) => ({ name, points })),
+            { name: 'expected C T_on/T', points: SHARES.map((x) => ({ x: `${x}`, y: C * x })) },
+            ...TABLE2_PERIODS_MS.map((periodMs) => ({
+              name: `T = ${periodMs} ms`,
+              points: t2.filter((r) => r.periodMs === periodMs && r.cc === 'cubic' && r.frto).map((r) => ({ x: `${r.tOnMs / periodMs}`, y: r.mbps })),
+            })),
           ],
         }),
       );
@@ -267,7 +277,8 @@ try {
     for (const { fig, table: tableName, rin } of rins) {
       const cells = new Map<string, number>();
       const sweep: Array<{ tOn: number; mbps: number }> = [];
-      for (const proxy of [false, true]) {
+      // The figure needs both testbeds; the table alone only the one with the proxy.
+      for (const proxy of only.includes(fig as Experiment) ? [false, true] : [true]) {
         const label = `${fig}${proxy ? ' proxy' : ''}`;
         const b = await bed(
           label,
@@ -302,8 +313,8 @@ try {
         out.push(
           `seeds/003 ${fig === 'fig8' ? 'Fig. 8' : 'Fig. 9'}: WAN RTT ${PAPER.wanRttMs} ms, R_in = ${f(rin)} Mbps (the paper's ${fig === 'fig8' ? PAPER.rinLow : PAPER.rinHigh} x ${K}; ${fig === 'fig8' ? 'the access link' : 'the mesh'} the bottleneck), C = ${f(C)} Mbps, T_on ${PAPER.tOnMs} of ${PAPER.periodMs} ms (expected sliced: ${f(expectedSliced)} Mbps), CUBIC with F-RTO at the server`,
           table(
-            ['configuration', 'Mbps', 'of expected'],
-            [...cells].map(([k, v]) => [k, f(v), f(v / (k.includes('with time') ? expectedSliced : Math.min(rin, PAPER.mu * K)))]),
+            ['configuration', 'Mbps', 'of expected (R_in unsliced, C T_on/T sliced)'],
+            [...cells].map(([k, v]) => [k, f(v), f(v / (k.includes('with time') ? expectedSliced : rin))]),
           ),
           '',
         );
@@ -330,12 +341,25 @@ try {
           ),
           '',
         );
+        await plot(
+          `adwiser-${tableName === 'Table 3' ? 'table3' : 'table4'}.svg`,
+          lineChart({
+            title: `${tableName}: with the proxy, WAN RTT 150 ms, R_in ${f(rin)} Mbps`,
+            xLabel: 'T_on (ms of 1000)',
+            yLabel: 'throughput (Mbps)',
+            series: [
+              { name: 'expected min(R_in, C T_on/T)', points: sweep.map((x) => ({ x: x.tOn, y: Math.min(rin, (C * x.tOn) / PAPER.periodMs) })) },
+              { name: 'measured', points: sweep.map((x) => ({ x: x.tOn, y: x.mbps })) },
+            ],
+          }),
+        );
       }
     }
   }
 
   if (only.includes('fig17')) {
-    // A star of three clients' routers around the gateway, one 2 hops out, all on one channel: every link depends on every other.
+    // Routers on a line through the gateway: r1 and r2 one hop either side, r4 three hops out (through r1 and r3), one channel.
+    // The far client's flow crosses three links that contend with the near clients' (the mesh's unfairness to long paths).
     const topology = {
       kind: 'positions',
       nodes: [
@@ -343,9 +367,10 @@ try {
         { xM: 150, yM: 0 },
         { xM: -150, yM: 0 },
         { xM: 300, yM: 0 },
+        { xM: 450, yM: 0 },
       ],
     };
-    const b = await bed('fig17', ['--hops', '1', ...setArgs([...IDEAL, `topology=${JSON.stringify(topology)}`])], 4, [1, 2, 3]);
+    const b = await bed('fig17', setArgs([...IDEAL, `topology=${JSON.stringify(topology)}`]), 5, [1, 2, 4]);
     try {
       await serverTcp(b, 'cubic', true);
       await gateway(b, undefined);
@@ -356,10 +381,10 @@ try {
         clients,
         interferingAps: [
           [1, 2],
-          [1, 3],
-          [2, 3],
+          [1, 4],
+          [2, 4],
         ],
-        slicing: { periodMs: 300, mode: 'computed' },
+        slicing: { periodMs: 100, mode: 'computed' },
         rate: { adapt: true, rateMbps: C / 2 },
       });
       const managed = await download(b, wanS * 2, 10);
@@ -369,11 +394,11 @@ try {
       const utility = (xs: number[]): number => xs.reduce((u, x) => u + Math.log(Math.max(x, 1e-3)), 0);
       results.fig17 = { unmanaged, managed, slices: state.slices, rates: state.clients.map((c) => c.rateMbps) };
       out.push(
-        `A Fig. 17-like run: clients h1 and h2 one hop from the gateway, h3 two hops (through r1), one channel (every pair dependent); unmanaged: no gateway; managed: slices from the dependence graph (${state.slices.map((s) => `${s.clients.join('+')} ${f(s.share, 3)}`).join(', ')}), Algorithm 2's rates from ${f(C / 2)} Mbps`,
+        `A Fig. 17-like run: clients h1 and h2 one hop from the gateway, h4 three hops (through r1 and r3), one channel (every pair dependent); unmanaged: no gateway; managed: slices from the dependence graph (${state.slices.map((s) => `${s.clients.join('+')} ${f(s.share, 3)}`).join(', ')}), Algorithm 2's rates from ${f(C / 2)} Mbps`,
         table(
           ['client', 'hops', 'unmanaged (Mbps)', 'managed (Mbps)'],
           [
-            ...b.clients.map((c, k) => [`h${c}`, c === 3 ? '2' : '1', f(unmanaged[k]!), f(managed[k]!)]),
+            ...b.clients.map((c, k) => [`h${c}`, c === 4 ? '3' : '1', f(unmanaged[k]!), f(managed[k]!)]),
             ['aggregate', '', f(unmanaged.reduce((a, x) => a + x, 0)), f(managed.reduce((a, x) => a + x, 0))],
             ['utility (sum of ln Mbps)', '', f(utility(unmanaged)), f(utility(managed))],
           ],
@@ -383,7 +408,7 @@ try {
       await plot(
         'adwiser-fig17.svg',
         barChart({
-          title: 'Three clients behind dependent mesh links',
+          title: 'Three clients behind dependent mesh links (h4 three hops out)',
           xLabel: 'client',
           yLabel: 'throughput (Mbps)',
           series: [
@@ -401,4 +426,4 @@ try {
 }
 
 if (values.json) process.stdout.write(`${JSON.stringify(results, null, 2)}\n`);
-else process.stdout.write(`${out.join('\n')}\ncommands:\n${commands.map((c) => `  ${c}`).join('\n')}\n`);
+else process.stdout.write(`commands:\n${commands.map((c) => `  ${c}`).join('\n')}\n`);
