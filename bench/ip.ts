@@ -50,7 +50,7 @@ import { ControlClient } from '../src/control/client.js';
 import { profileEnv, summarizeProfiles, toggleProfiles } from './ip/profile.js';
 import { createRefNet, type RefNet } from './ip/refnet.js';
 import { cleanupAll, cleanupOnSignals, cpuOf, childrenOf, deadline, isInterrupted, linkPackets, machineCpu, onCleanup, procCpu, run, sleep } from './ip/sys.js';
-import { buildStaleness, startTestbed, type Testbed } from './ip/testbed.js';
+import { buildStaleness, IDEAL_MEDIUM, startTestbed, type Testbed } from './ip/testbed.js';
 
 const { values } = parseArgs({
   options: {
@@ -91,16 +91,8 @@ if (!useTsx) {
 }
 for (const tool of ['ip', 'iperf3', 'socat']) if ((await run('sh', ['-c', `command -v ${tool}`])).code !== 0) usage(`needs ${tool} on PATH`);
 
-/** An ideal medium: no PN sources, no sensing (R1 fixed on channel 6), 802.11g's fastest rate, and none of the scenario's own flows. */
-const IDEAL = [
-  'flows=[]',
-  'pn.sources=[]',
-  'node.channel.cognitive=false',
-  'node.channel.initialChannel=6',
-  'medium.phy=802.11g',
-  'medium.dataRateMbps=54',
-  'node.channel.capacityMbps=54',
-].flatMap((s) => ['--set', s]);
+/** The ideal medium (IDEAL_MEDIUM) as testbed arguments. */
+const IDEAL = IDEAL_MEDIUM.flatMap((s) => ['--set', s]);
 const PORT = '5201';
 const profileDir = values.profile ? resolve(values.profile) : undefined;
 /** With --profile: the testbed's processes load the profiler, each testbed into its own directory. */

@@ -16,6 +16,21 @@ import { childrenOf, deadline, netnsPids, onCleanup, removeNetns, run, sleep } f
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const RUN_DIR = '/run/cogmesh/testbeds';
 
+/**
+ * The ideal medium the IP benches run on, as `--set` overrides of the
+ * scenario: no PN sources, no sensing (R1 fixed on channel 6), 802.11g's
+ * fastest rate, and none of the scenario's own flows.
+ */
+export const IDEAL_MEDIUM: readonly string[] = [
+  'flows=[]',
+  'pn.sources=[]',
+  'node.channel.cognitive=false',
+  'node.channel.initialChannel=6',
+  'medium.phy=802.11g',
+  'medium.dataRateMbps=54',
+  'node.channel.capacityMbps=54',
+];
+
 export interface TestbedOptions {
   /** The testbed's arguments after the scenario (--hops, --acc, --set...). */
   args: string[];

@@ -34,7 +34,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ControlClient } from '../../src/control/client.js';
 import type { GatewayState } from '../../src/gateway/role.js';
-import { buildStaleness, startTestbed, type Testbed } from '../ip/testbed.js';
+import { buildStaleness, IDEAL_MEDIUM, startTestbed, type Testbed } from '../ip/testbed.js';
 import { cleanupAll, cleanupOnSignals, must, run, sleep } from '../ip/sys.js';
 import { barChart, lineChart, writeChart } from './plot.js';
 import { DOCS_FIGURES, OUT_FIGURES } from './common.js';
@@ -93,17 +93,7 @@ const RUN_DIR = '/run/cogmesh/testbeds';
  */
 const PROXY_BUFFER_BYTES = 4 << 20;
 
-/** The ideal medium of bench/ip.ts: no PNs, no sensing (R1 on channel 6), 802.11g at 54 Mbps, none of the scenario's flows. */
-const IDEAL = [
-  'flows=[]',
-  'pn.sources=[]',
-  'node.channel.cognitive=false',
-  'node.channel.initialChannel=6',
-  'medium.phy=802.11g',
-  'medium.dataRateMbps=54',
-  'node.channel.capacityMbps=54',
-];
-const setArgs = (sets: string[]): string[] => sets.flatMap((s) => ['--set', s]);
+const setArgs = (sets: readonly string[]): string[] => sets.flatMap((s) => ['--set', s]);
 const wanSet = (rinMbps: number): string =>
   `nodeOverrides.0.ip.wan=${JSON.stringify({ enabled: true, rateMbps: rinMbps, delayMs: PAPER.wanRttMs / 2, queuePackets: 0, queueBytes: Math.round(((rinMbps * 1e6) / 8) * (PAPER.wanRttMs / 1000)) })}`;
 
@@ -219,7 +209,7 @@ const plot = async (name: string, svg: Promise<string>): Promise<void> => {
 
 try {
   if (only.includes('table2')) {
-    const b = await bed('table2', ['--hops', '1', ...setArgs(IDEAL)], 2, [1]);
+    const b = await bed('table2', ['--hops', '1', ...setArgs(IDEAL_MEDIUM)], 2, [1]);
     try {
       await gateway(b, undefined);
       await serverTcp(b, 'cubic', true);
@@ -282,7 +272,7 @@ try {
         const label = `${fig}${proxy ? ' proxy' : ''}`;
         const b = await bed(
           label,
-          ['--hops', '1', ...(proxy ? ['--acc', '0', '--set', `acc.bufferBytes=${PROXY_BUFFER_BYTES}`] : []), ...setArgs([...IDEAL, wanSet(rin)])],
+          ['--hops', '1', ...(proxy ? ['--acc', '0', '--set', `acc.bufferBytes=${PROXY_BUFFER_BYTES}`] : []), ...setArgs([...IDEAL_MEDIUM, wanSet(rin)])],
           2,
           [1],
         );
@@ -370,7 +360,7 @@ try {
         { xM: 450, yM: 0 },
       ],
     };
-    const b = await bed('fig17', setArgs([...IDEAL, `topology=${JSON.stringify(topology)}`]), 5, [1, 2, 4]);
+    const b = await bed('fig17', setArgs([...IDEAL_MEDIUM, `topology=${JSON.stringify(topology)}`]), 5, [1, 2, 4]);
     try {
       await serverTcp(b, 'cubic', true);
       await gateway(b, undefined);
