@@ -13,26 +13,16 @@ function run(choice: SpinChoice, epochs: number, cost: (spinning: boolean) => nu
 }
 
 describe('choosing between spinning and sleeping', () => {
-  test('tries both, keeps the faster, and tries the other every 8th epoch', () => {
-    const fastSpin = run(new SpinChoice(4, 8), 18, (s) => (s ? 5 : 40));
+  test('tries both, keeps the faster, and tries the other less often while tries confirm it', () => {
+    const tries = (modes: boolean[], spinning: boolean): number[] => modes.flatMap((s, i) => (i >= 2 && s !== spinning ? [i] : []));
+    const fastSpin = run(new SpinChoice(4, 8), 130, (s) => (s ? 5 : 40));
     assert.deepEqual(fastSpin.slice(0, 2), [true, false], 'both tried first');
-    assert.deepEqual(
-      fastSpin
-        .slice(2)
-        .map((s, i) => (s ? '' : `sleep@${i + 2}`))
-        .filter(Boolean),
-      ['sleep@8', 'sleep@16'],
-      'spins, trying sleep every 8th epoch',
-    );
-    const fastSleep = run(new SpinChoice(4, 8), 18, (s) => (s ? 60 : 30));
-    assert.deepEqual(
-      fastSleep
-        .slice(2)
-        .map((s, i) => (s ? `spin@${i + 2}` : ''))
-        .filter(Boolean),
-      ['spin@8', 'spin@16'],
-      'sleeps, trying spin every 8th epoch',
-    );
+    // 8 epochs after the choice, then 16, 32 and 64 (the most by default: 8 x 8) while sleeping stays slower.
+    assert.deepEqual(tries(fastSpin, true), [9, 25, 57, 121], 'spins, trying sleep ever less often');
+    const fastSleep = run(new SpinChoice(4, 8), 130, (s) => (s ? 60 : 30));
+    assert.deepEqual(tries(fastSleep, false), [9, 25, 57, 121], 'sleeps, trying spin ever less often');
+    const capped = run(new SpinChoice(4, 8, 0.8, 16), 70, (s) => (s ? 5 : 40));
+    assert.deepEqual(tries(capped, true), [9, 25, 41, 57], 'at most maxExploreEvery epochs apart');
   });
 
   test('spinning costs CPU: it is kept only when clearly faster', () => {
@@ -51,5 +41,32 @@ describe('choosing between spinning and sleeping', () => {
     loaded = false;
     const later = run(choice, 40, cost);
     assert.equal(later.at(-1), true, 'spins again once it pays');
+  });
+
+  test('one slow epoch (a collection, a preemption) does not flip the choice', () => {
+    const choice = new SpinChoice(4, 8);
+    let hiccup = false;
+    const cost = (s: boolean): number => (s ? (hiccup ? 500 : 5) : 40);
+    run(choice, 5, cost);
+    hiccup = true;
+    run(choice, 1, cost);
+    hiccup = false;
+    assert.deepEqual(run(choice, 2, cost), [true, true], 'still spinning');
+  });
+
+  test('a choice held for long still follows a change of load at its next try', () => {
+    // Spinning has been faster for 200 epochs: tries are 64 epochs apart.
+    const choice = new SpinChoice(4, 8);
+    let spinUs = 5;
+    const cost = (s: boolean): number => (s ? spinUs : 40);
+    run(choice, 200, cost);
+    // Spinning gets slow: its own epochs show it at once.
+    spinUs = 200;
+    const slow = run(choice, 3, cost);
+    assert.equal(slow.at(-1), false, 'sleeps the epoch after spinning got slow');
+    // Spinning pays again: one try is enough, however slow spinning was before.
+    spinUs = 5;
+    const back = run(choice, 10, cost);
+    assert.equal(back.at(-1), true, 'spins again after the first try');
   });
 });
