@@ -171,8 +171,8 @@ describe('reroute: a running iperf3 flow moves to the other path when its relay 
   test('killing the relay that carries it: the flow goes on through the other', async () => {
     const server = await iperfServer(tb, 3, 5203);
     try {
-      const client = tb.run(0, ['iperf3', '-c', '10.0.3.2', '-p', '5203', '-t', '45', '-i', '1', '-J'], 120_000);
-      await new Promise((r) => setTimeout(r, 12_000));
+      const client = tb.run(0, ['iperf3', '-c', '10.0.3.2', '-p', '5203', '-t', '30', '-i', '1', '-J'], 120_000);
+      await new Promise((r) => setTimeout(r, 10_000));
       const [s1, s2] = [await tb.status(1), await tb.status(2)];
       const [carrier, other] = s1.ip.relayed >= s2.ip.relayed ? [1, 2] : [2, 1];
       const otherBefore = (carrier === 1 ? s2 : s1).ip.relayed;
@@ -183,10 +183,10 @@ describe('reroute: a running iperf3 flow moves to the other path when its relay 
         .map(Number);
       assert.ok(pids.length > 0, `no process in ${tb.ns('r', carrier)}`);
       for (const pid of pids) process.kill(pid, 'SIGKILL');
-      const killedAtS = 12;
+      const killedAtS = 10;
       const r = await client;
       const j = JSON.parse(r.out) as { intervals: Array<{ sum: { start: number; bytes: number } }> };
-      const late = j.intervals.filter((i) => i.sum.start >= killedAtS + 15).reduce((n, i) => n + i.sum.bytes, 0);
+      const late = j.intervals.filter((i) => i.sum.start >= killedAtS + 10).reduce((n, i) => n + i.sum.bytes, 0);
       assert.ok(late > 0, `nothing arrived in the last part of the transfer: ${JSON.stringify(j.intervals.map((i) => i.sum.bytes))}`);
       const otherAfter = (await tb.status(other)).ip.relayed;
       assert.ok(otherAfter > otherBefore + 20, `router ${other} took over: relayed ${otherBefore} -> ${otherAfter}`);
@@ -221,7 +221,8 @@ describe('clean exit: nothing is left behind', { skip, timeout: 300_000 }, () =>
         );
         return alive.length === 0 ? true : undefined;
       },
-      30_000,
+      // A liveness bound, not a speed: a loaded machine may take a while to run each router's stop.
+      60_000,
     );
     const later = await IpTestbed.start('config/scenarios/testbed-chain.json', '--hops', '1');
     await later.stop('SIGINT');
