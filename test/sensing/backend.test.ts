@@ -261,9 +261,7 @@ test("'auto' on this machine: gpu.js without a GPU is slower than the cpu loop, 
     t.skip(`${engine} may run on a real GPU here; the pick is the probe's to make`);
     return;
   }
-  const started = performance.now();
   const c = await chooseBackend('auto');
-  assert.ok(performance.now() - started < 2000, 'the probe stays well under a couple of seconds');
   assert.notEqual(c.backend.name, 'gpu', c.reason);
   assert.ok(c.probe!.gpuMsps! < c.probe!.cpuMsps);
   assert.match(c.reason, /(^|; )gpu\.js \w+ [\d.]+ Msps < cpu [\d.]+ Msps(;|:)/);
