@@ -9,6 +9,8 @@ interface Ev {
   seq: number;
   /** Its handle: `slot + SLOT_SPAN * generation` (see `EventEngine.slots`). */
   id: EventId;
+  /** Its slot, kept apart: handles outgrow 32 bits, where `%` on them is a floating-point call. */
+  slot: number;
   fire: (now: Micros) => void;
   cancelled: boolean;
 }
@@ -67,11 +69,12 @@ export class EventEngine {
     }
     const id = slot + SLOT_SPAN * this.generation[slot]!;
     let ev = this.spare.pop();
-    if (ev === undefined) ev = { at, seq: this.seq++, id, fire, cancelled: false };
+    if (ev === undefined) ev = { at, seq: this.seq++, id, slot, fire, cancelled: false };
     else {
       ev.at = at;
       ev.seq = this.seq++;
       ev.id = id;
+      ev.slot = slot;
       ev.fire = fire;
       ev.cancelled = false;
     }
@@ -88,7 +91,8 @@ export class EventEngine {
 
   /** Cancels a pending event; returns whether it was still pending. */
   cancel(id: EventId): boolean {
-    const slot = id % SLOT_SPAN;
+    // The slot of a handle, as `id % SLOT_SPAN` but exact integer steps (handles outgrow 32 bits).
+    const slot = id - Math.floor(id / SLOT_SPAN) * SLOT_SPAN;
     const ev = this.slots[slot];
     if (ev === undefined || ev.id !== id) return false;
     ev.cancelled = true;
@@ -142,7 +146,7 @@ export class EventEngine {
 
   /** Runs an event just taken off the heap; the event object is kept for reuse once it has run. */
   private fireEv(ev: Ev): void {
-    this.release(ev.id % SLOT_SPAN);
+    this.release(ev.slot);
     this.clock.advanceToKnown(ev.at);
     this.fired++;
     ev.fire(ev.at);

@@ -65,6 +65,8 @@ export class ClassedQueue<T = unknown> {
   private readonly byQueue = new Map<number, number>();
   /** The packet `shift` last charged to a bucket, refunded if the MAC gives it back. */
   private charged: { p: QueuedPacket<T>; at: number } | undefined;
+  /** Packets in all classes, kept as they come and go: R2 reads every queue's length after every input and every 10 ms. */
+  private count = 0;
 
   constructor(
     public capacity: number,
@@ -75,12 +77,7 @@ export class ClassedQueue<T = unknown> {
   }
 
   get length(): number {
-    const states = this.states;
-    // One class (no QoS) is the common case: R2 reads every queue's length after every input.
-    if (states.length === 1) return states[0]!.q.length;
-    let n = 0;
-    for (const s of states) n += s.q.length;
-    return n;
+    return this.count;
   }
 
   get bytes(): number {
@@ -98,8 +95,9 @@ export class ClassedQueue<T = unknown> {
   admit(p: QueuedPacket<T>): { ok: true; pushedOut?: QueuedPacket<T> } | { ok: false } {
     const i = this.indexOf(p);
     this.settle(p, i);
-    if (this.length < this.capacity) {
+    if (this.count < this.capacity) {
       this.states[i]!.q.push(p);
+      this.count++;
       return { ok: true };
     }
     for (let j = this.states.length - 1; j > i; j--) {
@@ -141,6 +139,7 @@ export class ClassedQueue<T = unknown> {
     if (i < 0) return undefined;
     const s = this.states[i]!;
     const p = s.q.shift()!;
+    this.count--;
     if (within >= 0) {
       s.tokens -= p.bytes;
       this.charged = { p, at: i };
@@ -153,6 +152,7 @@ export class ClassedQueue<T = unknown> {
     const i = this.indexOf(p);
     this.settle(p, i);
     this.states[i]!.q.unshift(p);
+    this.count++;
     this.refund(p);
   }
 
@@ -175,18 +175,24 @@ export class ClassedQueue<T = unknown> {
   pop(): QueuedPacket<T> | undefined {
     for (let j = this.states.length - 1; j >= 0; j--) {
       const p = this.states[j]!.q.pop();
-      if (p) return p;
+      if (p) {
+        this.count--;
+        return p;
+      }
     }
     return undefined;
   }
 
   /** Takes out every packet `match` accepts, oldest first; the others keep their places. */
   takeWhere(match: (p: QueuedPacket<T>) => boolean): QueuedPacket<T>[] {
-    return byAge(this.states.map((s) => s.q.takeWhere(match)));
+    const taken = byAge(this.states.map((s) => s.q.takeWhere(match)));
+    this.count -= taken.length;
+    return taken;
   }
 
   /** Empties the queue, oldest first. */
   drain(): QueuedPacket<T>[] {
+    this.count = 0;
     return byAge(this.states.map((s) => s.q.drain()));
   }
 
@@ -215,6 +221,8 @@ export class ClassedQueue<T = unknown> {
     for (const p of orphans) p.queue = BEST_EFFORT_QUEUE;
     const be = this.states[this.byQueue.get(BEST_EFFORT_QUEUE)!]!.q;
     if (orphans.length > 0) for (const p of byAge([be.drain(), orphans])) be.push(p);
+    this.count = 0;
+    for (const s of this.states) this.count += s.q.length;
     this.charged = undefined;
   }
 

@@ -280,7 +280,7 @@ export class BulkTcp {
     for (const rec of this.flows.values()) {
       const c = rec.sender;
       if (!c || c.state === 'CLOSED' || c.state === 'SYN-SENT' || now > rec.endUs) continue;
-      const seg = c.cwnd / Math.max(1, c.negotiated.mss);
+      const seg = c.cwnd / Math.max(1, c.sendMss);
       rec.cwndSamples++;
       rec.cwndSumSegments += seg;
       rec.cwndMaxSegments = Math.max(rec.cwndMaxSegments, seg);
