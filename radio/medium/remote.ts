@@ -173,7 +173,13 @@ export class RemoteMedium implements StationHost {
         s.destroy();
         return;
       }
-      for (const message of got) this.take(message);
+      // What the router answers to this read (a relay's sends) leaves in one write at its end.
+      this.outbox.hold();
+      try {
+        for (const message of got) this.take(message);
+      } finally {
+        this.outbox.release();
+      }
     };
     // A plain socket hands its reads straight to onData; a CURVE link is a stream of its own.
     const s: Duplex = this.o.curve ? connectCurveLink(linkEndpointText(this.endpoint), this.o.curve).on('data', onData) : connectLink(this.endpoint, onData);

@@ -96,6 +96,28 @@ describe('the medium link transport', () => {
     assert.equal(parseUp(encodeLink({ t: 'beat' })).messages.length, 1);
   });
 
+  test('what is posted inside a hold leaves at its outermost release, in one write, not at the end of the turn', async () => {
+    const writes: Uint8Array[] = [];
+    const peer = { writableLength: 0, destroyed: false, write: (d: Uint8Array) => writes.push(d) > 0 };
+    const box = new LinkOutbox();
+    box.hold();
+    box.hold();
+    box.post(peer, { t: 'beat' });
+    box.post(peer, { t: 'beat' });
+    box.release();
+    assert.equal(writes.length, 0, 'an inner release writes nothing');
+    box.release();
+    assert.equal(writes.length, 1, 'the outer release writes at once');
+    assert.equal(parseUp(writes[0]!.subarray(4)).messages.length, 2);
+    box.release(); // unbalanced: nothing staged, nothing written
+    await new Promise((r) => setImmediate(r));
+    assert.equal(writes.length, 1, 'no write of its own at the end of the turn');
+    box.post(peer, { t: 'beat' });
+    await new Promise((r) => setImmediate(r));
+    assert.equal(writes.length, 2, 'outside a hold, the end of the turn flushes');
+    assert.deepEqual(box.counters, { messages: 3, batches: 2, dropped: 0 });
+  });
+
   test('with onData, each read comes as a copy of its own (the read buffer is reused), and the end still closes the socket', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'cm-link-'));
     const path = join(dir, 'm');
