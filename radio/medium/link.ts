@@ -83,7 +83,8 @@ export interface LinkBatch<M> {
  *   ATTEMPT st | seq u48 | attempts u16
  *
  * where st is a length byte and the station id in UTF-8. A sender batches
- * what it has to say in one turn of its event loop into one link message.
+ * what it has to say in one turn of its event loop into one link message;
+ * an ATTEMPT directly followed by the SENT of the same frame is left out.
  */
 const MAGIC = 0xcb;
 const HEADER = 2;
@@ -134,6 +135,7 @@ export class LinkWriter {
         break;
       case 'sent':
         s = this.binary(Rec.SENT, m, m.st, 6 + 1 + 2 + 8, m.seq);
+        this.dropAttemptOf(m.st, m.seq);
         break;
       case 'attempt':
         s = this.binary(Rec.ATTEMPT, m, m.st, 6 + 2, m.seq);
@@ -171,6 +173,21 @@ export class LinkWriter {
     this.staged = [];
     this.bytes = HEADER;
     return new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
+  }
+
+  /**
+   * An ATTEMPT of a frame staged just before its SENT says nothing the
+   * outcome does not (the router counts the head frame's attempts until its
+   * outcome, which carries them): it goes, one record fewer per frame when a
+   * whole exchange runs within one batch, as it does at the medium.
+   */
+  private dropAttemptOf(st: string, seq: number): void {
+    const last = this.staged[this.staged.length - 1];
+    if (last?.type !== Rec.ATTEMPT) return;
+    const a = last.m as Extract<LinkMessage, { t: 'attempt' }>;
+    if (a.st !== st || a.seq !== seq) return;
+    this.staged.pop();
+    this.bytes -= REC + last.len;
   }
 
   private binary(type: Rec, m: LinkMessage, st: string, rest: number, seq?: number): Staged {

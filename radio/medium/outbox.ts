@@ -16,6 +16,8 @@ export class LinkOutbox {
   readonly counters = { messages: 0, batches: 0, dropped: 0 };
   private readonly staged = new Map<LinkStream, LinkWriter>();
   private scheduled = false;
+  /** Nesting of `hold`: while above 0, posts wait for `release` (no flush of their own). */
+  private holding = 0;
 
   /**
    * `manual`: the owner calls `flush` (the medium, once per run of its
@@ -43,11 +45,28 @@ export class LinkOutbox {
       this.staged.set(to, w);
     }
     w.add(m);
-    if (!this.scheduled && !this.manual) {
+    if (!this.scheduled && !this.manual && this.holding === 0) {
       this.scheduled = true;
       setImmediate(this.flush);
     }
     return true;
+  }
+
+  /**
+   * What is posted from here to the matching `release` leaves at the
+   * release, in one write per peer, rather than at the end of the turn: a
+   * router answering what one read from the medium brought (a relay's
+   * sends) writes at once, without a setImmediate per wake-up. Posts made
+   * before the hold still leave with it (or at the end of the turn).
+   */
+  hold(): void {
+    this.holding++;
+  }
+
+  /** Ends a `hold`; the outermost writes what is staged. */
+  release(): void {
+    if (this.holding > 0) this.holding--;
+    if (this.holding === 0 && this.staged.size > 0) this.flush();
   }
 
   /** Writes what is staged now (the outbox also does it once per event-loop turn). */

@@ -164,9 +164,26 @@ export class RemoteMedium implements StationHost {
 
   /** Connects; once connected, joins (again, with the radios, after a broken connection). */
   private open(): void {
-    const s = this.o.curve ? connectCurveLink(linkEndpointText(this.endpoint), this.o.curve) : connectLink(this.endpoint);
-    this.attempt = s;
     const reader = new MessageReader();
+    const onData = (chunk: Buffer): void => {
+      const got = reader.push(chunk);
+      if (got instanceof Error) {
+        this.counters.malformed++;
+        this.o.log.warn({ event: 'medium-malformed', code: 'LINK_MALFORMED' }, `closed the link to the medium: ${got.message}`);
+        s.destroy();
+        return;
+      }
+      // What the router answers to this read (a relay's sends) leaves in one write at its end.
+      this.outbox.hold();
+      try {
+        for (const message of got) this.take(message);
+      } finally {
+        this.outbox.release();
+      }
+    };
+    // A plain socket hands its reads straight to onData; a CURVE link is a stream of its own.
+    const s: Duplex = this.o.curve ? connectCurveLink(linkEndpointText(this.endpoint), this.o.curve).on('data', onData) : connectLink(this.endpoint, onData);
+    this.attempt = s;
     s.on('connect', () => {
       this.sock = s;
       if (!this.everConnected) {
@@ -177,16 +194,6 @@ export class RemoteMedium implements StationHost {
         this.o.log.warn({ event: 'medium-rejoin', reason: 'reconnected' }, 'connected to the medium again; joining again');
         this.rejoin();
       } else this.join();
-    });
-    s.on('data', (chunk: Buffer) => {
-      const got = reader.push(chunk);
-      if (got instanceof Error) {
-        this.counters.malformed++;
-        this.o.log.warn({ event: 'medium-malformed', code: 'LINK_MALFORMED' }, `closed the link to the medium: ${got.message}`);
-        s.destroy();
-        return;
-      }
-      for (const message of got) this.take(message);
     });
     s.on('error', (e) => {
       if (this.lastError !== e.message) this.o.log.debug({ event: 'medium-link-error', err: e }, `link to the medium: ${e.message}`);

@@ -34,9 +34,27 @@ export function linkEndpointText(e: LinkEndpoint): string {
   return e.kind === 'ipc' ? `ipc://${e.path}` : `tcp://${e.host.includes(':') ? `[${e.host}]` : e.host}:${e.port}`;
 }
 
-/** Connects to an endpoint (the socket's 'connect' or 'error' follows). */
-export function connectLink(e: LinkEndpoint): net.Socket {
-  const s = e.kind === 'ipc' ? net.connect({ path: e.path }) : net.connect({ host: e.host, port: e.port });
+/** How much one read of a link takes at most (`connectLink` with `onData`). */
+const READ_BYTES = 64 * 1024;
+
+/**
+ * Connects to an endpoint (the socket's 'connect' or 'error' follows).
+ * With `onData`, what arrives goes to it and not to 'data' events: each
+ * read fills one buffer the socket keeps, and `onData` gets a copy of what
+ * it read (the caller may hold it). A wake-up of a router then costs no
+ * stream machinery (Readable's push, its 'data' event, its read-more tick)
+ * and no 64 kB allocation per read; the end of the stream still ends and
+ * closes the socket.
+ */
+export function connectLink(e: LinkEndpoint, onData?: (chunk: Buffer) => void): net.Socket {
+  const onread = onData && {
+    buffer: new Uint8Array(READ_BYTES),
+    callback: (n: number, buf: Uint8Array): boolean => {
+      onData(Buffer.from(buf.subarray(0, n)));
+      return true;
+    },
+  };
+  const s = e.kind === 'ipc' ? net.connect({ path: e.path, onread }) : net.connect({ host: e.host, port: e.port, onread });
   if (e.kind === 'tcp') s.setNoDelay(true);
   return s;
 }

@@ -51,6 +51,29 @@ describe('medium link codec', () => {
     assert.deepEqual(parseDown(encodeLink(...msgs)).messages, msgs);
   });
 
+  test('an attempt directly followed by the outcome of the same frame is left out of the batch; any other stays', () => {
+    const attempt = (st: string, seq: number): LinkMessage => ({ t: 'attempt', st, seq, attempts: 1 });
+    const sent = (st: string, seq: number): LinkMessage => ({ t: 'sent', st, seq, outcome: { ok: true, attempts: 1, atUs: 5 } });
+    const rx: LinkMessage = { t: 'rx', st: 'r1/R1', src: 0, dst: 1, atUs: 5, payload: Uint8Array.of(1) };
+    assert.deepEqual(parseDown(encodeLink(attempt('r1/R2', 3), sent('r1/R2', 3))).messages, [sent('r1/R2', 3)]);
+    for (const kept of [
+      [attempt('r1/R2', 3), sent('r1/R2', 4)],
+      [attempt('r1/R2', 3), sent('r2/R2', 3)],
+      [attempt('r1/R2', 3), rx, sent('r1/R2', 3)],
+      [sent('r1/R2', 3), attempt('r1/R2', 3)],
+    ])
+      assert.deepEqual(parseDown(encodeLink(...kept)).messages, kept);
+    // The batch's length stays right when a record goes.
+    const w = new LinkWriter();
+    w.add(rx);
+    w.add(attempt('r1/R2', 3));
+    w.add(sent('r1/R2', 3));
+    assert.equal(w.size, 2);
+    const buf = w.take()!;
+    assert.equal(new DataView(buf.buffer, buf.byteOffset).getUint32(0), buf.byteLength - 4);
+    assert.deepEqual(parseDown(buf.subarray(4)), { messages: [rx, sent('r1/R2', 3)], errors: [] });
+  });
+
   test('a received packet is a view into the message it came in, not a copy (a read buffer is never written again)', () => {
     const f = encodeLink({ t: 'rx', st: 'a', src: 1, dst: 2, atUs: 5, payload: Uint8Array.from([1, 2, 3]) });
     const m = one(parseDown(f)) as Extract<LinkMessage, { t: 'rx' }>;

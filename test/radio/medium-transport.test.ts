@@ -96,6 +96,59 @@ describe('the medium link transport', () => {
     assert.equal(parseUp(encodeLink({ t: 'beat' })).messages.length, 1);
   });
 
+  test('what is posted inside a hold leaves at its outermost release, in one write, not at the end of the turn', async () => {
+    const writes: Uint8Array[] = [];
+    const peer = { writableLength: 0, destroyed: false, write: (d: Uint8Array) => writes.push(d) > 0 };
+    const box = new LinkOutbox();
+    box.hold();
+    box.hold();
+    box.post(peer, { t: 'beat' });
+    box.post(peer, { t: 'beat' });
+    box.release();
+    assert.equal(writes.length, 0, 'an inner release writes nothing');
+    box.release();
+    assert.equal(writes.length, 1, 'the outer release writes at once');
+    assert.equal(parseUp(writes[0]!.subarray(4)).messages.length, 2);
+    box.release(); // unbalanced: nothing staged, nothing written
+    await new Promise((r) => setImmediate(r));
+    assert.equal(writes.length, 1, 'no write of its own at the end of the turn');
+    box.post(peer, { t: 'beat' });
+    await new Promise((r) => setImmediate(r));
+    assert.equal(writes.length, 2, 'outside a hold, the end of the turn flushes');
+    assert.deepEqual(box.counters, { messages: 3, batches: 2, dropped: 0 });
+  });
+
+  test('with onData, each read comes as a copy of its own (the read buffer is reused), and the end still closes the socket', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cm-link-'));
+    const path = join(dir, 'm');
+    let peer: net.Socket | undefined;
+    const server = await listenLink({ kind: 'ipc', path }, (c) => (peer = c));
+    const chunks: Buffer[] = [];
+    const c = connectLink({ kind: 'ipc', path }, (chunk) => chunks.push(chunk));
+    let data = 0;
+    c.on('data', () => data++);
+    await new Promise((r) => c.once('connect', r));
+    await until(() => peer !== undefined);
+    const first = new Uint8Array(3000).fill(1);
+    const second = new Uint8Array(70_000).fill(2); // more than one read takes
+    peer!.write(first);
+    await until(() => chunks.length === 1);
+    peer!.write(second);
+    await until(() => chunks.reduce((n, b) => n + b.byteLength, 0) === first.byteLength + second.byteLength);
+    assert.ok(chunks[0]!.byteLength === first.byteLength && chunks[0]!.every((x) => x === 1), 'the first read, untouched by the later ones');
+    assert.ok(chunks.length > 2, 'the second write took more than one read');
+    assert.ok(
+      chunks.slice(1).every((b) => b.every((x) => x === 2)),
+      'the later reads',
+    );
+    assert.equal(data, 0, 'no data events');
+    const closed = new Promise((r) => c.once('close', r));
+    peer!.end();
+    await closed;
+    await new Promise<void>((r) => server.close(() => r()));
+    rmSync(dir, { recursive: true, force: true });
+  });
+
   test('over TCP on a port of its own', async () => {
     const server = await listenLink({ kind: 'tcp', host: '127.0.0.1', port: await freePort() }, (c) => c.pipe(c));
     const port = (server.address() as net.AddressInfo).port;
@@ -144,3 +197,9 @@ test('a router that finds no medium is refused with a clear error, and leaves no
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+/** Waits until `cond` holds (every 5 ms, at most 5 s). */
+async function until(cond: () => boolean): Promise<void> {
+  for (let i = 0; i < 1000 && !cond(); i++) await new Promise((r) => setTimeout(r, 5));
+  assert.ok(cond(), 'timed out');
+}
