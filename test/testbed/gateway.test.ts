@@ -85,6 +85,11 @@ describe('a time-sliced flow behind a 150 ms WAN: the proxy on the gateway recov
     await tb?.stop();
     assert.deepEqual(tb?.leftovers() ?? [], [], 'the testbed left nothing behind');
   });
+  const vnfs = async (): Promise<VnfInfo[]> => {
+    const r = await tb.ctl(0).request('vnf.list', {}, 5000);
+    assert.ok(r.ok, JSON.stringify(r));
+    return r.result as VnfInfo[];
+  };
   const crossed = async (): Promise<number> => ((await tb.status(0)) as unknown as { ip: { wan: { toMesh: { delivered: number } } } }).ip.wan.toMesh.delivered;
 
   test('with TCP-ACC on the gateway: within 15% of C·T_on/T', async () => {
@@ -92,13 +97,13 @@ describe('a time-sliced flow behind a 150 ms WAN: the proxy on the gateway recov
     const got = await tb.tcp(0, 1, 5311, 12, 3, ['-C', 'reno']);
     assert.ok(Math.abs(got - expected) / expected < 0.15, `sliced behind the WAN with the proxy: ${got} Mbps, C·T_on/T = ${expected} Mbps`);
     assert.ok((await crossed()) > before + 1000, 'the server’s packets crossed the WAN');
-    const vnfs = (await tb.ctl(0).request('vnf.list', {}, 5000)).result as VnfInfo[];
-    const acc = vnfs.find((v) => v.type === 'tcp-acc' && v.state === 'running');
-    assert.ok(acc && acc.packetsTaken > 1000, `the gateway's TCP-ACC took the flow: ${JSON.stringify(vnfs)}`);
+    const list = await vnfs();
+    const acc = list.find((v) => v.type === 'tcp-acc' && v.state === 'running');
+    assert.ok(acc && acc.packetsTaken > 1000, `the gateway's TCP-ACC took the flow: ${JSON.stringify(list)}`);
   });
 
   test('without a proxy: well under C·T_on/T', async () => {
-    for (const v of (await tb.ctl(0).request('vnf.list', {}, 5000)).result as VnfInfo[]) {
+    for (const v of await vnfs()) {
       if (v.state !== 'running') continue;
       const r = await tb.ctl(0).request('vnf.stop', { vnf: v.id }, 5000);
       assert.ok(r.ok, JSON.stringify(r));
