@@ -648,12 +648,18 @@ export class OfAgent {
     if (s.helloDone) this.send(s, { type: 'echo-request', xid: this.nextXid(), data: new Uint8Array(0) });
   }
 
-  /** Asynchronous messages go to every connection past its HELLO, but not to slaves (PORT_STATUS goes to all). */
+  /**
+   * Asynchronous messages go to every connection past its HELLO, but not to
+   * slaves (PORT_STATUS goes to all). They carry xid 0, as Open vSwitch's do:
+   * they answer no request, and an xid of the switch's own count could equal
+   * that of a request a tool such as ovs-ofctl is waiting on, which then
+   * takes the message for its reply ("received bad reply").
+   */
   private broadcast(m: OfMessage): void {
     for (const s of this.sessions.values()) {
       if (!s.helloDone) continue;
       if (s.role === 'slave' && m.type !== 'port-status') continue;
-      this.send(s, { ...m, xid: this.nextXid() } as OfMessage);
+      this.send(s, m);
     }
   }
 

@@ -70,7 +70,7 @@ test('ROLE: a new master demotes the other; a generation id that goes back is st
   assert.equal(s2.role, 'master', 'a stale request changes nothing');
 });
 
-test('asynchronous messages go to sessions past their HELLO only; a PORT_STATUS carries the link RC as curr_speed', () => {
+test('asynchronous messages go to sessions past their HELLO only, with xid 0; a PORT_STATUS carries the link RC as curr_speed', () => {
   const a = agent();
   const ready = a.open();
   const early = a.open();
@@ -84,6 +84,7 @@ test('asynchronous messages go to sessions past their HELLO only; a PORT_STATUS 
     got[0]?.type === 'port-status' && got[0].port.portNo === 3 && got[0].port.currSpeed === 1500 && got[0].port.maxSpeed === 2000,
     JSON.stringify(got[0], (_k, v) => (typeof v === 'bigint' ? String(v) : v)),
   );
+  assert.equal(got[0]?.xid, 0, 'xid 0: it answers no request (a tool waiting on a reply of its own xid must not take it for one)');
   assert.equal(replies(a, early).length, 0, 'nothing before HELLO');
 });
 
@@ -104,6 +105,7 @@ test('a PACKET_IN carries the packet as an Ethernet frame with a valid IPv4 head
   });
   const m = replies(a, s)[0];
   assert.ok(m?.type === 'packet-in', 'a PACKET_IN');
+  assert.equal(m.xid, 0, 'asynchronous: xid 0');
   assert.equal(m.totalLen, 14 + 20 + 40);
   assert.equal(m.data.length, 60, 'cut to max_len');
   assert.deepEqual([...m.data.subarray(12, 14)], [0x08, 0x00], 'IPv4 ethertype');
