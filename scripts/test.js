@@ -4,13 +4,14 @@
 //   node scripts/test.js [--list]
 //
 // - Files that run in real time against their own processes (testbeds, router daemons, the
-//   CLI, the control API, the monitor in a browser, peer tools: `SERIAL` below) run one at a
-//   time, as they would on a quiet machine: what they measure (a flow's rate, a class's
-//   delivery) is behaviour, but behaviour that a core taken by another test can move.
+//   CLI, the control API, the monitor in a browser, peer tools: `SERIAL_DIRS` and
+//   `SERIAL_TEXT` below) run one at a time, as they would on a quiet machine: what they
+//   measure (a flow's rate, a class's delivery) is behaviour, but behaviour that a core
+//   taken by another test can move.
 // - The others run in-process with no clock of the machine's (virtual time, codecs, cores,
 //   the simulator) and run two files at a time. Each file is a process of its own that
-//   loads tsx and its modules (close to a second of CPU): with 150-odd such files that
-//   start-up is a large part of the run, and it uses both cores this way.
+//   loads tsx and its modules (close to a second of CPU): with over a hundred such files
+//   that start-up is a large part of the run, and it uses both cores this way.
 //
 // Both groups always run; the exit code is the first nonzero one. `--list` prints each
 // file with its group and runs nothing.

@@ -1,26 +1,3 @@
-/**
- * Whether two threads that hand each other work should spin for each other
- * or sleep, chosen by what each costs where it runs. Spinning answers in a
- * few µs when each thread has a core; on a machine whose cores are taken by
- * other work, a spinning thread only takes CPU from the one it waits for,
- * and sleeping (a wake-up of tens of µs) is faster. So calls are timed in
- * epochs of `epoch` calls, each epoch in one mode; the mode whose recent
- * epochs cost less (the median of its last three epochs' means, so that one
- * epoch hit by a collection or a preemption does not flip the choice) is
- * kept, spinning only when it is clearly
- * faster (it costs CPU), and now and then an epoch tries the other mode, so
- * that a change of load is noticed.
- *
- * A try costs what the worse mode costs, so tries back off while they keep
- * confirming the mode in force: the first comes `exploreEvery` epochs after
- * a choice, and each try that confirms it doubles the wait, up to
- * `maxExploreEvery` epochs. A try that changes the mode, or the mode in force
- * getting worse than the other's last mean, starts over at `exploreEvery`.
- * A try's epoch stands for its mode on its own: what that mode cost the try
- * before may be long out of date.
- * (A load that makes the mode in force slower is seen by its own epochs at
- * once; only one that makes the other mode faster waits for a try.)
- */
 /** Epochs of a mode that its cost is taken from. */
 const HISTORY = 3;
 
@@ -32,6 +9,28 @@ function median(xs: readonly number[]): number {
   return s[(s.length - 1) >> 1]!;
 }
 
+/**
+ * Whether two threads that hand each other work should spin for each other
+ * or sleep, chosen by what each costs where it runs. Spinning answers in a
+ * few µs when each thread has a core; on a machine whose cores are taken by
+ * other work, a spinning thread only takes CPU from the one it waits for,
+ * and sleeping (a wake-up of tens of µs) is faster. So calls are timed in
+ * epochs of `epoch` calls, each epoch in one mode. The mode whose recent
+ * epochs cost less is kept (the median of its last three epochs' means, so
+ * that one epoch hit by a collection or a preemption does not flip the
+ * choice), spinning only when it is clearly faster (it costs CPU), and now
+ * and then an epoch tries the other mode, so that a change of load is
+ * noticed.
+ *
+ * A try costs what the worse mode costs, so tries back off while they keep
+ * confirming the mode in force: the first comes `exploreEvery` epochs after
+ * a choice, and each try that confirms it doubles the wait, up to
+ * `maxExploreEvery` epochs; a new choice starts over at `exploreEvery`. A
+ * try's epoch stands for its mode on its own: what that mode cost the try
+ * before may be long out of date. (A load that makes the mode in force
+ * slower is seen by its own epochs at once; only one that makes the other
+ * mode faster waits for a try.)
+ */
 export class SpinChoice {
   /** The mode for the next calls. */
   spinning = true;

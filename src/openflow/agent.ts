@@ -656,10 +656,13 @@ export class OfAgent {
    * takes the message for its reply ("received bad reply").
    */
   private broadcast(m: OfMessage): void {
+    // The same bytes for every session (nothing writes into what a session sends).
+    let bytes: Uint8Array | undefined;
     for (const s of this.sessions.values()) {
       if (!s.helloDone) continue;
       if (s.role === 'slave' && m.type !== 'port-status') continue;
-      this.send(s, m);
+      s.out.push((bytes ??= encodeOf(m)));
+      this.onSend(s);
     }
   }
 

@@ -11,6 +11,7 @@ import { PacedEngine } from '../../src/core/paced.js';
 import { createLogger } from '../../src/core/log.js';
 import { encodeLink, parseUp, type LinkMessage } from '../../radio/medium/link.js';
 import { connectLink, linkEndpointText, listenLink, MAX_LINK_MESSAGE, MessageReader, parseLinkEndpoint } from '../../radio/medium/transport.js';
+import { until } from '../support/until.js';
 
 const lengthPrefixed = (...msgs: Uint8Array[]): Buffer => {
   const parts: number[] = [];
@@ -128,13 +129,18 @@ describe('the medium link transport', () => {
     let data = 0;
     c.on('data', () => data++);
     await new Promise((r) => c.once('connect', r));
-    await until(() => peer !== undefined);
+    await until('the medium to take the connection', async () => peer, 5000, 5);
     const first = new Uint8Array(3000).fill(1);
     const second = new Uint8Array(70_000).fill(2); // more than one read takes
     peer!.write(first);
-    await until(() => chunks.length === 1);
+    await until('the first read', async () => (chunks.length === 1 ? true : undefined), 5000, 5);
     peer!.write(second);
-    await until(() => chunks.reduce((n, b) => n + b.byteLength, 0) === first.byteLength + second.byteLength);
+    await until(
+      'both writes read',
+      async () => (chunks.reduce((n, b) => n + b.byteLength, 0) === first.byteLength + second.byteLength ? true : undefined),
+      5000,
+      5,
+    );
     assert.ok(chunks[0]!.byteLength === first.byteLength && chunks[0]!.every((x) => x === 1), 'the first read, untouched by the later ones');
     assert.ok(chunks.length > 2, 'the second write took more than one read');
     assert.ok(
@@ -197,9 +203,3 @@ test('a router that finds no medium is refused with a clear error, and leaves no
     rmSync(dir, { recursive: true, force: true });
   }
 });
-
-/** Waits until `cond` holds (every 5 ms, at most 5 s). */
-async function until(cond: () => boolean): Promise<void> {
-  for (let i = 0; i < 1000 && !cond(); i++) await new Promise((r) => setTimeout(r, 5));
-  assert.ok(cond(), 'timed out');
-}
