@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
 import { Writable } from 'node:stream';
 import { test } from 'node:test';
 import { VirtualClock } from '../../src/core/time.js';
@@ -65,4 +66,101 @@ test('background logs to standard output are all written, in order, by the time 
     seen,
     Array.from({ length: 2000 }, (_, i) => i),
   );
+});
+
+/**
+ * Runs an ES module script in a child process from the repository (tsx);
+ * `onLine` sees each line of its standard output as it comes. A child still
+ * running after `ms` (a liveness bound, not a speed) is killed: its signal
+ * says so.
+ */
+function child(
+  script: string,
+  onLine: (line: string, c: ChildProcess) => void = () => undefined,
+  ms = 30_000,
+): Promise<{ code: number | null; signal: NodeJS.Signals | null; out: string[]; err: string }> {
+  const c = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['pipe', 'pipe', 'pipe'] });
+  const out: string[] = [];
+  let err = '';
+  createInterface({ input: c.stdout }).on('line', (l) => {
+    out.push(l);
+    onLine(l, c);
+  });
+  c.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
+  const timer = setTimeout(() => c.kill('SIGKILL'), ms);
+  return new Promise((resolve) =>
+    c.on('exit', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, out, err });
+    }),
+  );
+}
+
+const LOG_MODULE = JSON.stringify(new URL('../../src/core/log.js', import.meta.url).href);
+
+test('a background log whose reader went away does not hold the process at exit, with lines still queued', { timeout: 60_000 }, async () => {
+  // The reader goes after the first line; the child then logs more and exits at once, so they are still queued at exit.
+  // pino's own background destination retried their failed write for ever there, and the process never ended.
+  const script = [
+    `import { createLogger } from ${LOG_MODULE};`,
+    "const log = createLogger({ level: 'info', format: 'json', background: true });",
+    "log.info({ event: 'first' }, 'first');",
+    "process.stdin.once('data', () => { for (let i = 0; i < 100; i++) log.info({ event: 'late', i }, 'late'); process.exit(0); });",
+  ].join('\n');
+  const r = await child(script, (line, c) => {
+    if (!line.includes('"first"')) return;
+    c.stdout!.destroy();
+    c.stdin!.write('go\n');
+  });
+  assert.equal(r.signal, null, `still running after 30 s, killed: ${r.err}`);
+  assert.equal(r.code, 0, r.err);
+});
+
+test('BackgroundLines: what a reader that went away cannot take is counted as dropped, and the writing stops', { timeout: 60_000 }, async () => {
+  const script = [
+    `import { BackgroundLines } from ${LOG_MODULE};`,
+    'const w = new BackgroundLines(1);',
+    "w.write('first\\n');",
+    "process.stdin.once('data', () => { const t = setInterval(() => { w.write('late\\n'); if (w.gone !== undefined) { clearInterval(t); for (let i = 0; i < 5; i++) w.write('after\\n'); process.stderr.write(JSON.stringify({ gone: w.gone, dropped: w.dropped })); process.exit(0); } }, 10); });",
+  ].join('\n');
+  const r = await child(script, (line, c) => {
+    if (line !== 'first') return;
+    c.stdout!.destroy();
+    c.stdin!.write('go\n');
+  });
+  assert.equal(r.code, 0, r.err);
+  const s = JSON.parse(r.err) as { gone: string; dropped: number };
+  assert.equal(s.gone, 'EPIPE');
+  // At least the line whose write failed, and the five written after.
+  assert.ok(s.dropped >= 6, r.err);
+});
+
+test('BackgroundLines: lines beyond its queue are dropped and counted, and a line says how many before the next one', async () => {
+  // The first line is in flight while the loop runs (its completion comes on a later turn): three more fit in 100 characters.
+  const script = [
+    `import { BackgroundLines } from ${LOG_MODULE};`,
+    "const w = new BackgroundLines(1, { maxQueuedChars: 100, notice: (n) => 'dropped ' + n + '\\n' });",
+    "for (let i = 0; i < 10; i++) w.write('line ' + i + ' ' + 'x'.repeat(22) + '\\n');",
+    "setTimeout(() => { w.write('later\\n'); process.stderr.write(String(w.dropped)); }, 100);",
+  ].join('\n');
+  const r = await child(script);
+  assert.equal(r.code, 0, r.err);
+  assert.deepEqual(
+    r.out.map((l) => l.split(' ').slice(0, 2).join(' ')),
+    ['line 0', 'line 1', 'line 2', 'line 3', 'dropped 6', 'later'],
+  );
+  assert.equal(r.err, '6');
+});
+
+test('pretty background logs to standard output: one rendered line per record, in order', async () => {
+  const script = [
+    `import { createLogger } from ${LOG_MODULE};`,
+    "const log = createLogger({ level: 'info', format: 'pretty', background: true });",
+    "for (let i = 0; i < 50; i++) log.info({ event: 'line', i }, 'line ' + i);",
+    'process.exit(0);',
+  ].join('\n');
+  const r = await child(script);
+  assert.equal(r.code, 0, r.err);
+  assert.equal(r.out.length, 50, r.out.join('\n'));
+  r.out.forEach((l, i) => assert.match(l, new RegExp(`INFO: line ${i}$`)));
 });
