@@ -265,6 +265,15 @@ class Batch implements TunBatch {
 
 type State = 'open' | 'reading' | 'closing' | 'closed';
 
+/**
+ * The devices with a poll() pending on libuv's thread pool. At exit libuv
+ * joins the pool's threads, so a poll left waiting would hold the process
+ * for ever (an exit without close(): an uncaught exception, process.exit):
+ * one exit listener wakes them all through their eventfds.
+ */
+const pollingDevices = new Set<TunDevice>();
+let exitHooked = false;
+
 /** One non-persistent TUN interface (IFF_TUN | IFF_NO_PI): it exists while this object is open. */
 export class TunDevice {
   readonly counters: TunCounters = { rxPackets: 0, rxBytes: 0, rxBatches: 0, txPackets: 0, txBytes: 0, txDropped: 0, rxErrors: 0, txErrors: 0 };
@@ -415,6 +424,11 @@ export class TunDevice {
     return this.closed;
   }
 
+  /** At exit, a poll still pending: woken, so that libuv's thread can end (the fds close with the process). */
+  private wakeAtExit(): void {
+    if (this.efd >= 0) this.l.write(this.efd, this.wake, 8);
+  }
+
   private release(): void {
     this.state = 'closed';
     if (this.fd >= 0) this.l.close(this.fd);
@@ -430,10 +444,18 @@ export class TunDevice {
     this.pollShorts[3] = 0;
     this.pollShorts[7] = 0;
     this.polling = true;
+    pollingDevices.add(this);
+    if (!exitHooked) {
+      exitHooked = true;
+      process.on('exit', () => {
+        for (const d of pollingDevices) d.wakeAtExit();
+      });
+    }
     try {
       this.l.poll.async(this.pollFds, 2, -1, this.polled);
     } catch (e) {
       this.polling = false;
+      pollingDevices.delete(this);
       this.fail(new TunError('TUN_POLL_FAILED', `cannot wait for packets on TUN device "${this.name}": ${errorText(e)}`, undefined, { cause: e }));
     }
   }
@@ -441,6 +463,7 @@ export class TunDevice {
   /** The completion of the async poll(), on the main thread. One function for the life of the device. */
   private readonly polled = (err: unknown, ready: number): void => {
     this.polling = false;
+    pollingDevices.delete(this);
     if (this.state === 'closing') {
       this.release();
       return;

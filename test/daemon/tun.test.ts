@@ -459,6 +459,27 @@ test('after close() a process reading a TUN exits by itself', async (t) => {
   assert.equal(existsSync(`/sys/class/net/${name}`), false);
 });
 
+test('a process reading a TUN that ends without close() (process.exit, an uncaught exception) exits, and the device goes with it', async (t) => {
+  if (skipReason !== undefined) return t.skip(skipReason);
+  // Before the fix the pending poll() held libuv's thread, which exit joins: the child hung until runChild killed it.
+  for (const [letter, end, code] of [
+    ['f', 'process.exit(0)', 0],
+    ['g', "throw new Error('an uncaught exception')", 1],
+  ] as const) {
+    const name = ifname(letter);
+    const script = `
+      const { TunDevice } = await import(${JSON.stringify(TUN_MODULE)});
+      const tun = TunDevice.open(${JSON.stringify(name)});
+      tun.start(() => {});
+      setTimeout(() => { ${end}; }, 200);
+    `;
+    const r = await runChild(script, [], 15_000);
+    assert.equal(r.signal, null, `killed: ${r.stderr}`);
+    assert.equal(r.code, code, r.stderr);
+    assert.equal(existsSync(`/sys/class/net/${name}`), false);
+  }
+});
+
 test('without CAP_NET_ADMIN opening fails with a message that names it', async (t) => {
   if (skipReason !== undefined) return t.skip(skipReason);
   const setpriv = await new Promise<boolean>((resolve) => execFile('setpriv', ['--version'], (err) => resolve(err === null)));
