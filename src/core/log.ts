@@ -57,8 +57,8 @@ let exitHooked = false;
  * Log lines written to a file descriptor in the background, for a process
  * that must never wait on its log's reader (a real-time router): a line is
  * queued and the queue goes out in one write on libuv's thread pool while
- * the event loop goes on; at exit, what is still queued is written
- * synchronously.
+ * the event loop goes on; at exit, what is still queued is written out
+ * (`flushAtExit`).
  *
  * Written here rather than with pino's own background destination
  * (sonic-boom), whose flush at exit retries a failed write forever: a
