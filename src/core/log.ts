@@ -180,10 +180,11 @@ export class BackgroundLines {
 
   /**
    * At exit: what is queued, written out. With a write in flight on the
-   * thread pool, the rest follows it there (libuv runs the pool's queued
-   * work, in order, as the process ends): written here at once, it could
-   * overtake the lines in flight. Otherwise it is written synchronously,
-   * retrying a descriptor that is not ready for EXIT_RETRY_MS at most.
+   * thread pool, the rest is queued there behind it (libuv runs the work
+   * queued on its pool before the process ends, taking it in the order
+   * queued): written here at once, it could overtake the lines in flight.
+   * Otherwise it is written synchronously, retrying a descriptor that is
+   * not ready for EXIT_RETRY_MS at most.
    */
   flushAtExit(): void {
     if (this.gone !== undefined) return;
