@@ -35,7 +35,8 @@ export function bandCommand(): Command {
       if (!(o.statsInterval.trim() !== '' && Number.isFinite(statsS) && statsS >= 0 && statsS <= 86_400)) {
         throw new UsageError(`--stats-interval: "${o.statsInterval}" is not 0..86400 seconds`);
       }
-      const log = createLogger({ level: 'info', format: o.logFormat });
+      // Every band's IQ goes through this hub: it never waits on its log's reader (a testbed busy relaying, a stopped terminal).
+      const log = createLogger({ level: 'info', format: o.logFormat, background: true });
       const hub = await listeningAs('--bind', o.bind, () => BandHub.listen(o.bind, { idleMs }));
       log.info({ event: 'band-listening', endpoint: o.bind }, `band hub listening on ${o.bind}`);
       let last = '';

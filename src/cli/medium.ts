@@ -77,7 +77,8 @@ export function mediumCommand(): Command {
         if (!Number.isSafeInteger(seed) || seed < 0) throw new UsageError(`--seed: "${o.seed}" is not a seed (an integer >= 0)`);
         setup = mediumSetup(sc, seed);
       }
-      const log = createLogger({ level: 'info', format: o.logFormat });
+      // Every router's air goes through this process: it never waits on its log's reader (a testbed busy relaying, a stopped terminal).
+      const log = createLogger({ level: 'info', format: o.logFormat, background: true });
       const aheadUs = Number(o.aheadUs);
       if (!Number.isSafeInteger(aheadUs) || aheadUs < 0 || aheadUs > 100_000) throw new UsageError(`--ahead-us: "${o.aheadUs}" is not 0..100000 µs`);
       const epochUs = o.epochUs === undefined ? undefined : Number(o.epochUs);
