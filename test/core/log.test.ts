@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { createInterface } from 'node:readline';
+import type { ChildProcess } from 'node:child_process';
 import { Writable } from 'node:stream';
 import { test } from 'node:test';
 import { VirtualClock } from '../../src/core/time.js';
 import { createLogger, type LogOptions } from '../../src/core/log.js';
+import { runScript } from '../support/script.js';
 
 function capture(o: Omit<LogOptions, 'destination'>): { lines: () => string[]; opts: LogOptions } {
   const chunks: string[] = [];
@@ -37,6 +37,8 @@ for (const mode of ['real', 'virtual'] as const) {
   });
 }
 
+const LOG_MODULE = JSON.stringify(new URL('../../src/core/log.js', import.meta.url).href);
+
 test('json logs are one object a line, with the virtual time when there is one', () => {
   const clock = new VirtualClock(42);
   const c = capture({ level: 'info', format: 'json', virtualClock: clock });
@@ -49,54 +51,31 @@ test('json logs are one object a line, with the virtual time when there is one',
   assert.equal(objs[2]!.msg, 'round 0');
 });
 
-test('background logs to standard output are all written, in order, by the time the process exits', () => {
+test('background logs to standard output are all written, in order, by the time the process exits', async () => {
   // A child process: standard output is where background lines go, and exit is when the last of them must be out.
   const script = [
-    `import { createLogger } from ${JSON.stringify(new URL('../../src/core/log.js', import.meta.url).href)};`,
+    `import { createLogger } from ${LOG_MODULE};`,
     "const log = createLogger({ level: 'info', format: 'json', background: true });",
     "for (let i = 0; i < 2000; i++) log.info({ event: 'line', i }, 'line ' + i);",
     'process.exit(0);',
   ].join('\n');
-  const out = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8', maxBuffer: 1 << 24 });
-  const seen = out
-    .trim()
-    .split('\n')
-    .map((l) => (JSON.parse(l) as { i: number }).i);
+  const r = await runScript(script);
+  assert.equal(r.code, 0, r.stderr);
+  const seen = r.lines.map((l) => (JSON.parse(l) as { i: number }).i);
   assert.deepEqual(
     seen,
     Array.from({ length: 2000 }, (_, i) => i),
   );
 });
 
-/**
- * Runs an ES module script in a child process from the repository (tsx);
- * `onLine` sees each line of its standard output as it comes. A child still
- * running after `ms` (a liveness bound, not a speed) is killed: its signal
- * says so.
- */
-function child(
-  script: string,
-  onLine: (line: string, c: ChildProcess) => void = () => undefined,
-  ms = 30_000,
-): Promise<{ code: number | null; signal: NodeJS.Signals | null; out: string[]; err: string }> {
-  const c = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['pipe', 'pipe', 'pipe'] });
-  const out: string[] = [];
-  let err = '';
-  createInterface({ input: c.stdout }).on('line', (l) => {
-    out.push(l);
-    onLine(l, c);
-  });
-  c.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
-  const timer = setTimeout(() => c.kill('SIGKILL'), ms);
-  return new Promise((resolve) =>
-    c.on('exit', (code, signal) => {
-      clearTimeout(timer);
-      resolve({ code, signal, out, err });
-    }),
-  );
-}
-
-const LOG_MODULE = JSON.stringify(new URL('../../src/core/log.js', import.meta.url).href);
+/** `runScript`'s `onLine` that closes the child's standard output after `first`, the line it waits for, then tells it to go on. */
+const readerGoesAfter =
+  (first: (line: string) => boolean) =>
+  (line: string, c: ChildProcess): void => {
+    if (!first(line)) return;
+    c.stdout!.destroy();
+    c.stdin!.write('go\n');
+  };
 
 test('a background log whose reader went away does not hold the process at exit, with lines still queued', { timeout: 60_000 }, async () => {
   // The reader goes after the first line; the child then logs more and exits at once, so they are still queued at exit.
@@ -107,13 +86,9 @@ test('a background log whose reader went away does not hold the process at exit,
     "log.info({ event: 'first' }, 'first');",
     "process.stdin.once('data', () => { for (let i = 0; i < 100; i++) log.info({ event: 'late', i }, 'late'); process.exit(0); });",
   ].join('\n');
-  const r = await child(script, (line, c) => {
-    if (!line.includes('"first"')) return;
-    c.stdout!.destroy();
-    c.stdin!.write('go\n');
-  });
-  assert.equal(r.signal, null, `still running after 30 s, killed: ${r.err}`);
-  assert.equal(r.code, 0, r.err);
+  const r = await runScript(script, { onLine: readerGoesAfter((l) => l.includes('"first"')) });
+  assert.equal(r.signal, null, `still running after 30 s, killed: ${r.stderr}`);
+  assert.equal(r.code, 0, r.stderr);
 });
 
 test('BackgroundLines: what a reader that went away cannot take is counted as dropped, and the writing stops', { timeout: 60_000 }, async () => {
@@ -123,16 +98,12 @@ test('BackgroundLines: what a reader that went away cannot take is counted as dr
     "w.write('first\\n');",
     "process.stdin.once('data', () => { const t = setInterval(() => { w.write('late\\n'); if (w.gone !== undefined) { clearInterval(t); for (let i = 0; i < 5; i++) w.write('after\\n'); process.stderr.write(JSON.stringify({ gone: w.gone, dropped: w.dropped })); process.exit(0); } }, 10); });",
   ].join('\n');
-  const r = await child(script, (line, c) => {
-    if (line !== 'first') return;
-    c.stdout!.destroy();
-    c.stdin!.write('go\n');
-  });
-  assert.equal(r.code, 0, r.err);
-  const s = JSON.parse(r.err) as { gone: string; dropped: number };
+  const r = await runScript(script, { onLine: readerGoesAfter((l) => l === 'first') });
+  assert.equal(r.code, 0, r.stderr);
+  const s = JSON.parse(r.stderr) as { gone: string; dropped: number };
   assert.equal(s.gone, 'EPIPE');
   // At least the line whose write failed, and the five written after.
-  assert.ok(s.dropped >= 6, r.err);
+  assert.ok(s.dropped >= 6, r.stderr);
 });
 
 test('BackgroundLines: lines beyond its queue are dropped and counted, and a line says how many before the next one', async () => {
@@ -143,13 +114,13 @@ test('BackgroundLines: lines beyond its queue are dropped and counted, and a lin
     "for (let i = 0; i < 10; i++) w.write('line ' + i + ' ' + 'x'.repeat(22) + '\\n');",
     "setTimeout(() => { w.write('later\\n'); process.stderr.write(String(w.dropped)); }, 100);",
   ].join('\n');
-  const r = await child(script);
-  assert.equal(r.code, 0, r.err);
+  const r = await runScript(script);
+  assert.equal(r.code, 0, r.stderr);
   assert.deepEqual(
-    r.out.map((l) => l.split(' ').slice(0, 2).join(' ')),
+    r.lines.map((l) => l.split(' ').slice(0, 2).join(' ')),
     ['line 0', 'line 1', 'line 2', 'line 3', 'dropped 6', 'later'],
   );
-  assert.equal(r.err, '6');
+  assert.equal(r.stderr, '6');
 });
 
 test('pretty background logs to standard output: one rendered line per record, in order', async () => {
@@ -159,8 +130,8 @@ test('pretty background logs to standard output: one rendered line per record, i
     "for (let i = 0; i < 50; i++) log.info({ event: 'line', i }, 'line ' + i);",
     'process.exit(0);',
   ].join('\n');
-  const r = await child(script);
-  assert.equal(r.code, 0, r.err);
-  assert.equal(r.out.length, 50, r.out.join('\n'));
-  r.out.forEach((l, i) => assert.match(l, new RegExp(`INFO: line ${i}$`)));
+  const r = await runScript(script);
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(r.lines.length, 50, r.stdout);
+  r.lines.forEach((l, i) => assert.match(l, new RegExp(`INFO: line ${i}$`)));
 });

@@ -8,16 +8,16 @@
  * that nothing else here routes.
  */
 import assert from 'node:assert/strict';
-import { execFile, execFileSync, spawn } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import dgram from 'node:dgram';
 import { existsSync, readFileSync } from 'node:fs';
 import { after, test } from 'node:test';
 import { refused } from '../support/bytes.js';
+import { runScript } from '../support/script.js';
 import { configureTun, IpRouteError, ipAvailable } from '../../src/daemon/iproute.js';
 import { hasNetAdmin, TunDevice, TunError, type TunBatch } from '../../src/daemon/tun.js';
 
 const TUN_MODULE = new URL('../../src/daemon/tun.ts', import.meta.url).href;
-const ROOT = new URL('../..', import.meta.url).pathname;
 
 const skipReason = (() => {
   if (process.platform !== 'linux') return 'TUN devices are Linux only';
@@ -160,34 +160,6 @@ function sendUdp(family: 'udp4' | 'udp6', to: string, port: number, payloads: Ui
           resolve();
         }
       });
-  });
-}
-
-/** Runs `node --import tsx -e script` (ESM), optionally under `wrapper`; its exit and output, or a kill after `ms`. */
-function runChild(
-  script: string,
-  wrapper: string[] = [],
-  ms = 30_000,
-): Promise<{ code: number | null; signal: string | null; stdout: string; stderr: string }> {
-  const argv = [...wrapper, process.execPath, '--import', 'tsx', '--input-type=module', '-e', script];
-  const child = spawn(argv[0]!, argv.slice(1), { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
-  child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`child did not exit within ${ms} ms; stdout: ${stdout} stderr: ${stderr}`));
-    }, ms);
-    child.on('error', (e) => {
-      clearTimeout(timer);
-      reject(e);
-    });
-    child.on('exit', (code, signal) => {
-      clearTimeout(timer);
-      resolve({ code, signal, stdout, stderr });
-    });
   });
 }
 
@@ -452,7 +424,7 @@ test('after close() a process reading a TUN exits by itself', async (t) => {
       console.log(existsSync('/sys/class/net/${name}') ? 'still there' : 'gone');
     }, 200);
   `;
-  const r = await runChild(script);
+  const r = await runScript(script);
   assert.equal(r.signal, null, `killed: ${r.stderr}`);
   assert.equal(r.code, 0, r.stderr);
   assert.deepEqual(r.stdout.trim().split('\n'), ['present', 'gone']);
@@ -473,7 +445,7 @@ test('a process reading a TUN that ends without close() (process.exit, an uncaug
       tun.start(() => {});
       setTimeout(() => { ${end}; }, 200);
     `;
-    const r = await runChild(script, [], 15_000);
+    const r = await runScript(script, { ms: 15_000 });
     assert.equal(r.signal, null, `killed: ${r.stderr}`);
     assert.equal(r.code, code, r.stderr);
     assert.equal(existsSync(`/sys/class/net/${name}`), false);
@@ -491,7 +463,7 @@ test('without CAP_NET_ADMIN opening fails with a message that names it', async (
     try { await TunDevice.open(${JSON.stringify(name)}).close(); } catch (e) { error = { code: e.code, errno: e.errno, message: e.message }; }
     console.log(JSON.stringify({ hasNetAdmin: hasNetAdmin(), error }));
   `;
-  const r = await runChild(script, ['setpriv', '--bounding-set=-net_admin', '--inh-caps=-net_admin']);
+  const r = await runScript(script, { wrapper: ['setpriv', '--bounding-set=-net_admin', '--inh-caps=-net_admin'] });
   assert.equal(r.code, 0, r.stderr);
   const out = JSON.parse(r.stdout) as { hasNetAdmin: boolean; error?: { code: string; errno: string; message: string } };
   assert.equal(out.hasNetAdmin, false);
