@@ -6,12 +6,14 @@
  * Layout of the buffer (byte offsets; all words are Int32, little-endian as
  * the platform's typed arrays are):
  *
- *     0   HEAD   bytes ever written, mod 2^32 (only the producer stores it)
- *     64  TAIL   bytes ever read, mod 2^32 (only the consumer stores it)
- *     128 data   `capacity` bytes, a power of two, at least 64
+ *     0   HEAD          bytes ever written, mod 2^32 (only the producer stores it)
+ *     32  HEAD_WAITERS  threads waiting for HEAD to move (the consumer's, at most one)
+ *     64  TAIL          bytes ever read, mod 2^32 (only the consumer stores it)
+ *     96  TAIL_WAITERS  threads waiting for TAIL to move (the producer's, at most one)
+ *     128 data          `capacity` bytes, a power of two, at least 64
  *
  * HEAD and TAIL sit on separate cache lines so that the two threads do not
- * write the same line. Both count bytes and run freely, wrapping at 2^32:
+ * write the same line (a waiter count is written only around a wait). Both count bytes and run freely, wrapping at 2^32:
  * the bytes waiting are `HEAD - TAIL` (mod 2^32), a position in the data is
  * the count mod `capacity`.
  *
@@ -33,9 +35,16 @@
  * Data is written with plain stores before HEAD is published with
  * `Atomics.store` (and read after `Atomics.load` of HEAD), so the consumer
  * never sees a fragment before its bytes; likewise TAIL hands space back.
- * Each publication is followed by `Atomics.notify` on its word, so a thread
- * asleep in `Atomics.wait` (a worker) or `Atomics.waitAsync` (the main
- * thread) on HEAD (for data) or TAIL (for space) wakes up.
+ * A publication is followed by `Atomics.notify` on its word when a thread
+ * waits on it, so a thread asleep in `Atomics.wait` (a worker) or
+ * `Atomics.waitAsync` (the main thread) on HEAD (for data) or TAIL (for
+ * space) wakes up. A waiter counts itself in its word's waiter count before
+ * it waits (and out after), and the publisher reads that count after it
+ * stores the word: both are sequentially consistent atomics, so either the
+ * publisher sees the waiter, or the waiter's wait sees the word moved and
+ * does not sleep. A notify costs a lock shared by every thread of the
+ * process (and a task for the main thread's `waitAsync`); with both sides
+ * spinning, nobody waits and none is made.
  */
 
 import { performance } from 'node:perf_hooks';
@@ -56,7 +65,9 @@ const MAX_SKIP = 64;
 const SLAB_BYTES = 64 * 1024;
 
 const HEAD = 0;
+const HEAD_WAITERS = 8;
 const TAIL = 16;
+const TAIL_WAITERS = 24;
 const DATA_OFFSET = 128;
 const MORE = 0x8000_0000;
 const LENGTH_MASK = 0x7fff_ffff;
@@ -76,6 +87,9 @@ export function createRing(capacity: number, origin = 0): SharedArrayBuffer {
 }
 
 const pad8 = (n: number): number => (n + 7) & ~7;
+
+/** The word that counts the threads waiting on `word` (HEAD or TAIL). */
+const waitersOf = (word: number): number => (word === HEAD ? HEAD_WAITERS : TAIL_WAITERS);
 
 /**
  * Copies `n` bytes of `src` from `srcAt` to `dst` at `dstAt`, eight at a
@@ -123,18 +137,30 @@ class RingSide {
   /** Moves this side's word (HEAD for the producer, TAIL for the consumer) and wakes whoever waits on it. */
   protected publish(word: number, value: number): void {
     Atomics.store(this.words, word, value);
-    Atomics.notify(this.words, word);
+    if (Atomics.load(this.words, waitersOf(word)) !== 0) Atomics.notify(this.words, word);
   }
 
   /** Blocks (a worker thread only) while `word` still holds `seen`, at most `timeoutMs`. */
   protected block(word: number, seen: number, timeoutMs: number): void {
-    Atomics.wait(this.words, word, seen, timeoutMs);
+    const waiters = waitersOf(word);
+    Atomics.add(this.words, waiters, 1);
+    try {
+      Atomics.wait(this.words, word, seen, timeoutMs);
+    } finally {
+      Atomics.sub(this.words, waiters, 1);
+    }
   }
 
   /** Resolves once `word` no longer holds `seen` (at once if it already does not). */
   protected moved(word: number, seen: number): Promise<unknown> {
+    const waiters = waitersOf(word);
+    Atomics.add(this.words, waiters, 1);
     const r = waitAsync(this.words, word, seen);
-    return r.async ? r.value : Promise.resolve(r.value);
+    if (!r.async) {
+      Atomics.sub(this.words, waiters, 1);
+      return Promise.resolve(r.value);
+    }
+    return r.value.finally(() => Atomics.sub(this.words, waiters, 1));
   }
 
   /** Wakes whoever waits on this ring (on either word), so that nothing is left waiting on a ring no longer in use. */

@@ -1,5 +1,6 @@
 import { ConfigError } from '../core/errors.js';
 import { meshIpText } from '../wire/addresses.js';
+import { parseIpAddress } from '../wire/ip.js';
 import type { FlowPattern } from './types.js';
 
 /** An address as text: dotted IPv4, or IPv6 as eight hex groups. */
@@ -10,31 +11,44 @@ export function ipText(ip: Uint8Array): string {
   return groups.join(':');
 }
 
-/** The 5-tuple of a TCP or UDP packet (ports from the first four bytes). */
-export function tupleOf(proto: 'tcp' | 'udp', src: Uint8Array, dst: Uint8Array, bytes: Uint8Array): Required<FlowPattern> | undefined {
-  if (bytes.length < 4) return undefined;
-  return {
-    proto,
-    srcIp: ipText(src),
-    srcPort: ((bytes[0] ?? 0) << 8) | (bytes[1] ?? 0),
-    dstIp: ipText(dst),
-    dstPort: ((bytes[2] ?? 0) << 8) | (bytes[3] ?? 0),
-  };
+/**
+ * A flow pattern made ready to match packets as they come, without text:
+ * its addresses as bytes. An address that is not one (it could never match
+ * a packet) is `null`.
+ */
+export interface FlowMatcher {
+  proto: 'tcp' | 'udp' | undefined;
+  srcIp: Uint8Array | null | undefined;
+  srcPort: number | undefined;
+  dstIp: Uint8Array | null | undefined;
+  dstPort: number | undefined;
 }
 
-function oneWay(p: FlowPattern, t: Required<FlowPattern>): boolean {
+export function flowMatcher(p: FlowPattern): FlowMatcher {
+  const ip = (text: string | undefined): Uint8Array | null | undefined => (text === undefined ? undefined : (parseIpAddress(text) ?? null));
+  return { proto: p.proto, srcIp: ip(p.srcIp), srcPort: p.srcPort, dstIp: ip(p.dstIp), dstPort: p.dstPort };
+}
+
+function sameIp(want: Uint8Array | null | undefined, ip: Uint8Array): boolean {
+  if (want === undefined) return true;
+  if (want === null || want.length !== ip.length) return false;
+  for (let i = 0; i < ip.length; i++) if (want[i] !== ip[i]) return false;
+  return true;
+}
+
+/**
+ * Whether a TCP or UDP packet (ports from the first four bytes of
+ * `bytes`) belongs to the pattern's flow, in either direction. A packet
+ * shorter than its ports belongs to none.
+ */
+export function inFlow(m: FlowMatcher, proto: 'tcp' | 'udp', src: Uint8Array, dst: Uint8Array, bytes: Uint8Array): boolean {
+  if (bytes.length < 4 || (m.proto !== undefined && m.proto !== proto)) return false;
+  const sport = (bytes[0]! << 8) | bytes[1]!;
+  const dport = (bytes[2]! << 8) | bytes[3]!;
   return (
-    (p.proto === undefined || p.proto === t.proto) &&
-    (p.srcIp === undefined || p.srcIp === t.srcIp) &&
-    (p.srcPort === undefined || p.srcPort === t.srcPort) &&
-    (p.dstIp === undefined || p.dstIp === t.dstIp) &&
-    (p.dstPort === undefined || p.dstPort === t.dstPort)
+    ((m.srcPort === undefined || m.srcPort === sport) && (m.dstPort === undefined || m.dstPort === dport) && sameIp(m.srcIp, src) && sameIp(m.dstIp, dst)) ||
+    ((m.srcPort === undefined || m.srcPort === dport) && (m.dstPort === undefined || m.dstPort === sport) && sameIp(m.srcIp, dst) && sameIp(m.dstIp, src))
   );
-}
-
-/** Whether a packet's tuple belongs to the pattern's flow, in either direction. */
-export function matches(p: FlowPattern, t: Required<FlowPattern>): boolean {
-  return oneWay(p, t) || oneWay(p, { proto: t.proto, srcIp: t.dstIp, srcPort: t.dstPort, dstIp: t.srcIp, dstPort: t.srcPort });
 }
 
 /**

@@ -1,6 +1,6 @@
 import { CogmeshError } from '../core/errors.js';
 import type { Micros } from '../core/time.js';
-import { matches, tupleOf } from './flow.js';
+import { flowMatcher, inFlow, type FlowMatcher } from './flow.js';
 import { newVnfInfo, type FlowPattern, type Vnf, type VnfEvent, type VnfInfo, type VnfPacket, type VnfType } from './types.js';
 
 /** A request the manager refuses: unknown type, unknown instance. */
@@ -9,6 +9,7 @@ export class VnfError extends CogmeshError {}
 interface Instance {
   info: VnfInfo;
   vnf: Vnf;
+  match: FlowMatcher;
 }
 
 /**
@@ -54,7 +55,7 @@ export class VnfManager {
     const id = this.nextId++;
     const vnf = t.create(p, { flow, seed: (this.seed * 7919 + id) >>> 0 });
     const info = newVnfInfo(id, type, flow, p, now);
-    this.instances.set(id, { info, vnf });
+    this.instances.set(id, { info, vnf, match: flowMatcher(flow) });
     this.pendingEvents.push({ kind: 'started', id, type, atUs: now });
     this.watcher?.(vnf, info);
     return { ...info };
@@ -90,12 +91,15 @@ export class VnfManager {
    * took it; false sends it on unchanged.
    */
   intercept(pkt: VnfPacket, now: Micros): boolean {
-    if (this.instances.size === 0) return false;
-    const t = tupleOf(pkt.proto, pkt.src, pkt.dst, pkt.bytes);
-    if (!t) return false;
     for (const inst of this.instances.values()) {
-      if (!matches(inst.info.flow, t)) continue;
-      const taken = this.guard(inst, now, () => inst.vnf.handle(pkt, now));
+      if (!inFlow(inst.match, pkt.proto, pkt.src, pkt.dst, pkt.bytes)) continue;
+      // Every packet of a flow comes here: no closure per call (guard's is for the rarer calls).
+      let taken = false;
+      try {
+        taken = inst.vnf.handle(pkt, now);
+      } catch (e) {
+        this.failed(inst, now, e);
+      }
       if (taken === true) {
         inst.info.packetsTaken++;
         return true;
@@ -131,15 +135,22 @@ export class VnfManager {
   /** Packets the instances emitted, and lifecycle events, since the last poll. */
   poll(now: Micros): { packets: VnfPacket[]; events: VnfEvent[] } {
     const packets: VnfPacket[] = [];
-    for (const inst of [...this.instances.values()]) {
-      const out = this.guard(inst, now, () => inst.vnf.poll());
-      if (Array.isArray(out)) {
+    // An instance that fails here is taken out of the map as it is walked, which a Map's iteration allows.
+    for (const inst of this.instances.values()) {
+      let out: VnfPacket[];
+      try {
+        out = inst.vnf.poll();
+      } catch (e) {
+        this.failed(inst, now, e);
+        continue;
+      }
+      if (Array.isArray(out) && out.length > 0) {
         inst.info.packetsSent += out.length;
-        packets.push(...out);
+        for (const p of out) packets.push(p);
       }
     }
-    packets.unshift(...this.lastWords.splice(0));
-    return { packets, events: this.pendingEvents.splice(0) };
+    if (this.lastWords.length > 0) packets.unshift(...this.lastWords.splice(0));
+    return { packets, events: this.pendingEvents.length === 0 ? [] : this.pendingEvents.splice(0) };
   }
 
   /** Runs a call into a VNF; if it throws, the instance is failed and removed, and undefined comes back. */
@@ -147,18 +158,23 @@ export class VnfManager {
     try {
       return call();
     } catch (e) {
-      const error = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
-      // What it held cannot go on as plain forwarding (a split connection has two
-      // sequence spaces): it is asked, best effort, to reset what it holds.
-      try {
-        inst.vnf.stop(now);
-      } catch {
-        // It failed again: nothing more to ask of it.
-      }
-      this.end(inst, now, 'failed', error);
-      this.pendingEvents.push({ kind: 'failed', id: inst.info.id, type: inst.info.type, atUs: now, error });
+      this.failed(inst, now, e);
       return undefined;
     }
+  }
+
+  /** A call into a VNF threw: the instance is failed and removed. */
+  private failed(inst: Instance, now: Micros, e: unknown): void {
+    const error = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
+    // What it held cannot go on as plain forwarding (a split connection has two
+    // sequence spaces): it is asked, best effort, to reset what it holds.
+    try {
+      inst.vnf.stop(now);
+    } catch {
+      // It failed again: nothing more to ask of it.
+    }
+    this.end(inst, now, 'failed', error);
+    this.pendingEvents.push({ kind: 'failed', id: inst.info.id, type: inst.info.type, atUs: now, error });
   }
 
   private end(inst: Instance, now: Micros, state: 'stopped' | 'failed', reason: string): void {

@@ -1,5 +1,5 @@
 import type { Micros } from '../core/time.js';
-import { tupleOf, matches } from './flow.js';
+import { flowMatcher, inFlow, type FlowMatcher } from './flow.js';
 import { VnfError } from './manager.js';
 import { VnfSandbox, type SandboxLimits } from './sandbox.js';
 import type { SandboxInit } from './sandbox-worker.js';
@@ -23,6 +23,7 @@ interface Member {
   id: number;
   sandbox: VnfSandbox;
   info: VnfInfo;
+  match: FlowMatcher;
   /** A tick is in flight: its deadline is being served (its answer brings the next one). */
   ticking: boolean;
 }
@@ -70,7 +71,7 @@ export class SandboxPool implements VnfHost {
     const id = this.nextId++;
     const sandbox = new VnfSandbox({ type, flow, params: p, seed: (this.seed * 7919 + id) >>> 0, now, modules: this.modules }, this.limits);
     const info = newVnfInfo(id, type, flow, p, now);
-    const m: Member = { id, sandbox, info, ticking: false };
+    const m: Member = { id, sandbox, info, match: flowMatcher(flow), ticking: false };
     this.members.set(id, m);
     await sandbox.ready();
     this.collect(m, now);
@@ -100,10 +101,8 @@ export class SandboxPool implements VnfHost {
 
   intercept(pkt: VnfPacket, now: Micros, decline?: () => void): boolean {
     if (this.members.size === 0) return false;
-    const t = tupleOf(pkt.proto, pkt.src, pkt.dst, pkt.bytes);
-    if (!t) return false;
     for (const m of this.members.values()) {
-      if (!matches(m.info.flow, t)) continue;
+      if (!inFlow(m.match, pkt.proto, pkt.src, pkt.dst, pkt.bytes)) continue;
       if (m.sandbox.state !== 'running' && m.sandbox.state !== 'starting') return false;
       void m.sandbox.intercept(pkt, now).then((taken) =>
         this.enter(() => {

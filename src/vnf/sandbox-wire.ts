@@ -26,6 +26,9 @@ export type SandboxCall =
   | { id: number; op: 'list' }
   | { id: number; op: 'stop'; now: Micros };
 
+/** A call without its id (which the host gives it). */
+export type SandboxRequest = SandboxCall extends infer C ? (C extends unknown ? Omit<C, 'id'> : never) : never;
+
 export interface SandboxReply {
   id: number;
   result?: unknown;
@@ -48,15 +51,15 @@ export class RecordWriter {
   private buf = new Uint8Array(4096);
   private view = new DataView(this.buf.buffer);
 
-  /** A call; `spin`: the worker may spin for the next one (else it sleeps at once). */
-  call(c: SandboxCall, spin = true): Uint8Array {
+  /** Call `id`; `spin`: the worker may spin for the next one (else it sleeps at once). */
+  call(c: SandboxRequest, id: number, spin = true): Uint8Array {
     const size = CALL_HEAD + (c.op === 'intercept' ? packetSize(c.pkt) : 0);
     this.fit(size);
     const v = this.view;
     v.setUint8(0, OPS.indexOf(c.op));
     v.setUint8(1, spin ? 1 : 0);
     v.setUint16(2, 0);
-    v.setUint32(4, c.id, true);
+    v.setUint32(4, id, true);
     v.setFloat64(8, 'now' in c ? c.now : 0, true);
     if (c.op === 'intercept') this.packet(c.pkt, CALL_HEAD);
     return this.buf.subarray(0, size);

@@ -5,7 +5,7 @@ import { SpinChoice } from '../core/spin-choice.js';
 import type { Micros } from '../core/time.js';
 import { workerEntry } from '../core/worker-entry.js';
 import type { SandboxInit, SandboxStart } from './sandbox-worker.js';
-import { readReply, RecordWriter, type SandboxCall, type SandboxReply } from './sandbox-wire.js';
+import { readReply, RecordWriter, type SandboxReply, type SandboxRequest } from './sandbox-wire.js';
 import type { VnfEvent, VnfInfo, VnfPacket } from './types.js';
 
 export interface SandboxLimits {
@@ -37,8 +37,9 @@ const MAX_PUMP_MS = 1;
 
 export type SandboxState = 'starting' | 'running' | 'failed' | 'stopped';
 
-/** A call without its id (which the sandbox gives it). */
-type SandboxRequest = SandboxCall extends infer C ? (C extends unknown ? Omit<C, 'id'> : never) : never;
+/** What an intercept's reply says: whether the VNF took the packet (not, when the sandbox did not answer). */
+const taken = (r: SandboxReply | undefined): boolean => r?.result === true;
+const ignored = (): void => undefined;
 
 /**
  * One VNF instance in a sandbox: its own worker thread (so its heap, its
@@ -73,8 +74,8 @@ export class VnfSandbox {
   private readonly waiting = new Map<number, { resolve: (r: SandboxReply) => void; budgetMs: number; sentAt: number }>();
   /** The watchdog of the oldest call in flight: a call's budget starts when the worker can start on it. */
   private watchdog: NodeJS.Timeout | undefined;
-  /** What the timer was set for, ms. */
-  private watchdogMs = 0;
+  /** When the watchdog's timer fires (performance.now(), ms); 0 when none is set. */
+  private watchdogDue = 0;
   /** The call whose budget the watchdog runs, and since when (performance.now(), ms). */
   private watched: number | undefined;
   private watchedSince = 0;
@@ -94,6 +95,7 @@ export class VnfSandbox {
   /** A reply came, or the worker made room for a call in the backlog. */
   private readonly moved = (): boolean => this.replies.readable() || (this.backlog.length > 0 && this.calls.used() <= this.calls.capacity / 2);
   private pumpScheduled = false;
+  private readonly pumpNow = (): void => this.pump();
   private repliesAwaited = false;
   private spaceAwaited = false;
 
@@ -136,25 +138,23 @@ export class VnfSandbox {
   }
 
   /** A packet of the router's: true if the VNF took it; false (forward it) also when the VNF failed. */
-  async intercept(pkt: VnfPacket, now: Micros): Promise<boolean> {
-    const r = await this.call({ op: 'intercept', pkt, now });
-    return r?.result === true;
+  intercept(pkt: VnfPacket, now: Micros): Promise<boolean> {
+    return this.call({ op: 'intercept', pkt, now }, taken);
   }
 
-  async tick(now: Micros): Promise<void> {
-    await this.call({ op: 'tick', now });
+  tick(now: Micros): Promise<void> {
+    return this.call({ op: 'tick', now }, ignored);
   }
 
   /** The instance as its manager lists it. */
-  async info(): Promise<VnfInfo | undefined> {
-    const r = await this.call({ op: 'list' });
-    return (r?.result as VnfInfo[] | undefined)?.[0];
+  info(): Promise<VnfInfo | undefined> {
+    return this.call({ op: 'list' }, (r) => (r?.result as VnfInfo[] | undefined)?.[0]);
   }
 
   /** Terminates the instance and its worker. */
   async stop(now: Micros): Promise<void> {
     // A VNF that is idle is asked to stop (it resets what it holds); one busy with a call is not waited for.
-    if (this.state === 'running' && this.waiting.size === 0) await this.call({ op: 'stop', now });
+    if (this.state === 'running' && this.waiting.size === 0) await this.call({ op: 'stop', now }, ignored);
     if (this.state === 'running' || this.state === 'starting') {
       this.state = 'stopped';
       this.reason = 'terminated';
@@ -173,20 +173,32 @@ export class VnfSandbox {
     return { packets: this.outbox.splice(0), events: this.events.splice(0) };
   }
 
-  private async call(c: SandboxRequest): Promise<SandboxReply | undefined> {
-    // Once started, a call is in flight from the moment it is made (stop() sees it).
+  /**
+   * Makes a call; what `then` makes of its reply (of undefined, when the
+   * sandbox does not run) is the answer. Once the sandbox runs, a call is in
+   * flight from the moment it is made (stop() sees it), with one promise and
+   * no microtask before it is written.
+   */
+  private call<T>(c: SandboxRequest, then: (r: SandboxReply | undefined) => T): Promise<T> {
+    if (this.state !== 'running') return this.callOnceStarted(c, then);
+    return new Promise<T>((resolve) => this.post(c, (r) => resolve(then(r))));
+  }
+
+  private async callOnceStarted<T>(c: SandboxRequest, then: (r: SandboxReply | undefined) => T): Promise<T> {
     if (this.state === 'starting') await this.started;
     if (this.state === 'starting') this.state = 'running';
-    if (this.state !== 'running') return undefined;
+    if (this.state !== 'running') return then(undefined);
+    return new Promise<T>((resolve) => this.post(c, (r) => resolve(then(r))));
+  }
+
+  private post(c: SandboxRequest, resolve: (r: SandboxReply) => void): void {
     const id = this.nextId;
     // Ids travel as 32 bits: they wrap (skipping 0, the start's) long before two in flight could meet.
     this.nextId = this.nextId === 0xffff_ffff ? 1 : this.nextId + 1;
-    return new Promise<SandboxReply | undefined>((resolve) => {
-      this.waiting.set(id, { resolve, budgetMs: this.limits.callBudgetMs, sentAt: performance.now() });
-      if (this.waiting.size === 1) this.rewatch();
-      this.send(this.records.call({ ...c, id } as SandboxCall, this.choice.spinning));
-      this.schedulePump();
-    });
+    this.waiting.set(id, { resolve, budgetMs: this.limits.callBudgetMs, sentAt: performance.now() });
+    if (this.waiting.size === 1) this.rewatch();
+    this.send(this.records.call(c, id, this.choice.spinning));
+    this.schedulePump();
   }
 
   /** Writes a call to the ring, or what does not fit to the backlog (behind whatever already waits there). */
@@ -226,7 +238,7 @@ export class VnfSandbox {
     if (this.pumpScheduled) return;
     this.pumpScheduled = true;
     // After the caller's synchronous code, so that calls made together are written before the host spins.
-    queueMicrotask(() => this.pump());
+    queueMicrotask(this.pumpNow);
   }
 
   /** Collects replies while calls are in flight: spins while they come, then waits for the next asynchronously. */
@@ -263,33 +275,33 @@ export class VnfSandbox {
 
   /**
    * Runs the watchdog on the oldest call in flight. One timer serves every
-   * call in turn (restarted, not made anew, as calls are answered); with
-   * none in flight it is left to fire once and find nothing. It never keeps
-   * the process alive.
+   * call in turn: a timer set for an earlier call fires no later than this
+   * one's budget ends, and then it is set again for what is left, so calls
+   * answered in time touch no timer. With none in flight it is left to fire
+   * once and find nothing. It never keeps the process alive.
    */
   private rewatch(): void {
-    const oldest = this.waiting.entries().next();
-    if (oldest.done) {
+    if (this.waiting.size === 0) {
       this.watched = undefined;
       return;
     }
-    const [id, { budgetMs }] = oldest.value;
+    const [id, { budgetMs }] = this.waiting.entries().next().value!;
     if (id === this.watched) return;
     this.watched = id;
     this.watchedSince = performance.now();
     this.watchedBudgetMs = budgetMs;
-    if (this.watchdog !== undefined && this.watchdogMs === budgetMs) this.watchdog.refresh();
-    else this.arm(budgetMs);
+    if (this.watchdogDue === 0 || this.watchdogDue > this.watchedSince + budgetMs) this.arm(budgetMs);
   }
 
   private arm(ms: number): void {
     if (this.watchdog !== undefined) clearTimeout(this.watchdog);
-    this.watchdogMs = ms;
+    this.watchdogDue = performance.now() + ms;
     this.watchdog = setTimeout(() => this.expire(), ms);
     this.watchdog.unref();
   }
 
   private expire(): void {
+    this.watchdogDue = 0;
     const id = this.watched;
     if (id === undefined) return;
     // The timer may have been set for an earlier call: this call's budget counts from when it began.
@@ -306,14 +318,16 @@ export class VnfSandbox {
     this.waiting.delete(r.id);
     if (r.id !== 0) this.choice.record((performance.now() - w.sentAt) * 1000);
     this.rewatch();
-    this.outbox.push(...r.packets);
-    this.events.push(...r.events);
+    for (const p of r.packets) this.outbox.push(p);
     this.deadline = r.nextDeadline;
-    const failed = r.events.find((e) => e.kind === 'failed');
-    if (failed && failed.kind === 'failed') {
-      this.markFailed(failed.error);
-      // Its manager removed the instance; the worker has nothing left to do.
-      void this.worker.terminate();
+    if (r.events.length > 0) {
+      this.events.push(...r.events);
+      const failed = r.events.find((e) => e.kind === 'failed');
+      if (failed && failed.kind === 'failed') {
+        this.markFailed(failed.error);
+        // Its manager removed the instance; the worker has nothing left to do.
+        void this.worker.terminate();
+      }
     }
     w.resolve(r);
     if (this.state === 'failed') this.settleAll();
@@ -337,6 +351,7 @@ export class VnfSandbox {
   private settleAll(): void {
     if (this.watchdog !== undefined) clearTimeout(this.watchdog);
     this.watchdog = undefined;
+    this.watchdogDue = 0;
     this.watched = undefined;
     this.backlog = [];
     const calls = [...this.waiting];

@@ -3,10 +3,11 @@ import { describe, test } from 'node:test';
 import { ConfigError } from '../../src/core/errors.js';
 import type { Micros } from '../../src/core/time.js';
 import type { TcpConnection } from '../../src/tcp/connection.js';
-import { formatFlow, parseFlow } from '../../src/vnf/flow.js';
+import { flowMatcher, formatFlow, inFlow, parseFlow } from '../../src/vnf/flow.js';
 import { VnfError, VnfManager } from '../../src/vnf/manager.js';
 import type { Vnf, VnfType } from '../../src/vnf/types.js';
 import { VNF_TYPES } from '../../src/vnf/index.js';
+import { parseIpAddress } from '../../src/wire/ip.js';
 import { ipv4, TCP_SYN } from '../../src/wire/tcp.js';
 import { pattern, patternByte } from '../support/tcp-net.js';
 import { VnfChain } from '../support/vnf-chain.js';
@@ -373,6 +374,29 @@ describe('VNF manager', () => {
       () => parseFlow('from a to b'),
       (e: unknown) => e instanceof ConfigError,
     );
+  });
+
+  test('flow patterns match packets by their bytes, in either direction, any way an address is written', () => {
+    const ip = (t: string): Uint8Array => parseIpAddress(t)!;
+    const ports = (s: number, d: number): Uint8Array => Uint8Array.of(s >> 8, s & 0xff, d >> 8, d & 0xff, 0, 0);
+    const m = flowMatcher(parseFlow('tcp:10.0.0.1-10.0.4.1:5001'));
+    assert.ok(inFlow(m, 'tcp', ip('10.0.0.1'), ip('10.0.4.1'), ports(40000, 5001)), 'forward');
+    assert.ok(inFlow(m, 'tcp', ip('10.0.4.1'), ip('10.0.0.1'), ports(5001, 40000)), 'back');
+    assert.ok(!inFlow(m, 'udp', ip('10.0.0.1'), ip('10.0.4.1'), ports(40000, 5001)), 'another protocol');
+    assert.ok(!inFlow(m, 'tcp', ip('10.0.0.1'), ip('10.0.4.1'), ports(40000, 5002)), 'another port');
+    assert.ok(!inFlow(m, 'tcp', ip('10.0.0.1'), ip('10.0.4.2'), ports(40000, 5001)), 'another address');
+    assert.ok(!inFlow(m, 'tcp', ip('10.0.4.1'), ip('10.0.0.1'), ports(40000, 5001)), 'back, but the port on the wrong side');
+    assert.ok(!inFlow(m, 'tcp', ip('10.0.0.1'), ip('10.0.4.1'), Uint8Array.of(0x9c, 0x40, 0x13)), 'too short for its ports');
+    // An IPv6 address matches whether the pattern writes it in full or compressed.
+    const v6 = ip('fd00::a00:1');
+    for (const text of ['udp:[fd00::a00:1]-*:53', 'udp:[FD00:0:0:0:0:0:0A00:0001]-*:53']) {
+      const m6 = flowMatcher(parseFlow(text));
+      assert.ok(inFlow(m6, 'udp', v6, ip('fd00::1'), ports(1234, 53)), text);
+      assert.ok(!inFlow(m6, 'udp', ip('10.0.0.1'), ip('fd00::1'), ports(1234, 53)), `${text}: an IPv4 source`);
+    }
+    // An address that is none (the older form takes any text) matches nothing; a wildcard, everything.
+    assert.ok(!inFlow(flowMatcher(parseFlow('tcp nowhere:* > *:*')), 'tcp', ip('10.0.0.1'), ip('10.0.4.1'), ports(1, 2)));
+    assert.ok(inFlow(flowMatcher(parseFlow('*:*-*')), 'udp', v6, ip('10.0.0.1'), ports(1, 2)));
   });
 
   test("flow patterns take the controller's form: router numbers, addresses, * and a source port", () => {
