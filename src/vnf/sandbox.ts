@@ -89,12 +89,16 @@ export class VnfSandbox {
   private readonly records = new RecordWriter();
   /** Calls written only in part (or not at all) for want of room, oldest first: `at` is where the rest starts. */
   private backlog: Array<{ bytes: Uint8Array; at: number }> = [];
+  /** Where the backlog's first call not all written is (those before it are written). */
+  private backlogHead = 0;
   private readonly spin: SpinPolicy;
   /** Whether both sides spin or sleep, from how long calls take either way. */
   private readonly choice = new SpinChoice();
   /** A reply came, or the worker made room for a call in the backlog. */
-  private readonly moved = (): boolean => this.replies.readable() || (this.backlog.length > 0 && this.calls.used() <= this.calls.capacity / 2);
+  private readonly moved = (): boolean => this.replies.readable() || (this.backlogged() && this.calls.used() <= this.calls.capacity / 2);
   private pumpScheduled = false;
+  /** When the last reply was settled (performance.now(), ms). */
+  private lastSettled = 0;
   private readonly pumpNow = (): void => this.pump();
   private repliesAwaited = false;
   private spaceAwaited = false;
@@ -203,26 +207,37 @@ export class VnfSandbox {
 
   /** Writes a call to the ring, or what does not fit to the backlog (behind whatever already waits there). */
   private send(rec: Uint8Array): void {
-    const at = this.backlog.length === 0 ? this.calls.write(rec) : 0;
+    const at = this.backlogged() ? 0 : this.calls.write(rec);
     // The record is the writer's scratch buffer: what waits needs its own copy.
     if (at < rec.length) this.backlog.push({ bytes: rec.slice(), at });
   }
 
+  private backlogged(): boolean {
+    return this.backlogHead < this.backlog.length;
+  }
+
   /** Writes what it can of the backlog. */
   private flush(): void {
-    let done = 0;
-    for (const b of this.backlog) {
+    for (; this.backlogHead < this.backlog.length; this.backlogHead++) {
+      const b = this.backlog[this.backlogHead]!;
       b.at = this.calls.write(b.bytes, b.at);
-      if (b.at < b.bytes.length) break;
-      done++;
+      if (b.at < b.bytes.length) {
+        // What is written goes once it is half the backlog (a backlog that never empties must not keep it).
+        if (this.backlogHead >= 64 && this.backlogHead * 2 >= this.backlog.length) {
+          this.backlog = this.backlog.slice(this.backlogHead);
+          this.backlogHead = 0;
+        }
+        return;
+      }
     }
-    if (done > 0) this.backlog = this.backlog.slice(done);
+    this.backlog = [];
+    this.backlogHead = 0;
   }
 
   /** Settles every reply that has come and writes what it can of the backlog. */
   private drain(): void {
     for (;;) {
-      if (this.backlog.length > 0) this.flush();
+      if (this.backlogged()) this.flush();
       const rec = this.replies.read();
       if (rec === undefined) return;
       this.settle(readReply(rec));
@@ -263,7 +278,7 @@ export class VnfSandbox {
         if (this.waiting.size > 0 && this.live()) this.schedulePump();
       });
     }
-    if (this.backlog.length > 0 && !this.spaceAwaited) {
+    if (this.backlogged() && !this.spaceAwaited) {
       // A call written in part needs room for its rest before the worker can answer it.
       this.spaceAwaited = true;
       void this.calls.waitForSpaceAsync().then(() => {
@@ -316,7 +331,13 @@ export class VnfSandbox {
     const w = this.waiting.get(r.id);
     if (!w) return;
     this.waiting.delete(r.id);
-    if (r.id !== 0) this.choice.record((performance.now() - w.sentAt) * 1000);
+    if (r.id !== 0) {
+      // What the call cost: from when it was made, or from the reply before if that came later
+      // (calls in flight together are each charged the gap to the one before, not the queue).
+      const now = performance.now();
+      this.choice.record((now - Math.max(w.sentAt, this.lastSettled)) * 1000);
+      this.lastSettled = now;
+    }
     this.rewatch();
     for (const p of r.packets) this.outbox.push(p);
     this.deadline = r.nextDeadline;
@@ -354,6 +375,7 @@ export class VnfSandbox {
     this.watchdogDue = 0;
     this.watched = undefined;
     this.backlog = [];
+    this.backlogHead = 0;
     const calls = [...this.waiting];
     this.waiting.clear();
     for (const [id, w] of calls) w.resolve({ id, packets: [], events: [], nextDeadline: undefined });
