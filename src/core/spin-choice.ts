@@ -1,5 +1,7 @@
 /** Epochs of a mode that its cost is taken from. */
 const HISTORY = 3;
+/** The longest wait between tries in epochs (the time cap comes long before). */
+const MAX_EXPLORE_EVERY = 1 << 20;
 
 /** The median of a few numbers (NaN of none; the lower middle of an even count). */
 function median(xs: readonly number[]): number {
@@ -24,8 +26,13 @@ function median(xs: readonly number[]): number {
  *
  * A try costs what the worse mode costs, so tries back off while they keep
  * confirming the mode in force: the first comes `exploreEvery` epochs after
- * a choice, and each try that confirms it doubles the wait, up to
- * `maxExploreEvery` epochs; a new choice starts over at `exploreEvery`. A
+ * a choice, and each try that confirms it doubles the wait; a new choice
+ * starts over at `exploreEvery`. The wait is capped in time, not in calls:
+ * a try comes at the latest once the mode in force has run `maxExploreUs`
+ * of calls since the last. So tries cost about the same share of the time
+ * whichever mode is held (counted in epochs, a cap suited to sleeping's
+ * slow calls had spinning try sleep every few milliseconds, and those tries
+ * took a tenth of its time). A
  * try's epoch stands for its mode on its own: what that mode cost the try
  * before may be long out of date. (A load that makes the mode in force
  * slower is seen by its own epochs at once; only one that makes the other
@@ -40,6 +47,8 @@ export class SpinChoice {
   private sum = 0;
   /** Epochs since the last try of the other mode (or since the mode changed). */
   private since = 0;
+  /** The time the held mode's calls took since then, µs. */
+  private sinceUs = 0;
   /** Epochs from one try to the next, now. */
   private every: number;
   /** Whether the epoch in progress tries the other mode. */
@@ -50,7 +59,8 @@ export class SpinChoice {
     private readonly exploreEvery = 8,
     /** Spinning is kept only when its mean is below this share of sleeping's. */
     private readonly spinWorth = 0.8,
-    private readonly maxExploreEvery = exploreEvery * 8,
+    /** The most time the held mode's calls take from one try to the next, µs. */
+    private readonly maxExploreUs = 100_000,
   ) {
     this.every = exploreEvery;
   }
@@ -60,6 +70,7 @@ export class SpinChoice {
     this.sum += us;
     if (++this.calls < this.epoch) return;
     const m = this.sum / this.calls;
+    if (!this.trying) this.sinceUs += this.sum;
     this.sum = 0;
     this.calls = 0;
     const k = this.spinning ? 'spin' : 'sleep';
@@ -71,6 +82,8 @@ export class SpinChoice {
     const spin = median(this.recent.spin);
     const sleep = median(this.recent.sleep);
     if (Number.isNaN(spin) || Number.isNaN(sleep)) {
+      // The first epochs try each mode in turn: the wait for tries starts once both are known.
+      this.sinceUs = 0;
       this.spinning = Number.isNaN(spin);
       return;
     }
@@ -83,9 +96,11 @@ export class SpinChoice {
       // A new choice: tries start over at the shortest wait.
       this.every = this.exploreEvery;
       this.since = 0;
-    } else if (tried) this.every = Math.min(this.every * 2, this.maxExploreEvery);
-    if (++this.since >= this.every) {
+      this.sinceUs = 0;
+    } else if (tried) this.every = Math.min(this.every * 2, MAX_EXPLORE_EVERY);
+    if (++this.since >= this.every || this.sinceUs >= this.maxExploreUs) {
       this.since = 0;
+      this.sinceUs = 0;
       this.trying = true;
       this.spinning = !best;
     } else this.spinning = best;

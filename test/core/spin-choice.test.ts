@@ -21,8 +21,12 @@ describe('choosing between spinning and sleeping', () => {
     assert.deepEqual(tries(fastSpin, true), [9, 25, 57, 121], 'spins, trying sleep ever less often');
     const fastSleep = run(new SpinChoice(4, 8), 130, (s) => (s ? 60 : 30));
     assert.deepEqual(tries(fastSleep, false), [9, 25, 57, 121], 'sleeps, trying spin ever less often');
-    const capped = run(new SpinChoice(4, 8, 0.8, 16), 70, (s) => (s ? 5 : 40));
-    assert.deepEqual(tries(capped, true), [9, 25, 41, 57], 'at most maxExploreEvery epochs apart');
+    // Capped in time, 320 us of the held mode's calls between tries: 16 of spinning's epochs (4 calls of 5 us),
+    // 4 of sleeping's (4 calls of 20 us); a try's own epoch does not count.
+    const capped = run(new SpinChoice(4, 8, 0.8, 320), 70, (s) => (s ? 5 : 40));
+    assert.deepEqual(tries(capped, true), [9, 25, 42, 59], 'at most maxExploreUs of spinning apart');
+    const cappedSleep = run(new SpinChoice(4, 8, 0.8, 320), 40, (s) => (s ? 60 : 20));
+    assert.deepEqual(tries(cappedSleep, false), [5, 10, 15, 20, 25, 30, 35], 'at most maxExploreUs of sleeping apart');
   });
 
   test('spinning costs CPU: it is kept only when clearly faster', () => {
