@@ -43,8 +43,11 @@
  * stores the word: both are sequentially consistent atomics, so either the
  * publisher sees the waiter, or the waiter's wait sees the word moved and
  * does not sleep. A notify costs a lock shared by every thread of the
- * process (and a task for the main thread's `waitAsync`); with both sides
- * spinning, nobody waits and none is made.
+ * process, a system call to wake a sleeping thread (and a task for the main
+ * thread's `waitAsync`); with both sides spinning, nobody waits and none is
+ * made. A producer that writes records in a burst may also store HEAD
+ * without the notify (`write(…, false)`) and call `notify()` once after the
+ * burst, before it waits itself: the same check, made later, is as sound.
  */
 
 import { performance } from 'node:perf_hooks';
@@ -134,9 +137,14 @@ class RingSide {
     return (Atomics.load(this.words, HEAD) - Atomics.load(this.words, TAIL)) >>> 0;
   }
 
-  /** Moves this side's word (HEAD for the producer, TAIL for the consumer) and wakes whoever waits on it. */
-  protected publish(word: number, value: number): void {
+  /** Moves this side's word (HEAD for the producer, TAIL for the consumer) and, if `wake`, wakes whoever waits on it. */
+  protected publish(word: number, value: number, wake = true): void {
     Atomics.store(this.words, word, value);
+    if (wake) this.wake(word);
+  }
+
+  /** Wakes whoever waits on `word`, if anyone does. */
+  protected wake(word: number): void {
     if (Atomics.load(this.words, waitersOf(word)) !== 0) Atomics.notify(this.words, word);
   }
 
@@ -184,13 +192,15 @@ export class RingProducer extends RingSide {
 
   /**
    * Writes as much of `payload`, from byte `from`, as there is room for,
-   * in whole fragments, and wakes the consumer. Returns where the rest
+   * in whole fragments, and wakes the consumer (unless `wake` is false:
+   * then `notify()` must follow, before this side waits or stops writing
+   * for a while). Returns where the rest
    * starts: `payload.length` once the record is all written. Call it again
    * with that offset (after `waitForSpace`) to go on; nothing else may be
    * written meanwhile. An empty payload is refused (it would have no rest to
    * tell done from not).
    */
-  write(payload: Uint8Array, from = 0): number {
+  write(payload: Uint8Array, from = 0, wake = true): number {
     if (payload.length === 0) throw new RangeError('ring: an empty record');
     const max = this.maxFragment;
     let off = from;
@@ -214,9 +224,14 @@ export class RingProducer extends RingSide {
     }
     if (off !== from) {
       this.head = head;
-      this.publish(HEAD, head);
+      this.publish(HEAD, head, wake);
     }
     return off;
+  }
+
+  /** Wakes the consumer if it waits for data (after writes made with `wake` false). */
+  notify(): void {
+    this.wake(HEAD);
   }
 
   /** Blocks (a worker thread only) until the consumer frees space, or `timeoutMs` passes. */

@@ -99,9 +99,15 @@ function serve(manager: VnfManager, instanceId: number, init: SandboxStart): nev
       spinning = callSpins(rec);
       const out = records.reply(answer(manager, instanceId, readCall(rec)));
       // A full reply ring: wait for the host to read (backpressure), never drop.
-      for (let at = replies.write(out); at < out.length; at = replies.write(out, at)) replies.waitForSpace();
+      for (let at = replies.write(out, 0, false); at < out.length; at = replies.write(out, at, false)) {
+        replies.notify();
+        replies.waitForSpace();
+      }
       continue;
     }
+    // Replies are written without waking the host; it is woken (if it sleeps) once the calls run dry, so
+    // that calls in flight together cost one wake-up, not one each.
+    replies.notify();
     if (spinning && spin.spin(() => calls.readable())) continue;
     calls.waitForData();
   }

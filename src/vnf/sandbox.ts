@@ -97,6 +97,8 @@ export class VnfSandbox {
   /** A reply came, or the worker made room for a call in the backlog. */
   private readonly moved = (): boolean => this.replies.readable() || (this.backlogged() && this.calls.used() <= this.calls.capacity / 2);
   private pumpScheduled = false;
+  /** The next pump waits for the event loop to turn (setImmediate), not for the caller's code to end. */
+  private pumpDeferred = false;
   /** When the last reply was settled (performance.now(), ms). */
   private lastSettled = 0;
   private readonly pumpNow = (): void => this.pump();
@@ -207,7 +209,9 @@ export class VnfSandbox {
 
   /** Writes a call to the ring, or what does not fit to the backlog (behind whatever already waits there). */
   private send(rec: Uint8Array): void {
-    const at = this.backlogged() ? 0 : this.calls.write(rec);
+    // The worker is woken (if it sleeps) by the pump, once for the calls made together; when the pump waits
+    // for the event loop, at once.
+    const at = this.backlogged() ? 0 : this.calls.write(rec, 0, this.pumpDeferred);
     // The record is the writer's scratch buffer: what waits needs its own copy.
     if (at < rec.length) this.backlog.push({ bytes: rec.slice(), at });
   }
@@ -220,7 +224,7 @@ export class VnfSandbox {
   private flush(): void {
     for (; this.backlogHead < this.backlog.length; this.backlogHead++) {
       const b = this.backlog[this.backlogHead]!;
-      b.at = this.calls.write(b.bytes, b.at);
+      b.at = this.calls.write(b.bytes, b.at, false);
       if (b.at < b.bytes.length) {
         // What is written goes once it is half the backlog (a backlog that never empties must not keep it).
         if (this.backlogHead >= 64 && this.backlogHead * 2 >= this.backlog.length) {
@@ -259,13 +263,17 @@ export class VnfSandbox {
   /** Collects replies while calls are in flight: spins while they come, then waits for the next asynchronously. */
   private pump(): void {
     this.pumpScheduled = false;
+    this.pumpDeferred = false;
     const start = performance.now();
     for (;;) {
       this.drain();
+      // The calls written since the last look (made together, or from the backlog) wake the worker once.
+      this.calls.notify();
       if (this.waiting.size === 0 || !this.live()) return;
       if (performance.now() - start >= MAX_PUMP_MS) {
         // Long enough: the event loop turns, then collection goes on.
         this.pumpScheduled = true;
+        this.pumpDeferred = true;
         setImmediate(() => this.pump());
         return;
       }
