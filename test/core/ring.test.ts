@@ -126,44 +126,51 @@ describe('ring: one thread on both ends', () => {
 });
 
 describe('ring: across threads', () => {
-  test('many records, some longer than the ring, through a worker and back: in order, byte for byte, with both rings full at times', async () => {
-    const input = createRing(256);
-    const output = createRing(256);
-    const worker = new Worker(workerEntry(import.meta.url, 'fixtures/ring-echo'), { workerData: { input, output } });
-    try {
-      const w = new RingProducer(input);
-      const r = new RingConsumer(output);
-      const rng = Rng.fromSeed(7);
-      const sent = Array.from({ length: 3000 }, (_, i) => record(i, i % 100 === 0 ? rng.int(200, 2000) : rng.int(1, 120)));
-      const got: Uint8Array[] = [];
-      let next = 0;
-      let at = 0;
-      let fullWaits = 0;
-      while (got.length < sent.length) {
-        // Write what fits; when the ring is full, wait for the worker to make room or send something back.
-        while (next < sent.length) {
-          at = w.write(sent[next]!, at);
-          if (at < sent[next]!.length) break;
-          next++;
-          at = 0;
+  for (const batched of [false, true]) {
+    test(
+      `many records, some longer than the ring, through a worker and back: in order, byte for byte, with both rings full at times${batched ? '; written without waking, each side woken once before the other waits' : ''}`,
+      { timeout: 60_000 },
+      async () => {
+        const input = createRing(256);
+        const output = createRing(256);
+        const worker = new Worker(workerEntry(import.meta.url, 'fixtures/ring-echo'), { workerData: { input, output, batched } });
+        try {
+          const w = new RingProducer(input);
+          const r = new RingConsumer(output);
+          const rng = Rng.fromSeed(7);
+          const sent = Array.from({ length: 3000 }, (_, i) => record(i, i % 100 === 0 ? rng.int(200, 2000) : rng.int(1, 120)));
+          const got: Uint8Array[] = [];
+          let next = 0;
+          let at = 0;
+          let fullWaits = 0;
+          while (got.length < sent.length) {
+            // Write what fits; when the ring is full, wait for the worker to make room or send something back.
+            while (next < sent.length) {
+              at = w.write(sent[next]!, at, !batched);
+              if (at < sent[next]!.length) break;
+              next++;
+              at = 0;
+            }
+            let came = false;
+            for (let x = r.read(); x; x = r.read()) {
+              got.push(x);
+              came = true;
+            }
+            if (!came && got.length < sent.length) {
+              fullWaits++;
+              if (batched) w.notify();
+              await Promise.race([r.waitForDataAsync(), next < sent.length ? w.waitForSpaceAsync() : new Promise(() => undefined)]);
+            }
+          }
+          assert.equal(got.length, sent.length);
+          for (let i = 0; i < sent.length; i++) assert.deepEqual(got[i], sent[i], `record ${i}`);
+          assert.ok(fullWaits > 0, 'the writer had to wait at least once');
+        } finally {
+          await worker.terminate();
         }
-        let came = false;
-        for (let x = r.read(); x; x = r.read()) {
-          got.push(x);
-          came = true;
-        }
-        if (!came && got.length < sent.length) {
-          fullWaits++;
-          await Promise.race([r.waitForDataAsync(), next < sent.length ? w.waitForSpaceAsync() : new Promise(() => undefined)]);
-        }
-      }
-      assert.equal(got.length, sent.length);
-      for (let i = 0; i < sent.length; i++) assert.deepEqual(got[i], sent[i], `record ${i}`);
-      assert.ok(fullWaits > 0, 'the writer had to wait at least once');
-    } finally {
-      await worker.terminate();
-    }
-  });
+      },
+    );
+  }
 });
 
 describe('spinning before a blocking wait', () => {
