@@ -7,6 +7,13 @@
  *
  *   node --import tsx bench/openflow.ts [--packets 20000]
  *
+ * Each figure is the median of ROUNDS timed rounds of --packets lookups,
+ * after WARMUP untimed ones on the same table: V8 compiles the lookup for
+ * each table afresh once it has run a while (building a large table
+ * invalidates code it depends on), and a single short round could time that
+ * compilation instead of the lookup (4096 entries at 3-4x of 10 in a round
+ * of 20000 taken just after the table was built, 1.0-1.4x from then on).
+ *
  * Prints key=value lines: microseconds per packet for AODV and for each table
  * size, each table's ratio against AODV, and 4096 entries against 10 (the
  * classifier's goal: within 2x).
@@ -39,27 +46,41 @@ const mod = (priority: number, dst: number, port: number): FlowMod =>
     instructions: [{ type: 'apply-actions', actions: [{ type: 'output', port, maxLen: 0 }] }],
   });
 
+/** Timed rounds per figure (the median is taken), and untimed lookups before them. */
+const ROUNDS = 5;
+const WARMUP = 50_000;
+
+/** The median of ROUNDS timings of `n` calls of `fn`, µs per call. */
+function medianUs(fn: (i: number) => void): number {
+  const rounds: number[] = [];
+  for (let r = 0; r < ROUNDS; r++) {
+    const t = performance.now();
+    for (let i = 0; i < n; i++) fn(i);
+    rounds.push(((performance.now() - t) * 1000) / n);
+  }
+  return rounds.sort((a, b) => a - b)[ROUNDS >> 1]!;
+}
+
 function tableUs(entries: number): number {
   const tables = new FlowTables(1, { capacity: 4096 });
   // Entries for other destinations at higher priorities; the packet's own at the lowest.
   for (let i = 0; i < entries - 1; i++) tables.apply(mod(60000 - i, 1000 + i, 3), 0);
   tables.apply(mod(1, 4, 3), 0);
   const fw = new FlowTableForwarder(tables, 0);
-  for (let i = 0; i < 1000; i++) fw.decide(header, segment, 2, i);
-  const t = performance.now();
-  for (let i = 0; i < n; i++) {
-    const d = fw.decide(header, segment, 2, 1000 + i);
+  for (let i = 0; i < WARMUP; i++) fw.decide(header, segment, 2, i);
+  return medianUs((i) => {
+    const d = fw.decide(header, segment, 2, WARMUP + i);
     if (d?.kind !== 'next-hop') throw new Error(`bench/openflow.ts: the lookup missed (${JSON.stringify(d)})`);
-  }
-  return ((performance.now() - t) * 1000) / n;
+  });
 }
 
 // AODV's lookup of a valid route to the same destination, as the router does for every packet.
 const aodv = new MultipathAodv({ self: 0, rng: Rng.fromSeed(1), startUs: 0, hello: () => ({ r1Channel: 1, workload: [], neighbours: [] }), linkCost: () => 1 });
 aodv.handle({ type: 'rrep', repair: false, ackRequired: false, hopCount: 1, dst: 4, dstSeq: 5, orig: 0, lifetimeMs: 600_000, lastHop: 4, pathCost: 1 }, 2, 0);
-const t = performance.now();
-for (let i = 0; i < n; i++) aodv.lookup(4, 1000 + i);
-const aodvUs = ((performance.now() - t) * 1000) / n;
+for (let i = 0; i < WARMUP; i++) aodv.lookup(4, 1000);
+const aodvUs = medianUs((i) => {
+  if (aodv.lookup(4, 1000 + i)?.nextHop !== 2) throw new Error('bench/openflow.ts: AODV lost its route during the reference lookups');
+});
 if (!aodv.lookup(4, 1000)) {
   process.stderr.write('bench/openflow.ts: AODV holds no route for the reference lookup\n');
   process.exit(1);
