@@ -176,6 +176,12 @@ export function formatStatus(s: RouterStatus): string {
       `sensing  ${s.sensing.rounds} round(s), ${s.sensing.durationMs} ms every ${s.sensing.periodMs} ms, CCA ${s.sensing.ccaThresholdDbm} dBm${s.sensing.transmitPaused ? ', transmission paused' : ''}`,
       `counters ${counts(s.counters)}`,
       `drops    ${counts(s.drops)}`,
+      // Said only when there is something to say: a log that lost nothing is the rule.
+      ...(s.log !== undefined && (s.log.dropped > 0 || s.log.gone !== undefined)
+        ? [
+            `log      ${s.log.dropped} line(s) dropped${s.log.gone === undefined ? ' (its reader fell behind)' : `, writing stopped (${s.log.gone}: its reader went away)`}`,
+          ]
+        : []),
     ].join('\n') + '\n'
   );
 }

@@ -45,6 +45,18 @@ export function createLogger(o: LogOptions): Logger {
   return pino(base, pretty({ ...prettyOptions, destination: o.destination ?? 1, sync: true }));
 }
 
+/**
+ * What a logger (or a child of it) writing in the background lost: the lines
+ * it dropped and, once writing stopped for good, why (an errno code).
+ * Undefined for a logger that writes synchronously (it loses nothing: it
+ * waits).
+ */
+export function logLoss(log: Logger): { dropped: number; gone?: string } | undefined {
+  const stream = (log as unknown as Record<symbol, unknown>)[pino.symbols.streamSym];
+  if (!(stream instanceof BackgroundLines)) return undefined;
+  return stream.gone === undefined ? { dropped: stream.dropped } : { dropped: stream.dropped, gone: stream.gone };
+}
+
 /** How long the exit's flush retries a descriptor that is not ready (EAGAIN) before it leaves the rest unwritten. */
 const EXIT_RETRY_MS = 2000;
 

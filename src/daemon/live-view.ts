@@ -2,7 +2,7 @@ import { ConfigVersions } from '../config/load.js';
 import type { LiveChange } from '../config/live.js';
 import type { NodeConfig } from '../config/types.js';
 import { ConfigError } from '../core/errors.js';
-import type { Logger } from '../core/log.js';
+import { logLoss, type Logger } from '../core/log.js';
 import type { Micros } from '../core/time.js';
 import { parseAccText, parseFlowText } from '../openflow/flow-spec.js';
 import { parseActiveEndpoint, parsePassiveEndpoint, reaches } from '../openflow/endpoint.js';
@@ -88,13 +88,15 @@ export abstract class LiveConfigView {
   protected abstract readonly startedUs: Micros;
 
   /** What every status begins with: who, when, since when, which configuration. */
-  protected statusHead(now: Micros): Pick<RouterStatus, 'node' | 'atUs' | 'uptimeS' | 'configVersion'> & { pid: number } {
+  protected statusHead(now: Micros): Pick<RouterStatus, 'node' | 'atUs' | 'uptimeS' | 'configVersion' | 'log'> & { pid: number } {
+    const loss = logLoss(this.log);
     return {
       node: { id: this.id, name: this.name },
       pid: process.pid,
       atUs: now,
       uptimeS: Math.round((now - this.startedUs) / 1000) / 1000,
       configVersion: this.version,
+      ...(loss === undefined ? {} : { log: loss }),
     };
   }
 

@@ -131,6 +131,12 @@ export class RouterMetrics {
     ]);
     this.gauge('cogmesh_uptime_seconds', 'Seconds since the router started', [], (s) => [[{}, s.status.uptimeS]]);
     this.gauge('cogmesh_node_id', "The router's mesh address (node.id)", [], (s) => [[{}, s.status.node.id]]);
+    this.counter(
+      'cogmesh_log_dropped_lines_total',
+      "Log lines dropped: the log's reader went away or fell behind (absent when the log is written synchronously)",
+      [],
+      (s) => (s.status.log === undefined ? [] : [[{}, s.status.log.dropped]]),
+    );
 
     // Spectrum: the latest sensing round.
     const channels = (s: Snapshot): NonNullable<ReturnType<RouterView['spectrum']>>['channels'] => s.view.spectrum()?.channels ?? [];

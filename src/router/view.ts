@@ -121,6 +121,12 @@ export interface RouterStatus {
   drops: Record<string, number>;
   /** The routing's counters (route discoveries started, found and failed, routes lost, ...), on a router that routes. */
   routing?: Record<string, number>;
+  /**
+   * A router whose log is written in the background (`cogmesh node`): the
+   * lines it dropped (its reader went away, or fell 16 M characters behind)
+   * and, once writing stopped for good, why (an errno code such as EPIPE).
+   */
+  log?: { dropped: number; gone?: string };
 }
 
 export interface QueueView {

@@ -24,3 +24,11 @@ test('cogmesh ctl status shows what R3 authentication signed, verified and dropp
   const keys = formatStatus(status({ channel: 1, auth: { signed: 1 }, keys: { sendKeyId: 2, ids: [1, 2] } }));
   assert.match(keys, /^R3 {2}channel 1, authenticated \(signing with key 2 of 1, 2\): signed 1$/m, 'the key ids in force, during a rotation');
 });
+
+test("cogmesh ctl status tells the log's lost lines, and why its writing stopped, only when there are some", () => {
+  const base = status({ channel: 1 });
+  assert.doesNotMatch(formatStatus(base), /^log/m, 'a synchronous log: nothing to say');
+  assert.doesNotMatch(formatStatus({ ...base, log: { dropped: 0 } }), /^log/m, 'nothing lost: nothing to say');
+  assert.match(formatStatus({ ...base, log: { dropped: 12 } }), /^log {6}12 line\(s\) dropped \(its reader fell behind\)$/m);
+  assert.match(formatStatus({ ...base, log: { dropped: 3, gone: 'EPIPE' } }), /^log {6}3 line\(s\) dropped, writing stopped \(EPIPE: its reader went away\)$/m);
+});

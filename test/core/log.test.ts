@@ -106,6 +106,28 @@ test('BackgroundLines: what a reader that went away cannot take is counted as dr
   assert.ok(s.dropped >= 6, r.stderr);
 });
 
+test(
+  'logLoss: a background logger, through any child, tells what it dropped and why it stopped; a synchronous one has nothing to tell',
+  { timeout: 60_000 },
+  async () => {
+    const script = [
+      `import { createLogger, logLoss } from ${LOG_MODULE};`,
+      "const log = createLogger({ level: 'info', format: 'json', background: true });",
+      "const child = log.child({ part: 'r3' });",
+      "log.info({ event: 'first' }, 'first');",
+      'const before = logLoss(child);',
+      "process.stdin.once('data', () => { const t = setInterval(() => { child.info({ event: 'late' }, 'late'); const l = logLoss(log); if (l.gone !== undefined) { clearInterval(t); for (let i = 0; i < 3; i++) log.info('after'); process.stderr.write(JSON.stringify({ before, after: logLoss(child), sync: logLoss(createLogger({ level: 'info', format: 'json' })) ?? null })); process.exit(0); } }, 10); });",
+    ].join('\n');
+    const r = await runScript(script, { onLine: readerGoesAfter((l) => l.includes('"first"')) });
+    assert.equal(r.code, 0, r.stderr);
+    const s = JSON.parse(r.stderr) as { before: { dropped: number; gone?: string }; after: { dropped: number; gone?: string }; sync: null };
+    assert.deepEqual(s.before, { dropped: 0 });
+    assert.equal(s.after.gone, 'EPIPE');
+    assert.ok(s.after.dropped >= 4, r.stderr);
+    assert.equal(s.sync, null, 'a synchronous logger loses nothing');
+  },
+);
+
 test('BackgroundLines: lines beyond its queue are dropped and counted, and a line says how many before the next one', async () => {
   // The first line is in flight while the loop runs (its completion comes on a later turn): three more fit in 100 characters.
   const script = [

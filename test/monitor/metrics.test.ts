@@ -132,6 +132,7 @@ describe('monitor /metrics', () => {
     assert.equal(value(family(fams, 'cogmesh_sensing_rounds_total')), 12);
     assert.equal(value(family(fams, 'cogmesh_r2_switches_total')), st.r2.switches);
     assert.equal(value(family(fams, 'cogmesh_r1_moves_total')), st.r1.moves);
+    assert.equal(value(family(fams, 'cogmesh_log_dropped_lines_total')), st.log!.dropped);
     const radio = family(fams, 'cogmesh_radio_channel');
     assert.equal(value(radio, { radio: 'R1' }), st.r1.channel);
     assert.equal(value(radio, { radio: 'R2' }), st.r2.channel);

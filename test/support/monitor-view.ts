@@ -154,6 +154,7 @@ export class MonitorTestView implements RouterView {
       counters: { roundsSensed: this.round, helloSent: 3 * this.round, helloReceived: 8 * this.round, packetsForwarded: this.packets, r1Moves: this.r1Moves },
       drops: { queueFull: Math.floor(this.round / 40), noRoute: 0, ttlExpired: 0 },
       routing: { discoveriesStarted: 2 + Math.floor(this.round / 10), discoveriesFound: 1 + Math.floor(this.round / 10), discoveriesFailed: 1, rreqSent: 5 },
+      log: { dropped: 7 },
     };
   }
 
