@@ -11,8 +11,8 @@ export function meshIp(addr: NodeAddr): Uint8Array {
 
 /** The same address as an IPv4 number (10.hi.lo.1), as OpenFlow matches carry it. */
 export function meshIpv4(addr: NodeAddr): number {
-  const ip = meshIp(addr);
-  return ((ip[0]! << 24) | (ip[1]! << 16) | (ip[2]! << 8) | ip[3]!) >>> 0;
+  // Without the array meshIp makes: the flow table asks this of every packet it looks up.
+  return ((10 << 24) | (((addr >> 8) & 0xff) << 16) | ((addr & 0xff) << 8) | 1) >>> 0;
 }
 
 /**
