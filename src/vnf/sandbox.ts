@@ -190,11 +190,11 @@ export class VnfSandbox {
     return new Promise<T>((resolve) => this.post(c, (r) => resolve(then(r))));
   }
 
+  /** A call made before the sandbox runs: once it has started, made as any other; if it could not start, not made. */
   private async callOnceStarted<T>(c: SandboxRequest, then: (r: SandboxReply | undefined) => T): Promise<T> {
     if (this.state === 'starting') await this.started;
     if (this.state === 'starting') this.state = 'running';
-    if (this.state !== 'running') return then(undefined);
-    return new Promise<T>((resolve) => this.post(c, (r) => resolve(then(r))));
+    return this.state === 'running' ? this.call(c, then) : then(undefined);
   }
 
   private post(c: SandboxRequest, resolve: (r: SandboxReply) => void): void {
