@@ -4,7 +4,7 @@ import type { Rng } from '../../src/core/rng.js';
 import type { Scheduler } from '../../src/core/scheduler.js';
 import type { Micros } from '../../src/core/time.js';
 import type { ChannelPlan } from '../channels.js';
-import { airtimeUs, checkPhy, phy80211b } from './phy.js';
+import { airtimeUs, checkPhy, phy80211b, phyParams } from './phy.js';
 import { distanceM, pathLoss, powerAt, type PathLoss } from './propagation.js';
 import { BROADCAST, DcfStation, type Air, type AirFrame, type FrameKind, type Hearing, type PnState, type Timing } from './station.js';
 import type { MacFrame, MediumParams, PhyParams, PnSource, Position, Station, StationHandlers, StationSpec } from './types.js';
@@ -65,9 +65,9 @@ export class AirMedium {
   private readonly core: MediumCore;
 
   constructor(parts: MediumParts, params: Partial<MediumParams> = {}, phy: PhyParams = phy80211b()) {
-    this.params = Object.freeze(checkParams({ ...DEFAULT_MEDIUM_PARAMS, ...params }));
+    this.params = checkParams(mediumParams({ ...DEFAULT_MEDIUM_PARAMS, ...params }));
     checkPhy(phy);
-    this.phy = Object.freeze({ ...phy });
+    this.phy = phyParams(phy);
     this.core = new MediumCore(parts, this.params, this.phy);
   }
 
@@ -103,6 +103,48 @@ export class AirMedium {
 
   get counters(): MediumCounters {
     return this.core.counters;
+  }
+}
+
+/** The medium's parameters with every field, in one order, made at one place: one hidden class in every run (see `phyParams`). */
+function mediumParams(p: MediumParams): MediumParams {
+  return {
+    txRangeM: p.txRangeM,
+    csRangeM: p.csRangeM,
+    captureDb: p.captureDb,
+    capture: p.capture,
+    pnLossProbability: p.pnLossProbability,
+    pnCarrierSense: p.pnCarrierSense,
+  };
+}
+
+/**
+ * Airtimes and intervals that follow from the PHY. A class, so that
+ * `dataUs` is one function for every run: a closure made per medium would
+ * be a new call target in each run, and the MAC's optimised code would be
+ * thrown away at the next run's first frame.
+ */
+class AirTiming implements Timing {
+  readonly ackUs: Micros;
+  readonly ctsUs: Micros;
+  readonly rtsUs: Micros;
+  readonly eifsUs: Micros;
+  readonly ackTimeoutUs: Micros;
+  readonly ctsTimeoutUs: Micros;
+
+  constructor(private readonly phy: PhyParams) {
+    const sifs = phy.sifsUs;
+    this.ackUs = airtimeUs(phy, phy.ackBytes, phy.basicRateBps);
+    this.ctsUs = airtimeUs(phy, phy.ctsBytes, phy.basicRateBps);
+    this.rtsUs = airtimeUs(phy, phy.rtsBytes, phy.basicRateBps);
+    this.eifsUs = sifs + this.ackUs + phy.difsUs;
+    this.ackTimeoutUs = sifs + this.ackUs + phy.slotUs;
+    this.ctsTimeoutUs = sifs + this.ctsUs + phy.slotUs;
+  }
+
+  dataUs(payloadBytes: number): Micros {
+    const phy = this.phy;
+    return airtimeUs(phy, payloadBytes + phy.macHeaderBytes, phy.dataRateBps);
   }
 }
 
@@ -185,20 +227,7 @@ class MediumCore implements Air {
     this.pnCaches = chs.map(() => undefined);
     this.counters = { frames: 0, truncated: 0, channels: new Map(chs.map((c, i) => [c.number, this.usage[i]!])) };
 
-    const sifs = phy.sifsUs;
-    const ackUs = airtimeUs(phy, phy.ackBytes, phy.basicRateBps);
-    const ctsUs = airtimeUs(phy, phy.ctsBytes, phy.basicRateBps);
-    const header = phy.macHeaderBytes;
-    const rate = phy.dataRateBps;
-    this.t = {
-      ackUs,
-      ctsUs,
-      rtsUs: airtimeUs(phy, phy.rtsBytes, phy.basicRateBps),
-      eifsUs: sifs + ackUs + phy.difsUs,
-      ackTimeoutUs: sifs + ackUs + phy.slotUs,
-      ctsTimeoutUs: sifs + ctsUs + phy.slotUs,
-      dataUs: (payloadBytes) => airtimeUs(phy, payloadBytes + header, rate),
-    };
+    this.t = new AirTiming(phy);
   }
 
   /**

@@ -81,6 +81,36 @@ export function airtimeUs(phy: PhyParams, bytes: number, rateBps: number): Micro
   return phy.plcpUs + Math.ceil((8 * bytes * 1e6) / rateBps);
 }
 
+/**
+ * A copy of `phy` with every field, in one order, made at one place. Its
+ * hidden class is then the same in every run of a process: the MAC reads
+ * these fields on every frame, and code that V8 optimised for one run's
+ * copies keeps running for the next run's. A spread copy (`{ ...phy }`,
+ * frozen or not) may get a new hidden class each time V8's clone cache
+ * misses, and then every function that read the old one is compiled again.
+ */
+export function phyParams(phy: PhyParams): PhyParams {
+  return {
+    dataRateBps: phy.dataRateBps,
+    basicRateBps: phy.basicRateBps,
+    slotUs: phy.slotUs,
+    sifsUs: phy.sifsUs,
+    difsUs: phy.difsUs,
+    cwMin: phy.cwMin,
+    cwMax: phy.cwMax,
+    plcpUs: phy.plcpUs,
+    ofdmSymbolUs: phy.ofdmSymbolUs,
+    signalExtensionUs: phy.signalExtensionUs,
+    macHeaderBytes: phy.macHeaderBytes,
+    ackBytes: phy.ackBytes,
+    rtsBytes: phy.rtsBytes,
+    ctsBytes: phy.ctsBytes,
+    shortRetryLimit: phy.shortRetryLimit,
+    longRetryLimit: phy.longRetryLimit,
+    rtsThresholdBytes: phy.rtsThresholdBytes,
+  };
+}
+
 /** Refuses PHY parameters a DCF cannot run with, naming the field. */
 export function checkPhy(phy: PhyParams): void {
   const rate = (field: keyof PhyParams, v: number): void => {

@@ -323,14 +323,19 @@ export class TcpConnection {
   private tlpAt: Micros | undefined;
   private rackAt: Micros | undefined;
 
+  /** Its configuration: a copy of what it was made with (`tcpConfig`). */
+  readonly cfg: Readonly<TcpConfig>;
+
   constructor(
-    readonly cfg: Readonly<TcpConfig>,
+    config: Readonly<TcpConfig>,
     readonly localPort: number,
     readonly remotePort: number,
     /** Initial send sequence number (RFC 9293 3.4.1; the caller draws it). */
     readonly iss: number,
   ) {
-    checkTcpConfig(cfg);
+    checkTcpConfig(config);
+    const cfg = tcpConfig(config);
+    this.cfg = cfg;
     this.sndBuf = new ByteRing(cfg.sendBufferBytes);
     this.rcvBuf = new ByteRing(cfg.receiveBufferBytes);
     let shift = 0;
@@ -1612,6 +1617,44 @@ export class TcpConnection {
 const MIN_MSS = 64;
 
 /** Refuses a configuration no connection can run with (TcpError TCP_BAD_CONFIG naming the field). */
+/**
+ * A copy of `c` with every field, in one order, made at one place. A
+ * connection reads its configuration on every segment: made here, its
+ * hidden class is the same for every connection of every run in a process,
+ * so code that V8 optimised for one run's connections keeps running for the
+ * next run's. A spread merge (`{ ...defaults, ...cfg }`) may get a new hidden
+ * class each time V8's clone cache misses, and then every function that read
+ * the old one is compiled again.
+ */
+export function tcpConfig(c: Readonly<TcpConfig>): TcpConfig {
+  return {
+    mss: c.mss,
+    sendBufferBytes: c.sendBufferBytes,
+    receiveBufferBytes: c.receiveBufferBytes,
+    congestion: c.congestion,
+    sack: c.sack,
+    timestamps: c.timestamps,
+    windowScale: c.windowScale,
+    delayedAckMs: c.delayedAckMs,
+    initialWindowSegments: c.initialWindowSegments,
+    initialRtoMs: c.initialRtoMs,
+    minRtoMs: c.minRtoMs,
+    maxRtoMs: c.maxRtoMs,
+    maxRetransmits: c.maxRetransmits,
+    synRetries: c.synRetries,
+    timeWaitMs: c.timeWaitMs,
+    noDelay: c.noDelay,
+    dupThresh: c.dupThresh,
+    vegas: c.vegas,
+    hystart: c.hystart,
+    prr: c.prr,
+    frto: c.frto,
+    eifel: c.eifel,
+    dsack: c.dsack,
+    rack: c.rack,
+  };
+}
+
 export function checkTcpConfig(cfg: Readonly<TcpConfig>): void {
   const bad = (field: string, expected: string): never => {
     throw new TcpError(
