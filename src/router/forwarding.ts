@@ -136,6 +136,9 @@ const isIp = (proto: DataProto): boolean => proto === 'ip4' || proto === 'ip6';
 
 const flowKey = (h: DataHeader): string => `${h.proto} ${h.src} ${h.dst} ${h.flow}`;
 
+/** Whether flow-table entry `e` is the one of the packet with header `h`. */
+const isEntryOf = (e: FlowEntry, h: DataHeader): boolean => e.flow === h.flow && e.src === h.src && e.dst === h.dst && e.proto === h.proto;
+
 /** A packet that waits for its next hop's R1 channel (see `awaitChannel`). */
 interface AwaitingChannel {
   packet: DataPacket;
@@ -147,8 +150,9 @@ interface AwaitingChannel {
 
 /** Originates, receives, forwards and reroutes data packets (see the file's comment). */
 export class Forwarding {
-  /** The flow table's entry `note` took last (entries are never removed). */
+  /** The flow table's entries `note` took last and the one before (entries are never removed): a TCP flow's data and its ACKs cross a router in turn. */
   private lastEntry: FlowEntry | undefined;
+  private prevEntry: FlowEntry | undefined;
   /** Packets this router originated while their route is being discovered. */
   private readonly pending = new Map<NodeAddr, Array<{ packet: DataPacket; entry: FlowEntry | undefined; queue: number }>>();
   /** Packets for a next hop whose R1 channel is not known yet, by next hop, and whether a timer will expire them. */
@@ -567,18 +571,21 @@ export class Forwarding {
 
   /** The flow-table entry of a packet seen here, counted; `route` notes the next hop it takes. */
   private note(h: DataHeader, role: FlowEntry['role'], bytes: number, now: Micros): FlowEntry {
-    // Packets come in runs of one flow: the last entry is checked before a key is built.
-    const last = this.lastEntry;
-    let e = last !== undefined && last.flow === h.flow && last.src === h.src && last.dst === h.dst && last.proto === h.proto ? last : undefined;
-    if (!e) {
-      e = this.flowTable.get(flowKey(h));
-      if (e) this.lastEntry = e;
+    // Packets come in runs of one flow, or of a flow's two directions in turn: the last two entries are checked before a key is built.
+    let e = this.lastEntry;
+    if (e === undefined || !isEntryOf(e, h)) {
+      const prev = this.prevEntry;
+      if (prev !== undefined && isEntryOf(prev, h)) e = prev;
+      else {
+        e = this.flowTable.get(flowKey(h));
+        if (!e) {
+          e = { proto: h.proto, src: h.src, dst: h.dst, flow: h.flow, role, packets: 0, bytes: 0, nextHop: undefined, lastUs: now, label: 0 };
+          this.flowTable.set(flowKey(h), e);
+        }
+      }
+      this.prevEntry = this.lastEntry;
+      this.lastEntry = e;
     }
-    if (!e)
-      this.flowTable.set(
-        flowKey(h),
-        (e = this.lastEntry = { proto: h.proto, src: h.src, dst: h.dst, flow: h.flow, role, packets: 0, bytes: 0, nextHop: undefined, lastUs: now, label: 0 }),
-      );
     e.label = h.label ?? 0;
     e.packets++;
     e.bytes += bytes;

@@ -138,7 +138,16 @@ export class BulkTcp {
   private readonly specs = new Map<number, TcpFlowSpec>();
   private readonly written = new Map<number, number>();
 
+  /** Each router's IP address (the pseudo-header's), made once: a segment's source is looked up here, not made anew per segment. */
+  private readonly ips = new Map<NodeAddr, Uint8Array>();
+
   constructor(private readonly p: BulkTcpParts) {}
+
+  private ip(addr: NodeAddr): Uint8Array {
+    let ip = this.ips.get(addr);
+    if (!ip) this.ips.set(addr, (ip = meshIp(addr)));
+    return ip;
+  }
 
   private host(addr: NodeAddr): Host {
     let h = this.hosts.get(addr);
@@ -262,7 +271,7 @@ export class BulkTcp {
     const rec = this.flows.get(header.flow);
     if (rec && header.src === rec.src && payload.length >= 20 && now <= rec.endUs)
       rec.arrivedBytes += Math.max(0, payload.length - ((payload[12] ?? 0x50) >> 4) * 4);
-    h.stack.input(meshIp(header.src), payload, now);
+    h.stack.input(this.ip(header.src), payload, now);
     this.pump(at, now);
   }
 

@@ -44,16 +44,29 @@ export function sumWords(b: Uint8Array, start: number, end: number, sum: number)
     const stop = k + words;
     while (k < stop) {
       const chunkEnd = Math.min(stop, k + WIDE_CHUNK_WORDS);
-      // The low and high halves apart keep the sums small integers.
+      // The low and high halves apart keep the sums small integers; two
+      // pairs of them, four words a step, let the additions overlap.
       let lo = 0;
       let hi = 0;
+      let lo2 = 0;
+      let hi2 = 0;
+      for (const end4 = chunkEnd - 3; k < end4; k += 4) {
+        const a = w[k]!;
+        const b = w[k + 1]!;
+        const c = w[k + 2]!;
+        const d = w[k + 3]!;
+        lo += (a & 0xffff) + (b & 0xffff);
+        hi += (a >>> 16) + (b >>> 16);
+        lo2 += (c & 0xffff) + (d & 0xffff);
+        hi2 += (c >>> 16) + (d >>> 16);
+      }
       for (; k < chunkEnd; k++) {
         const v = w[k]!;
         lo += v & 0xffff;
         hi += v >>> 16;
       }
       // Folded to 16 bits, it is the sum of the little-endian 16-bit words; swapped, of the big-endian ones.
-      const le = fold(lo + hi);
+      const le = fold(lo + hi + lo2 + hi2);
       sum += ((le & 0xff) << 8) | (le >>> 8);
     }
     i += words * 4;
