@@ -206,6 +206,9 @@ interface LossEpisode {
 /** RFC 8985 7.2's WCDelAckT: the longest a receiver may delay the ACK of a lone segment. */
 const WC_DEL_ACK_US = 200 * US_PER_MS;
 
+/** The payload of a segment without data: one empty array for all of them (nothing can be written into it). */
+const NO_BYTES = new Uint8Array(0);
+
 /** What `poll` answers when there is nothing to hand out: made once, and frozen. */
 const NO_ACTIONS: readonly TcpAction[] = Object.freeze([]);
 
@@ -238,7 +241,7 @@ export class TcpConnection {
   readonly rtt: RttEstimator;
   readonly scoreboard: Scoreboard;
   private cc: CongestionControl;
-  private readonly out: TcpAction[] = [];
+  private out: TcpAction[] = [];
   private readonly pendingEvents = new Set<TcpEvent>();
 
   // Send side (absolute offsets: 0 is our SYN, data byte k is k + 1).
@@ -447,7 +450,7 @@ export class TcpConnection {
   /** ABORT: a RST to the peer where it knows the connection, and CLOSED at once. */
   abort(now: Micros): void {
     if (['SYN-RECEIVED', 'ESTABLISHED', 'FIN-WAIT-1', 'FIN-WAIT-2', 'CLOSE-WAIT'].includes(this.state)) {
-      this.emitSegment(this.makeSegment(this.controlSeq(), new Uint8Array(0), TCP_RST, now, false), now);
+      this.emitSegment(this.makeSegment(this.controlSeq(), NO_BYTES, TCP_RST, now, false), now);
     }
     this.enterClosed('closed');
   }
@@ -458,7 +461,10 @@ export class TcpConnection {
     if (this.out.length === 0 && this.pendingEvents.size === 0) return NO_ACTIONS;
     for (const e of this.pendingEvents) this.out.push({ kind: 'event', event: e });
     this.pendingEvents.clear();
-    return this.out.splice(0);
+    // Handed over whole, and a new list started: no copy.
+    const out = this.out;
+    this.out = [];
+    return out;
   }
 
   private emit(e: TcpEvent): void {
@@ -1341,7 +1347,7 @@ export class TcpConnection {
   /** Sends [seq, seq + len) of the sequence space: data from the buffer, and the FIN if the range ends with it. */
   private sendRange(seq: number, len: number, now: Micros, probe = false): void {
     const dataEnd = Math.min(seq + len, this.writeEnd);
-    const payload = dataEnd > seq ? this.sndBuf.peek(seq - this.sndBufStart, dataEnd - seq) : new Uint8Array(0);
+    const payload = dataEnd > seq ? this.sndBuf.peek(seq - this.sndBufStart, dataEnd - seq) : NO_BYTES;
     const fin = this.finQueued && seq + len === this.writeEnd + 1;
     let flags = TCP_ACK;
     if (fin) flags |= TCP_FIN;
@@ -1444,7 +1450,7 @@ export class TcpConnection {
   /** A bare ACK now. */
   private sendAck(now: Micros): void {
     if (!SYNCHRONIZED.has(this.state) && this.state !== 'SYN-RECEIVED') return;
-    this.emitSegment(this.makeSegment(this.controlSeq(), new Uint8Array(0), TCP_ACK, now, true), now);
+    this.emitSegment(this.makeSegment(this.controlSeq(), NO_BYTES, TCP_ACK, now, true), now);
   }
 
   /**

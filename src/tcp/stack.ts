@@ -48,8 +48,8 @@ export class TcpStack {
   /** The same entries by their two ports (`portsKey`), for the lookup every arriving segment makes. */
   private readonly byPorts = new Map<number, Entry[]>();
   private readonly listeners = new Map<number, { cfg: Readonly<TcpConfig>; accept: (conn: TcpConnection) => void }>();
-  private readonly outbox: TcpPacket[] = [];
-  private readonly events: TcpStackEvent[] = [];
+  private outbox: TcpPacket[] = [];
+  private events: TcpStackEvent[] = [];
   private nextEphemeral = 49152;
   readonly counters: TcpStackCounters = { received: 0, malformed: 0, badChecksum: 0, noConnection: 0, resetsSent: 0, accepted: 0 };
 
@@ -132,7 +132,8 @@ export class TcpStack {
 
   /** Runs the timers that are due. */
   tick(now: Micros): void {
-    for (const e of [...this.conns]) {
+    // A connection that closes leaves the set while it is walked, which a Set allows (nothing joins it here).
+    for (const e of this.conns) {
       const d = e.conn.nextDeadline();
       if (d !== undefined && d <= now) {
         e.conn.tick(now);
@@ -155,10 +156,14 @@ export class TcpStack {
    * user calls (write, read, close, abort) made since.
    */
   poll(): { readonly packets: readonly TcpPacket[]; readonly events: readonly TcpStackEvent[] } {
-    for (const e of [...this.conns]) this.collect(e.conn, e.remote);
+    for (const e of this.conns) this.collect(e.conn, e.remote);
     // A host is polled until nothing is left: the last, empty answer is one object made once.
     if (this.outbox.length === 0 && this.events.length === 0) return NOTHING_POLLED;
-    return { packets: this.outbox.splice(0), events: this.events.splice(0) };
+    // Handed over whole, and new lists started: no copies.
+    const polled = { packets: this.outbox, events: this.events };
+    this.outbox = [];
+    this.events = [];
+    return polled;
   }
 
   /** Live connections. */
@@ -167,7 +172,9 @@ export class TcpStack {
   }
 
   private collect(conn: TcpConnection, remote: Uint8Array): void {
-    for (const a of conn.poll()) {
+    const actions = conn.poll();
+    for (let i = 0; i < actions.length; i++) {
+      const a = actions[i]!;
       if (a.kind === 'segment') this.send(remote, a.seg);
       else this.events.push({ conn, event: a.event });
     }

@@ -303,7 +303,8 @@ export class BulkTcp {
     for (let round = 0; round < 64; round++) {
       const { packets, events } = h.stack.poll();
       if (packets.length === 0 && events.length === 0) break;
-      for (const pkt of packets) {
+      for (let i = 0; i < packets.length; i++) {
+        const pkt = packets[i]!;
         const to = meshAddr(pkt.dst);
         const srcPort = ((pkt.bytes[0] ?? 0) << 8) | (pkt.bytes[1] ?? 0);
         const dstPort = ((pkt.bytes[2] ?? 0) << 8) | (pkt.bytes[3] ?? 0);
@@ -315,7 +316,7 @@ export class BulkTcp {
         }
         this.p.originate(addr, to, flow, h.seq++ >>> 0, pkt.bytes, now);
       }
-      for (const e of events) this.onEvent(e, now);
+      for (let i = 0; i < events.length; i++) this.onEvent(events[i]!, now);
     }
     this.p.observer?.(addr, now);
     this.arm(addr, h);
