@@ -27,6 +27,12 @@ export class ByteRing {
   push(data: Uint8Array): number {
     const n = Math.min(data.length, this.free);
     let tail = (this.head + this.len) % this.capacity;
+    if (n === data.length && n <= this.capacity - tail) {
+      // All of it in one run: copied without a view of it.
+      this.buf.set(data, tail);
+      this.len += n;
+      return n;
+    }
     let done = 0;
     while (done < n) {
       const run = Math.min(n - done, this.capacity - tail);

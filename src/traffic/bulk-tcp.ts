@@ -109,6 +109,8 @@ interface Host {
   stack: TcpStack;
   /** The stack's next deadline on the engine. */
   alarm: Alarm;
+  /** What the alarm runs: the stack's timers, then a pump (made once: the alarm is set again after every pump). */
+  tick: (now: Micros) => void;
   seq: number;
 }
 
@@ -152,7 +154,12 @@ export class BulkTcp {
   private host(addr: NodeAddr): Host {
     let h = this.hosts.get(addr);
     if (!h) {
-      h = { stack: new TcpStack(meshIp(addr), this.p.rng.fork(`tcp/${addr}`)), alarm: new Alarm(this.p.engine), seq: 0 };
+      const stack = new TcpStack(meshIp(addr), this.p.rng.fork(`tcp/${addr}`));
+      const tick = (t: Micros): void => {
+        stack.tick(t);
+        this.pump(addr, t);
+      };
+      h = { stack, alarm: new Alarm(this.p.engine), tick, seq: 0 };
       this.hosts.set(addr, h);
     }
     return h;
@@ -319,7 +326,7 @@ export class BulkTcp {
       for (let i = 0; i < events.length; i++) this.onEvent(events[i]!, now);
     }
     this.p.observer?.(addr, now);
-    this.arm(addr, h);
+    this.arm(h);
   }
 
   private setFlowOf(from: NodeAddr, fromPort: number, to: NodeAddr, toPort: number, flow: number): void {
@@ -384,11 +391,8 @@ export class BulkTcp {
     if (written >= limit && (conn.state === 'ESTABLISHED' || conn.state === 'CLOSE-WAIT')) conn.close(now);
   }
 
-  private arm(addr: NodeAddr, h: Host): void {
-    h.alarm.set(h.stack.nextDeadline(), (t) => {
-      h.stack.tick(t);
-      this.pump(addr, t);
-    });
+  private arm(h: Host): void {
+    h.alarm.set(h.stack.nextDeadline(), h.tick);
   }
 
   private flowOfConn(conn: TcpConnection): TcpFlowRecord | undefined {

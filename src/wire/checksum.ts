@@ -13,9 +13,15 @@ const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
 const WIDE_MIN_BYTES = 128;
 /** Words summed in one go before folding: the sums of 2^15 halves stay below 2^31. */
 const WIDE_CHUNK_WORDS = 1 << 15;
-/** A u32 view of the last buffer summed: packets come from a few shared slabs, so it is nearly always the one wanted. */
+/**
+ * u32 views of the last two buffers summed: packets come from a few shared
+ * slabs, so one of them is nearly always the one wanted (a segment made from
+ * the newest slab, and one that arrived in an older one, summed in turn).
+ */
 let wideBuffer: ArrayBufferLike | undefined;
 let wide: Uint32Array<ArrayBufferLike> = new Uint32Array(0);
+let olderBuffer: ArrayBufferLike | undefined;
+let older: Uint32Array<ArrayBufferLike> = new Uint32Array(0);
 
 /**
  * Adds the big-endian 16-bit words of b[start, end) to `sum`; end - start
@@ -35,8 +41,11 @@ export function sumWords(b: Uint8Array, start: number, end: number, sum: number)
     }
     const buf = b.buffer;
     if (buf !== wideBuffer) {
+      const view = buf === olderBuffer ? older : new Uint32Array(buf, 0, buf.byteLength >>> 2);
+      olderBuffer = wideBuffer;
+      older = wide;
       wideBuffer = buf;
-      wide = new Uint32Array(buf, 0, buf.byteLength >>> 2);
+      wide = view;
     }
     const w = wide;
     let k = (b.byteOffset + i) >>> 2;
