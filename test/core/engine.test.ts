@@ -189,4 +189,36 @@ describe('EventEngine', () => {
     e.run(1000);
     assert.equal(ran, true);
   });
+  test('what an event schedules keeps its order, and what it cancels again never runs', () => {
+    const e = new EventEngine();
+    const order: string[] = [];
+    e.at(10, () => {
+      // Scheduled in this order at the same times as events from before: after them, in this order.
+      e.at(20, () => order.push('b'));
+      const moved = e.at(20, () => order.push('never'));
+      e.at(15, () => order.push('first'));
+      e.cancel(moved);
+      e.at(20, () => order.push('c'));
+      assert.equal(e.pending, 4, 'the held ones count as pending');
+    });
+    e.at(20, () => order.push('a'));
+    e.run();
+    assert.deepEqual(order, ['first', 'a', 'b', 'c']);
+    assert.equal(e.pending, 0);
+    assert.equal(e.eventsFired, 5);
+  });
+
+  test('an event that drives the engine itself sees what it scheduled', () => {
+    const e = new EventEngine();
+    const order: string[] = [];
+    e.at(10, () => {
+      e.at(12, () => order.push('inner'));
+      assert.equal(e.nextAt(), 12);
+      e.run(12);
+      order.push('outer done');
+    });
+    e.at(30, () => order.push('last'));
+    e.run();
+    assert.deepEqual(order, ['inner', 'outer done', 'last']);
+  });
 });
