@@ -46,15 +46,6 @@ export class EventEngine {
   private live = 0;
   private seq = 0;
   private fired = 0;
-  /** Whether an event is running: what it schedules waits in `held` until it returns. */
-  private firing = false;
-  /**
-   * Events scheduled by the event that runs, put in the heap once it has
-   * returned: one cancelled before then (a timer set and moved again in the
-   * same event, as a MAC's often is) never enters it. Their order is their
-   * time and scheduling number, so when they enter changes nothing.
-   */
-  private readonly held: Ev[] = [];
 
   constructor(start: Micros = 0) {
     this.clock = new VirtualClock(start);
@@ -89,8 +80,7 @@ export class EventEngine {
     }
     this.slots[slot] = ev;
     this.live++;
-    if (this.firing) this.held.push(ev);
-    else this.push(ev);
+    this.push(ev);
     return ev.id;
   }
 
@@ -112,7 +102,6 @@ export class EventEngine {
 
   /** Time of the next pending event. */
   nextAt(): Micros | undefined {
-    this.enterHeld();
     this.dropCancelled();
     return this.q[0]?.at;
   }
@@ -127,7 +116,6 @@ export class EventEngine {
 
   /** Runs the next event; returns false when none is left. */
   step(): boolean {
-    this.enterHeld();
     this.dropCancelled();
     const ev = this.pop();
     if (!ev) return false;
@@ -140,8 +128,6 @@ export class EventEngine {
    * then leaves the clock at `until`.
    */
   run(until?: Micros): void {
-    // An event that runs the engine itself: what it scheduled so far takes its place first.
-    this.enterHeld();
     const q = this.q;
     const last = until ?? Infinity;
     for (;;) {
@@ -163,28 +149,9 @@ export class EventEngine {
     this.release(ev.slot);
     this.clock.advanceToKnown(ev.at);
     this.fired++;
-    const outer = this.firing;
-    this.firing = true;
-    try {
-      ev.fire(ev.at);
-    } finally {
-      this.firing = outer;
-      ev.fire = noFire;
-      this.spare.push(ev);
-      this.enterHeld();
-    }
-  }
-
-  /** Puts the held events in the heap, and drops those cancelled meanwhile. */
-  private enterHeld(): void {
-    // In any order: the heap orders them. Popped, as `length = 0` is a call into V8's runtime.
-    const held = this.held;
-    for (let h = held.pop(); h !== undefined; h = held.pop()) {
-      if (h.cancelled) {
-        h.fire = noFire;
-        this.spare.push(h);
-      } else this.push(h);
-    }
+    ev.fire(ev.at);
+    ev.fire = noFire;
+    this.spare.push(ev);
   }
 
   private release(slot: number): void {
