@@ -4,7 +4,8 @@
  * one TCP Reno FTP flow of 1000-byte segments, 1-4 hops.
  *
  *   node --import tsx bench/ns2.ts [--hops 1,2,3,4] [--duration 100] [--seeds 3] [--seed 1]
- *                                  [--window 20] [--jobs 1] [--warmup 20] [--warmup-runs 6] [--set PATH=VALUE]...
+ *                                  [--window 20] [--jobs 1] [--warmup 20] [--warmup-runs 6] [--rounds 3]
+ *                                  [--set PATH=VALUE]...
  *                                  [--json] [--check]
  *
  * ns-2 runs bench/peers/ns2-chain.tcl (`ns ns2-chain.tcl HOPS DURATION SEED
@@ -35,6 +36,11 @@
  * row timed again; six of 20 s, within a tenth). The process
  * columns keep it (each process starts cold), as ns-2's processes keep their
  * start-up.
+ * --rounds (3 by default): each hop count's ns-2 seeds and cogmesh's
+ * in-process simulation of them run that many times, in turn, and the wall
+ * and CPU columns give the median round: other work on a shared machine moves
+ * a single run by up to half, on either side. Goodputs come from the first
+ * round; every round of cogmesh must give the same, to the last digit.
  * CPU times are given too, as other work on the machine moves them less than
  * wall times: ns-2's processes' (from this process's children times in
  * /proc/self/stat, to 10 ms; Linux only) against the simulations' in this
@@ -66,6 +72,7 @@ const { values } = parseArgs({
     jobs: { type: 'string', default: '1' },
     warmup: { type: 'string', default: '20' },
     'warmup-runs': { type: 'string', default: '6' },
+    rounds: { type: 'string', default: '3' },
     set: { type: 'string', multiple: true, default: [] },
     json: { type: 'boolean', default: false },
     check: { type: 'boolean', default: false },
@@ -87,6 +94,7 @@ if (!(Number.isFinite(durationS) && durationS > 10)) usage(`--duration: "${value
 const seeds = intFlag('seeds', values.seeds, 1, 1000);
 // ns-2 takes seed 0 as "seed from the clock".
 const warmupRuns = intFlag('warmup-runs', values['warmup-runs'], 1, 1000);
+const rounds = intFlag('rounds', values.rounds, 1, 100);
 const seed0 = intFlag('seed', values.seed, 1, 2 ** 31 - 1 - Math.max(seeds, warmupRuns));
 const window = intFlag('window', values.window, 1, 1_000_000);
 const jobs = intFlag('jobs', values.jobs, 1, 256);
@@ -236,9 +244,10 @@ function runCogmeshProcess(hops: number, startS: number, seed: number): Promise<
 
 interface Row {
   hops: number;
-  ns2: { goodputMbps: Spread; wallS: number; cpuS: number | undefined; runs: Ns2Run[] };
-  /** wallS and cpuS: the simulations in this process; processWallS: whole `cogmesh sim` processes, one per seed. */
-  cogmesh: { goodputMbps: Spread | null; wallS: number; cpuS: number; processWallS: number; result: SimResult } | { error: string };
+  /** wallS and cpuS: medians over the rounds of the seeds' sums; runs: the first round's. */
+  ns2: { goodputMbps: Spread; wallS: number; wallRoundsS: number[]; cpuS: number | undefined; runs: Ns2Run[] };
+  /** wallS and cpuS: the simulations in this process, medians over the rounds; processWallS: whole `cogmesh sim` processes, one per seed. */
+  cogmesh: { goodputMbps: Spread | null; wallS: number; wallRoundsS: number[]; cpuS: number; processWallS: number; result: SimResult } | { error: string };
   /** cogmesh / ns-2 mean goodput. */
   ratio: number | null;
   within: boolean;
@@ -260,28 +269,63 @@ if (warmupS > 0) {
 }
 
 const rows: Row[] = [];
-// Per hop count, each seed runs three times: in ns-2, in this process, and as a `cogmesh sim` process. On stderr; COGMESH_PROGRESS=0 turns it off.
-const shown = progress({ total: hopsList.length * seeds * 3, label: 'bench ns2', unit: 'runs', enabled: progressWanted() });
+/** The middle value (the mean of the two middle ones for an even count). */
+const median = (xs: readonly number[]): number => {
+  const a = [...xs].sort((x, y) => x - y);
+  const m = a.length >> 1;
+  return a.length % 2 === 1 ? a[m]! : (a[m - 1]! + a[m]!) / 2;
+};
+/** Each seed's goodput in a result, to tell that two rounds gave the same. */
+const goodputsOf = (r: SimResult): string =>
+  JSON.stringify(r.runs.map((run) => (run.flows[0] && 'goodputMbps' in run.flows[0] ? run.flows[0].goodputMbps : null)));
+// Per hop count, each seed runs in ns-2 and in this process once a round, and once as a `cogmesh sim` process. On stderr; COGMESH_PROGRESS=0 turns it off.
+const shown = progress({ total: hopsList.length * seeds * (2 * rounds + 1), label: 'bench ns2', unit: 'runs', enabled: progressWanted() });
 for (const hops of hopsList) {
-  const ns2Runs: Ns2Run[] = [];
-  try {
-    for (const s of seedList) {
-      ns2Runs.push(await runNs2(hops, s));
-      shown.tick();
+  // Rounds of ns-2's seeds and cogmesh's, in turn, so that other work on the machine falls on both sides alike; each time is the median over the rounds.
+  const ns2Rounds: Ns2Run[][] = [];
+  const cogmeshRounds: Array<{ result: SimResult; wallS: number; cpuS: number }> = [];
+  let failed: string | undefined;
+  for (let round = 0; round < rounds; round++) {
+    const ns2Runs: Ns2Run[] = [];
+    try {
+      for (const s of seedList) {
+        ns2Runs.push(await runNs2(hops, s));
+        shown.tick();
+      }
+    } catch (e) {
+      process.stderr.write(`bench/ns2.ts: ${e instanceof Error ? e.message : String(e)}\n`);
+      process.exit(1);
     }
-  } catch (e) {
-    process.stderr.write(`bench/ns2.ts: ${e instanceof Error ? e.message : String(e)}\n`);
-    process.exit(1);
+    ns2Rounds.push(ns2Runs);
+    if (failed !== undefined) continue;
+    try {
+      const r = await runCogmesh(hops, ns2Rounds[0]![0]!.startS);
+      const first = cogmeshRounds[0];
+      if (first && goodputsOf(r.result) !== goodputsOf(first.result)) {
+        throw new Error(`round ${round + 1} gave goodputs ${goodputsOf(r.result)}, round 1 ${goodputsOf(first.result)}: the runs are not deterministic`);
+      }
+      cogmeshRounds.push(r);
+      shown.tick(seeds);
+    } catch (e) {
+      failed = e instanceof Error ? e.message : String(e);
+    }
   }
+  const ns2Runs = ns2Rounds[0]!;
   const ns2Goodput = spread(ns2Runs.map((r) => r.goodputMbps))!;
-  const ns2Wall = ns2Runs.reduce((a, r) => a + r.wallS, 0);
-  const ns2Cpu = ns2Runs.every((r) => r.cpuS !== undefined) ? ns2Runs.reduce((a, r) => a + r.cpuS!, 0) : undefined;
+  const ns2WallRounds = ns2Rounds.map((runs) => runs.reduce((a, r) => a + r.wallS, 0));
+  const ns2CpuRounds = ns2Rounds.every((runs) => runs.every((r) => r.cpuS !== undefined))
+    ? ns2Rounds.map((runs) => runs.reduce((a, r) => a + r.cpuS!, 0))
+    : undefined;
+  const ns2Wall = median(ns2WallRounds);
+  const ns2Cpu = ns2CpuRounds && median(ns2CpuRounds);
   const startS = ns2Runs[0]!.startS;
 
   let cogmesh: Row['cogmesh'];
   try {
-    const { result, wallS, cpuS } = await runCogmesh(hops, startS);
-    shown.tick(seeds);
+    if (failed !== undefined) throw new Error(failed);
+    const result = cogmeshRounds[0]!.result;
+    const wallRoundsS = cogmeshRounds.map((r) => r.wallS);
+    const cpuS = median(cogmeshRounds.map((r) => r.cpuS));
     let processWallS = 0;
     for (const [k, s] of seedList.entries()) {
       const p = await runCogmeshProcess(hops, startS, s);
@@ -292,19 +336,19 @@ for (const hops of hopsList) {
         throw new Error(`seed ${s}: the cogmesh process gave ${p.goodputMbps} Mbps, the in-process run ${g} (is dist/ older than the sources? npm run build)`);
       processWallS += p.wallS;
     }
-    cogmesh = { goodputMbps: goodputSpread(result), wallS, cpuS, processWallS, result };
+    cogmesh = { goodputMbps: goodputSpread(result), wallS: median(wallRoundsS), wallRoundsS, cpuS, processWallS, result };
   } catch (e) {
     const msg = e instanceof Error ? e.message : String(e);
     process.stderr.write(`bench/ns2.ts: the cogmesh side failed at ${hops} hop(s): ${msg}\n`);
     cogmesh = { error: msg };
   }
   // A failed cogmesh side skips its remaining runs.
-  shown.update((rows.length + 1) * seeds * 3);
+  shown.update((rows.length + 1) * seeds * (2 * rounds + 1));
   const cg = 'error' in cogmesh ? null : cogmesh.goodputMbps;
   const ratio = cg && ns2Goodput.mean > 0 ? cg.mean / ns2Goodput.mean : null;
   rows.push({
     hops,
-    ns2: { goodputMbps: ns2Goodput, wallS: ns2Wall, cpuS: ns2Cpu, runs: ns2Runs },
+    ns2: { goodputMbps: ns2Goodput, wallS: ns2Wall, wallRoundsS: ns2WallRounds, cpuS: ns2Cpu, runs: ns2Runs },
     cogmesh,
     ratio,
     within: ratio !== null && Math.abs(ratio - 1) <= TOLERANCE,
@@ -321,6 +365,7 @@ if (values.json) {
     ns2: {
       goodputMbps: r.ns2.goodputMbps,
       wallS: r.ns2.wallS,
+      wallRoundsS: r.ns2.wallRoundsS,
       cpuS: r.ns2.cpuS ?? null,
       runs: r.ns2.runs.map(({ seed, goodputMbps, wallS, cpuS, fields }) => ({ seed, goodputMbps, wallS, cpuS: cpuS ?? null, ...fields })),
     },
@@ -330,12 +375,13 @@ if (values.json) {
         : {
             goodputMbps: r.cogmesh.goodputMbps,
             wallS: r.cogmesh.wallS,
+            wallRoundsS: r.cogmesh.wallRoundsS,
             cpuS: r.cogmesh.cpuS,
             processWallS: r.cogmesh.processWallS,
             summary: r.cogmesh.result.summary[0],
           },
   }));
-  process.stdout.write(`${JSON.stringify({ durationS, seeds: seedList, window, warmupS, warmupRuns, tolerance: TOLERANCE, rows: out }, null, 2)}\n`);
+  process.stdout.write(`${JSON.stringify({ durationS, seeds: seedList, window, warmupS, warmupRuns, rounds, tolerance: TOLERANCE, rows: out }, null, 2)}\n`);
 } else {
   const cell = (s: Spread | null | undefined, digits = 3): string => (s ? `${s.mean.toFixed(digits)} ± ${s.ci95.toFixed(digits)}` : 'n/a');
   const secs = (x: number | undefined): string => (x === undefined ? 'n/a' : x.toFixed(2));
@@ -356,7 +402,8 @@ if (values.json) {
     `${lines.join('\n')}\n\n` +
       `TCP Reno, window ${window} packets, 1000-byte segments, FTP from ${startS} s to ${durationS} s; seeds ${seedList.join(', ')}; ` +
       `goodput = payload delivered in order to the sink over the FTP's active time. ` +
-      `Wall times, summed over the seeds: ns-2 processes one after another; cogmesh's simulations in this process on ${jobs} worker thread(s) ` +
+      `Wall and CPU times: the seeds' sum, the median over ${rounds} round(s) of ns-2's seeds and cogmesh's in turn (process wall: one round). ` +
+      `Wall times: ns-2 processes one after another; cogmesh's simulations in this process on ${jobs} worker thread(s) ` +
       `(cogmesh wall; ${warmupS > 0 ? `after ${warmupRuns} untimed warm-up simulation(s) of ${warmupS} s` : 'no warm-up'}), and whole \`cogmesh sim\` processes one after another, start-up included (process wall). ` +
       `CPU times: ns-2's processes, and every thread of this process during its simulations.\n`,
   );
