@@ -53,7 +53,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { builtSimulate } from './built.js';
 import { progress, progressWanted } from '../src/cli/progress.js';
-import { spread, type SimResult, type Spread } from '../src/sim/report.js';
+import { median, spread, type SimResult, type Spread } from '../src/sim/report.js';
 import type { ScenarioOverrides } from '../src/config/scenario.js';
 
 const TOLERANCE = 0.25;
@@ -269,12 +269,6 @@ if (warmupS > 0) {
 }
 
 const rows: Row[] = [];
-/** The middle value (the mean of the two middle ones for an even count). */
-const median = (xs: readonly number[]): number => {
-  const a = [...xs].sort((x, y) => x - y);
-  const m = a.length >> 1;
-  return a.length % 2 === 1 ? a[m]! : (a[m - 1]! + a[m]!) / 2;
-};
 /** Each seed's goodput in a result, to tell that two rounds gave the same. */
 const goodputsOf = (r: SimResult): string =>
   JSON.stringify(r.runs.map((run) => (run.flows[0] && 'goodputMbps' in run.flows[0] ? run.flows[0].goodputMbps : null)));

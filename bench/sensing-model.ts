@@ -11,6 +11,7 @@
  */
 import { parseArgs } from 'node:util';
 import { loadScenario, type Scenario } from '../src/config/scenario.js';
+import { median } from '../src/sim/report.js';
 import { runScenario } from '../src/sim/run.js';
 import { progress, progressWanted } from '../src/cli/progress.js';
 
@@ -53,10 +54,6 @@ function once(sc: Scenario, seed: number, into: Figures): void {
 }
 
 const mean = (v: number[]): number => v.reduce((a, b) => a + b, 0) / v.length;
-const median = (v: number[]): number => {
-  const s = [...v].sort((a, b) => a - b);
-  return s.length % 2 === 1 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
-};
 
 const models = ['iq', 'statistical'] as const;
 const scenarios = Object.fromEntries(

@@ -350,6 +350,14 @@ const T975 = [
   2.064, 2.06, 2.056, 2.052, 2.048, 2.045, 2.042,
 ];
 
+/** The middle value of `xs` (the mean of the two middle ones for an even count; NaN for none). */
+export function median(xs: readonly number[]): number {
+  if (xs.length === 0) return Number.NaN;
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 === 1 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+}
+
 export function spread(values: ReadonlyArray<number | null>): Spread | null {
   const v = values.filter((x): x is number => x !== null);
   if (v.length === 0) return null;

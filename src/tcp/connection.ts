@@ -1622,7 +1622,6 @@ export class TcpConnection {
 
 const MIN_MSS = 64;
 
-/** Refuses a configuration no connection can run with (TcpError TCP_BAD_CONFIG naming the field). */
 /**
  * A copy of `c` with every field, in one order, made at one place. A
  * connection reads its configuration on every segment: made here, its
@@ -1661,6 +1660,7 @@ export function tcpConfig(c: Readonly<TcpConfig>): TcpConfig {
   };
 }
 
+/** Refuses a configuration no connection can run with (TcpError TCP_BAD_CONFIG naming the field). */
 export function checkTcpConfig(cfg: Readonly<TcpConfig>): void {
   const bad = (field: string, expected: string): never => {
     throw new TcpError(

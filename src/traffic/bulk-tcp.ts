@@ -142,7 +142,7 @@ export class BulkTcp {
   private readonly specs = new Map<number, TcpFlowSpec>();
   private readonly written = new Map<number, number>();
 
-  /** Each router's IP address (the pseudo-header's), made once: a segment's source is looked up here, not made anew per segment. */
+  /** Each router's IP address (its stack's, and the pseudo-header's source of what it sends), made once: not made anew per segment. */
   private readonly ips = new Map<NodeAddr, Uint8Array>();
 
   constructor(private readonly p: BulkTcpParts) {}
@@ -156,7 +156,7 @@ export class BulkTcp {
   private host(addr: NodeAddr): Host {
     let h = this.hosts.get(addr);
     if (!h) {
-      const stack = new TcpStack(meshIp(addr), this.p.rng.fork(`tcp/${addr}`));
+      const stack = new TcpStack(this.ip(addr), this.p.rng.fork(`tcp/${addr}`));
       const tick = (t: Micros): void => {
         stack.tick(t);
         this.pump(addr, t);
@@ -234,7 +234,7 @@ export class BulkTcp {
         receiveBufferBytes: 65535,
         delayedAckMs: t.delayedAckMs,
       };
-      rec.sender = h.stack.connect(meshIp(dst), spec.port, now, cfg, localPort);
+      rec.sender = h.stack.connect(this.ip(dst), spec.port, now, cfg, localPort);
       this.pump(src, now);
     });
     // The flow stops at its end: like an FTP killed mid-transfer, the source

@@ -11,7 +11,7 @@ const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
  * their `.buffer` would move them off the heap.
  */
 const WIDE_MIN_BYTES = 128;
-/** Words summed in one go before folding: the sums of 2^15 halves stay below 2^31. */
+/** Words summed in one go before folding: each of the four sums takes at most 2^14 halves, below 2^30. */
 const WIDE_CHUNK_WORDS = 1 << 15;
 /**
  * u32 views of the last two buffers summed: packets come from a few shared
@@ -60,14 +60,14 @@ export function sumWords(b: Uint8Array, start: number, end: number, sum: number)
       let lo2 = 0;
       let hi2 = 0;
       for (const end4 = chunkEnd - 3; k < end4; k += 4) {
-        const a = w[k]!;
-        const b = w[k + 1]!;
-        const c = w[k + 2]!;
-        const d = w[k + 3]!;
-        lo += (a & 0xffff) + (b & 0xffff);
-        hi += (a >>> 16) + (b >>> 16);
-        lo2 += (c & 0xffff) + (d & 0xffff);
-        hi2 += (c >>> 16) + (d >>> 16);
+        const w0 = w[k]!;
+        const w1 = w[k + 1]!;
+        const w2 = w[k + 2]!;
+        const w3 = w[k + 3]!;
+        lo += (w0 & 0xffff) + (w1 & 0xffff);
+        hi += (w0 >>> 16) + (w1 >>> 16);
+        lo2 += (w2 & 0xffff) + (w3 & 0xffff);
+        hi2 += (w2 >>> 16) + (w3 >>> 16);
       }
       for (; k < chunkEnd; k++) {
         const v = w[k]!;

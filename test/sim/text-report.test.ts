@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { meanWithCi, shortFigure, textReport, type RunResult, type SimResult, type Spread } from '../../src/sim/report.js';
+import { meanWithCi, median, shortFigure, textReport, type RunResult, type SimResult, type Spread } from '../../src/sim/report.js';
 
 const spread = (mean: number, ci95: number): Spread => ({ mean, std: 0, min: mean, max: mean, ci95 });
 
@@ -46,4 +46,11 @@ test('figures for people: 3 significant digits; a zero interval is ± 0', () => 
   assert.equal(shortFigure(0), '0');
   assert.equal(meanWithCi(1.23456, 0), '1.23 ± 0');
   assert.equal(meanWithCi(1234.5, 150), '1235 ± 150');
+});
+
+test('median: the middle value, the mean of the two middle ones for an even count, NaN for none', () => {
+  assert.equal(median([3, 1, 2]), 2);
+  assert.equal(median([4, 1, 3, 2]), 2.5);
+  assert.equal(median([7]), 7);
+  assert.ok(Number.isNaN(median([])));
 });
