@@ -3,6 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import type { GatewayState } from '../../src/gateway/role.js';
 import type { VnfInfo } from '../../src/vnf/types.js';
 import { IpTestbed, skip } from '../support/ip-testbed.js';
+import { reaches } from '../support/until.js';
 
 /**
  * The gateway role with Linux TCP: `cogmesh testbed --netns` runs two
@@ -36,12 +37,20 @@ describe('iperf3 (Linux TCP) through a time-sliced gateway', { skip, timeout: 30
   });
 
   test('T_on/T = 1/2: within 15% of C·T_on/T', async () => {
-    const c = await tb.tcp(0, 1, 5301, 8);
-    assert.ok(c > 0.3, `unsliced: ${c} Mbps`);
-    await setGateway(tb, sliced(0.5, 100, Number(c.toFixed(3))));
-    const got = await tb.tcp(0, 1, 5302, 8);
-    const expected = c * 0.5;
-    assert.ok(Math.abs(got - expected) / expected < 0.15, `sliced ${got} Mbps, C·T_on/T = ${expected} Mbps (C = ${c})`);
+    // C measured unsliced, then the flow sliced at C: both again (up to three times) if another process held either back.
+    let port = 5301;
+    const { met, runs } = await reaches(
+      3,
+      async () => {
+        await setGateway(tb, { enabled: false });
+        const c = await tb.tcp(0, 1, port++, 8);
+        assert.ok(c > 0.3, `unsliced: ${c} Mbps`);
+        await setGateway(tb, sliced(0.5, 100, Number(c.toFixed(3))));
+        return { c, got: await tb.tcp(0, 1, port++, 8) };
+      },
+      ({ c, got }) => Math.abs(got - c * 0.5) / (c * 0.5) < 0.15,
+    );
+    assert.ok(met, `sliced against C·T_on/T, in Mbps: ${runs.map(({ c, got }) => `${got} against ${c * 0.5} (C = ${c})`).join('; ')}`);
     const r = await tb.ctl(0).request('gateway', {}, 5000);
     assert.ok(r.ok, JSON.stringify(r));
     const h1 = (r.result as GatewayState).clients[0]!;
@@ -94,8 +103,13 @@ describe('a time-sliced flow behind a 150 ms WAN: the proxy on the gateway recov
 
   test('with TCP-ACC on the gateway: within 15% of C·T_on/T', async () => {
     const before = await crossed();
-    const got = await tb.tcp(0, 1, 5311, 12, 3, ['-C', 'reno']);
-    assert.ok(Math.abs(got - expected) / expected < 0.15, `sliced behind the WAN with the proxy: ${got} Mbps, C·T_on/T = ${expected} Mbps`);
+    let port = 5311;
+    const { met, runs } = await reaches(
+      3,
+      () => tb.tcp(0, 1, port++, 12, 3, ['-C', 'reno']),
+      (got) => Math.abs(got - expected) / expected < 0.15,
+    );
+    assert.ok(met, `sliced behind the WAN with the proxy: ${runs.join(', ')} Mbps, C·T_on/T = ${expected} Mbps`);
     assert.ok((await crossed()) > before + 1000, 'the server’s packets crossed the WAN');
     const list = await vnfs();
     const acc = list.find((v) => v.type === 'tcp-acc' && v.state === 'running');
@@ -109,7 +123,7 @@ describe('a time-sliced flow behind a 150 ms WAN: the proxy on the gateway recov
       assert.ok(r.ok, JSON.stringify(r));
     }
     const before = await crossed();
-    const got = await tb.tcp(0, 1, 5312, 12, 3, ['-C', 'reno']);
+    const got = await tb.tcp(0, 1, 5321, 12, 3, ['-C', 'reno']);
     assert.ok(got < 0.6 * expected, `sliced behind the WAN without a proxy: ${got} Mbps, C·T_on/T = ${expected} Mbps`);
     assert.ok((await crossed()) > before + 1000, 'the server’s packets crossed the WAN');
   });
