@@ -435,15 +435,14 @@ class MediumCore implements Air {
       const candidate = rk === k && p >= rxThresh;
       const heard = r.heard;
       const blinded = r.txFrame !== undefined || ownOnAir(heard, now);
-      const h: Hearing = { frame: f, st: r, p, candidate, collided: false, deaf: candidate && blinded, gone: false, own: false, pos: heard.length };
+      let collided = false;
       for (const g of heard) {
-        if (g.frame.endUs <= now || g.own === true) continue;
-        if (firstOnly || p < cap * g.p) h.collided = true;
+        if (g.frame.endUs <= now || g.own) continue;
+        if (firstOnly || p < cap * g.p) collided = true;
         if (g.p < cap * p) g.collided = true;
       }
       const wasIdle = heard.length === 0;
-      heard.push(h);
-      f.hearers.push(h);
+      this.hear(f, r, p, candidate, collided, candidate && blinded, false);
       if (wasIdle && !r.txFrame) r.freeze(now);
     }
     f.endEv = this.scheduler.at(f.endUs, () => {
@@ -468,11 +467,17 @@ class MediumCore implements Air {
    */
   private ownHearing(f: AirFrame, r: DcfStation, now: Micros): void {
     for (const g of r.heard) if (g.frame.endUs > now && !g.own) g.deaf = true;
-    const h: Hearing = { frame: f, st: r, p: 0, candidate: false, collided: false, deaf: false, gone: false, own: true, pos: r.heard.length };
     const wasIdle = r.heard.length === 0;
-    r.heard.push(h);
-    f.hearers.push(h);
+    this.hear(f, r, 0, false, false, false, true);
     if (wasIdle && !r.txFrame) r.freeze(now);
+  }
+
+  /** A hearing of frame f by station r, added to both. */
+  private hear(f: AirFrame, r: DcfStation, p: number, candidate: boolean, collided: boolean, deaf: boolean, own: boolean): void {
+    const heard = r.heard;
+    const h: Hearing = { frame: f, st: r, p, candidate, collided, deaf, gone: false, own, pos: heard.length, decoded: false };
+    heard.push(h);
+    f.hearers.push(h);
   }
 
   /** Removes a station's hearings (retune, detach); those it should have received count as missed while deaf. */
@@ -502,9 +507,7 @@ class MediumCore implements Air {
       }
       const p = powerAt(this.pl[f.chIdx]!, this.distance(s.index, st.index)) * this.overlap[f.chIdx * this.nch + k]!;
       if (p < this.csThresh[k]!) continue;
-      const h: Hearing = { frame: f, st, p, candidate: false, collided: false, deaf: false, gone: false, own: false, pos: st.heard.length };
-      st.heard.push(h);
-      f.hearers.push(h);
+      this.hear(f, st, p, false, false, false, false);
     }
   }
 
@@ -565,7 +568,7 @@ class MediumCore implements Air {
       if (sender.heard.length === 0) sender.idleStartUs = now;
     }
     // First the state of every hearer, then what decoding sets off, then their access timers.
-    let decodedBy: DcfStation[] | undefined;
+    let decoders = 0;
     const hearers = f.hearers;
     for (const h of hearers) {
       if (h.gone) continue;
@@ -594,11 +597,12 @@ class MediumCore implements Air {
       // ns-2: a frame heard but not received correctly makes the next defer EIFS
       // (not its own router's: that one it knows it sent).
       if (!h.own) r.eifs = !ok;
-      if (ok) (decodedBy ??= []).push(r);
+      h.decoded = ok;
+      if (ok) decoders++;
       if (heard.length === 0 && !r.txFrame) r.idleStartUs = now;
     }
     if (!truncated) sender.ownFrameEnded(f, now);
-    if (decodedBy) for (const r of decodedBy) r.decoded(f, now);
+    if (decoders > 0) for (let i = 0; i < hearers.length; i++) if (hearers[i]!.decoded) hearers[i]!.st.decoded(f, now);
     for (const h of hearers) {
       const r = h.st;
       if (!r.detached && r.heard.length === 0 && !r.txFrame) r.reschedule(now);

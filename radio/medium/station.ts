@@ -78,9 +78,11 @@ export interface Hearing {
   /** The station left the channel (retune, detach): nothing more to do. */
   gone: boolean;
   /** The frame is another radio of the station's own router on the same channel: it blinds and busies, it is never decoded. */
-  own?: boolean;
+  readonly own: boolean;
   /** Its place in the station's `heard` (kept by the medium, which adds and removes hearings), so that removing it needs no search. */
   pos: number;
+  /** Set when the frame ends: the station decoded it. */
+  decoded: boolean;
 }
 
 /** What a station needs from the medium. */
