@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { root } from '../support/cli.js';
+import { keyValues, root } from '../support/cli.js';
 
 const bench = (...args: string[]) =>
   spawnSync(process.execPath, ['--import', 'tsx', join(root, 'bench/checksum.ts'), ...args], { cwd: root, encoding: 'utf8', timeout: 120_000 });
@@ -12,12 +12,7 @@ const bench = (...args: string[]) =>
 test('bench:checksum times sumWords against its loop over six span sizes and prints the ratio of each', () => {
   const r = bench('--bytes', '1000000');
   assert.equal(r.status, 0, r.stderr);
-  const kv = Object.fromEntries(
-    r.stdout
-      .trim()
-      .split('\n')
-      .map((l) => l.split('=') as [string, string]),
-  );
+  const kv = keyValues(r.stdout);
   assert.equal(kv.bytes, '1000000');
   for (const n of [40, 576, 1020, 1500, 9000, 65_536]) {
     for (const k of ['loop_ns', 'sumwords_ns', 'speedup']) assert.ok(Number(kv[`span_${n}_${k}`]) > 0, `span_${n}_${k}=${kv[`span_${n}_${k}`]}`);

@@ -2,19 +2,14 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { root } from '../support/cli.js';
+import { keyValues, root } from '../support/cli.js';
 
 // Runs the benchmark small: the sandboxed VNF must see every packet, and the ratios come last.
 // Its speed is the benchmark's business, not this test's.
 test('bench:vnf measures in-process and sandboxed calls, their CPU and the goal line, and prints their ratios', () => {
   const r = spawnSync(process.execPath, ['--import', 'tsx', join(root, 'bench/vnf.ts'), '--packets', '300'], { cwd: root, encoding: 'utf8', timeout: 120_000 });
   assert.equal(r.status, 0, r.stderr);
-  const kv = Object.fromEntries(
-    r.stdout
-      .trim()
-      .split('\n')
-      .map((l) => l.split('=') as [string, string]),
-  );
+  const kv = keyValues(r.stdout);
   for (const k of [
     'inprocess_us_per_packet',
     'sandbox_us_per_packet',

@@ -32,3 +32,13 @@ export async function stopAll(procs: ChildProcess[]): Promise<void> {
     }
   }
 }
+
+/** The `key=value` lines a bench prints, as an object (a value keeps any `=` after the first). */
+export function keyValues(out: string): Record<string, string> {
+  return Object.fromEntries(
+    out
+      .trim()
+      .split('\n')
+      .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
+  );
+}
