@@ -33,14 +33,14 @@ let older: Uint32Array<ArrayBufferLike> = new Uint32Array(0);
  */
 export function sumWords(b: Uint8Array, start: number, end: number, sum: number): number {
   const n = end - start;
-  if (n >= WIDE_MIN_BYTES && n <= SIMD_MAX_BYTES && simdSum !== undefined) {
-    // The span copied into the kernel's memory, then zeros to the end of its last step.
-    simdBytes.set(start === 0 && end === b.length ? b : b.subarray(start, end));
-    if ((n & (SIMD_STEP_BYTES - 1)) !== 0) simdBytes.fill(0, n, (n + SIMD_STEP_BYTES - 1) & -SIMD_STEP_BYTES);
-    const le = fold(simdSum(n) >>> 0);
-    return sum + (((le & 0xff) << 8) | (le >>> 8));
-  }
-  return sumWordsLoop(b, start, end, sum);
+  if (n < WIDE_MIN_BYTES || n > SIMD_MAX_BYTES) return sumWordsLoop(b, start, end, sum);
+  const kernel = simdSum ?? (simdTried ? undefined : buildKernel());
+  if (kernel === undefined) return sumWordsLoop(b, start, end, sum);
+  // The span copied into the kernel's memory, then zeros to the end of its last step.
+  simdBytes.set(start === 0 && end === b.length ? b : b.subarray(start, end));
+  if ((n & (SIMD_STEP_BYTES - 1)) !== 0) simdBytes.fill(0, n, (n + SIMD_STEP_BYTES - 1) & -SIMD_STEP_BYTES);
+  const le = fold(kernel(n) >>> 0);
+  return sum + (((le & 0xff) << 8) | (le >>> 8));
 }
 
 /**
@@ -130,7 +130,15 @@ const SIMD_STEP_BYTES = 32;
 /** A lane adds at most 2 x 65535 a vector, and each of the two accumulators takes n/32 vectors: at 64 KiB their four lanes total just under 2^31. */
 const SIMD_MAX_BYTES = 65536;
 let simdBytes = new Uint8Array(0);
-const simdSum = simdKernel();
+/** Built for the first span long enough (a process that sums none compiles no module); undefined after that if the engine has no WebAssembly SIMD. */
+let simdSum: ((n: number) => number) | undefined;
+let simdTried = false;
+
+function buildKernel(): ((n: number) => number) | undefined {
+  simdTried = true;
+  simdSum = simdKernel();
+  return simdSum;
+}
 
 function simdKernel(): ((n: number) => number) | undefined {
   const api = wasmApi();
