@@ -400,10 +400,24 @@ export class TcpConnection {
     return this.sndBuf.free;
   }
 
-  /** RECEIVE: takes up to `max` bytes of in-order data. */
+  /** RECEIVE: takes up to `max` bytes of in-order data, a copy of its own. */
   read(max = Infinity, now?: Micros): Uint8Array {
+    return this.take(max, now, false);
+  }
+
+  /**
+   * RECEIVE for a caller that uses the data at once (checks it, writes it on):
+   * as `read`, but the bytes are a view into the receive buffer when they lie
+   * in one run, with nothing allocated or copied. The view is right only
+   * until the connection's next input, which may write that space again.
+   */
+  readView(max = Infinity, now?: Micros): Uint8Array {
+    return this.take(max, now, true);
+  }
+
+  private take(max: number, now: Micros | undefined, view: boolean): Uint8Array {
     const n = Math.min(max, this.rcvBuf.length);
-    const data = this.rcvBuf.peek(0, n);
+    const data = view ? this.rcvBuf.view(0, n) : this.rcvBuf.peek(0, n);
     this.rcvBuf.consume(n);
     // Window update when reading opened a worthwhile amount (RFC 9293 3.8.6.2.2).
     if (n > 0 && now !== undefined && SYNCHRONIZED.has(this.state) && this.peerFinAt === undefined) {
@@ -455,7 +469,12 @@ export class TcpConnection {
     this.enterClosed('closed');
   }
 
-  /** Segments and events since the last poll, in order. */
+  /**
+   * Segments and events since the last poll, in order. A data segment's
+   * payload is a view into the send buffer (no copy): encode it, or copy
+   * it, before the connection's next input or timer, after which the
+   * bytes it shows may be acknowledged and their space written again.
+   */
   poll(): readonly TcpAction[] {
     // Polled after every input and timer: nothing to hand out is the one frozen empty list.
     if (this.out.length === 0 && this.pendingEvents.size === 0) return NO_ACTIONS;
@@ -1347,7 +1366,8 @@ export class TcpConnection {
   /** Sends [seq, seq + len) of the sequence space: data from the buffer, and the FIN if the range ends with it. */
   private sendRange(seq: number, len: number, now: Micros, probe = false): void {
     const dataEnd = Math.min(seq + len, this.writeEnd);
-    const payload = dataEnd > seq ? this.sndBuf.peek(seq - this.sndBufStart, dataEnd - seq) : NO_BYTES;
+    // A view into the send buffer: the segment is encoded (copied) when polled, before an ACK can free those bytes.
+    const payload = dataEnd > seq ? this.sndBuf.view(seq - this.sndBufStart, dataEnd - seq) : NO_BYTES;
     const fin = this.finQueued && seq + len === this.writeEnd + 1;
     let flags = TCP_ACK;
     if (fin) flags |= TCP_FIN;

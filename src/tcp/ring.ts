@@ -58,6 +58,19 @@ export class ByteRing {
     return out;
   }
 
+  /**
+   * `n` bytes starting `offset` bytes after the head, as `peek` gives them,
+   * but as a view into the ring when they lie in one run (a copy when they
+   * wrap): nothing is allocated or copied. The view shows what the ring
+   * holds there: it stays right until those bytes are consumed and the
+   * space is written again. For a caller that uses the bytes at once.
+   */
+  view(offset: number, n: number): Uint8Array {
+    const from = (this.head + offset) % this.capacity;
+    if (from + n <= this.capacity) return this.buf.subarray(from, from + n);
+    return this.peek(offset, n);
+  }
+
   /** Drops `n` bytes from the head. */
   consume(n: number): void {
     const k = Math.min(n, this.len);

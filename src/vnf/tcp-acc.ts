@@ -290,7 +290,8 @@ export class TcpAcc implements Vnf {
     if (from.readable === 0 || !writable(to)) return false;
     const n = Math.min(from.readable, to.writable);
     if (n <= 0) return false;
-    const data = from.read(n, now);
+    // Written on at once (copied into `to`'s send buffer): a view, not a copy.
+    const data = from.readView(n, now);
     to.write(data, now);
     this.stats[count] += data.length;
     return true;

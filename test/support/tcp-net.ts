@@ -340,8 +340,10 @@ export class DirectPair {
       for (const act of this.conn(side).poll()) {
         if (act.kind === 'event') this.events[side].push(act.event);
         else {
-          this.sent[side].push(act.seg);
-          this.queue[side].push(act.seg);
+          // Held past the next input: a copy of the payload, which poll() hands out as a view into the send buffer.
+          const seg = { ...act.seg, payload: act.seg.payload.slice() };
+          this.sent[side].push(seg);
+          this.queue[side].push(seg);
         }
       }
     }
