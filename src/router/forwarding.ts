@@ -180,6 +180,10 @@ export class Forwarding {
    * `vnf`: a host's packet entering the mesh here, which this router's VNFs
    * see first, as they see the packets it relays (TCP-ACC splits a host's
    * connection on the router it enters by).
+   * `room`: the caller gives `payload` up, and the `room` bytes in front of
+   * it are the payload's own (`allocBytes`): the header goes there and the
+   * payload is not copied. Otherwise the packet is a copy, and the caller
+   * may reuse its buffer (a TUN batch).
    */
   originate(
     dst: NodeAddr,
@@ -188,7 +192,7 @@ export class Forwarding {
     seq: number,
     payload: Uint8Array,
     now: Micros,
-    opts: { from?: NodeAddr; label?: number; vnf?: boolean } = {},
+    opts: { from?: NodeAddr; label?: number; vnf?: boolean; room?: number } = {},
   ): void {
     const p = this.p;
     p.counters.originated++;
@@ -200,9 +204,10 @@ export class Forwarding {
       this.drop('router-down', header);
       return;
     }
-    const packet: DataPacket = { header, bytes: encodeData(header, payload) };
-    // From here on the packet's own copy: the caller may reuse its buffer (a TUN batch).
-    const own = packet.bytes.subarray(dataHeaderBytes(header));
+    const packet: DataPacket = { header, bytes: encodeData(header, payload, opts.room) };
+    // From here on the packet's own bytes: the payload itself when its header went in front of it, else the copy.
+    const hdr = dataHeaderBytes(header);
+    const own = (opts.room ?? 0) >= hdr ? payload : packet.bytes.subarray(hdr);
     if (dst === p.addr) {
       p.counters.delivered++;
       p.deliver(header, own, now);

@@ -1,3 +1,4 @@
+import { RangeArgumentError } from '../core/errors.js';
 import type { Rng } from '../core/rng.js';
 import type { Micros } from '../core/time.js';
 import { sameBytes } from '../wire/bytes.js';
@@ -7,7 +8,10 @@ import { checkTcpConfig, DEFAULT_TCP_CONFIG, resetFor, TcpConnection, TcpError, 
 /** A segment leaving the stack: its bytes and the address they go to. */
 export interface TcpPacket {
   dst: Uint8Array;
+  /** The packet's own: the stack keeps no reference to them. */
   bytes: Uint8Array;
+  /** Bytes in front of `bytes` that are its own too (the stack's `room`), for the layer below's header (`withFront`). */
+  room: number;
 }
 
 /** An event of one connection, for its application. */
@@ -32,6 +36,9 @@ interface Entry {
   remote: Uint8Array;
 }
 
+/** The most header room a stack keeps in front of a segment. */
+const MAX_ROOM = 256;
+
 /** What `poll` answers when there is nothing: made once, and frozen. */
 const NOTHING_POLLED = Object.freeze({ packets: Object.freeze([] as TcpPacket[]), events: Object.freeze([] as TcpStackEvent[]) });
 
@@ -55,12 +62,20 @@ export class TcpStack {
 
   readonly defaults: Readonly<TcpConfig>;
 
-  /** `defaults` apply to every connection of this host, over DEFAULT_TCP_CONFIG; each connect or listen may change more. */
+  /**
+   * `defaults` apply to every connection of this host, over DEFAULT_TCP_CONFIG;
+   * each connect or listen may change more. `room`: bytes each packet keeps
+   * free in front of its segment, for the header the layer below puts there
+   * (the mesh's DATA header: then it is not copied again).
+   */
   constructor(
     readonly localIp: Uint8Array,
     private readonly rng: Rng,
     defaults: Partial<TcpConfig> = {},
+    private readonly room = 0,
   ) {
+    if (!Number.isSafeInteger(room) || room < 0 || room > MAX_ROOM)
+      throw new RangeArgumentError('room', room, `an integer number of bytes in [0, ${MAX_ROOM}]`);
     this.defaults = { ...DEFAULT_TCP_CONFIG, ...defaults };
     checkTcpConfig(this.defaults);
   }
@@ -211,7 +226,7 @@ export class TcpStack {
 
   private send(dst: Uint8Array, seg: TcpSegment): void {
     if (seg.flags & TCP_RST) this.counters.resetsSent++;
-    this.outbox.push({ dst, bytes: encodeTcp(seg, { src: this.localIp, dst }) });
+    this.outbox.push({ dst, bytes: encodeTcp(seg, { src: this.localIp, dst }, this.room), room: this.room });
   }
 }
 

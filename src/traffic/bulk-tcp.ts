@@ -119,8 +119,14 @@ interface Host {
 export interface BulkTcpParts {
   engine: EventEngine;
   rng: Rng;
-  /** Hands a segment to router `from`'s mesh layer for router `to`. */
-  originate: (from: NodeAddr, to: NodeAddr, flow: number, seq: number, bytes: Uint8Array, now: Micros) => void;
+  /**
+   * Hands a segment to router `from`'s mesh layer for router `to`: `bytes`
+   * are the packet's own, with `room` bytes in front of them its own too
+   * (`headerRoom`), where the mesh's header can go without a copy.
+   */
+  originate: (from: NodeAddr, to: NodeAddr, flow: number, seq: number, bytes: Uint8Array, now: Micros, room: number) => void;
+  /** Bytes each segment keeps free in front of it for the mesh's header (0 by default). */
+  headerRoom?: number;
   /** The routers whose ends run here (a router daemon runs only its own); default all. */
   local?: (addr: NodeAddr) => boolean;
   /** Told each time the stack of router `addr` ran (a segment in, a timer), once its output is on the mesh: a trace reads the connections then. */
@@ -156,7 +162,7 @@ export class BulkTcp {
   private host(addr: NodeAddr): Host {
     let h = this.hosts.get(addr);
     if (!h) {
-      const stack = new TcpStack(this.ip(addr), this.p.rng.fork(`tcp/${addr}`));
+      const stack = new TcpStack(this.ip(addr), this.p.rng.fork(`tcp/${addr}`), {}, this.p.headerRoom ?? 0);
       const tick = (t: Micros): void => {
         stack.tick(t);
         this.pump(addr, t);
@@ -323,7 +329,7 @@ export class BulkTcp {
           if (addr === rec.src) rec.dataPackets++;
           else rec.ackPackets++;
         }
-        this.p.originate(addr, to, flow, h.seq++ >>> 0, pkt.bytes, now);
+        this.p.originate(addr, to, flow, h.seq++ >>> 0, pkt.bytes, now, pkt.room);
       }
       for (let i = 0; i < events.length; i++) this.onEvent(events[i]!, now);
     }

@@ -26,22 +26,35 @@ let slab = new ArrayBuffer(SLAB_BYTES);
 let slabUsed = 0;
 
 /**
- * A new zero-filled array of `n` bytes. It may share its ArrayBuffer with
+ * A new zero-filled array of `n` bytes, and `room` more in front of it (zero
+ * as well, not part of the array) that belong to it: a layer below can
+ * write its header there (`withFront`). It may share its ArrayBuffer with
  * other arrays from this function: read and write it through itself (its
  * `byteOffset` and `byteLength` when making another view), never through its
  * whole `.buffer`, and never transfer that buffer. Each part of a slab is
  * handed out once, so nothing written to one array shows in another.
  */
-export function allocBytes(n: number): Uint8Array {
-  if (n > POOLED_MAX_BYTES) return new Uint8Array(n);
-  if (slabUsed + n > SLAB_BYTES) {
+export function allocBytes(n: number, room = 0): Uint8Array {
+  const whole = room + n;
+  if (whole > POOLED_MAX_BYTES) return room === 0 ? new Uint8Array(n) : new Uint8Array(whole).subarray(room);
+  if (slabUsed + whole > SLAB_BYTES) {
     slab = new ArrayBuffer(SLAB_BYTES);
     slabUsed = 0;
   }
-  const b = new Uint8Array(slab, slabUsed, n);
+  const b = new Uint8Array(slab, slabUsed + room, n);
   // Aligned to 8, so a Float64Array over a whole array's bytes stays possible.
-  slabUsed += (n + 7) & ~7;
+  slabUsed += (whole + 7) & ~7;
   return b;
+}
+
+/**
+ * The `n` bytes in front of `b` and `b` itself, as one view: for a header
+ * written in front of a packet without copying it. Only where those bytes
+ * are `b`'s own: `b` came from `allocBytes(len, room)` with `room >= n`, and
+ * its owner gave it up.
+ */
+export function withFront(b: Uint8Array, n: number): Uint8Array {
+  return new Uint8Array(b.buffer, b.byteOffset - n, n + b.length);
 }
 
 export function put16(b: Uint8Array, o: number, v: number): void {

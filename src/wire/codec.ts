@@ -1,6 +1,6 @@
 import { CogmeshError, RangeArgumentError } from '../core/errors.js';
 import { err, ok, type Result } from '../core/result.js';
-import { allocBytes, get16, get32, isUint, put16, put32, u16, u32, u8 } from './bytes.js';
+import { allocBytes, withFront, get16, get32, isUint, put16, put32, u16, u32, u8 } from './bytes.js';
 import {
   MAX_PATH_COST,
   type ControlMsg,
@@ -631,9 +631,20 @@ export function dataHeaderBytes(h: DataHeader): number {
   return h.label ? DATA_LABELLED_HEADER_BYTES : DATA_HEADER_BYTES;
 }
 
-/** The header and the payload as one new packet. Throws RangeArgumentError naming the field that is out of range. */
-export function encodeData(h: DataHeader, payload: Uint8Array): Uint8Array {
+/**
+ * The header and the payload as one packet: new bytes with a copy of the
+ * payload; or, when `room` says the payload has that many bytes of its own
+ * in front of it (`allocBytes`) and the header fits there, the header
+ * written there and the payload not copied. Throws RangeArgumentError naming
+ * the field that is out of range, before anything is written.
+ */
+export function encodeData(h: DataHeader, payload: Uint8Array, room = 0): Uint8Array {
   const n = dataHeaderBytes(h);
+  if (room >= n) {
+    const out = withFront(payload, n);
+    emitDataHeader(h, out, 0);
+    return out;
+  }
   const out = allocBytes(n + payload.length);
   emitDataHeader(h, out, 0);
   out.set(payload, n);

@@ -245,9 +245,11 @@ export function optionBytes(o: TcpOptions): number {
  * RangeArgumentError naming the field when a field is out of range, the
  * options take more than 40 bytes, `ip` is not a pair of IPv4 or IPv6
  * addresses, or an IPv4 segment would be longer than 65535 bytes. Everything
- * is checked before the buffer is allocated.
+ * is checked before the buffer is allocated. `room`: bytes to keep free in
+ * front of the segment, its own, for the header of the layer below
+ * (`allocBytes`).
  */
-export function encodeTcp(seg: TcpSegment, ip: IpPair): Uint8Array {
+export function encodeTcp(seg: TcpSegment, ip: IpPair, room = 0): Uint8Array {
   checkSegment(seg);
   checkIp(ip);
   const o = seg.options;
@@ -263,7 +265,7 @@ export function encodeTcp(seg: TcpSegment, ip: IpPair): Uint8Array {
   const total = hdr + seg.payload.length;
   if (ip.src.length === 4 && total > 0xffff) tooLongForIpv4(total);
 
-  const b = allocBytes(total);
+  const b = allocBytes(total, room);
   put16(b, 0, seg.srcPort);
   put16(b, 2, seg.dstPort);
   put32(b, 4, seg.seq);

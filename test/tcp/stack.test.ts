@@ -3,6 +3,8 @@ import { describe, test } from 'node:test';
 import { Rng } from '../../src/core/rng.js';
 import { TcpError, type TcpConnection } from '../../src/tcp/connection.js';
 import { TcpStack } from '../../src/tcp/stack.js';
+import { RangeArgumentError } from '../../src/core/errors.js';
+import { withFront } from '../../src/wire/bytes.js';
 import { TCP_ACK, TCP_RST, TCP_SYN, encodeTcp, ipv4, parseTcp, tcpChecksum, type TcpSegment } from '../../src/wire/tcp.js';
 import { TcpPair, bulk, type LinkParams } from '../support/tcp-net.js';
 
@@ -132,6 +134,24 @@ describe('tcp stack input', () => {
     // connect with an explicit local port already in use
     stack.connect(from, 7, 0, {}, 6000);
     assert.throws(() => stack.connect(from, 7, 0, {}, 6000), TcpError);
+  });
+
+  test('room: each packet keeps that many zero bytes of its own in front of its segment; a bad room is refused', () => {
+    const from = ipv4(10, 0, 0, 1);
+    const seg: TcpSegment = { srcPort: 5000, dstPort: 80, seq: 1, ack: 99, flags: TCP_ACK, window: 100, urgent: 0, options: {}, payload: new Uint8Array(0) };
+    for (const room of [0, 17]) {
+      const stack = new TcpStack(ipv4(10, 0, 0, 9), Rng.fromSeed(1), {}, room);
+      stack.input(from, encodeTcp(seg, { src: from, dst: stack.localIp }), 0);
+      const [p] = stack.poll().packets;
+      assert.equal(p!.room, room);
+      assert.ok(parseTcp(p!.bytes, { src: stack.localIp, dst: from }).ok, `room ${room}: a valid segment`);
+      const front = withFront(p!.bytes, room);
+      assert.ok(
+        front.subarray(0, room).every((x) => x === 0),
+        `room ${room}: zero in front`,
+      );
+    }
+    for (const bad of [-1, 1.5, 257, NaN]) assert.throws(() => new TcpStack(ipv4(10, 0, 0, 9), Rng.fromSeed(1), {}, bad), RangeArgumentError, `room ${bad}`);
   });
 
   test('connections are kept apart by address and ports', () => {

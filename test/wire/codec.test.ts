@@ -37,6 +37,7 @@ import {
   type Rreq,
 } from '../../src/wire/mesh.js';
 import { RangeArgumentError } from '../../src/core/errors.js';
+import { allocBytes } from '../../src/wire/bytes.js';
 
 const U32 = 0xffff_ffff;
 const CODES: readonly WireErrorCode[] = ['WIRE_TRUNCATED', 'WIRE_UNKNOWN_TYPE', 'WIRE_BAD_VERSION', 'WIRE_BAD_LENGTH', 'WIRE_BAD_FIELD', 'WIRE_TRAILING_BYTES'];
@@ -202,6 +203,28 @@ describe('exact bytes', () => {
     assert.ok(p.ok && !('label' in p.value.header), 'an unlabelled packet parses without a label');
     assert.equal(packetKind(b), 'data');
     parseFails(parseControl(b), 'WIRE_UNKNOWN_TYPE', 'DATA', /^DATA \(type 0x21\) is not a control message$/);
+  });
+
+  test('DATA in front of a payload with room: the same bytes, the payload not copied; without room enough, a copy', () => {
+    for (const label of [0, 0x00100]) {
+      const h = header({ proto: 'tcp', seq: 9, label });
+      const copied = encodeData(h, hex('cafe'));
+      const payload = allocBytes(2, DATA_LABELLED_HEADER_BYTES);
+      payload.set(hex('cafe'));
+      const inPlace = encodeData(h, payload, DATA_LABELLED_HEADER_BYTES);
+      assert.deepEqual(inPlace, copied, `label ${label}: the same packet`);
+      assertViewInto(payload, inPlace, inPlace.length - 2, 2);
+      const short = allocBytes(2, DATA_HEADER_BYTES - 1);
+      short.set(hex('cafe'));
+      const copy = encodeData(h, short, DATA_HEADER_BYTES - 1);
+      assert.deepEqual(copy, copied);
+      short[0] = 0;
+      assert.equal(copy[copy.length - 2], 0xca, `label ${label}: room too small, a copy of its own`);
+    }
+    // A refused header writes nothing in front of the payload.
+    const payload = allocBytes(2, DATA_LABELLED_HEADER_BYTES);
+    assert.throws(() => encodeData(header({ ttl: 300 }), payload, DATA_LABELLED_HEADER_BYTES), RangeArgumentError);
+    assert.ok(new Uint8Array(payload.buffer, payload.byteOffset - DATA_LABELLED_HEADER_BYTES, DATA_LABELLED_HEADER_BYTES).every((x) => x === 0));
   });
 
   test('DATA with a flow label: label 0, reserved bits and truncation are refused', () => {
