@@ -188,6 +188,8 @@ class MediumCore implements Air {
   /** Stations by square cell of the plane, for reachOf (made on first use, dropped when a station joins). */
   private grid: { cellM: number; cells: Map<string, number[]> } | undefined;
   private readonly byNode = new Map<number, DcfStation[]>();
+  /** By station index, the list of its router's stations (the same array as `byNode`'s): what every frame's sender looks up. */
+  private readonly sameNode: DcfStation[][] = [];
   private readonly inAir: AirFrame[] = [];
   private readonly usage: ChannelUsage[];
   private readonly framesOnChannel: Int32Array;
@@ -330,9 +332,10 @@ class MediumCore implements Air {
     this.reach = [];
     this.grid = undefined;
     this.ids.set(st.id, st);
-    const same = this.byNode.get(st.node);
+    let same = this.byNode.get(st.node);
     if (same) same.push(st);
-    else this.byNode.set(st.node, [st]);
+    else this.byNode.set(st.node, (same = [st]));
+    this.sameNode[index] = same;
     if (st.chIdx >= 0) this.joinChannel(st);
     return st;
   }
@@ -408,7 +411,11 @@ class MediumCore implements Air {
     st.counters.airtimeUs += airUs;
     // It cannot receive what is on the air while it sends.
     for (const h of st.heard) if (h.frame.endUs > now) h.deaf = true;
-    for (const r of this.byNode.get(st.node) ?? []) if (r !== st && !r.detached && r.chIdx === k) this.ownHearing(f, r, now);
+    const same = this.sameNode[st.index]!;
+    for (let i = 0; i < same.length; i++) {
+      const r = same[i]!;
+      if (r !== st && !r.detached && r.chIdx === k) this.ownHearing(f, r, now);
+    }
     this.counters.frames++;
     this.usage[k]!.frames++;
     if (this.framesOnChannel[k]!++ === 0) this.busySince[k] = now;

@@ -478,8 +478,11 @@ export class TcpConnection {
   poll(): readonly TcpAction[] {
     // Polled after every input and timer: nothing to hand out is the one frozen empty list.
     if (this.out.length === 0 && this.pendingEvents.size === 0) return NO_ACTIONS;
-    for (const e of this.pendingEvents) this.out.push({ kind: 'event', event: e });
-    this.pendingEvents.clear();
+    // Most polls hand out segments alone: clearing an empty set would still make it a new table.
+    if (this.pendingEvents.size > 0) {
+      for (const e of this.pendingEvents) this.out.push({ kind: 'event', event: e });
+      this.pendingEvents.clear();
+    }
     // Handed over whole, and a new list started: no copy.
     const out = this.out;
     this.out = [];
