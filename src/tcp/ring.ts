@@ -60,9 +60,9 @@ export class ByteRing {
 
   /**
    * `n` bytes starting `offset` bytes after the head, as `peek` gives them,
-   * but as a view into the ring when they lie in one run (a copy when they
-   * wrap): nothing is allocated or copied. The view shows what the ring
-   * holds there: it stays right until those bytes are consumed and the
+   * but when they lie in one run as a view into the ring, with nothing
+   * allocated or copied (when they wrap, a copy). The view shows what the
+   * ring holds there: it stays right until those bytes are consumed and the
    * space is written again. For a caller that uses the bytes at once.
    */
   view(offset: number, n: number): Uint8Array {

@@ -42,7 +42,7 @@ export function allocBytes(n: number, room = 0): Uint8Array {
     slabUsed = 0;
   }
   const b = new Uint8Array(slab, slabUsed + room, n);
-  // Aligned to 8, so a Float64Array over a whole array's bytes stays possible.
+  // Each whole (room and array) starts 8-byte aligned: an array without room does, so a Float64Array over its bytes stays possible.
   slabUsed += (whole + 7) & ~7;
   return b;
 }
