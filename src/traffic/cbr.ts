@@ -1,6 +1,7 @@
 import type { Scheduler } from '../core/scheduler.js';
 import type { Micros } from '../core/time.js';
 import { US_PER_S } from '../core/time.js';
+import { allocBytes } from '../wire/bytes.js';
 import type { DataHeader } from '../wire/mesh.js';
 
 /** Bytes at the head of every CBR payload: the send time (float64, µs), so the sink measures delay. */
@@ -47,8 +48,9 @@ export class CbrSource {
 
   /** Emits packet number `seq` at `now`; returns when the next one is due, or undefined after the end. */
   emit(now: Micros): Micros | undefined {
-    const payload = new Uint8Array(this.packetBytes);
-    new DataView(payload.buffer).setFloat64(0, now);
+    // From the slabs (wire/bytes.ts), as every packet: no backing store of its own to make.
+    const payload = allocBytes(this.packetBytes);
+    new DataView(payload.buffer, payload.byteOffset, payload.byteLength).setFloat64(0, now);
     this.record.sent++;
     this.send(this.record.flow, this.seq, payload, now);
     this.seq++;

@@ -1,5 +1,6 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { err, ok, type Result } from '../core/result.js';
+import { allocBytes } from './bytes.js';
 import type { NodeAddr } from './mesh.js';
 
 /**
@@ -108,9 +109,10 @@ export class R3Auth {
       this.pc = 0;
     }
     this.pc++;
-    const out = new Uint8Array(body.length + AUTH_TRAILER_BYTES);
+    // From the slabs (wire/bytes.ts), as every packet: no backing store of its own to make.
+    const out = allocBytes(body.length + AUTH_TRAILER_BYTES);
     out.set(body);
-    const t = new DataView(out.buffer, body.length);
+    const t = new DataView(out.buffer, out.byteOffset + body.length, AUTH_TRAILER_BYTES);
     t.setUint16(0, this.keys.sendKeyId);
     t.setUint32(2, this.index);
     t.setUint32(6, this.pc);

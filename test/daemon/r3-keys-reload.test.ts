@@ -121,7 +121,7 @@ describe('R3 key reload', () => {
     assert.equal(rx.reload(), true);
     assert.deepEqual(rx.auth.open(first, 1, BROADCAST), { ok: false, error: 'replay' }, 'what was older before the reload is older after it');
     const third = tx.auth.seal(body, 1, BROADCAST);
-    const t = new DataView(third.buffer, third.length - 43);
+    const t = new DataView(third.buffer, third.byteOffset + third.length - 43, 43);
     assert.deepEqual([t.getUint32(2), t.getUint32(6)], [10, 3], 'the sender goes on from its counter');
     assert.ok(rx.auth.open(third, 1, BROADCAST).ok);
   });

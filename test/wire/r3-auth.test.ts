@@ -103,7 +103,7 @@ describe('R3 authentication trailer', () => {
     (s as unknown as { pc: number }).pc = 0xfffffffe;
     assert.ok(rx.open(s.seal(body, 1, BROADCAST), 1, BROADCAST).ok);
     const next = s.seal(body, 1, BROADCAST);
-    const t = new DataView(next.buffer, next.length - AUTH_TRAILER_BYTES);
+    const t = new DataView(next.buffer, next.byteOffset + next.length - AUTH_TRAILER_BYTES, AUTH_TRAILER_BYTES);
     assert.deepEqual([t.getUint32(2), t.getUint32(6)], [8, 1]);
     assert.ok(rx.open(next, 1, BROADCAST).ok);
   });
