@@ -30,7 +30,6 @@ import { GatewayScanListener } from './gateway-scan.js';
 import { IpSide } from './ip-side.js';
 import { loadR3Keys } from '../config/r3-keys.js';
 import { keysShown, R3Auth, type R3Keys } from '../wire/r3-auth.js';
-import { DATA_LABELLED_HEADER_BYTES } from '../wire/codec.js';
 import { describeKeys, reloadR3Keys } from './r3-keys-reload.js';
 import type { GatewayState } from '../gateway/role.js';
 
@@ -135,7 +134,6 @@ export class MeshNode extends LiveConfigView implements RouterView {
       rng: rng.fork('tcp'),
       // Both directions of a TCP flow carry its label.
       originate: (from, to, flow, seq, bytes, now, room) => routerRef.r!.originate(to, 'tcp', flow, seq, bytes, now, { label: labels.get(flow) ?? 0, room }),
-      headerRoom: DATA_LABELLED_HEADER_BYTES,
       local: (addr) => addr === cfg.node.id,
     });
     const router = paced.inject(

@@ -205,9 +205,8 @@ export class Forwarding {
       return;
     }
     const packet: DataPacket = { header, bytes: encodeData(header, payload, opts.room) };
-    // From here on the packet's own bytes: the payload itself when its header went in front of it, else the copy.
-    const hdr = dataHeaderBytes(header);
-    const own = (opts.room ?? 0) >= hdr ? payload : packet.bytes.subarray(hdr);
+    // From here on the packet's own bytes (the payload itself when its header went in front of it).
+    const own = packet.bytes.subarray(dataHeaderBytes(header));
     if (dst === p.addr) {
       p.counters.delivered++;
       p.deliver(header, own, now);

@@ -22,7 +22,6 @@ import { RangeArgumentError } from '../core/errors.js';
 import type { RunTrace } from './trace.js';
 import { WiredHosts } from './wired-hosts.js';
 import { keysFromSeed, R3Auth } from '../wire/r3-auth.js';
-import { DATA_LABELLED_HEADER_BYTES } from '../wire/codec.js';
 
 export interface RunOptions {
   /** Energy-detector backend (every backend gives the same counts; default the CPU loop). */
@@ -157,7 +156,6 @@ export function runScenario(sc: Scenario, seed: number, opts: RunOptions = {}): 
       if (from >= n) wired!.send(from, to, 'tcp', flow, bytes, now, label);
       else routers[from]!.originate(to, 'tcp', flow, seq, bytes, now, { label, room });
     },
-    headerRoom: DATA_LABELLED_HEADER_BYTES,
     ...(trace ? { observer: trace.bulk((): TcpFlowRecord[] => tcp.records()) } : {}),
   });
   trace?.begin({

@@ -4,6 +4,7 @@ import type { Rng } from '../core/rng.js';
 import { US_PER_MS, type Micros } from '../core/time.js';
 import type { TcpConfig, TcpConnection } from '../tcp/connection.js';
 import { TcpStack, type TcpStackEvent } from '../tcp/stack.js';
+import { DATA_LABELLED_HEADER_BYTES } from '../wire/codec.js';
 import type { DataHeader, NodeAddr } from '../wire/mesh.js';
 import { meshAddr, meshIp } from '../wire/addresses.js';
 import type { TcpFlowSpec } from '../config/scenario.js';
@@ -122,11 +123,9 @@ export interface BulkTcpParts {
   /**
    * Hands a segment to router `from`'s mesh layer for router `to`: `bytes`
    * are the packet's own, with `room` bytes in front of them its own too
-   * (`headerRoom`), where the mesh's header can go without a copy.
+   * (room for a DATA header), where the mesh's header can go without a copy.
    */
   originate: (from: NodeAddr, to: NodeAddr, flow: number, seq: number, bytes: Uint8Array, now: Micros, room: number) => void;
-  /** Bytes each segment keeps free in front of it for the mesh's header (0 by default). */
-  headerRoom?: number;
   /** The routers whose ends run here (a router daemon runs only its own); default all. */
   local?: (addr: NodeAddr) => boolean;
   /** Told each time the stack of router `addr` ran (a segment in, a timer), once its output is on the mesh: a trace reads the connections then. */
@@ -162,7 +161,8 @@ export class BulkTcp {
   private host(addr: NodeAddr): Host {
     let h = this.hosts.get(addr);
     if (!h) {
-      const stack = new TcpStack(this.ip(addr), this.p.rng.fork(`tcp/${addr}`), {}, this.p.headerRoom ?? 0);
+      // Each segment is made with room for the DATA header the mesh puts in front of it.
+      const stack = new TcpStack(this.ip(addr), this.p.rng.fork(`tcp/${addr}`), {}, DATA_LABELLED_HEADER_BYTES);
       const tick = (t: Micros): void => {
         stack.tick(t);
         this.pump(addr, t);
