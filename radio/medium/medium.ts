@@ -365,6 +365,10 @@ class MediumCore implements Air {
     this.scheduler.cancel(id);
   }
 
+  moveFlushing(id: EventId, t: Micros, fire: () => void): EventId {
+    return this.scheduler.move(id, Math.max(t, this.scheduler.now()), fire);
+  }
+
   post(fn: () => void): void {
     this.outbox.push(fn);
   }

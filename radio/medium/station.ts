@@ -104,6 +104,8 @@ export interface Air {
    */
   atFlushing(t: Micros, fire: () => void): EventId;
   cancel(id: EventId): void;
+  /** `cancel(id)` then `atFlushing(t, fire)` in one step; returns the handle to keep. */
+  moveFlushing(id: EventId, t: Micros, fire: () => void): EventId;
   /** Queues a user callback to run once the medium's state is settled. */
   post(fn: () => void): void;
   /** Runs the queued callbacks (events scheduled through `at` do so by themselves). */
@@ -345,13 +347,18 @@ export class DcfStation implements Station {
   reschedule(now: Micros): void {
     // An access due at this very instant stands, whatever else happens at this instant.
     if (this.timerEv !== undefined && this.timerIsAccess && this.timerAtUs === now) return;
-    if (this.timerEv !== undefined) {
+    // A timer already pending is moved where the state puts it (or cancelled when nowhere).
+    this.countFromUs = undefined;
+    if (!this.armTimer(now) && this.timerEv !== undefined) {
       this.air.cancel(this.timerEv);
       this.timerEv = undefined;
-      this.countFromUs = undefined;
     }
-    if (this.detached || this.chIdx < 0 || this.txFrame || this.heard.length > 0) return;
-    if (this.phase !== 'contend' && !(this.phase === 'idle' && this.backoff > 0)) return;
+  }
+
+  /** Sets the access timer (or moves the one pending) where the state puts it; false when it needs none. */
+  private armTimer(now: Micros): boolean {
+    if (this.detached || this.chIdx < 0 || this.txFrame || this.heard.length > 0) return false;
+    if (this.phase !== 'contend' && !(this.phase === 'idle' && this.backoff > 0)) return false;
     let idleFrom = Math.max(this.idleStartUs, this.navUntilUs);
     const pnCs = this.air.pnCarrierSense(this);
     if (pnCs) {
@@ -367,7 +374,7 @@ export class DcfStation implements Station {
       const ps = this.air.pnNextStart(this.chIdx, now, accessAt);
       if (ps < accessAt) return this.setTimer(ps, false, countFrom);
     }
-    this.setTimer(accessAt, true, countFrom);
+    return this.setTimer(accessAt, true, countFrom);
   }
 
   /** Its own frame left the air (not aborted). */
@@ -578,11 +585,13 @@ export class DcfStation implements Station {
 
   // ---- Contention --------------------------------------------------------------
 
-  private setTimer(at: Micros, isAccess: boolean, countFrom: Micros | undefined): void {
+  private setTimer(at: Micros, isAccess: boolean, countFrom: Micros | undefined): true {
     this.timerAtUs = at;
     this.timerIsAccess = isAccess;
     this.countFromUs = countFrom;
-    this.timerEv = this.air.atFlushing(at, isAccess ? this.accessRun : this.wakeRun);
+    const run = isAccess ? this.accessRun : this.wakeRun;
+    this.timerEv = this.timerEv === undefined ? this.air.atFlushing(at, run) : this.air.moveFlushing(this.timerEv, at, run);
+    return true;
   }
 
   /** A NAV or PN burst ended, or a PN burst began during the countdown. */

@@ -30,11 +30,13 @@ export class Alarm {
   set(due: Micros | undefined, run: (now: Micros) => void): boolean {
     const at = due === undefined ? undefined : Math.max(due, this.scheduler.now());
     if (this.at === at && this.id !== undefined) return false;
-    this.cancel();
+    if (at === undefined) {
+      this.cancel();
+      return false;
+    }
     this.at = at;
-    if (at === undefined) return false;
     this.run = run;
-    this.id = this.scheduler.at(at, this.fire);
+    this.id = this.id === undefined ? this.scheduler.at(at, this.fire) : this.scheduler.move(this.id, at, this.fire);
     return true;
   }
 

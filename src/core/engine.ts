@@ -11,8 +11,9 @@ interface Ev {
   id: EventId;
   /** Its slot, kept apart: handles outgrow 32 bits, where `%` on them is a floating-point call. */
   slot: number;
+  /** Its index in the heap while pending, kept by every move: a cancelled event leaves the heap at once. */
+  pos: number;
   fire: (now: Micros) => void;
-  cancelled: boolean;
 }
 
 /** What an event object holds while it waits for reuse (so that it keeps no callback alive). */
@@ -27,10 +28,15 @@ const MAX_GENERATION = Math.floor(Number.MAX_SAFE_INTEGER / SLOT_SPAN);
  * The discrete-event engine: a heap of events ordered by time and then by
  * insertion, driving a virtual clock. Events at equal times run in the order
  * they were scheduled, so a run is reproducible from its inputs alone.
+ *
+ * The heap knows where each event is, and a cancelled event leaves it at
+ * once: the MAC's timers are cancelled about as often as they run (a
+ * backoff stops on every frame heard), and left in place they would make the
+ * heap twice as deep for every other event.
  */
 export class EventEngine {
   readonly clock: VirtualClock;
-  /** A binary min-heap by (at, seq), its order written out rather than passed in: this is the loop every event goes through. */
+  /** A binary min-heap by (at, seq) of the pending events, its order written out rather than passed in: this is the loop every event goes through. */
   private readonly q: Ev[] = [];
   /**
    * Pending events by slot, for `cancel`: a handle names a slot and the slot's
@@ -69,19 +75,43 @@ export class EventEngine {
     }
     const id = slot + SLOT_SPAN * this.generation[slot]!;
     let ev = this.spare.pop();
-    if (ev === undefined) ev = { at, seq: this.seq++, id, slot, fire, cancelled: false };
+    if (ev === undefined) ev = { at, seq: this.seq++, id, slot, pos: 0, fire };
     else {
       ev.at = at;
       ev.seq = this.seq++;
       ev.id = id;
       ev.slot = slot;
       ev.fire = fire;
-      ev.cancelled = false;
     }
     this.slots[slot] = ev;
     this.live++;
     this.push(ev);
     return ev.id;
+  }
+
+  /**
+   * Moves a pending event to `at` with `fire`, as cancelling it and
+   * scheduling anew would (it runs after the events already scheduled for
+   * the same time), and keeps its handle; a handle not pending schedules a
+   * new event. Returns the event's handle. One step of the heap instead of
+   * two, for the timers that move on nearly every input (a MAC's backoff).
+   */
+  move(id: EventId, at: Micros, fire: (now: Micros) => void): EventId {
+    const slot = id - Math.floor(id / SLOT_SPAN) * SLOT_SPAN;
+    const ev = this.slots[slot];
+    if (ev === undefined || ev.id !== id) return this.at(at, fire);
+    if (!(at >= this.clock.now() && Number.isSafeInteger(at))) {
+      assertMicros('event time', at);
+      throw new RangeArgumentError('event time', at, `a time at or after now (${this.clock.now()} us)`);
+    }
+    const before = ev.at;
+    ev.at = at;
+    ev.seq = this.seq++;
+    ev.fire = fire;
+    // Later than it was (a new sequence number at the same time is later too): down; earlier: up.
+    if (at >= before) this.siftDown(ev.pos, ev);
+    else this.siftUp(ev.pos, ev);
+    return id;
   }
 
   /** Schedules `fire` after `delay` microseconds. */
@@ -95,14 +125,15 @@ export class EventEngine {
     const slot = id - Math.floor(id / SLOT_SPAN) * SLOT_SPAN;
     const ev = this.slots[slot];
     if (ev === undefined || ev.id !== id) return false;
-    ev.cancelled = true;
+    this.remove(ev.pos);
     this.release(slot);
+    ev.fire = noFire;
+    this.spare.push(ev);
     return true;
   }
 
   /** Time of the next pending event. */
   nextAt(): Micros | undefined {
-    this.dropCancelled();
     return this.q[0]?.at;
   }
 
@@ -116,9 +147,9 @@ export class EventEngine {
 
   /** Runs the next event; returns false when none is left. */
   step(): boolean {
-    this.dropCancelled();
-    const ev = this.pop();
-    if (!ev) return false;
+    const ev = this.q[0];
+    if (ev === undefined) return false;
+    this.remove(0);
     this.fireEv(ev);
     return true;
   }
@@ -132,13 +163,8 @@ export class EventEngine {
     const last = until ?? Infinity;
     for (;;) {
       const top = q[0];
-      if (top === undefined) break;
-      if (top.cancelled) {
-        this.spare.push(this.pop()!);
-        continue;
-      }
-      if (top.at > last) break;
-      this.pop();
+      if (top === undefined || top.at > last) break;
+      this.remove(0);
       this.fireEv(top);
     }
     if (until !== undefined && until > this.clock.now()) this.clock.advanceTo(until);
@@ -163,31 +189,40 @@ export class EventEngine {
     if (g < MAX_GENERATION) this.freeSlots.push(slot);
   }
 
-  private dropCancelled(): void {
-    while (this.q[0]?.cancelled) this.spare.push(this.pop()!);
-  }
-
   private push(ev: Ev): void {
     const a = this.q;
-    let i = a.length;
     a.push(ev);
+    this.siftUp(a.length - 1, ev);
+  }
+
+  /** Takes the event at heap index i out of the heap: the last one takes its place and moves up or down. */
+  private remove(i: number): void {
+    const a = this.q;
+    const last = a.pop()!;
+    if (i === a.length) return;
+    if (i > 0 && earlier(last, a[(i - 1) >> 1]!)) this.siftUp(i, last);
+    else this.siftDown(i, last);
+  }
+
+  /** Puts `ev` at index i or above it, the events it passes moving down. */
+  private siftUp(i: number, ev: Ev): void {
+    const a = this.q;
     while (i > 0) {
       const p = (i - 1) >> 1;
       const up = a[p]!;
-      if (up.at < ev.at || (up.at === ev.at && up.seq < ev.seq)) break;
+      if (earlier(up, ev)) break;
       a[i] = up;
+      up.pos = i;
       i = p;
     }
     a[i] = ev;
+    ev.pos = i;
   }
 
-  private pop(): Ev | undefined {
+  /** Puts `ev` at index i or below it, the earlier of two children moving up each step. */
+  private siftDown(i: number, ev: Ev): void {
     const a = this.q;
-    const top = a[0];
-    const last = a.pop();
-    if (top === undefined || last === undefined || a.length === 0) return top;
     const n = a.length;
-    let i = 0;
     for (;;) {
       const l = 2 * i + 1;
       if (l >= n) break;
@@ -195,16 +230,22 @@ export class EventEngine {
       let ce = a[l]!;
       if (l + 1 < n) {
         const re = a[l + 1]!;
-        if (re.at < ce.at || (re.at === ce.at && re.seq < ce.seq)) {
+        if (earlier(re, ce)) {
           c = l + 1;
           ce = re;
         }
       }
-      if (last.at < ce.at || (last.at === ce.at && last.seq < ce.seq)) break;
+      if (earlier(ev, ce)) break;
       a[i] = ce;
+      ce.pos = i;
       i = c;
     }
-    a[i] = last;
-    return top;
+    a[i] = ev;
+    ev.pos = i;
   }
+}
+
+/** The heap's order: by time, then by when scheduled. */
+function earlier(x: Ev, y: Ev): boolean {
+  return x.at < y.at || (x.at === y.at && x.seq < y.seq);
 }

@@ -84,6 +84,11 @@ export class PacedEngine {
     },
     after: (delay, fire) => this.scheduler.at(this.engine.now() + delay, fire),
     cancel: (id) => this.engine.cancel(id),
+    move: (id, at, fire) => {
+      const moved = this.engine.move(id, at, fire);
+      if (this.depth === 0) this.reschedule();
+      return moved;
+    },
   };
 
   /** When (real time, µs) the engine's pending timer wakes it, or undefined when none is set. */

@@ -10,6 +10,12 @@ export interface Scheduler extends Clock {
   at(at: Micros, fire: (now: Micros) => void): EventId;
   after(delay: Micros, fire: (now: Micros) => void): EventId;
   cancel(id: EventId): boolean;
+  /**
+   * `cancel(id)` then `at(at, fire)`, in one step where the scheduler can
+   * (the engine moves the event in its heap). Returns the event's handle,
+   * which may be `id` itself: the caller keeps only the one returned.
+   */
+  move(id: EventId, at: Micros, fire: (now: Micros) => void): EventId;
 }
 
 // The engine already has this shape; say so to the compiler.
@@ -59,6 +65,11 @@ export class RealTimeScheduler implements Scheduler {
     clearTimeout(t);
     this.timers.delete(id);
     return true;
+  }
+
+  move(id: EventId, at: Micros, fire: (now: Micros) => void): EventId {
+    this.cancel(id);
+    return this.at(at, fire);
   }
 
   /** Cancels everything pending (for shutdown). */

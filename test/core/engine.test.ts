@@ -221,4 +221,68 @@ describe('EventEngine', () => {
     e.run();
     assert.deepEqual(order, ['inner', 'outer done', 'last']);
   });
+
+  interface Pending {
+    at: number;
+    order: number;
+    name: number;
+  }
+
+  test('move is cancel and schedule anew: against a plain list, over random schedules, moves, cancels and runs', () => {
+    for (const seed of [1, 2, 3, 4, 5]) {
+      const rng = Rng.fromSeed(seed);
+      const e = new EventEngine();
+      // The reference: pending events as (at, order of scheduling, name), run by sorting.
+      let order = 0;
+      const model = new Map<number, Pending>();
+      const handles: number[] = [];
+      const fired: number[] = [];
+      const expected: number[] = [];
+      let name = 0;
+      const fire = (n: number) => () => fired.push(n);
+      const runModel = (until: number): void => {
+        for (;;) {
+          let best: [number, Pending] | undefined;
+          for (const kv of model)
+            if (kv[1].at <= until && (!best || kv[1].at < best[1].at || (kv[1].at === best[1].at && kv[1].order < best[1].order))) best = kv;
+          if (!best) return;
+          model.delete(best[0]);
+          expected.push(best[1].name);
+        }
+      };
+      for (let step = 0; step < 3000; step++) {
+        const r = rng.next();
+        const now = e.now();
+        if (r < 0.4) {
+          const n = name++;
+          const at = now + rng.int(0, 50);
+          const id = e.at(at, fire(n));
+          model.set(id, { at, order: order++, name: n });
+          handles.push(id);
+        } else if (r < 0.7 && handles.length > 0) {
+          const k = rng.int(0, handles.length - 1);
+          const id = handles[k]!;
+          const n = name++;
+          const at = now + rng.int(0, 50);
+          const moved = e.move(id, at, fire(n));
+          model.delete(id);
+          model.set(moved, { at, order: order++, name: n });
+          handles[k] = moved;
+        } else if (r < 0.85 && handles.length > 0) {
+          const k = rng.int(0, handles.length - 1);
+          const id = handles[k]!;
+          assert.equal(e.cancel(id), model.has(id));
+          model.delete(id);
+        } else if (r >= 0.85) {
+          const until = now + rng.int(0, 30);
+          runModel(until);
+          e.run(until);
+        }
+      }
+      runModel(Infinity);
+      e.run();
+      assert.deepEqual(fired, expected, `seed ${seed}`);
+      assert.equal(e.pending, 0);
+    }
+  });
 });
