@@ -196,7 +196,19 @@ class MediumCore implements Air {
   private readonly busySince: Float64Array;
   private readonly pnCaches: Array<PnCache | undefined>;
   private readonly pnRng: Rng;
-  private readonly outbox: Array<() => void> = [];
+  /**
+   * What stations posted, to run once the event that posted it is done, as
+   * `fn.call(self, a, b)`: `outFn[0 .. outCount)` and the same places of
+   * `outSelf`, `outA` and `outB` (a delivery is posted as the handler's method
+   * and its arguments, not a closure made per frame). Stored by index with a
+   * count of its own: an array's push is inlined only while its call site
+   * never deoptimized (see the event engine).
+   */
+  private readonly outFn: Array<((this: unknown, a: unknown, b: unknown) => void) | undefined> = [];
+  private readonly outSelf: unknown[] = [];
+  private readonly outA: unknown[] = [];
+  private readonly outB: unknown[] = [];
+  private outCount = 0;
   /** reachOf's lists, by station index * channels + channel index. */
   private reach: Array<Reach | undefined> = [];
   private flushing = false;
@@ -370,20 +382,43 @@ class MediumCore implements Air {
   }
 
   post(fn: () => void): void {
-    this.outbox.push(fn);
+    this.postCall(undefined, fn, undefined, undefined);
+  }
+
+  postCall<S, A, B>(self: S, fn: (this: S, a: A, b: B) => void, a: A, b: B): void {
+    const i = this.outCount++;
+    this.outFn[i] = fn as (this: unknown, a: unknown, b: unknown) => void;
+    this.outSelf[i] = self;
+    this.outA[i] = a;
+    this.outB[i] = b;
   }
 
   flush(): void {
     if (this.flushing) return;
     this.flushing = true;
+    const { outFn, outSelf, outA, outB } = this;
     let i = 0;
     try {
-      while (i < this.outbox.length) this.outbox[i++]!();
+      while (i < this.outCount) {
+        const fn = outFn[i]!;
+        const self = outSelf[i];
+        const a = outA[i];
+        const b = outB[i];
+        outFn[i] = outSelf[i] = outA[i] = outB[i] = undefined;
+        i++;
+        fn.call(self, a, b);
+      }
     } finally {
-      // Nearly always all of it ran: emptied without making the array of what was taken out (nor a call into the runtime).
-      const box = this.outbox;
-      if (i >= box.length) while (box.length > 0) box.pop();
-      else if (i > 0) box.splice(0, i);
+      // Nearly always all of it ran; what a throw left is moved to the front.
+      const left = this.outCount - i;
+      for (let j = 0; j < left; j++) {
+        outFn[j] = outFn[i + j];
+        outSelf[j] = outSelf[i + j];
+        outA[j] = outA[i + j];
+        outB[j] = outB[i + j];
+      }
+      for (let j = left; j < this.outCount; j++) outFn[j] = outSelf[j] = outA[j] = outB[j] = undefined;
+      this.outCount = left;
       this.flushing = false;
     }
   }
@@ -423,7 +458,7 @@ class MediumCore implements Air {
     this.counters.frames++;
     this.usage[k]!.frames++;
     if (this.framesOnChannel[k]!++ === 0) this.busySince[k] = now;
-    this.inAir.push(f);
+    this.inAir[this.inAir.length] = f;
 
     const rxThresh = this.rxThresh[k]!;
     const cap = this.captureRatio;
@@ -456,12 +491,15 @@ class MediumCore implements Air {
       this.hear(f, r, p, candidate, collided, candidate && blinded, false);
       if (wasIdle && !r.txFrame) r.freeze(now);
     }
-    f.endEv = this.scheduler.at(f.endUs, () => {
-      this.endFrame(f, false);
-      this.flush();
-    });
+    f.endEv = this.scheduler.atWith(f.endUs, this.frameEnds, f);
     return f;
   }
+
+  /** A frame's end on the air, made once: the event carries the frame. */
+  private readonly frameEnds = (_now: Micros, f: AirFrame): void => {
+    this.endFrame(f, false);
+    this.flush();
+  };
 
   truncate(f: AirFrame): void {
     this.scheduler.cancel(f.endEv);
@@ -486,9 +524,12 @@ class MediumCore implements Air {
   /** A hearing of frame f by station r, added to both. */
   private hear(f: AirFrame, r: DcfStation, p: number, candidate: boolean, collided: boolean, deaf: boolean, own: boolean): void {
     const heard = r.heard;
-    const h: Hearing = { frame: f, st: r, p, candidate, collided, deaf, gone: false, own, pos: heard.length, decoded: false };
-    heard.push(h);
-    f.hearers.push(h);
+    const pos = heard.length;
+    const h: Hearing = { frame: f, st: r, p, candidate, collided, deaf, gone: false, own, pos, decoded: false };
+    // Stored by index, not pushed (see `outFn`).
+    heard[pos] = h;
+    const hearers = f.hearers;
+    hearers[hearers.length] = h;
   }
 
   /** Removes a station's hearings (retune, detach); those it should have received count as missed while deaf. */

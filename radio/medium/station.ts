@@ -108,6 +108,8 @@ export interface Air {
   moveFlushing(id: EventId, t: Micros, fire: () => void): EventId;
   /** Queues a user callback to run once the medium's state is settled. */
   post(fn: () => void): void;
+  /** Queues `fn.call(self, a, b)` as `post` would, without a closure per call (a frame's delivery). */
+  postCall<S, A, B>(self: S, fn: (this: S, a: A, b: B) => void, a: A, b: B): void;
   /** Runs the queued callbacks (events scheduled through `at` do so by themselves). */
   flush(): void;
   transmit(st: DcfStation, kind: FrameKind, mac: MacFrame | undefined, seq: number, target: DcfStation | undefined, navUs: Micros): AirFrame;
@@ -513,7 +515,7 @@ export class DcfStation implements Station {
     const frame = this.svc!.frame;
     if (!this.endService(now)) this.reschedule(now);
     const h = this.handlers;
-    this.air.post(() => h.onSent(frame, outcome));
+    this.air.postCall(h, h.onSent, frame, outcome);
   }
 
   /** The exchange in service is cut (retune, detach): the caller has the station's timing in hand. */
@@ -580,7 +582,7 @@ export class DcfStation implements Station {
     this.counters.rxFrames++;
     this.counters.rxBytes += frame.payload.length;
     const h = this.handlers;
-    this.air.post(() => h.onReceive(frame, now));
+    this.air.postCall(h, h.onReceive, frame, now);
   }
 
   // ---- Contention --------------------------------------------------------------

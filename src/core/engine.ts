@@ -13,7 +13,9 @@ interface Ev {
   slot: number;
   /** Its index in the heap while pending, kept by every move: a cancelled event leaves the heap at once. */
   pos: number;
-  fire: (now: Micros) => void;
+  fire: (now: Micros, arg: unknown) => void;
+  /** What `atWith` gave to hand to `fire` (undefined otherwise). */
+  arg: unknown;
 }
 
 /** What an event object holds while it waits for reuse (so that it keeps no callback alive). */
@@ -38,6 +40,8 @@ export class EventEngine {
   readonly clock: VirtualClock;
   /** A binary min-heap by (at, seq) of the pending events, its order written out rather than passed in: this is the loop every event goes through. */
   private readonly q: Ev[] = [];
+  /** Pending events in `q`: the heap is `q[0 .. n)`, the array never shrinks (see `spareCount`). */
+  private n = 0;
   /**
    * Pending events by slot, for `cancel`: a handle names a slot and the slot's
    * generation, so a handle of an event that has run or was cancelled finds
@@ -46,9 +50,20 @@ export class EventEngine {
    */
   private readonly slots: (Ev | undefined)[] = [];
   private readonly generation: number[] = [];
+  /** Slots free for reuse: `freeSlots[0 .. freeCount)`. */
   private readonly freeSlots: number[] = [];
-  /** Events that left the heap, for `at` to fill again: no new object per event. */
+  private freeCount = 0;
+  /**
+   * Events that left the heap, for `at` to fill again (no new object per
+   * event): `spare[0 .. spareCount)`. These stacks, and the heap, keep a count
+   * of their own and store by index rather than push and pop: an array's
+   * `push` or `pop` is a call that V8 inlines only while that call site has
+   * never deoptimized, and one deoptimization (an event's handle outgrowing
+   * a small integer, a new run's arrays) left it a call into the runtime for
+   * the rest of the process, on the path every event takes.
+   */
   private readonly spare: Ev[] = [];
+  private spareCount = 0;
   private live = 0;
   private seq = 0;
   private fired = 0;
@@ -63,25 +78,37 @@ export class EventEngine {
 
   /** Schedules `fire` at absolute time `at` (not before now). */
   at(at: Micros, fire: (now: Micros) => void): EventId {
+    return this.atWith(at, fire, undefined);
+  }
+
+  /**
+   * Schedules `fire(now, arg)` at absolute time `at`: an event about one
+   * object (a frame's end) with a callback made once, not a closure per
+   * event.
+   */
+  atWith<T>(at: Micros, fire: (now: Micros, arg: T) => void, arg: T): EventId {
     if (!(at >= this.clock.now() && Number.isSafeInteger(at))) {
       assertMicros('event time', at);
       throw new RangeArgumentError('event time', at, `a time at or after now (${this.clock.now()} us)`);
     }
-    let slot = this.freeSlots.pop();
-    if (slot === undefined) {
+    let slot: number;
+    if (this.freeCount > 0) slot = this.freeSlots[--this.freeCount]!;
+    else {
       slot = this.slots.length;
       if (slot >= SLOT_SPAN) throw new RangeArgumentError('pending events', slot, `at most ${SLOT_SPAN}`);
-      this.generation.push(0);
+      this.generation[slot] = 0;
     }
     const id = slot + SLOT_SPAN * this.generation[slot]!;
-    let ev = this.spare.pop();
-    if (ev === undefined) ev = { at, seq: this.seq++, id, slot, pos: 0, fire };
+    let ev: Ev;
+    if (this.spareCount === 0) ev = { at, seq: this.seq++, id, slot, pos: 0, fire: fire as Ev['fire'], arg };
     else {
+      ev = this.spare[--this.spareCount]!;
       ev.at = at;
       ev.seq = this.seq++;
       ev.id = id;
       ev.slot = slot;
-      ev.fire = fire;
+      ev.fire = fire as Ev['fire'];
+      ev.arg = arg;
     }
     this.slots[slot] = ev;
     this.live++;
@@ -108,6 +135,7 @@ export class EventEngine {
     ev.at = at;
     ev.seq = this.seq++;
     ev.fire = fire;
+    ev.arg = undefined;
     // Later than it was (a new sequence number at the same time is later too): down; earlier: up.
     if (at >= before) this.siftDown(ev.pos, ev);
     else this.siftUp(ev.pos, ev);
@@ -128,13 +156,14 @@ export class EventEngine {
     this.remove(ev.pos);
     this.release(slot);
     ev.fire = noFire;
-    this.spare.push(ev);
+    ev.arg = undefined;
+    this.spare[this.spareCount++] = ev;
     return true;
   }
 
   /** Time of the next pending event. */
   nextAt(): Micros | undefined {
-    return this.q[0]?.at;
+    return this.n > 0 ? this.q[0]!.at : undefined;
   }
 
   get pending(): number {
@@ -147,8 +176,8 @@ export class EventEngine {
 
   /** Runs the next event; returns false when none is left. */
   step(): boolean {
-    const ev = this.q[0];
-    if (ev === undefined) return false;
+    if (this.n === 0) return false;
+    const ev = this.q[0]!;
     this.remove(0);
     this.fireEv(ev);
     return true;
@@ -161,9 +190,9 @@ export class EventEngine {
   run(until?: Micros): void {
     const q = this.q;
     const last = until ?? Infinity;
-    for (;;) {
-      const top = q[0];
-      if (top === undefined || top.at > last) break;
+    while (this.n > 0) {
+      const top = q[0]!;
+      if (top.at > last) break;
       this.remove(0);
       this.fireEv(top);
     }
@@ -175,9 +204,10 @@ export class EventEngine {
     this.release(ev.slot);
     this.clock.advanceToKnown(ev.at);
     this.fired++;
-    ev.fire(ev.at);
+    ev.fire(ev.at, ev.arg);
     ev.fire = noFire;
-    this.spare.push(ev);
+    ev.arg = undefined;
+    this.spare[this.spareCount++] = ev;
   }
 
   private release(slot: number): void {
@@ -186,20 +216,19 @@ export class EventEngine {
     const g = this.generation[slot]! + 1;
     this.generation[slot] = g;
     // A slot that has been through every generation is retired.
-    if (g < MAX_GENERATION) this.freeSlots.push(slot);
+    if (g < MAX_GENERATION) this.freeSlots[this.freeCount++] = slot;
   }
 
   private push(ev: Ev): void {
-    const a = this.q;
-    a.push(ev);
-    this.siftUp(a.length - 1, ev);
+    this.siftUp(this.n++, ev);
   }
 
   /** Takes the event at heap index i out of the heap: the last one takes its place and moves up or down. */
   private remove(i: number): void {
     const a = this.q;
-    const last = a.pop()!;
-    if (i === a.length) return;
+    const n = --this.n;
+    const last = a[n]!;
+    if (i === n) return;
     if (i > 0 && earlier(last, a[(i - 1) >> 1]!)) this.siftUp(i, last);
     else this.siftDown(i, last);
   }
@@ -222,7 +251,7 @@ export class EventEngine {
   /** Puts `ev` at index i or below it, the earlier of two children moving up each step. */
   private siftDown(i: number, ev: Ev): void {
     const a = this.q;
-    const n = a.length;
+    const n = this.n;
     for (;;) {
       const l = 2 * i + 1;
       if (l >= n) break;

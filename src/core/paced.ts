@@ -82,6 +82,11 @@ export class PacedEngine {
       if (this.depth === 0) this.reschedule();
       return id;
     },
+    atWith: (at, fire, arg) => {
+      const id = this.engine.atWith(at, fire, arg);
+      if (this.depth === 0) this.reschedule();
+      return id;
+    },
     after: (delay, fire) => this.scheduler.at(this.engine.now() + delay, fire),
     cancel: (id) => this.engine.cancel(id),
     move: (id, at, fire) => {

@@ -8,6 +8,8 @@ import { RealClock, assertMicros, type Clock, type Micros } from './time.js';
  */
 export interface Scheduler extends Clock {
   at(at: Micros, fire: (now: Micros) => void): EventId;
+  /** `at(at, (now) => fire(now, arg))`, where the scheduler can without a closure per event (the engine). */
+  atWith<T>(at: Micros, fire: (now: Micros, arg: T) => void, arg: T): EventId;
   after(delay: Micros, fire: (now: Micros) => void): EventId;
   cancel(id: EventId): boolean;
   /**
@@ -53,6 +55,10 @@ export class RealTimeScheduler implements Scheduler {
     const wait = at - this.clock.now();
     this.timers.set(id, setTimeout(arm, Math.max(0, Math.ceil(wait / 1000))));
     return id;
+  }
+
+  atWith<T>(at: Micros, fire: (now: Micros, arg: T) => void, arg: T): EventId {
+    return this.at(at, (now) => fire(now, arg));
   }
 
   after(delay: Micros, fire: (now: Micros) => void): EventId {

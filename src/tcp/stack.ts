@@ -191,7 +191,8 @@ export class TcpStack {
     for (let i = 0; i < actions.length; i++) {
       const a = actions[i]!;
       if (a.kind === 'segment') this.send(remote, a.seg);
-      else this.events.push({ conn, event: a.event });
+      // Stored by index, not pushed: a push is inlined only while its call site never deoptimized (see the event engine).
+      else this.events[this.events.length] = { conn, event: a.event };
     }
     if (conn.state === 'CLOSED') this.remove(conn);
   }
@@ -226,7 +227,8 @@ export class TcpStack {
 
   private send(dst: Uint8Array, seg: TcpSegment): void {
     if (seg.flags & TCP_RST) this.counters.resetsSent++;
-    this.outbox.push({ dst, bytes: encodeTcp(seg, { src: this.localIp, dst }, this.room), room: this.room });
+    const box = this.outbox;
+    box[box.length] = { dst, bytes: encodeTcp(seg, { src: this.localIp, dst }, this.room), room: this.room };
   }
 }
 
