@@ -178,6 +178,14 @@ class MediumCore implements Air {
   private readonly plan: ChannelPlan;
   private readonly rng: Rng;
   private readonly pn: PnSource | undefined;
+  /**
+   * By channel index: whether a PN may ever be on it (there is a source and
+   * it does not rule the channel out). Where none can be, the PN questions
+   * (every access of every station asks one) are not asked: with no burst
+   * they answer off, and a burst's end older than EIFS and CWmax slots
+   * changes no access (see PnCache).
+   */
+  private readonly pnOn: boolean[];
   private readonly nch: number;
   private readonly chIndexByNumber = new Map<number, number>();
   /** overlap[from * nch + to]. */
@@ -239,6 +247,7 @@ class MediumCore implements Air {
     this.framesOnChannel = new Int32Array(n);
     this.busySince = new Float64Array(n);
     this.pnCaches = chs.map(() => undefined);
+    this.pnOn = chs.map((c) => this.pn !== undefined && (this.pn.pnPossible?.(c.number) ?? true));
     this.counters = { frames: 0, truncated: 0, channels: new Map(chs.map((c, i) => [c.number, this.usage[i]!])) };
 
     this.t = new AirTiming(phy);
@@ -574,7 +583,7 @@ class MediumCore implements Air {
   }
 
   pnCarrierSense(st: DcfStation): boolean {
-    return this.pn !== undefined && this.params.pnCarrierSense && st.pnAffected;
+    return this.pnOn[st.chIdx] === true && this.params.pnCarrierSense && st.pnAffected;
   }
 
   pnAt(chIdx: number, t: Micros): Readonly<PnState> {
@@ -667,7 +676,7 @@ class MediumCore implements Air {
     if (f.pnLost !== undefined) return f.pnLost;
     let lost = false;
     const prob = this.params.pnLossProbability;
-    if (this.pn && prob > 0 && this.pnCache(f.chIdx, f.startUs).overlaps(f.startUs, f.endUs)) {
+    if (this.pnOn[f.chIdx] === true && prob > 0 && this.pnCache(f.chIdx, f.startUs).overlaps(f.startUs, f.endUs)) {
       lost = prob >= 1 || this.pnRng.next() < prob;
     }
     f.pnLost = lost;

@@ -186,4 +186,10 @@ export interface StationCounters {
  */
 export interface PnSource {
   pnBusyIntervals(channel: number, t0: Micros, t1: Micros): ReadonlyArray<readonly [Micros, Micros]>;
+  /**
+   * False when no PN can ever be on `channel` (then the medium asks nothing
+   * about it: a station's access, a frame's loss); when absent, any channel
+   * may have one.
+   */
+  pnPossible?(channel: number): boolean;
 }

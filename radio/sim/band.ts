@@ -262,6 +262,15 @@ export class EmulatedBand {
       t += Math.round(ph.durationS * US_PER_S);
     }
     this.cycleUs = t;
+    for (const pn of cfg.phases.length === 0 ? cfg.pn : cfg.phases.flatMap((ph) => ph.pn)) this.pnChannels.add(pn.channel);
+  }
+
+  /** The channels some PN of the configuration is on (the static set when there are no phases, else every phase's). */
+  private readonly pnChannels = new Set<number>();
+
+  /** False when no PN of the configuration is on `channel`: the medium then never asks about it. */
+  pnPossible(channel: number): boolean {
+    return this.pnChannels.has(channel);
   }
 
   /** The plan's channel centred on `centerHz`, or FrontendError `RADIO_NOT_A_CHANNEL`. */

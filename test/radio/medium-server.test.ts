@@ -259,11 +259,17 @@ describe('a medium that fails safely', () => {
   const { log: serverLog, lines } = memoryLogger();
   let server: MediumServer;
   before(async () => {
-    server = new MediumServer(setup, {
-      endpoint: faultEndpoint,
-      log: serverLog,
-      silenceUs: 600_000,
-    });
+    // A PN that is never on, on the test's channel: the medium asks the band about channel 6 (it asks
+    // nothing about a channel no PN is configured on), and the band's answers are where the fault goes in.
+    const band = { ...setup.band, pn: [{ channel: 6, powerDbm: -90, pattern: { kind: 'off' as const } }] };
+    server = new MediumServer(
+      { ...setup, band },
+      {
+        endpoint: faultEndpoint,
+        log: serverLog,
+        silenceUs: 600_000,
+      },
+    );
     await server.start();
   });
   after(async () => {

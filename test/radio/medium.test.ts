@@ -909,3 +909,70 @@ test('PN from the emulated band: a channel left unused for longer than the band 
   assert.deepEqual(band.pnBusyIntervals(6, at - airUs, at), [], 'the frame after the idle went out between PN bursts');
   assert.ok(b.rx.length > 700, `${b.rx.length} frames on channel 1`);
 });
+
+test('a channel no PN can be on is never asked about, and its traffic is what it is with a source that answers off', () => {
+  // The same saturated pair on channel 6, next to a PN source with bursts on channel 1 only: once with
+  // a source that rules channel 6 out (and throws if asked about it), once with one that answers "off".
+  const asked: number[] = [];
+  const bursts = { 1: [[0, 2 * S]] as Array<[number, number]> };
+  const run = (rulesOut: boolean) => {
+    const plain = fixedPn(bursts);
+    const pn: PnSource = rulesOut
+      ? {
+          pnBusyIntervals: (ch, t0, t1) => {
+            asked.push(ch);
+            if (ch === 6) throw new Error('asked about channel 6');
+            return plain.pnBusyIntervals(ch, t0, t1);
+          },
+          pnPossible: (ch) => ch === 1,
+        }
+      : plain;
+    const r = rig({ seed: 4, pn });
+    const a = radio(r, 'a', 1, 0, { channel: 6 });
+    const b = radio(r, 'b', 2, 100, { channel: 6 });
+    const c = radio(r, 'c', 3, 0, { channel: 1, yM: 1000 });
+    const d = radio(r, 'd', 4, 100, { channel: 1, yM: 1000 });
+    saturate(a, 2, 500);
+    saturate(c, 4, 500);
+    r.engine.run(3 * S);
+    return { six: b.rx.map((x) => x.at), one: d.rx.map((x) => x.at) };
+  };
+  const ruledOut = run(true);
+  const answered = run(false);
+  assert.ok(ruledOut.six.length > 500 && ruledOut.one.length > 100, `${ruledOut.six.length} and ${ruledOut.one.length} frames`);
+  assert.deepEqual(ruledOut, answered, 'the same frames at the same times');
+  assert.ok(asked.length > 0 && asked.every((ch) => ch === 1), 'only channel 1 was asked about');
+  // Channel 1's PN still holds its traffic back while on.
+  assert.ok(ruledOut.one[0]! >= 2 * S, `first frame on channel 1 at ${ruledOut.one[0]} us, after the burst`);
+});
+
+test('the emulated band says which channels a PN of its configuration can be on', () => {
+  const onoff = { kind: 'onoff', idleMs: 30, busyMs: 10, distribution: 'fixed' } as const;
+  const pn = (channel: number) => ({ channel, powerDbm: -60, pattern: onoff });
+  const rng = Rng.fromSeed(1).fork('band');
+  const fixed = new EmulatedBand(plan, { noiseFigureDb: 5, pn: [pn(1), pn(11)], phases: [], repeat: false }, rng);
+  assert.deepEqual(
+    plan.channels.map((c) => c.number).filter((ch) => fixed.pnPossible(ch)),
+    [1, 11],
+  );
+  // With phases, the phases' PNs count (the static list is not used then).
+  const phased = new EmulatedBand(
+    plan,
+    {
+      noiseFigureDb: 5,
+      pn: [pn(1)],
+      phases: [
+        { durationS: 1, pn: [pn(3)] },
+        { durationS: 1, pn: [pn(9)] },
+      ],
+      repeat: true,
+    },
+    rng,
+  );
+  assert.deepEqual(
+    plan.channels.map((c) => c.number).filter((ch) => phased.pnPossible(ch)),
+    [3, 9],
+  );
+  const none = new EmulatedBand(plan, { noiseFigureDb: 5, pn: [], phases: [], repeat: false }, rng);
+  assert.ok(plan.channels.every((c) => !none.pnPossible(c.number)));
+});
