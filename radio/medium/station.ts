@@ -178,8 +178,8 @@ export class DcfStation implements Station {
   /** The last frame it heard was not received correctly: defer EIFS, not DIFS. */
   eifs = false;
   detached = false;
-  /** Last sequence number received from each sending station (by index), for duplicate filtering. */
-  readonly lastSeqFrom = new Map<number, number>();
+  /** Last sequence number received from each sending station, by the station's index (an array: asked for every data frame), for duplicate filtering. */
+  readonly lastSeqFrom: Array<number | undefined> = [];
 
   private channelNumber: number | undefined;
   private retuneEv: EventId | undefined;
@@ -407,9 +407,9 @@ export class DcfStation implements Station {
         return;
       case 'data':
         if (!forMe) break;
-        if (this.lastSeqFrom.get(f.sender.index) === f.seq) this.counters.duplicates++;
+        if (this.lastSeqFrom[f.sender.index] === f.seq) this.counters.duplicates++;
         else {
-          this.lastSeqFrom.set(f.sender.index, f.seq);
+          this.lastSeqFrom[f.sender.index] = f.seq;
           this.deliver(f.mac!, now);
         }
         this.respond(now, 'ack', f, 0);

@@ -115,6 +115,15 @@ interface Host {
   /** What the alarm runs: the stack's timers, then a pump (made once: the alarm is set again after every pump). */
   tick: (now: Micros) => void;
   seq: number;
+  /**
+   * The flow of the last segment this router sent: its peer, its ports
+   * (`pairKey(src, dst)`) and flow number. A stack sends for one or two
+   * connections in turn, so a segment nearly always finds it here instead
+   * of in the two maps of `flowByPorts`.
+   */
+  lastTo: number;
+  lastPorts: number;
+  lastFlow: number;
 }
 
 export interface BulkTcpParts {
@@ -140,35 +149,39 @@ export interface BulkTcpParts {
  * a router daemon runs its own (`local`).
  */
 export class BulkTcp {
-  private readonly hosts = new Map<NodeAddr, Host>();
+  /** By router address (an array: looked up for every segment in and out). */
+  private readonly hosts: Array<Host | undefined> = [];
   /** Flow of a connection in either direction: by `pairKey(router, router)`, then by `pairKey(port, port)`. */
   private readonly flowByPorts = new Map<number, Map<number, number>>();
   private readonly flows = new Map<number, TcpFlowRecord>();
+  /** The same records by flow number, and by connection (either end): the lookups of every segment and event. */
+  private readonly flowAt: Array<TcpFlowRecord | undefined> = [];
+  private readonly flowByConn = new Map<TcpConnection, TcpFlowRecord>();
   private readonly specs = new Map<number, TcpFlowSpec>();
   private readonly written = new Map<number, number>();
 
   /** Each router's IP address (its stack's, and the pseudo-header's source of what it sends), made once: not made anew per segment. */
-  private readonly ips = new Map<NodeAddr, Uint8Array>();
+  private readonly ips: Array<Uint8Array | undefined> = [];
 
   constructor(private readonly p: BulkTcpParts) {}
 
   private ip(addr: NodeAddr): Uint8Array {
-    let ip = this.ips.get(addr);
-    if (!ip) this.ips.set(addr, (ip = meshIp(addr)));
+    let ip = this.ips[addr];
+    if (!ip) this.ips[addr] = ip = meshIp(addr);
     return ip;
   }
 
   private host(addr: NodeAddr): Host {
-    let h = this.hosts.get(addr);
+    let h = this.hosts[addr];
     if (!h) {
       // Each segment is made with room for the DATA header the mesh puts in front of it.
       const stack = new TcpStack(this.ip(addr), this.p.rng.fork(`tcp/${addr}`), {}, DATA_LABELLED_HEADER_BYTES);
       const tick = (t: Micros): void => {
         stack.tick(t);
-        this.pump(addr, t);
+        this.pump(host, addr, t);
       };
-      h = { stack, alarm: new Alarm(this.p.engine), tick, seq: 0 };
-      this.hosts.set(addr, h);
+      const host: Host = { stack, alarm: new Alarm(this.p.engine), tick, seq: 0, lastTo: -1, lastPorts: -1, lastFlow: 0xffff };
+      this.hosts[addr] = h = host;
     }
     return h;
   }
@@ -202,6 +215,7 @@ export class BulkTcp {
       receiver: undefined,
     };
     this.flows.set(flow, rec);
+    this.flowAt[flow] = rec;
     this.specs.set(flow, spec);
     this.written.set(flow, 0);
     const t = spec.tcp;
@@ -241,7 +255,8 @@ export class BulkTcp {
         delayedAckMs: t.delayedAckMs,
       };
       rec.sender = h.stack.connect(this.ip(dst), spec.port, now, cfg, localPort);
-      this.pump(src, now);
+      if (!this.flowByConn.has(rec.sender)) this.flowByConn.set(rec.sender, rec);
+      this.pump(h, src, now);
     });
     // The flow stops at its end: like an FTP killed mid-transfer, the source
     // resets the connection, whatever its buffer still held.
@@ -250,7 +265,7 @@ export class BulkTcp {
       if (!c || c.state === 'CLOSED') return;
       c.abort(now);
       rec.stoppedAtUs = now;
-      this.pump(src, now);
+      this.pump(this.host(src), src, now);
     });
     return rec;
   }
@@ -275,24 +290,27 @@ export class BulkTcp {
   private accepted(at: NodeAddr, conn: TcpConnection): void {
     for (const [flow, rec] of this.flows) {
       const spec = this.specs.get(flow)!;
-      if (rec.dst === at && spec.port === conn.localPort && 10000 + flow === conn.remotePort) rec.receiver = conn;
+      if (rec.dst === at && spec.port === conn.localPort && 10000 + flow === conn.remotePort) {
+        rec.receiver = conn;
+        if (!this.flowByConn.has(conn)) this.flowByConn.set(conn, rec);
+      }
     }
   }
 
   /** A tcp data packet arrived at router `at`. */
   deliver(at: NodeAddr, header: DataHeader, payload: Uint8Array, now: Micros): void {
-    const h = this.hosts.get(at);
+    const h = this.hosts[at];
     if (!h) return;
-    const rec = this.flows.get(header.flow);
+    const rec = this.flowAt[header.flow];
     if (rec && header.src === rec.src && payload.length >= 20 && now <= rec.endUs)
       rec.arrivedBytes += Math.max(0, payload.length - ((payload[12] ?? 0x50) >> 4) * 4);
     h.stack.input(this.ip(header.src), payload, now);
-    this.pump(at, now);
+    this.pump(h, at, now);
   }
 
   /** A packet of a TCP flow was lost in the mesh. */
   dropped(header: DataHeader, reason: string): void {
-    const rec = this.flows.get(header.flow);
+    const rec = this.flowAt[header.flow];
     if (!rec) return;
     if (header.src === rec.src) rec.dataDrops++;
     else rec.ackDrops++;
@@ -312,9 +330,7 @@ export class BulkTcp {
   }
 
   /** Moves what a stack produced onto the mesh and to its applications, and re-arms its timer. */
-  private pump(addr: NodeAddr, now: Micros): void {
-    const h = this.hosts.get(addr);
-    if (!h) return;
+  private pump(h: Host, addr: NodeAddr, now: Micros): void {
     for (let round = 0; round < 64; round++) {
       const { packets, events } = h.stack.poll();
       if (packets.length === 0 && events.length === 0) break;
@@ -323,8 +339,15 @@ export class BulkTcp {
         const to = meshAddr(pkt.dst);
         const srcPort = ((pkt.bytes[0] ?? 0) << 8) | (pkt.bytes[1] ?? 0);
         const dstPort = ((pkt.bytes[2] ?? 0) << 8) | (pkt.bytes[3] ?? 0);
-        const flow = this.flowByPorts.get(pairKey(addr, to))?.get(pairKey(srcPort, dstPort)) ?? 0xffff;
-        const rec = this.flows.get(flow);
+        const ports = pairKey(srcPort, dstPort);
+        let flow = h.lastFlow;
+        if (to !== h.lastTo || ports !== h.lastPorts) {
+          flow = this.flowByPorts.get(pairKey(addr, to))?.get(ports) ?? 0xffff;
+          h.lastTo = to;
+          h.lastPorts = ports;
+          h.lastFlow = flow;
+        }
+        const rec = this.flowAt[flow];
         if (rec) {
           if (addr === rec.src) rec.dataPackets++;
           else rec.ackPackets++;
@@ -342,6 +365,8 @@ export class BulkTcp {
     let ports = this.flowByPorts.get(k);
     if (!ports) this.flowByPorts.set(k, (ports = new Map()));
     ports.set(pairKey(fromPort, toPort), flow);
+    // The routers' last flows are looked up again.
+    for (const h of this.hosts) if (h) h.lastTo = -1;
   }
 
   private onEvent(e: TcpStackEvent, now: Micros): void {
@@ -405,8 +430,7 @@ export class BulkTcp {
   }
 
   private flowOfConn(conn: TcpConnection): TcpFlowRecord | undefined {
-    for (const r of this.flows.values()) if (r.sender === conn || r.receiver === conn) return r;
-    return undefined;
+    return this.flowByConn.get(conn);
   }
 
   /** Every flow's record. */
