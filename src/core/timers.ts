@@ -8,13 +8,20 @@ import type { Micros } from './time.js';
  */
 export class Timers<K> {
   private readonly at = new Map<K, Micros>();
+  /**
+   * `next()`'s answer while no deadline changed since it was computed
+   * (`known`): a router asks after every input, and most inputs set none.
+   */
+  private earliest: Micros | undefined;
+  private known = false;
 
   set(key: K, when: Micros): void {
     this.at.set(key, when);
+    this.known = false;
   }
 
   clear(key: K): void {
-    this.at.delete(key);
+    if (this.at.delete(key)) this.known = false;
   }
 
   get(key: K): Micros | undefined {
@@ -27,8 +34,11 @@ export class Timers<K> {
 
   /** The earliest deadline, or undefined when none is set. */
   next(): Micros | undefined {
+    if (this.known) return this.earliest;
     let m: Micros | undefined;
     for (const w of this.at.values()) if (m === undefined || w < m) m = w;
+    this.earliest = m;
+    this.known = true;
     return m;
   }
 
@@ -41,6 +51,7 @@ export class Timers<K> {
     for (const [k, w] of this.at) if (w <= now) fired.push([k, w]);
     fired.sort((a, b) => a[1] - b[1]);
     for (const [k] of fired) this.at.delete(k);
+    if (fired.length > 0) this.known = false;
     return fired.map(([k]) => k);
   }
 
@@ -53,6 +64,7 @@ export class Timers<K> {
         any = true;
       }
     }
+    if (any) this.known = false;
     return any;
   }
 

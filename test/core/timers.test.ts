@@ -72,3 +72,23 @@ test('a cleared timer never fires', () => {
   t.clear(T.Hello);
   assert.deepEqual(t.due(1_000_000), []);
 });
+
+test('next() kept between changes is always the earliest deadline set (random sets, clears and takes)', () => {
+  const t = new Timers<T>();
+  const keys = [T.Hello, T.RreqRetry, T.RouteExpiry, T.ChannelDwell, T.SensingStart];
+  let seed = 12345;
+  const rand = (n: number): number => {
+    seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+    return seed % n;
+  };
+  for (let i = 0; i < 5000; i++) {
+    const k = keys[rand(keys.length)]!;
+    const op = rand(10);
+    if (op < 4) t.set(k, rand(1000));
+    else if (op < 6) t.clear(k);
+    else if (op === 6) t.takeDue(rand(1000));
+    else if (op === 7) t.due(rand(1000));
+    const set = keys.map((x) => t.get(x)).filter((w): w is number => w !== undefined);
+    assert.equal(t.next(), set.length === 0 ? undefined : Math.min(...set), `step ${i}`);
+  }
+});
