@@ -1,6 +1,6 @@
 import { RangeArgumentError } from '../core/errors.js';
 import type { Rng } from '../core/rng.js';
-import { US_PER_S, type Micros } from '../core/time.js';
+import { earlierOf, US_PER_S, type Micros } from '../core/time.js';
 import { formatPrefix, PrefixTable, type Prefix } from '../wire/ip.js';
 import { BROADCAST, type AnnouncedPrefix, type NodeAddr, type PrefixAnnouncement } from '../wire/mesh.js';
 import { seqNewer, seqNext } from './aodv.js';
@@ -128,9 +128,7 @@ export class PrefixRoutes {
   }
 
   nextDeadline(): Micros | undefined {
-    let t = this.delayed[0]?.atUs;
-    for (const c of [this.nextAnnounceUs, this.nextExpiryUs]) if (c !== undefined && (t === undefined || c < t)) t = c;
-    return t;
+    return earlierOf(earlierOf(this.delayed[0]?.atUs, this.nextAnnounceUs), this.nextExpiryUs);
   }
 
   /** The router behind which `addr` (4 or 16 bytes) lives, by longest prefix match; undefined: none announced it. */

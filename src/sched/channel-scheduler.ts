@@ -45,6 +45,9 @@ type Phase =
 type SchedTimer = 'ready' | 'dwell-end' | 'kick';
 
 /** Every reason at zero; typed as a Record so a reason added to DropReason must be added here. */
+/** `enqueue`'s answer for a packet taken: one frozen object, not one per packet. */
+const ENQUEUED: { readonly ok: true } = Object.freeze({ ok: true });
+
 export const noDrops = (): Record<DropReason, number> => ({
   'queue-full': 0,
   'no-route': 0,
@@ -284,7 +287,7 @@ export class ChannelScheduler<T = unknown> {
       this.timers.set('kick', now);
     }
     if (this.servesAtOnce(channel)) this.timers.set('kick', now);
-    return { ok: true };
+    return ENQUEUED;
   }
 
   /** Actions due now or earlier (tune, transmit, drop); [] when nothing is due. */

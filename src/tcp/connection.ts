@@ -1,5 +1,5 @@
 import { CogmeshError } from '../core/errors.js';
-import { US_PER_MS, type Micros } from '../core/time.js';
+import { earlierOf, US_PER_MS, type Micros } from '../core/time.js';
 import { TCP_ACK, TCP_FIN, TCP_PSH, TCP_RST, TCP_SYN, type SackBlock, type TcpOptions, type TcpSegment } from '../wire/tcp.js';
 import { congestionControl, initialWindow, type CcName, type CongestionControl, type SendView } from './cc/index.js';
 import { Rack } from './rack.js';
@@ -1520,11 +1520,8 @@ export class TcpConnection {
   // Timers
 
   nextDeadline(): Micros | undefined {
-    let t: Micros | undefined;
-    for (const d of [this.rtoAt, this.delackAt, this.persistAt, this.timeWaitAt, this.rackAt, this.tlpAt]) {
-      if (d !== undefined && (t === undefined || d < t)) t = d;
-    }
-    return t;
+    // Asked at every pump of the stack (every segment in or out).
+    return earlierOf(earlierOf(earlierOf(this.rtoAt, this.delackAt), earlierOf(this.persistAt, this.timeWaitAt)), earlierOf(this.rackAt, this.tlpAt));
   }
 
   tick(now: Micros): void {
