@@ -418,15 +418,17 @@ class MediumCore implements Air {
         fn.call(self, a, b);
       }
     } finally {
-      // Nearly always all of it ran; what a throw left is moved to the front.
+      // Nearly always all of it ran (each place emptied as it ran); what a throw left moves to the front.
       const left = this.outCount - i;
-      for (let j = 0; j < left; j++) {
-        outFn[j] = outFn[i + j];
-        outSelf[j] = outSelf[i + j];
-        outA[j] = outA[i + j];
-        outB[j] = outB[i + j];
+      if (left > 0) {
+        for (let j = 0; j < left; j++) {
+          outFn[j] = outFn[i + j];
+          outSelf[j] = outSelf[i + j];
+          outA[j] = outA[i + j];
+          outB[j] = outB[i + j];
+        }
+        for (let j = Math.max(left, i); j < this.outCount; j++) outFn[j] = outSelf[j] = outA[j] = outB[j] = undefined;
       }
-      for (let j = left; j < this.outCount; j++) outFn[j] = outSelf[j] = outA[j] = outB[j] = undefined;
       this.outCount = left;
       this.flushing = false;
     }

@@ -77,11 +77,7 @@ export class PacedEngine {
    */
   readonly scheduler: Scheduler = {
     now: () => this.engine.now(),
-    at: (at, fire) => {
-      const id = this.engine.at(at, fire);
-      if (this.depth === 0) this.reschedule();
-      return id;
-    },
+    at: (at, fire) => this.scheduler.atWith(at, fire, undefined),
     atWith: (at, fire, arg) => {
       const id = this.engine.atWith(at, fire, arg);
       if (this.depth === 0) this.reschedule();

@@ -1,5 +1,5 @@
 import { ClockRegressionError, RangeArgumentError } from '../core/errors.js';
-import { assertMicros, type Micros } from '../core/time.js';
+import { assertMicros, earlierOf, type Micros } from '../core/time.js';
 import { RateAdapter, type RateAdaptParams, type RateDecision } from './rate.js';
 
 /**
@@ -228,9 +228,7 @@ export class GatewayShaper<P> {
   nextDeadline(): Micros | undefined {
     let at: Micros | undefined;
     for (const q of this.queues) {
-      const run = q.adapter?.nextRunAtUs;
-      if (q.due !== undefined && (at === undefined || q.due < at)) at = q.due;
-      if (run !== undefined && (at === undefined || run < at)) at = run;
+      at = earlierOf(earlierOf(at, q.due), q.adapter?.nextRunAtUs);
     }
     return at;
   }

@@ -1,6 +1,6 @@
 import { RangeArgumentError } from '../core/errors.js';
 import { err, ok, type Result } from '../core/result.js';
-import type { Micros } from '../core/time.js';
+import { earlierOf, type Micros } from '../core/time.js';
 import { OFPTT_ALL, type FlowMod } from '../wire/openflow/actions.js';
 import type { PacketFields } from '../wire/openflow/match.js';
 import type { FlowStatsRequest } from '../wire/openflow/types.js';
@@ -73,10 +73,7 @@ export class FlowTables {
 
   nextDeadline(): Micros | undefined {
     let min: Micros | undefined;
-    for (const t of this.tables) {
-      const d = t.nextDeadline();
-      if (d !== undefined && (min === undefined || d < min)) min = d;
-    }
+    for (const t of this.tables) min = earlierOf(min, t.nextDeadline());
     return min;
   }
 

@@ -44,10 +44,10 @@ type Phase =
 /** Deadlines, keyed by what they are for. `kick`: an input made something due now. */
 type SchedTimer = 'ready' | 'dwell-end' | 'kick';
 
-/** Every reason at zero; typed as a Record so a reason added to DropReason must be added here. */
 /** `enqueue`'s answer for a packet taken: one frozen object, not one per packet. */
 const ENQUEUED: { readonly ok: true } = Object.freeze({ ok: true });
 
+/** Every reason at zero; typed as a Record so a reason added to DropReason must be added here. */
 export const noDrops = (): Record<DropReason, number> => ({
   'queue-full': 0,
   'no-route': 0,

@@ -1,6 +1,6 @@
 import { RangeArgumentError } from '../core/errors.js';
 import type { Rng } from '../core/rng.js';
-import type { Micros } from '../core/time.js';
+import { earlierOf, type Micros } from '../core/time.js';
 import { sameBytes } from '../wire/bytes.js';
 import { TCP_RST, TCP_SYN, TCP_ACK, encodeTcp, parseTcp, type TcpSegment } from '../wire/tcp.js';
 import { checkTcpConfig, DEFAULT_TCP_CONFIG, resetFor, TcpConnection, TcpError, type TcpConfig, type TcpEvent } from './connection.js';
@@ -159,10 +159,7 @@ export class TcpStack {
 
   nextDeadline(): Micros | undefined {
     let t: Micros | undefined;
-    for (const e of this.conns) {
-      const d = e.conn.nextDeadline();
-      if (d !== undefined && (t === undefined || d < t)) t = d;
-    }
+    for (const e of this.conns) t = earlierOf(t, e.conn.nextDeadline());
     return t;
   }
 
