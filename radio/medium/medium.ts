@@ -450,7 +450,8 @@ class MediumCore implements Air {
       mac,
       seq,
       target,
-      hearers: [],
+      firstHearing: undefined,
+      lastHearing: undefined,
       truncated: false,
       pnLost: undefined,
       endEv: 0,
@@ -536,11 +537,12 @@ class MediumCore implements Air {
   private hear(f: AirFrame, r: DcfStation, p: number, candidate: boolean, collided: boolean, deaf: boolean, own: boolean): void {
     const heard = r.heard;
     const pos = heard.length;
-    const h: Hearing = { frame: f, st: r, p, candidate, collided, deaf, gone: false, own, pos, decoded: false };
+    const h: Hearing = { frame: f, st: r, p, candidate, collided, deaf, gone: false, own, pos, decoded: false, next: undefined };
     // Stored by index, not pushed (see `outFn`).
     heard[pos] = h;
-    const hearers = f.hearers;
-    hearers[hearers.length] = h;
+    if (f.lastHearing === undefined) f.firstHearing = h;
+    else f.lastHearing.next = h;
+    f.lastHearing = h;
   }
 
   /** Removes a station's hearings (retune, detach); those it should have received count as missed while deaf. */
@@ -632,8 +634,8 @@ class MediumCore implements Air {
     }
     // First the state of every hearer, then what decoding sets off, then their access timers.
     let decoders = 0;
-    const hearers = f.hearers;
-    for (const h of hearers) {
+    const first = f.firstHearing;
+    for (let h = first; h !== undefined; h = h.next) {
       if (h.gone) continue;
       h.gone = true;
       const r = h.st;
@@ -665,8 +667,8 @@ class MediumCore implements Air {
       if (heard.length === 0 && !r.txFrame) r.idleStartUs = now;
     }
     if (!truncated) sender.ownFrameEnded(f, now);
-    if (decoders > 0) for (let i = 0; i < hearers.length; i++) if (hearers[i]!.decoded) hearers[i]!.st.decoded(f, now);
-    for (const h of hearers) {
+    if (decoders > 0) for (let h = first; h !== undefined; h = h.next) if (h.decoded) h.st.decoded(f, now);
+    for (let h = first; h !== undefined; h = h.next) {
       const r = h.st;
       if (!r.detached && r.heard.length === 0 && !r.txFrame) r.reschedule(now);
     }

@@ -56,7 +56,12 @@ export interface AirFrame {
   readonly seq: number;
   /** The station it is for (unicast data, RTS, CTS, ACK), chosen when it starts. */
   readonly target: DcfStation | undefined;
-  readonly hearers: Hearing[];
+  /**
+   * Its hearings in the order they were added, as a list through `Hearing.next`
+   * (no array per frame: one is made for every frame, and grown as it fills).
+   */
+  firstHearing: Hearing | undefined;
+  lastHearing: Hearing | undefined;
   truncated: boolean;
   /** Whether a PN on its channel destroyed it: decided once, when first needed. */
   pnLost: boolean | undefined;
@@ -83,6 +88,8 @@ export interface Hearing {
   pos: number;
   /** Set when the frame ends: the station decoded it. */
   decoded: boolean;
+  /** The frame's next hearing (see `AirFrame.firstHearing`). */
+  next: Hearing | undefined;
 }
 
 /** What a station needs from the medium. */
