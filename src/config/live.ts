@@ -27,7 +27,9 @@ const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object
 
 function diff(a: unknown, b: unknown, at: string, out: string[]): void {
   if (isObj(a) && isObj(b)) {
-    const keys = [...new Set([...Object.keys(a), ...Object.keys(b)])].sort();
+    const keys = Object.keys(a);
+    for (const k of Object.keys(b)) if (!Object.hasOwn(a, k)) keys.push(k);
+    keys.sort();
     for (const k of keys) {
       // A change is usually a field or two: a member that is the same document (which sameJson
       // finds without building paths) has no leaf that differs, so diff would find nothing there.
@@ -57,14 +59,15 @@ export function sameJson(a: unknown, b: unknown): boolean {
   }
   const x = a as Record<string, unknown>;
   const y = b as Record<string, unknown>;
-  // Counted, not listed: this runs over a whole configuration on every live set.
+  // Counted, not listed, and walked with for-in (no array of keys per object): this runs over a
+  // whole configuration on every live set, and what it allocated was a quarter of a set's garbage.
   let defined = 0;
-  for (const k of Object.keys(x)) {
-    if (x[k] === undefined) continue;
+  for (const k in x) {
+    if (!Object.hasOwn(x, k) || x[k] === undefined) continue;
     defined++;
     if (y[k] === undefined || !sameJson(x[k], y[k])) return false;
   }
-  for (const k of Object.keys(y)) if (y[k] !== undefined) defined--;
+  for (const k in y) if (Object.hasOwn(y, k) && y[k] !== undefined) defined--;
   return defined === 0;
 }
 

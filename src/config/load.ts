@@ -11,7 +11,7 @@ import { dependenceConfig, type GatewayConfig } from '../gateway/role.js';
 import { maximalIndependentSets, SLICE_DEFAULTS } from '../gateway/slices.js';
 import { curvePublicKey } from '../wire/curve-key.js';
 import { curveKeyProblem } from '../wire/z85.js';
-import { cloneJson, overridePaths, readJsonFile, schemaChecker, valueAt, withheld, type Schema } from '../core/schema.js';
+import { cloneJson, overridePaths, readJsonFile, isObject, schemaChecker, withheld, type Schema } from '../core/schema.js';
 import { mayHoldSecret, MONITOR_TOKEN_RULE, monitorTokenProblem, secretFields, secretPlaces, withoutFields } from './secrets.js';
 import type { NodeConfig } from './types.js';
 import type { FlowSpec } from '../openflow/flow-spec.js';
@@ -148,12 +148,18 @@ export function sectionsJson(cfg: NodeConfig, prev?: SectionsJson, changed: read
     const secrets = secretsBySection.get(name);
     // A section that is a secret as a whole is left out.
     if (secrets?.includes('')) continue;
-    const kept = changed.some((p) => p === name || p.startsWith(`${name}.`)) ? undefined : prev?.get(name);
+    const kept = prev === undefined || touches(changed, name) ? undefined : prev.get(name);
     const json = kept ?? stableStringify(secrets ? withoutFields(doc[name], secrets) : doc[name]);
     // What stableStringify leaves out of an object (an undefined member) is left out here too.
     if (json !== undefined) out.set(name, json);
   }
   return out;
+}
+
+/** Whether a dotted path of `changed` is the section `name` or in it. */
+function touches(changed: readonly string[], name: string): boolean {
+  for (const p of changed) if (p.startsWith(name) && (p.length === name.length || p.charCodeAt(name.length) === 0x2e)) return true;
+  return false;
 }
 
 /** configVersion from the sections' canonical JSON: the same text as stableStringify of the whole without its secrets, so the same hash. */
@@ -197,11 +203,27 @@ export class ConfigVersions {
 // ---------------------------------------------------------------------------
 // Rules the schema cannot express
 
-/** The value at a path of a document that may not be valid yet; undefined where the path leaves it. */
+/**
+ * The value at a path of a document that may not be valid yet; undefined where the path leaves it
+ * (as `valueAt` finds it: own members of objects, array items by index). Nothing is built on the
+ * way, a miss included: these checks run over the whole configuration on every live set.
+ */
 function get(root: unknown, ...keys: Array<string | number>): unknown {
-  const r = valueAt(root, keys.map(String));
-  return r.ok ? r.value : undefined;
+  let v = root;
+  for (let i = 0; i < keys.length; i++) {
+    const k = keys[i]!;
+    if (Array.isArray(v)) {
+      const n = typeof k === 'number' ? k : INDEX.test(k) ? Number(k) : -1;
+      if (!(Number.isSafeInteger(n) && n >= 0 && n < v.length)) return undefined;
+      v = v[n];
+    } else if (isObject(v) && Object.hasOwn(v, k)) v = v[k];
+    else return undefined;
+  }
+  return v;
 }
+const INDEX = /^(0|[1-9]\d*)$/;
+/** The plans channels are checked against, made once: validation only asks them `has`. */
+const PLANS = { 11: ism2g4(11), 13: ism2g4(13) } as const;
 
 const isInt = (v: unknown): v is number => Number.isSafeInteger(v);
 
@@ -231,7 +253,7 @@ function semanticIssues(cfg: unknown): ConfigIssue[] {
 
   const count = get(cfg, 'channelPlan', 'channels');
   if (count !== 11 && count !== 13) return issues; // the schema has reported it; no plan to check channels against
-  const plan = ism2g4(count);
+  const plan = PLANS[count];
   const inPlan = `a channel of the plan ism2g4 with ${count} channels (1..${count})`;
   const checkChannel = (path: string, v: unknown): void => {
     if (isInt(v) && !plan.has(v)) issues.push({ path, value: v, expected: inPlan });

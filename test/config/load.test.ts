@@ -713,6 +713,8 @@ describe('configVersion', () => {
       ['channelPlan.allowed=[1,6,11]'],
       ['channelPlan.allowed=[]', 'log.level=debug', 'qos.classes=[]'],
       ['node.name=renamed'],
+      // A section whose name starts another's (control, controller): only the one named is serialised again.
+      ['controller.hysteresis=0.3'],
     ];
     for (const overrides of steps) {
       const next = applyOverrides(cfg, overrides);
