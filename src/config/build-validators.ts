@@ -8,7 +8,7 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeStandaloneValidators } from '../core/schema.js';
-import { configFilePath, loadNodeConfig } from './load.js';
+import { checkNodeConfigInPlace, configFilePath, LIVE_SECTIONS, loadNodeConfig } from './load.js';
 import { loadScenario } from './scenario.js';
 import { loadHwProfiles } from '../hw/profiles.js';
 
@@ -21,7 +21,11 @@ const json = (dir: string): string[] =>
     .filter((f) => f.endsWith('.json'))
     .sort()
     .map((f) => join(dir, f));
-for (const f of json(configFilePath('examples'))) await loadNodeConfig(f);
+for (const f of json(configFilePath('examples'))) {
+  const cfg = await loadNodeConfig(f);
+  // As a live set checks them: the live sections alone, on a configuration that passed.
+  checkNodeConfigInPlace(structuredClone(cfg), f, { changedSections: LIVE_SECTIONS });
+}
 for (const f of json(configFilePath('scenarios'))) await loadScenario(f);
 loadHwProfiles();
 writeCodeCache();

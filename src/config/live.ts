@@ -142,10 +142,19 @@ export interface LiveChange {
  * those changes need a restart. `prevVersion`: `prev`'s version, when the
  * caller knows it (it spares hashing the whole configuration again).
  * `opts.take`: `next` is a document the caller gives up (built for this
- * change, held by nobody else), so it is checked in place, not copied.
+ * change, held by nobody else), so it is checked in place, not copied;
+ * with `opts.sections`, the top-level sections it can differ from `prev`
+ * in (it is `prev` with some paths set), only those are checked against
+ * the schema.
  */
-export function liveChange(prev: NodeConfig, next: unknown, source = 'set', prevVersion?: string, opts: { take?: boolean } = {}): LiveChange {
-  const checked = opts.take ? checkNodeConfigInPlace(next, source) : parseNodeConfig(next, source);
+export function liveChange(
+  prev: NodeConfig,
+  next: unknown,
+  source = 'set',
+  prevVersion?: string,
+  opts: { take?: boolean; sections?: readonly string[] } = {},
+): LiveChange {
+  const checked = opts.take ? checkNodeConfigInPlace(next, source, { changedSections: opts.sections }) : parseNodeConfig(next, source);
   const changed = changedPaths(prev, checked);
   return { from: prevVersion ?? configVersion(prev), checked, changed, restartOnly: restartOnlyIssues(prev, checked, changed) };
 }

@@ -11,7 +11,7 @@ import { dependenceConfig, type GatewayConfig } from '../gateway/role.js';
 import { maximalIndependentSets, SLICE_DEFAULTS } from '../gateway/slices.js';
 import { curvePublicKey } from '../wire/curve-key.js';
 import { curveKeyProblem } from '../wire/z85.js';
-import { cloneJson, overridePaths, readJsonFile, isObject, schemaChecker, withheld, type Schema } from '../core/schema.js';
+import { cloneJson, overridePaths, readJsonFile, isObject, markedFields, schemaChecker, withheld, type Schema } from '../core/schema.js';
 import { mayHoldSecret, MONITOR_TOKEN_RULE, monitorTokenProblem, secretFields, secretPlaces, withoutFields } from './secrets.js';
 import type { NodeConfig } from './types.js';
 import type { FlowSpec } from '../openflow/flow-spec.js';
@@ -34,7 +34,15 @@ export const schemaPath: string = configFilePath('node.schema.json');
 /** The schema as parsed from schemaPath (read-only; it is the one source of defaults). */
 export const nodeSchema: Readonly<Schema> = JSON.parse(readFileSync(schemaPath, 'utf8')) as Schema;
 
-const check = schemaChecker(nodeSchema);
+/**
+ * The top-level sections that hold a live field: a live `set` checks only
+ * the ones it changes against the schema (checkNodeConfigInPlace's
+ * changedSections); a set that names another section is checked whole (and
+ * then refused: it needs a restart).
+ */
+export const LIVE_SECTIONS: readonly string[] = Object.freeze([...new Set(markedFields(nodeSchema, 'x-live').map((f) => f.split('.', 1)[0]!))]);
+
+const check = schemaChecker(nodeSchema, [], { members: LIVE_SECTIONS });
 
 /**
  * The fields whose values never leave the router (dotted paths: the
@@ -67,13 +75,17 @@ export function parseNodeConfig(input: unknown, source = 'configuration'): NodeC
 /**
  * What parseNodeConfig does, on a document the caller gives up (one it has
  * just built and nobody else holds): the defaults go into `data` itself, so
- * it is not copied first.
+ * it is not copied first. `opts.changedSections`: `data` is a configuration
+ * that passed, changed only in these top-level sections (a live `set`'s
+ * paths): the schema is checked on those alone (the rules across fields
+ * still run over the whole).
  */
-export function checkNodeConfigInPlace(data: unknown, source = 'configuration'): NodeConfig {
+export function checkNodeConfigInPlace(data: unknown, source = 'configuration', opts: { changedSections?: readonly string[] } = {}): NodeConfig {
   // What is wrong with a key or the token, in words, says more than the schema's "a string": it takes that issue's place.
   const keys = keyIssues(data);
   const keyAt = new Map(keys.map((i) => [i.path, i]));
-  const issues = check(data).map((i) => keyAt.get(i.path) ?? i);
+  const schemaIssues = opts.changedSections ? check.members(data, opts.changedSections) : check(data);
+  const issues = schemaIssues.map((i) => keyAt.get(i.path) ?? i);
   const seen = new Set(issues.map((i) => i.path));
   for (const issue of [...keys, ...semanticIssues(data)]) if (!seen.has(issue.path)) issues.push(issue);
   if (issues.length > 0) throw new ConfigError(withoutSecretValues(issues), source);

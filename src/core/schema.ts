@@ -78,6 +78,8 @@ function compiled(ajv: Ajv2020, s: Schema): ValidateFunction {
 interface CheckedSchemas {
   root: Schema;
   refs: readonly Schema[];
+  /** The root's members that are also checked on their own (SchemaChecker.members): their validators are compiled ahead of time as well. */
+  members?: readonly string[];
 }
 
 function schemasDigest({ root, refs }: CheckedSchemas): string {
@@ -109,35 +111,68 @@ export function evaluateStandaloneValidators(code: string, filename: string, cac
   return { validators: module.exports, script };
 }
 
-let built: { validators: StandaloneValidators; script: Script } | null | undefined;
-/** The build's standalone validators, or null where there are none (running from sources). */
-function loadBuiltValidators(): StandaloneValidators | null {
-  if (built === undefined) {
-    if (existsSync(standaloneValidatorsPath)) {
-      const code = readFileSync(standaloneValidatorsPath, 'utf8');
-      const cache = existsSync(standaloneCodeCachePath) ? new Uint8Array(readFileSync(standaloneCodeCachePath)) : undefined;
-      built = evaluateStandaloneValidators(code, standaloneValidatorsPath, cache);
-    } else {
-      built = null;
+/**
+ * Where the build writes the standalone validators of the members some
+ * checkers also check on their own (`SchemaChecker.members`), and their code
+ * cache: a module apart, loaded the first time such a check runs, so that
+ * a command that never makes one (all but a router taking live sets) never
+ * reads it.
+ */
+export const memberValidatorsPath: string = fileURLToPath(new URL('./schema-validators-members.cjs', import.meta.url));
+export const memberCodeCachePath: string = `${memberValidatorsPath}.v8cache`;
+
+/** A module of standalone validators the build wrote, loaded when first asked for. */
+class BuiltValidators {
+  private built: { validators: StandaloneValidators; script: Script } | null | undefined;
+
+  constructor(
+    readonly path: string,
+    readonly cachePath: string,
+  ) {}
+
+  /** Its validators, or null where there are none (running from sources). */
+  load(): StandaloneValidators | null {
+    if (this.built === undefined) {
+      if (existsSync(this.path)) {
+        const code = readFileSync(this.path, 'utf8');
+        const cache = existsSync(this.cachePath) ? new Uint8Array(readFileSync(this.cachePath)) : undefined;
+        this.built = evaluateStandaloneValidators(code, this.path, cache);
+      } else {
+        this.built = null;
+      }
     }
+    return this.built?.validators ?? null;
   }
-  return built?.validators ?? null;
+
+  /** Writes the module (and drops its old code cache); returns what writes the cache of what has run of it since. */
+  write(code: string): () => void {
+    writeFileSync(this.path, code);
+    rmSync(this.cachePath, { force: true });
+    this.built = undefined;
+    return () => {
+      if (this.load() === null) throw new Error(`no standalone validators at ${this.path}`);
+      const cache = this.built!.script.createCachedData();
+      writeFileSync(this.cachePath, new Uint8Array(cache.buffer, cache.byteOffset, cache.byteLength));
+    };
+  }
 }
 
+const builtRoots = new BuiltValidators(standaloneValidatorsPath, standaloneCodeCachePath);
+const builtMembers = new BuiltValidators(memberValidatorsPath, memberCodeCachePath);
+
 /**
- * For the build: writes the standalone validators, and returns a function
- * that writes their code cache once they have been run (V8 caches the
- * functions compiled so far, so the build runs them on typical documents
- * first). A checker that has not checked anything yet takes these validators.
+ * For the build: writes the standalone validators (the roots', and the
+ * members' apart), and returns a function that writes their code caches
+ * once they have been run (V8 caches the functions compiled so far, so the
+ * build runs them on typical documents first). A checker that has not
+ * checked anything yet takes these validators.
  */
 export function writeStandaloneValidators(): () => void {
-  writeFileSync(standaloneValidatorsPath, standaloneValidators());
-  rmSync(standaloneCodeCachePath, { force: true });
-  built = undefined;
+  const roots = builtRoots.write(standaloneValidators());
+  const members = builtMembers.write(standaloneValidators(declared, 'members'));
   return () => {
-    if (loadBuiltValidators() === null) throw new Error(`no standalone validators at ${standaloneValidatorsPath}`);
-    const cache = built!.script.createCachedData();
-    writeFileSync(standaloneCodeCachePath, new Uint8Array(cache.buffer, cache.byteOffset, cache.byteLength));
+    roots();
+    members();
   };
 }
 
@@ -147,9 +182,11 @@ const declared: CheckedSchemas[] = [];
 /**
  * A CommonJS module whose exports are the validators of every schema
  * checker made so far (`schemaChecker`), or of `only`, compiled ahead of time
- * by Ajv's standalone code: it needs no schema compiler at run time.
+ * by Ajv's standalone code: it needs no schema compiler at run time. With
+ * `part` 'members': the validators of the members they check on their own
+ * instead (`opts.members`).
  */
-export function standaloneValidators(only: readonly CheckedSchemas[] = declared): string {
+export function standaloneValidators(only: readonly CheckedSchemas[] = declared, part: 'roots' | 'members' = 'roots'): string {
   const { default: toCode } = requireCjs('ajv/dist/standalone/index.js') as {
     default: (ajv: Ajv2020, exports: Record<string, string>) => string;
   };
@@ -165,7 +202,8 @@ export function standaloneValidators(only: readonly CheckedSchemas[] = declared)
     digestOf.set(id, digest);
     for (const r of c.refs) register(ajv, r);
     register(ajv, c.root);
-    exports[digest] = id;
+    if (part === 'roots') exports[digest] = id;
+    else for (const name of c.members ?? []) exports[memberKey(digest, name)] = registerMember(ajv, c.root, id, name);
   }
   return `${toCode(ajv, exports)}\n`;
 }
@@ -176,6 +214,14 @@ export type ValidatorSource = 'standalone' | 'compiled';
 /** A schema checker: the problems found in a document, whose defaults it fills in. */
 export interface SchemaChecker {
   (data: unknown): ConfigIssue[];
+  /**
+   * What the checker finds in `data`, a document that differs from one it
+   * passed (defaults filled in) only in the root's members named in
+   * `members`: those are checked, each against its schema, and the rest
+   * is known good. Where the root's own rules might be at stake (a member
+   * missing, or one the root does not list), the whole document is checked.
+   */
+  members(data: unknown, members: readonly string[]): ConfigIssue[];
   /** Where its validator came from; undefined before the first check. */
   readonly source: ValidatorSource | undefined;
 }
@@ -186,15 +232,21 @@ export interface SchemaChecker {
  * found. Its validator comes from `standalone` (by default the build's;
  * null: compile it) when that holds one for these very schemas, and is
  * otherwise compiled on the first check, not before: a command that reads
- * no document pays nothing for it.
+ * no document pays nothing for it. `opts.members`: root members (of its
+ * `properties`) that `members` checks on their own, whose validators the
+ * build compiles ahead of time too; a change elsewhere is checked whole.
  */
-export function schemaChecker(root: Schema, refs: readonly Schema[] = [], opts: { standalone?: StandaloneValidators | null } = {}): SchemaChecker {
-  declared.push({ root, refs });
+export function schemaChecker(
+  root: Schema,
+  refs: readonly Schema[] = [],
+  opts: { standalone?: StandaloneValidators | null; members?: readonly string[] } = {},
+): SchemaChecker {
+  declared.push({ root, refs, members: opts.members });
   let v: ValidateFunction | undefined;
   let source: ValidatorSource | undefined;
   const validator = (): ValidateFunction => {
     if (v) return v;
-    const ahead = opts.standalone === undefined ? loadBuiltValidators() : opts.standalone;
+    const ahead = opts.standalone === undefined ? builtRoots.load() : opts.standalone;
     v = ahead?.[schemasDigest({ root, refs })];
     if (v) {
       source = 'standalone';
@@ -207,7 +259,40 @@ export function schemaChecker(root: Schema, refs: readonly Schema[] = [], opts: 
     return v;
   };
 
-  function schemaIssues(errors: readonly ErrorObject[]): ConfigIssue[] {
+  const memberValidators = new Map<string, ValidateFunction | null>();
+  /** The validator of the root's member `name`, made once; null when there is none to make (the root has no $id). */
+  const memberValidator = (name: string): ValidateFunction | null => {
+    let m = memberValidators.get(name);
+    if (m !== undefined) return m;
+    const ahead = opts.standalone === undefined ? builtMembers.load() : opts.standalone;
+    m = ahead?.[memberKey(schemasDigest({ root, refs }), name)] ?? null;
+    if (m === null && typeof root.$id === 'string') {
+      const ajv = sharedAjv();
+      for (const r of refs) register(ajv, r);
+      register(ajv, root);
+      m = ajv.getSchema(registerMember(ajv, root, root.$id, name)) ?? null;
+    }
+    memberValidators.set(name, m);
+    return m;
+  };
+  /** The root's own rules, the one part of a document a member check leaves out, as the whole check would see them: only an object with listed members is left to them. */
+  const listed = new Set(memberNames(root));
+  const onTheirOwn = new Set((opts.members ?? []).filter((n) => listed.has(n)));
+  const rootRulesKnown = Object.keys(root).every((k) => ROOT_RULES_BY_MEMBERS.has(k)) && root.type === 'object';
+
+  function checkMembers(data: unknown, members: readonly string[]): ConfigIssue[] {
+    if (!rootRulesKnown || !isObject(data) || members.some((n) => !onTheirOwn.has(n) || data[n] === undefined)) return check(data);
+    if (root.additionalProperties === false) for (const k in data) if (Object.hasOwn(data, k) && !listed.has(k)) return check(data);
+    const issues: ConfigIssue[] = [];
+    for (const name of new Set(members)) {
+      const m = memberValidator(name);
+      if (m === null) return check(data);
+      if (!m(data[name])) issues.push(...schemaIssues(m.errors ?? [], `/${escapePointer(name)}`));
+    }
+    return issues;
+  }
+
+  function schemaIssues(errors: readonly ErrorObject[], prefix = ''): ConfigIssue[] {
     const issues: ConfigIssue[] = [];
     const seen = new Set<string>();
     const add = (issue: ConfigIssue): void => {
@@ -217,7 +302,7 @@ export function schemaChecker(root: Schema, refs: readonly Schema[] = [], opts: 
     };
     for (const e of errors) {
       const parent = (e.parentSchema ?? {}) as Schema;
-      const at = e.instancePath;
+      const at = prefix + e.instancePath;
       switch (e.keyword) {
         case 'required': {
           const name = (e.params as { missingProperty: string }).missingProperty;
@@ -354,15 +439,56 @@ export function schemaChecker(root: Schema, refs: readonly Schema[] = [], opts: 
     return '';
   }
 
-  function escapePointer(name: string): string {
-    return name.replace(/~/g, '~0').replace(/\//g, '~1');
-  }
-
   const check = (data: unknown): ConfigIssue[] => {
     const validate = validator();
     return validate(data) ? [] : schemaIssues(validate.errors ?? []);
   };
-  return Object.defineProperty(check, 'source', { get: () => source, enumerable: true }) as SchemaChecker;
+  return Object.defineProperty(Object.assign(check, { members: checkMembers }), 'source', { get: () => source, enumerable: true }) as SchemaChecker;
+}
+
+/**
+ * The keywords of a root schema that a check of some of its members can
+ * leave out for a document that passed before: annotations, and the rules
+ * `members` checks itself (an object, no member it does not list).
+ */
+const ROOT_RULES_BY_MEMBERS = new Set(['$schema', '$id', 'title', 'description', 'type', 'additionalProperties', 'properties', '$defs', ...SCHEMA_ANNOTATIONS]);
+
+/** The members a root schema lists (`properties`). */
+function memberNames(root: Schema): string[] {
+  return Object.keys((root.properties ?? {}) as Schema);
+}
+
+/** The standalone export of the validator of a root's member, beside the root's own (its digest). */
+function memberKey(digest: string, name: string): string {
+  return `${digest}/${name}`;
+}
+
+/**
+ * A schema of a root's member on its own, registered with `ajv` under an $id
+ * of its own; returns that $id. It is the member's schema with the
+ * references into the root (`#/$defs/...`) made absolute, and without the
+ * member's `default` (the root's business: strict mode refuses a default at
+ * a root, and a reference to the member would compile it as one).
+ */
+function registerMember(ajv: Ajv2020, root: Schema, rootId: string, name: string): string {
+  const id = `${rootId.replace(/#.*$/, '')}.member.${encodeURIComponent(name)}`;
+  const { default: _ignored, ...member } = ((root.properties ?? {}) as Record<string, Schema>)[name]!;
+  register(ajv, { ...(rebased(member, rootId) as Schema), $id: id });
+  return id;
+}
+
+/** A schema whose `$ref`s within its root document (`#...`) point into the document `rootId` instead. */
+function rebased(v: unknown, rootId: string): unknown {
+  if (Array.isArray(v)) return v.map((x) => rebased(x, rootId));
+  if (!isObject(v)) return v;
+  const out: Schema = {};
+  for (const [k, x] of Object.entries(v)) out[k] = k === '$ref' && typeof x === 'string' && x.startsWith('#') ? `${rootId}${x}` : rebased(x, rootId);
+  return out;
+}
+
+/** A name as one step of a JSON pointer (RFC 6901). */
+function escapePointer(name: string): string {
+  return name.replace(/~/g, '~0').replace(/\//g, '~1');
 }
 
 /** The dotted paths of the properties whose schema carries `mark` (a section's path covers its fields). */

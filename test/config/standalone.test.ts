@@ -3,7 +3,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { nodeSchema } from '../../src/config/load.js';
+import { LIVE_SECTIONS, nodeSchema, parseNodeConfig } from '../../src/config/load.js';
+import { LIVE_FIELDS } from '../../src/config/live.js';
 import { scenarioSchema } from '../../src/config/scenario.js';
 import { hwProfileSchema } from '../../src/hw/profiles.js';
 import { evaluateStandaloneValidators, schemaChecker, standaloneValidators, type Schema, type StandaloneValidators } from '../../src/core/schema.js';
@@ -25,6 +26,8 @@ function evaluate(code: string): StandaloneValidators {
 
 // Made now, as the build does: every checker the product makes when its modules load.
 const built = evaluate(standaloneValidators());
+// And the module apart of the members some of them check on their own.
+const builtMembers = evaluate(standaloneValidators(undefined, 'members'));
 
 const jsonFiles = (dir: string): unknown[] =>
   readdirSync(join(root, dir))
@@ -107,4 +110,53 @@ test('a checker has no validator before its first check', () => {
   assert.equal(check.source, undefined);
   check({ node: { id: 1 } });
   assert.equal(check.source, 'standalone');
+});
+
+test('a change within some sections: checking those sections alone finds what checking the whole finds, ahead of time and at run time', () => {
+  const live = LIVE_SECTIONS;
+  assert.deepEqual([...live].sort(), [...new Set(LIVE_FIELDS.map((f) => f.split('.', 1)[0]!))].sort());
+  const ahead = schemaChecker(nodeSchema, [], { standalone: { ...built, ...builtMembers }, members: live });
+  const runtime = schemaChecker(nodeSchema, [], { standalone: null, members: live });
+  const whole = schemaChecker(nodeSchema, [], { standalone: built });
+  // The build compiles each of them on its own, in a module apart from the roots'.
+  assert.equal(Object.keys(builtMembers).length, live.length);
+  assert.ok(Object.keys(built).every((k) => !k.includes('/')));
+  let refused = 0;
+  let checked = 0;
+  for (const base of jsonFiles('config/examples')) {
+    const cfg = structuredClone(base);
+    assert.deepEqual(whole(cfg), [], 'an example passes');
+    // Every section: the live ones are checked alone; any other goes to the whole check.
+    for (const name of Object.keys(cfg as Record<string, unknown>)) {
+      for (const v of variants((cfg as Record<string, unknown>)[name])) {
+        const doc = { ...(cfg as Record<string, unknown>), [name]: v };
+        const [a, b, c] = [structuredClone(doc), structuredClone(doc), structuredClone(doc)];
+        const want = whole(c);
+        const what = `${name} = ${JSON.stringify(v).slice(0, 200)}`;
+        assert.deepEqual(ahead.members(a, [name]), want, `ahead of time: ${what}`);
+        assert.deepEqual(runtime.members(b, [name]), want, `at run time: ${what}`);
+        assert.deepEqual(a, c, `same defaults filled in: ${what}`);
+        assert.deepEqual(b, c, `same defaults filled in: ${what}`);
+        if (want.length > 0) refused++;
+        checked++;
+      }
+    }
+  }
+  assert.ok(refused > checked / 2, `most variants are invalid (${refused} of ${checked})`);
+});
+
+test('a member check goes to the whole check where the root is at stake: a section missing, an unknown one, not an object', () => {
+  const check = schemaChecker(nodeSchema, [], { standalone: { ...built, ...builtMembers }, members: ['sensing'] });
+  const whole = schemaChecker(nodeSchema, [], { standalone: built });
+  const cfg = parseNodeConfig({ node: { id: 3 } }, 'test') as unknown as Record<string, unknown>;
+  const { sensing: _gone, ...missing } = cfg;
+  for (const doc of [missing, { ...cfg, bogus: 1 }, 'text', null, []]) {
+    const a = structuredClone(doc);
+    const b = structuredClone(doc);
+    assert.deepEqual(check.members(a, ['sensing']), whole(b), JSON.stringify(doc).slice(0, 200));
+    assert.deepEqual(a, b);
+  }
+  // A section not checked on its own (node) with a bad value: the whole check reports it.
+  const bad = { ...cfg, node: { ...(cfg.node as object), id: -5 } };
+  assert.ok(check.members(structuredClone(bad), ['node']).some((i) => i.path === '/node/id'));
 });
