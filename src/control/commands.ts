@@ -99,8 +99,9 @@ export function get(view: RouterView, path: string | undefined): GetResult {
 
 /**
  * Compare-and-set of configuration fields: the new configuration is the
- * running one with `values` applied, checked once, whole (the schema and the
- * loader's rules); a stale `expect`, an invalid value, an unknown path or a
+ * running one with `values` applied, checked once, whole (the schema, on the
+ * sections the paths name: the others are the running configuration's; and
+ * the loader's rules); a stale `expect`, an invalid value, an unknown path or a
  * field a running router takes only at restart refuses the whole set, and
  * nothing changes.
  */
