@@ -244,10 +244,13 @@ export function schemaChecker(
   declared.push({ root, refs, members: opts.members });
   let v: ValidateFunction | undefined;
   let source: ValidatorSource | undefined;
+  let digest: string | undefined;
+  /** The name of these schemas' validators in a standalone module, hashed once. */
+  const digestOnce = (): string => (digest ??= schemasDigest({ root, refs }));
   const validator = (): ValidateFunction => {
     if (v) return v;
     const ahead = opts.standalone === undefined ? builtRoots.load() : opts.standalone;
-    v = ahead?.[schemasDigest({ root, refs })];
+    v = ahead?.[digestOnce()];
     if (v) {
       source = 'standalone';
       return v;
@@ -265,7 +268,7 @@ export function schemaChecker(
     let m = memberValidators.get(name);
     if (m !== undefined) return m;
     const ahead = opts.standalone === undefined ? builtMembers.load() : opts.standalone;
-    m = ahead?.[memberKey(schemasDigest({ root, refs }), name)] ?? null;
+    m = ahead?.[memberKey(digestOnce(), name)] ?? null;
     if (m === null && typeof root.$id === 'string') {
       const ajv = sharedAjv();
       for (const r of refs) register(ajv, r);
@@ -278,7 +281,10 @@ export function schemaChecker(
   /** The root's own rules, the one part of a document a member check leaves out, as the whole check would see them: only an object with listed members is left to them. */
   const listed = new Set(memberNames(root));
   const onTheirOwn = new Set((opts.members ?? []).filter((n) => listed.has(n)));
-  const rootRulesKnown = Object.keys(root).every((k) => ROOT_RULES_BY_MEMBERS.has(k)) && root.type === 'object';
+  const rootRulesKnown =
+    Object.keys(root).every((k) => ROOT_RULES_BY_MEMBERS.has(k)) &&
+    root.type === 'object' &&
+    (root.additionalProperties === undefined || typeof root.additionalProperties === 'boolean');
 
   function checkMembers(data: unknown, members: readonly string[]): ConfigIssue[] {
     if (!rootRulesKnown || !isObject(data) || members.some((n) => !onTheirOwn.has(n) || data[n] === undefined)) return check(data);
@@ -449,7 +455,8 @@ export function schemaChecker(
 /**
  * The keywords of a root schema that a check of some of its members can
  * leave out for a document that passed before: annotations, and the rules
- * `members` checks itself (an object, no member it does not list).
+ * `members` checks itself (an object; with `additionalProperties` false, no
+ * member it does not list; a schema there for unlisted members is not one).
  */
 const ROOT_RULES_BY_MEMBERS = new Set(['$schema', '$id', 'title', 'description', 'type', 'additionalProperties', 'properties', '$defs', ...SCHEMA_ANNOTATIONS]);
 

@@ -160,3 +160,43 @@ test('a member check goes to the whole check where the root is at stake: a secti
   const bad = { ...cfg, node: { ...(cfg.node as object), id: -5 } };
   assert.ok(check.members(structuredClone(bad), ['node']).some((i) => i.path === '/node/id'));
 });
+
+test('a root whose own rules a member check cannot stand for (a schema for unlisted members, a required member) is checked whole', () => {
+  const schemas: Schema[] = [
+    {
+      $id: 'https://cogmesh.test/members-extra.json',
+      type: 'object',
+      additionalProperties: { type: 'integer' },
+      properties: { a: { type: 'object', properties: { n: { type: 'integer', default: 1 } }, default: {} } },
+    },
+    {
+      $id: 'https://cogmesh.test/members-required.json',
+      type: 'object',
+      required: ['b'],
+      properties: { a: { type: 'object', properties: { n: { type: 'integer', default: 1 } }, default: {} }, b: { type: 'integer' } },
+    },
+  ];
+  for (const schema of schemas) {
+    const check = schemaChecker(schema, [], { standalone: null, members: ['a'] });
+    for (const doc of [{ a: { n: 'x' }, extra: 'text' }, { a: {} }, { a: { n: 2 }, b: 3 }]) {
+      const [x, y] = [structuredClone(doc), structuredClone(doc)];
+      assert.deepEqual(check.members(x, ['a']), check(y), `${String(schema.$id)}: ${JSON.stringify(doc)}`);
+      assert.deepEqual(x, y);
+    }
+  }
+  // Where they are, the member alone: a problem at the root's level is not its business.
+  const plain = schemaChecker(
+    {
+      $id: 'https://cogmesh.test/members-plain.json',
+      type: 'object',
+      properties: { a: { type: 'object', properties: { n: { type: 'integer' } } }, c: { type: 'integer' } },
+    },
+    [],
+    { standalone: null, members: ['a'] },
+  );
+  assert.deepEqual(plain.members({ a: { n: 1 }, c: 'not checked' }, ['a']), []);
+  assert.deepEqual(
+    plain.members({ a: { n: 'x' } }, ['a']).map((i) => i.path),
+    ['/a/n'],
+  );
+});
