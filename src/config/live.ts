@@ -1,6 +1,6 @@
 import type { ConfigIssue } from '../core/errors.js';
-import { markedFields, valueAt, withheld } from '../core/schema.js';
-import { checkNodeConfigInPlace, configVersion, nodeSchema, parseNodeConfig, SECRET_FIELDS } from './load.js';
+import { valueAt, withheld } from '../core/schema.js';
+import { checkNodeConfigInPlace, configVersion, LIVE_FIELDS, parseNodeConfig, SECRET_FIELDS } from './load.js';
 import { REDACTED, redactFields } from './secrets.js';
 import type { NodeConfig } from './types.js';
 
@@ -11,10 +11,8 @@ import type { NodeConfig } from './types.js';
  * `"x-secret": true` never leaves the router (SECRET_FIELDS).
  */
 
-export { REDACTED, SECRET_FIELDS };
-
-/** The configuration fields a running router takes live (dotted paths; a section's path covers its fields). */
-export const LIVE_FIELDS: readonly string[] = Object.freeze(markedFields(nodeSchema, 'x-live'));
+// LIVE_FIELDS lives with the schema (load.ts), whose checker is told the sections holding them.
+export { LIVE_FIELDS, REDACTED, SECRET_FIELDS };
 
 /** The dotted paths of the leaves where `a` and `b` differ (arrays compare whole), in key order. */
 export function changedPaths(a: unknown, b: unknown, at = ''): string[] {

@@ -11,7 +11,7 @@ import { dependenceConfig, type GatewayConfig } from '../gateway/role.js';
 import { maximalIndependentSets, SLICE_DEFAULTS } from '../gateway/slices.js';
 import { curvePublicKey } from '../wire/curve-key.js';
 import { curveKeyProblem } from '../wire/z85.js';
-import { cloneJson, overridePaths, readJsonFile, isObject, markedFields, schemaChecker, withheld, type Schema } from '../core/schema.js';
+import { cloneJson, markedFields, overridePaths, readJsonFile, schemaChecker, valueOrUndefined, withheld, type Schema } from '../core/schema.js';
 import { mayHoldSecret, MONITOR_TOKEN_RULE, monitorTokenProblem, secretFields, secretPlaces, withoutFields } from './secrets.js';
 import type { NodeConfig } from './types.js';
 import type { FlowSpec } from '../openflow/flow-spec.js';
@@ -34,13 +34,16 @@ export const schemaPath: string = configFilePath('node.schema.json');
 /** The schema as parsed from schemaPath (read-only; it is the one source of defaults). */
 export const nodeSchema: Readonly<Schema> = JSON.parse(readFileSync(schemaPath, 'utf8')) as Schema;
 
+/** The configuration fields a running router takes live (dotted paths; a section's path covers its fields): those the schema marks `"x-live": true`. */
+export const LIVE_FIELDS: readonly string[] = Object.freeze(markedFields(nodeSchema, 'x-live'));
+
 /**
  * The top-level sections that hold a live field: a live `set` checks only
  * the ones it changes against the schema (checkNodeConfigInPlace's
  * changedSections); a set that names another section is checked whole (and
  * then refused: it needs a restart).
  */
-export const LIVE_SECTIONS: readonly string[] = Object.freeze([...new Set(markedFields(nodeSchema, 'x-live').map((f) => f.split('.', 1)[0]!))]);
+export const LIVE_SECTIONS: readonly string[] = Object.freeze([...new Set(LIVE_FIELDS.map((f) => f.split('.', 1)[0]!))]);
 
 const check = schemaChecker(nodeSchema, [], { members: LIVE_SECTIONS });
 
@@ -215,25 +218,10 @@ export class ConfigVersions {
 // ---------------------------------------------------------------------------
 // Rules the schema cannot express
 
-/**
- * The value at a path of a document that may not be valid yet; undefined where the path leaves it
- * (as `valueAt` finds it: own members of objects, array items by index). Nothing is built on the
- * way, a miss included: these checks run over the whole configuration on every live set.
- */
-function get(root: unknown, ...keys: Array<string | number>): unknown {
-  let v = root;
-  for (let i = 0; i < keys.length; i++) {
-    const k = keys[i]!;
-    if (Array.isArray(v)) {
-      const n = typeof k === 'number' ? k : INDEX.test(k) ? Number(k) : -1;
-      if (!(Number.isSafeInteger(n) && n >= 0 && n < v.length)) return undefined;
-      v = v[n];
-    } else if (isObject(v) && Object.hasOwn(v, k)) v = v[k];
-    else return undefined;
-  }
-  return v;
+/** The value at a path of a document that may not be valid yet; undefined where the path leaves it. */
+function get(root: unknown, ...keys: string[]): unknown {
+  return valueOrUndefined(root, keys);
 }
-const INDEX = /^(0|[1-9]\d*)$/;
 /** The plans channels are checked against, made once: validation only asks them `has`. */
 const PLANS = { 11: ism2g4(11), 13: ism2g4(13) } as const;
 

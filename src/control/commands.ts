@@ -109,11 +109,11 @@ export function set(view: RouterView, values: Record<string, unknown>, expect: s
   const current = refuseStale(view, expect);
   // setPaths copies the running configuration; the copy is this set's own, so it is checked in place.
   const prev = view.runningConfig();
-  const paths = Object.keys(values);
-  const { doc, issues } = setPaths(prev, Object.entries(values));
+  const entries = Object.entries(values);
+  const { doc, issues } = setPaths(prev, entries);
   if (issues.length > 0) throw new ConfigError(withoutSecretValues(issues), 'set');
   // The copy differs from the running configuration (which passed) only in the sections the paths name.
-  const sections = paths.map((p) => p.split('.', 1)[0]!);
+  const sections = entries.map(([p]) => p.split('.', 1)[0]!);
   const change = liveChange(prev, doc, 'set', current, { take: true, sections });
   if (change.changed.length === 0) return { version: current, changed: [], lasts: 'until-restart' };
   if (change.restartOnly.length > 0) {

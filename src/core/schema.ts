@@ -651,6 +651,22 @@ export function valueAt(doc: unknown, segments: readonly string[]): { ok: true; 
   return { ok: true, value: v };
 }
 
+/**
+ * The value at `segments` of `doc`, found as `valueAt` finds it, or undefined
+ * where the path leaves the document: nothing is built on the way, a miss
+ * included (the configuration's cross-field rules ask for many absent
+ * fields, on every live set).
+ */
+export function valueOrUndefined(doc: unknown, segments: readonly string[]): unknown {
+  let v = doc;
+  for (let i = 0; i < segments.length; i++) {
+    const seg = segments[i]!;
+    if (!hasChild(v, seg)) return undefined;
+    v = (v as Record<string, unknown>)[seg];
+  }
+  return v;
+}
+
 function parseOverrideValue(raw: string): unknown {
   try {
     return JSON.parse(raw) as unknown;
