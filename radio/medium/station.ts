@@ -68,14 +68,18 @@ export interface AirFrame {
   endEv: EventId;
 }
 
-/** One station hearing one frame: power above the carrier-sense threshold. */
+/**
+ * One station hearing one frame: power above the carrier-sense threshold.
+ * The medium reuses it once the frame has ended (nothing outside the
+ * medium holds one), so its fields are written again then.
+ */
 export interface Hearing {
-  readonly frame: AirFrame;
-  readonly st: DcfStation;
+  frame: AirFrame;
+  st: DcfStation;
   /** Received power times the channel overlap, W. */
-  readonly p: number;
+  p: number;
   /** Tuned to the frame's channel from its start, above the receive threshold. */
-  readonly candidate: boolean;
+  candidate: boolean;
   /** An overlapping frame was not 10 dB (captureDb) weaker. */
   collided: boolean;
   /** The station transmitted during it. */
@@ -83,12 +87,12 @@ export interface Hearing {
   /** The station left the channel (retune, detach): nothing more to do. */
   gone: boolean;
   /** The frame is another radio of the station's own router on the same channel: it blinds and busies, it is never decoded. */
-  readonly own: boolean;
+  own: boolean;
   /** Its place in the station's `heard` (kept by the medium, which adds and removes hearings), so that removing it needs no search. */
   pos: number;
   /** Set when the frame ends: the station decoded it. */
   decoded: boolean;
-  /** The frame's next hearing (see `AirFrame.firstHearing`). */
+  /** The frame's next hearing (see `AirFrame.firstHearing`); the next spare one while it waits for reuse. */
   next: Hearing | undefined;
 }
 

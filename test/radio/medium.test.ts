@@ -19,6 +19,7 @@ import {
   type Station,
   type StationSpec,
 } from '../../radio/medium/index.js';
+import type { DcfStation } from '../../radio/medium/station.js';
 
 const plan = ism2g4(11);
 const S = 1_000_000;
@@ -875,6 +876,56 @@ test("a router's radios on one channel are one half-duplex transceiver; on diffe
   }
   // Missed once while its own router sent (and sent again), against received at the first attempt.
   assert.deepEqual(got, { ch1: 12, ch6: 1 });
+});
+
+test('hearings: through retunes, truncated frames and collisions, a station holds exactly the frames in the air it hears, each once', () => {
+  // The medium reuses a hearing once its frame has ended: one reused early would
+  // show here as a station holding another station's hearing, a frame twice, or
+  // a frame that has ended.
+  const r = rig({ seed: 7, params: { txRangeM: 250, csRangeM: 550 } });
+  const a = radio(r, 'a', 1, 0);
+  const b = radio(r, 'b', 2, 200);
+  const c = radio(r, 'c', 3, 100, { yM: 150 });
+  const d = radio(r, 'd', 4, 400);
+  const e = radio(r, 'e', 5, 150, { yM: -100 });
+  // Two radios of one router: its own frames blind the other.
+  const e2 = radio(r, 'e2', 5, 150, { yM: -100, acceptsUnicast: false });
+  saturate(a, 2);
+  saturate(c, 2, 1500);
+  saturate(d, 3, 300);
+  saturate(e2, 1, 700);
+  const all = [a, b, c, d, e, e2];
+  let checks = 0;
+  const check = (now: number): void => {
+    for (const p of all) {
+      const st = p.st as DcfStation;
+      const frames = new Set<unknown>();
+      st.heard.forEach((h, i) => {
+        assert.equal(h.st, st, `${st.id}: a hearing of another station`);
+        assert.equal(h.pos, i, `${st.id}: a hearing out of place`);
+        assert.equal(h.gone, false, `${st.id}: a hearing marked gone`);
+        assert.ok(h.frame.endUs >= now, `${st.id}: a hearing of a frame that ended at ${h.frame.endUs} (now ${now})`);
+        assert.ok(!frames.has(h.frame), `${st.id}: a frame heard twice`);
+        frames.add(h.frame);
+      });
+      if (st.channel === undefined) assert.equal(st.heard.length, 0, `${st.id}: deaf, yet hearing`);
+    }
+    checks++;
+  };
+  for (let t = 0; t < S; t += 97) r.engine.at(t, check);
+  // Senders and listeners leave their channel now and then, mid-frame or not, for a while or at once.
+  for (let t = 1_300; t < S; t += 9_711) r.engine.at(t, () => c.st.retune(1, (t / 9_711) % 2 < 1 ? 0 : 300));
+  for (let t = 800; t < S; t += 1_913) r.engine.at(t, () => e.st.retune((t / 1_913) % 3 < 1 ? 6 : 1, 150));
+  for (let t = 2_100; t < S; t += 23_117) r.engine.at(t, () => b.st.retune(1, 0));
+  r.engine.run(S);
+  assert.ok(checks > 10_000, String(checks));
+  assert.ok(r.medium.counters.truncated > 10, `frames cut short: ${r.medium.counters.truncated}`);
+  assert.ok(b.st.counters.collisions > 0 && b.st.counters.missedDeaf > 0, JSON.stringify(b.st.counters));
+  assert.ok(b.rx.length > 20, String(b.rx.length));
+  for (const p of [a, c, d, e2]) p.onSent = undefined;
+  r.engine.run();
+  check(r.engine.now());
+  for (const p of all) assert.equal((p.st as DcfStation).heard.length, 0, `${p.st.id} still hears something`);
 });
 
 test('PN from the emulated band: a channel left unused for longer than the band keeps history works again when next used', () => {
