@@ -320,8 +320,11 @@ class MediumCore implements Air {
    */
   private reachOf(st: DcfStation, k: number): Reach {
     const key = st.index * this.nch + k;
-    const known = this.reach[key];
-    if (known !== undefined) return known;
+    return this.reach[key] ?? this.newReach(st, k, key);
+  }
+
+  /** `reachOf` the first time it is asked (out of line: the answer is nearly always known). */
+  private newReach(st: DcfStation, k: number, key: number): Reach {
     const floor = this.reachFloor(k);
     const pl = this.pl[k]!;
     const stations: DcfStation[] = [];
@@ -625,7 +628,12 @@ class MediumCore implements Air {
     const list = this.byNode.get(dst);
     if (!list || dst === st.node) return undefined;
     for (const r of list) if (r.acceptsUnicast && r.chIdx === k) return r;
-    // None listening there: the first that would have been in range missed it.
+    this.missedUnicast(st, list, k);
+    return undefined;
+  }
+
+  /** No station of the unicast's node listens on channel k: the first that would have been in range missed it. */
+  private missedUnicast(st: DcfStation, list: readonly DcfStation[], k: number): void {
     const pl = this.pl[k]!;
     for (const r of list) {
       if (r.acceptsUnicast && powerAt(pl, this.distance(st.index, r.index)) >= this.rxThresh[k]!) {
@@ -633,7 +641,6 @@ class MediumCore implements Air {
         break;
       }
     }
-    return undefined;
   }
 
   private endFrame(f: AirFrame, truncated: boolean): void {
