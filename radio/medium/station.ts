@@ -347,10 +347,14 @@ export class DcfStation implements Station {
 
   /** The medium turned busy for this station (a frame heard, its own transmission). */
   freeze(now: Micros, force = false): void {
-    if (this.timerEv === undefined) return;
+    // Nearly always called with no timer pending (every station in range, for every frame): that case stays a test where it is called.
+    if (this.timerEv !== undefined) this.stopTimer(now, force);
+  }
+
+  private stopTimer(now: Micros, force: boolean): void {
     // An access due at this very instant goes ahead: zero propagation delay must not hide a collision.
     if (!force && this.timerIsAccess && this.timerAtUs === now) return;
-    this.air.cancel(this.timerEv);
+    this.air.cancel(this.timerEv!);
     this.timerEv = undefined;
     this.consumeSlots(now);
     if (this.phase === 'contend' && this.backoff === 0) this.backoff = this.draw();
