@@ -471,7 +471,8 @@ class MediumCore implements Air {
     st.eifs = false;
     st.counters.airtimeUs += airUs;
     // It cannot receive what is on the air while it sends.
-    for (const h of st.heard) if (h.frame.endUs > now) h.deaf = true;
+    const mine = st.heard;
+    for (let i = 0; i < mine.length; i++) if (mine[i]!.frame.endUs > now) mine[i]!.deaf = true;
     const same = this.sameNode[st.index]!;
     for (let i = 0; i < same.length; i++) {
       const r = same[i]!;
@@ -504,7 +505,8 @@ class MediumCore implements Air {
       const heard = r.heard;
       const blinded = r.txFrame !== undefined || ownOnAir(heard, now);
       let collided = false;
-      for (const g of heard) {
+      for (let j = 0; j < heard.length; j++) {
+        const g = heard[j]!;
         if (g.frame.endUs <= now || g.own) continue;
         if (firstOnly || p < cap * g.p) collided = true;
         if (g.p < cap * p) g.collided = true;
@@ -537,7 +539,8 @@ class MediumCore implements Air {
    * a multi-radio router).
    */
   private ownHearing(f: AirFrame, r: DcfStation, now: Micros): void {
-    for (const g of r.heard) if (g.frame.endUs > now && !g.own) g.deaf = true;
+    const heard = r.heard;
+    for (let i = 0; i < heard.length; i++) if (heard[i]!.frame.endUs > now && !heard[i]!.own) heard[i]!.deaf = true;
     const wasIdle = r.heard.length === 0;
     this.hear(f, r, 0, false, false, false, true);
     if (wasIdle && !r.txFrame) r.freeze(now);
@@ -627,7 +630,7 @@ class MediumCore implements Air {
   private unicastTarget(st: DcfStation, dst: number, k: number): DcfStation | undefined {
     const list = this.byNode.get(dst);
     if (!list || dst === st.node) return undefined;
-    for (const r of list) if (r.acceptsUnicast && r.chIdx === k) return r;
+    for (let i = 0; i < list.length; i++) if (list[i]!.acceptsUnicast && list[i]!.chIdx === k) return list[i];
     this.missedUnicast(st, list, k);
     return undefined;
   }
@@ -888,7 +891,7 @@ interface Reach {
 
 /** Whether a station hears another radio of its own router sending (it is blinded). */
 function ownOnAir(heard: readonly Hearing[], now: Micros): boolean {
-  for (const g of heard) if (g.own === true && g.frame.endUs > now) return true;
+  for (let i = 0; i < heard.length; i++) if (heard[i]!.own === true && heard[i]!.frame.endUs > now) return true;
   return false;
 }
 

@@ -633,7 +633,8 @@ export class DcfStation implements Station {
 
   private mediumBusy(now: Micros): boolean {
     if (this.chIdx < 0 || this.txFrame || this.navUntilUs > now) return true;
-    for (const h of this.heard) if (h.frame.endUs > now) return true;
+    const heard = this.heard;
+    for (let i = 0; i < heard.length; i++) if (heard[i]!.frame.endUs > now) return true;
     return this.air.pnCarrierSense(this) && this.air.pnAt(this.chIdx, now).on;
   }
 

@@ -458,7 +458,8 @@ export class MeshRouter {
   // Cores' actions
 
   private runAodv(actions: AodvAction[], now: Micros): void {
-    for (const a of actions) {
+    for (let i = 0; i < actions.length; i++) {
+      const a = actions[i]!;
       switch (a.kind) {
         case 'send':
           this.sendControl(a.to, a.msg);
@@ -506,7 +507,8 @@ export class MeshRouter {
   }
 
   private runSched(actions: SchedAction<DataPacket>[], _now: Micros): void {
-    for (const a of actions) {
+    for (let i = 0; i < actions.length; i++) {
+      const a = actions[i]!;
       switch (a.kind) {
         case 'tune':
           this.p.r2Observer?.tuned(a.channel, a.readyUs, this.p.engine.now());

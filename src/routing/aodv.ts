@@ -561,7 +561,9 @@ export class MultipathAodv {
     const e = this.table.get(d);
     if (!e) return;
     this.sweepEntry(e, now);
-    for (const q of e.paths) {
+    const paths = e.paths;
+    for (let i = 0; i < paths.length; i++) {
+      const q = paths[i]!;
       if (q.nextHop === via) {
         q.expiresUs = Math.max(q.expiresUs, until);
         return;
@@ -815,29 +817,32 @@ export class MultipathAodv {
   private sweepEntry(e: RouteEntry, now: Micros): void {
     // Nearly always nothing expired: then nothing is made.
     let expired = false;
-    for (const q of e.paths) if (!(q.expiresUs > now)) expired = true;
-    if (expired) {
-      let lastExpiry = -1;
-      let hops = Infinity;
-      const live: Path[] = [];
-      for (const q of e.paths) {
-        if (q.expiresUs > now) live.push(q);
-        else {
-          lastExpiry = Math.max(lastExpiry, q.expiresUs);
-          hops = Math.min(hops, q.hopCount);
-        }
-      }
-      if (live.length !== e.paths.length) {
-        if (live.length > 0) {
-          e.paths = live;
-          if (e.chosen !== undefined && !live.some((q) => q.nextHop === e.chosen)) e.chosen = undefined;
-        } else {
-          this.counters.routesExpired++;
-          this.invalidate(e, hops, lastExpiry);
-        }
+    const paths = e.paths;
+    for (let i = 0; i < paths.length; i++) if (!(paths[i]!.expiresUs > now)) expired = true;
+    if (expired) this.dropExpired(e, now);
+    if (e.paths.length === 0 && e.deleteAtUs !== undefined && e.deleteAtUs <= now) this.table.delete(e.dst);
+  }
+
+  /** `sweepEntry` when a path of `e` has expired. */
+  private dropExpired(e: RouteEntry, now: Micros): void {
+    let lastExpiry = -1;
+    let hops = Infinity;
+    const live: Path[] = [];
+    for (const q of e.paths) {
+      if (q.expiresUs > now) live.push(q);
+      else {
+        lastExpiry = Math.max(lastExpiry, q.expiresUs);
+        hops = Math.min(hops, q.hopCount);
       }
     }
-    if (e.paths.length === 0 && e.deleteAtUs !== undefined && e.deleteAtUs <= now) this.table.delete(e.dst);
+    if (live.length === e.paths.length) return;
+    if (live.length > 0) {
+      e.paths = live;
+      if (e.chosen !== undefined && !live.some((q) => q.nextHop === e.chosen)) e.chosen = undefined;
+    } else {
+      this.counters.routesExpired++;
+      this.invalidate(e, hops, lastExpiry);
+    }
   }
 
   /**

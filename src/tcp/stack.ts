@@ -196,7 +196,7 @@ export class TcpStack {
 
   private find(remote: Uint8Array, remotePort: number, localPort: number): Entry | undefined {
     const list = this.byPorts.get(portsKey(remotePort, localPort));
-    if (list) for (const e of list) if (sameBytes(e.remote, remote)) return e;
+    if (list) for (let i = 0; i < list.length; i++) if (sameBytes(list[i]!.remote, remote)) return list[i];
     return undefined;
   }
 
