@@ -367,7 +367,11 @@ function optionsInRange(o: TcpOptions): boolean {
   if (mss !== undefined && !(mss >>> 0 === mss && mss <= 0xffff)) return false;
   if (windowScale !== undefined && !(windowScale >>> 0 === windowScale && windowScale <= MAX_WINDOW_SCALE)) return false;
   if (sackPermitted !== undefined && sackPermitted !== true && sackPermitted !== false) return false;
-  if (timestamp !== undefined && !(typeof timestamp === 'object' && timestamp !== null && timestamp.value >>> 0 === timestamp.value && timestamp.echo >>> 0 === timestamp.echo)) return false;
+  if (
+    timestamp !== undefined &&
+    !(typeof timestamp === 'object' && timestamp !== null && timestamp.value >>> 0 === timestamp.value && timestamp.echo >>> 0 === timestamp.echo)
+  )
+    return false;
   return sack === undefined || (Array.isArray(sack) && sack.length === 0);
 }
 
