@@ -472,7 +472,10 @@ class MediumCore implements Air {
     st.counters.airtimeUs += airUs;
     // It cannot receive what is on the air while it sends.
     const mine = st.heard;
-    for (let i = 0; i < mine.length; i++) if (mine[i]!.frame.endUs > now) mine[i]!.deaf = true;
+    for (let i = 0; i < mine.length; i++) {
+      const h = mine[i]!;
+      if (h.frame.endUs > now) h.deaf = true;
+    }
     const same = this.sameNode[st.index]!;
     for (let i = 0; i < same.length; i++) {
       const r = same[i]!;
@@ -540,8 +543,11 @@ class MediumCore implements Air {
    */
   private ownHearing(f: AirFrame, r: DcfStation, now: Micros): void {
     const heard = r.heard;
-    for (let i = 0; i < heard.length; i++) if (heard[i]!.frame.endUs > now && !heard[i]!.own) heard[i]!.deaf = true;
-    const wasIdle = r.heard.length === 0;
+    for (let i = 0; i < heard.length; i++) {
+      const g = heard[i]!;
+      if (g.frame.endUs > now && !g.own) g.deaf = true;
+    }
+    const wasIdle = heard.length === 0;
     this.hear(f, r, 0, false, false, false, true);
     if (wasIdle && !r.txFrame) r.freeze(now);
   }
@@ -630,7 +636,10 @@ class MediumCore implements Air {
   private unicastTarget(st: DcfStation, dst: number, k: number): DcfStation | undefined {
     const list = this.byNode.get(dst);
     if (!list || dst === st.node) return undefined;
-    for (let i = 0; i < list.length; i++) if (list[i]!.acceptsUnicast && list[i]!.chIdx === k) return list[i];
+    for (let i = 0; i < list.length; i++) {
+      const r = list[i]!;
+      if (r.acceptsUnicast && r.chIdx === k) return r;
+    }
     this.missedUnicast(st, list, k);
     return undefined;
   }
@@ -891,7 +900,10 @@ interface Reach {
 
 /** Whether a station hears another radio of its own router sending (it is blinded). */
 function ownOnAir(heard: readonly Hearing[], now: Micros): boolean {
-  for (let i = 0; i < heard.length; i++) if (heard[i]!.own === true && heard[i]!.frame.endUs > now) return true;
+  for (let i = 0; i < heard.length; i++) {
+    const g = heard[i]!;
+    if (g.own === true && g.frame.endUs > now) return true;
+  }
   return false;
 }
 

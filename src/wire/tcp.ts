@@ -358,7 +358,7 @@ function checkSegment(seg: TcpSegment): void {
     typeof o === 'object' &&
     o !== null &&
     optionsInRange(o);
-  if (!ok) refuseSegment(seg);
+  if (!ok) checkFields(seg);
 }
 
 /** `checkOptions` as a yes or no, in the common cases (no SACK blocks, or a few); the rest goes to `checkOptions`. */
@@ -375,8 +375,12 @@ function optionsInRange(o: TcpOptions): boolean {
   return sack === undefined || (Array.isArray(sack) && sack.length === 0);
 }
 
-/** The field-by-field checks behind `checkSegment`: throws RangeArgumentError naming the first field out of range (returns when none is). */
-function refuseSegment(seg: TcpSegment): void {
+/**
+ * The field-by-field checks behind `checkSegment`: throws RangeArgumentError
+ * naming the first field out of range, and returns when none is (a segment
+ * with SACK blocks, which the one expression leaves to these).
+ */
+function checkFields(seg: TcpSegment): void {
   u16('tcp.srcPort', seg.srcPort);
   u16('tcp.dstPort', seg.dstPort);
   u32('tcp.seq', seg.seq);
