@@ -43,6 +43,8 @@ export interface Scenario {
   controller: { enabled: boolean; hysteresis: number; statusPeriodMs: number };
   /** R3's message authentication with keys made from the seed. */
   auth: { enabled: boolean };
+  /** TCP checksums at the simulated hosts: only where something else reads the bytes ('auto'), or always. */
+  checksums: { tcp: 'auto' | 'always' };
   impairments: Array<{ from: number; to: number; lossProbability: number; reorderProbability: number; reorderDelayMs: number }>;
 }
 

@@ -147,9 +147,24 @@ export function runScenario(sc: Scenario, seed: number, opts: RunOptions = {}): 
           dropped: (h, reason) => dropped(h, reason),
         })
       : undefined;
+  // With the controller, every router may be asked to run an accelerator (it picks the path's relays).
+  const vnfs = sc.controller.enabled
+    ? Array.from({ length: n }, (_, i) => (sc.acc.placement === 'none' ? undefined : new VnfManager(VNF_TYPES, (seed * 1000003 + i) >>> 0)))
+    : accManagers(sc, n, seed);
+  // A TCP checksum guards bytes against a link that damages them; the medium
+  // and the wired links deliver a frame's bytes as they were sent or not at
+  // all. So unless the scenario asks for them always, the hosts leave their
+  // checksums out (0, unverified: a host whose network card offloads them, and
+  // ns-3's default) when only the run's own TCP ends write and read the
+  // segments: not when a capture shows them, a TCP-ACC parses and remakes
+  // them, the controller may be handed them, or a test puts its own stations
+  // on the medium. Nothing in the result depends on it.
+  const checksums =
+    sc.checksums.tcp === 'always' || opts.capture !== undefined || opts.attach !== undefined || sc.controller.enabled || vnfs.some((m) => m !== undefined);
   const tcp: BulkTcp = new BulkTcp({
     engine,
     rng: rng.fork('tcp'),
+    checksums,
     // A TCP flow's id is its index in the scenario; both directions carry its label.
     originate: (from, to, flow, seq, bytes, now, room) => {
       const label = sc.flows[flow]?.label ?? 0;
@@ -177,10 +192,6 @@ export function runScenario(sc: Scenario, seed: number, opts: RunOptions = {}): 
   const boot = rng.fork('boot');
   // Every router holds the same two keys, made from the seed; each boots at time 0, its index.
   const keys = sc.auth.enabled ? keysFromSeed(seed) : undefined;
-  // With the controller, every router may be asked to run an accelerator (it picks the path's relays).
-  const vnfs = sc.controller.enabled
-    ? Array.from({ length: n }, (_, i) => (sc.acc.placement === 'none' ? undefined : new VnfManager(VNF_TYPES, (seed * 1000003 + i) >>> 0)))
-    : accManagers(sc, n, seed);
   if (trace)
     vnfs.forEach((m, i) =>
       m?.watch((vnf) => {

@@ -66,13 +66,18 @@ export class TcpStack {
    * `defaults` apply to every connection of this host, over DEFAULT_TCP_CONFIG;
    * each connect or listen may change more. `room`: bytes each packet keeps
    * free in front of its segment, for the header the layer below puts there
-   * (the mesh's DATA header: then it is not copied again).
+   * (the mesh's DATA header: then it is not copied again). `checksums`
+   * false: the stack neither fills in nor verifies TCP checksums (the field
+   * stays 0), leaving them to its link as a host does whose network card
+   * offloads them; only for a link that delivers the bytes as they were sent
+   * or not at all, between stacks that all do so (the simulator's hosts).
    */
   constructor(
     readonly localIp: Uint8Array,
     private readonly rng: Rng,
     defaults: Partial<TcpConfig> = {},
     private readonly room = 0,
+    readonly checksums = true,
   ) {
     if (!Number.isSafeInteger(room) || room < 0 || room > MAX_ROOM)
       throw new RangeArgumentError('room', room, `an integer number of bytes in [0, ${MAX_ROOM}]`);
@@ -117,7 +122,7 @@ export class TcpStack {
   /** A segment from `src` arrived. */
   input(src: Uint8Array, bytes: Uint8Array, now: Micros): void {
     this.counters.received++;
-    const r = parseTcp(bytes, { src, dst: this.localIp });
+    const r = parseTcp(bytes, this.checksums ? { src, dst: this.localIp } : undefined);
     if (!r.ok) {
       if (r.error.code === 'WIRE_BAD_CHECKSUM') this.counters.badChecksum++;
       else this.counters.malformed++;
@@ -225,7 +230,7 @@ export class TcpStack {
   private send(dst: Uint8Array, seg: TcpSegment): void {
     if (seg.flags & TCP_RST) this.counters.resetsSent++;
     const box = this.outbox;
-    box[box.length] = { dst, bytes: encodeTcp(seg, { src: this.localIp, dst }, this.room), room: this.room };
+    box[box.length] = { dst, bytes: encodeTcp(seg, { src: this.localIp, dst }, this.room, this.checksums), room: this.room };
   }
 }
 

@@ -139,6 +139,8 @@ export interface BulkTcpParts {
   local?: (addr: NodeAddr) => boolean;
   /** Told each time the stack of router `addr` ran (a segment in, a timer), once its output is on the mesh: a trace reads the connections then. */
   observer?: (addr: NodeAddr, now: Micros) => void;
+  /** false: the stacks leave TCP checksums to their links (TcpStack's `checksums`: the simulator's hosts, when nothing else reads the bytes); default true. */
+  checksums?: boolean;
 }
 
 /**
@@ -175,7 +177,7 @@ export class BulkTcp {
     let h = this.hosts[addr];
     if (!h) {
       // Each segment is made with room for the DATA header the mesh puts in front of it.
-      const stack = new TcpStack(this.ip(addr), this.p.rng.fork(`tcp/${addr}`), {}, DATA_LABELLED_HEADER_BYTES);
+      const stack = new TcpStack(this.ip(addr), this.p.rng.fork(`tcp/${addr}`), {}, DATA_LABELLED_HEADER_BYTES, this.p.checksums !== false);
       const tick = (t: Micros): void => {
         stack.tick(t);
         this.pump(host, addr, t);

@@ -247,9 +247,11 @@ export function optionBytes(o: TcpOptions): number {
  * addresses, or an IPv4 segment would be longer than 65535 bytes. Everything
  * is checked before the buffer is allocated. `room`: bytes to keep free in
  * front of the segment, its own, for the header of the layer below
- * (`allocBytes`).
+ * (`allocBytes`). `checksum` false leaves the checksum field 0, for a link
+ * that is trusted with it (see TcpStack's `checksums`); the pseudo-header's
+ * addresses are checked all the same.
  */
-export function encodeTcp(seg: TcpSegment, ip: IpPair, room = 0): Uint8Array {
+export function encodeTcp(seg: TcpSegment, ip: IpPair, room = 0, checksum = true): Uint8Array {
   checkSegment(seg);
   checkIp(ip);
   const o = seg.options;
@@ -326,7 +328,7 @@ export function encodeTcp(seg: TcpSegment, ip: IpPair, room = 0): Uint8Array {
   }
 
   b.set(seg.payload, hdr);
-  put16(b, 16, checksumOf(b, ip));
+  if (checksum) put16(b, 16, checksumOf(b, ip));
   return b;
 }
 

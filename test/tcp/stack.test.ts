@@ -154,6 +154,60 @@ describe('tcp stack input', () => {
     for (const bad of [-1, 1.5, 257, NaN]) assert.throws(() => new TcpStack(ipv4(10, 0, 0, 9), Rng.fromSeed(1), {}, bad), RangeArgumentError, `room ${bad}`);
   });
 
+  test('checksums false: segments leave with the field 0 and arrive unverified; a stack with checksums drops them', () => {
+    const ipA = ipv4(10, 0, 0, 1);
+    const ipB = ipv4(10, 0, 0, 2);
+    const a = new TcpStack(ipA, Rng.fromSeed(3), {}, 0, false);
+    const b = new TcpStack(ipB, Rng.fromSeed(4), {}, 0, false);
+    const checking = new TcpStack(ipB, Rng.fromSeed(4));
+    let server: TcpConnection | undefined;
+    b.listen(80, (c) => (server = c));
+    checking.listen(80, () => assert.fail('a segment without its checksum got through a checking stack'));
+    const seen: Uint8Array[] = [];
+    /** Moves everything both stacks have to send, each segment also offered to the checking stack, until nothing is left. */
+    const settle = (now: number): void => {
+      for (let busy = true; busy;) {
+        busy = false;
+        for (const [from, to, src] of [
+          [a, b, ipA],
+          [b, a, ipB],
+        ] as const) {
+          for (const p of from.poll().packets) {
+            busy = true;
+            seen.push(p.bytes.slice());
+            to.input(src, p.bytes, now);
+            if (from === a) checking.input(src, p.bytes.slice(), now);
+          }
+        }
+      }
+    };
+    const client = a.connect(ipB, 80, 0, { noDelay: true });
+    settle(0);
+    assert.equal(client.state, 'ESTABLISHED');
+    const data = Uint8Array.from({ length: 3000 }, (_, i) => (i * 7) & 0xff);
+    client.write(data, 1000);
+    settle(1000);
+    assert.deepEqual(server!.read(Infinity, 2000), data);
+    assert.ok(seen.length >= 5, 'handshake and data went through');
+    for (const bytes of seen) {
+      assert.equal((bytes[16]! << 8) | bytes[17]!, 0, 'checksum field left 0');
+      // Everything else as a checksumming stack writes it: the field filled in makes it a valid segment.
+      const seg = parseTcp(bytes);
+      assert.ok(seg.ok);
+      const fromA = seg.value.dstPort === 80;
+      const full = encodeTcp(seg.value, fromA ? { src: ipA, dst: ipB } : { src: ipB, dst: ipA });
+      assert.deepEqual(full.subarray(18), bytes.subarray(18));
+      assert.deepEqual(full.subarray(0, 16), bytes.subarray(0, 16));
+    }
+    assert.equal(a.counters.badChecksum + b.counters.badChecksum, 0);
+    // Every segment from A reached the checking stack and was counted there as a bad checksum, nothing else.
+    const fromA = seen.filter((x) => ((x[2]! << 8) | x[3]!) === 80).length;
+    assert.deepEqual(
+      { received: checking.counters.received, badChecksum: checking.counters.badChecksum, resetsSent: checking.counters.resetsSent },
+      { received: fromA, badChecksum: fromA, resetsSent: 0 },
+    );
+  });
+
   test('connections are kept apart by address and ports', () => {
     const pair = new TcpPair(LINK, 52);
     const got = new Map<TcpConnection, number[]>();
