@@ -132,6 +132,19 @@ export type TcpEvent =
 
 export type TcpAction = { kind: 'segment'; seg: TcpSegment } | { kind: 'event'; event: TcpEvent };
 
+const eventAction = (event: TcpEvent): TcpAction => Object.freeze({ kind: 'event', event });
+/** The action of each event (every one: the type asks for them all), made once and frozen: `poll` hands out the same object every time. */
+const EVENT_ACTIONS: { readonly [E in TcpEvent]: TcpAction } = Object.freeze({
+  connected: eventAction('connected'),
+  readable: eventAction('readable'),
+  writable: eventAction('writable'),
+  eof: eventAction('eof'),
+  closed: eventAction('closed'),
+  reset: eventAction('reset'),
+  refused: eventAction('refused'),
+  timeout: eventAction('timeout'),
+});
+
 /** A user call that the connection's state does not allow (RFC 9293's "error: connection closing" and the like). */
 export class TcpError extends CogmeshError {}
 
@@ -242,7 +255,14 @@ export class TcpConnection {
   readonly scoreboard: Scoreboard;
   private cc: CongestionControl;
   private out: TcpAction[] = [];
-  private readonly pendingEvents = new Set<TcpEvent>();
+  /**
+   * Events since the last poll, each once, in the order first emitted:
+   * `pending[0 .. pendingCount)`. An array and a count rather than a Set: an
+   * event is pending after nearly every input, and a Set's iteration and
+   * `clear` (a new table each time) cost more than the rest of `poll`.
+   */
+  private readonly pending: TcpEvent[] = [];
+  private pendingCount = 0;
 
   // Send side (absolute offsets: 0 is our SYN, data byte k is k + 1).
   private readonly sndBuf: ByteRing;
@@ -477,20 +497,22 @@ export class TcpConnection {
    */
   poll(): readonly TcpAction[] {
     // Polled after every input and timer: nothing to hand out is the one frozen empty list.
-    if (this.out.length === 0 && this.pendingEvents.size === 0) return NO_ACTIONS;
-    // Most polls hand out segments alone: clearing an empty set would still make it a new table.
-    if (this.pendingEvents.size > 0) {
-      for (const e of this.pendingEvents) this.out.push({ kind: 'event', event: e });
-      this.pendingEvents.clear();
-    }
-    // Handed over whole, and a new list started: no copy.
+    const n = this.pendingCount;
+    if (this.out.length === 0 && n === 0) return NO_ACTIONS;
     const out = this.out;
+    for (let i = 0; i < n; i++) out[out.length] = EVENT_ACTIONS[this.pending[i]!];
+    this.pendingCount = 0;
+    // Handed over whole, and a new list started: no copy.
     this.out = [];
     return out;
   }
 
   private emit(e: TcpEvent): void {
-    this.pendingEvents.add(e);
+    const p = this.pending;
+    const n = this.pendingCount;
+    for (let i = 0; i < n; i++) if (p[i] === e) return;
+    p[n] = e;
+    this.pendingCount = n + 1;
   }
 
   // ---------------------------------------------------------------------------
