@@ -92,3 +92,40 @@ test('next() kept between changes is always the earliest deadline set (random se
     assert.equal(t.next(), set.length === 0 ? undefined : Math.min(...set), `step ${i}`);
   }
 });
+
+test('due() after random sets, clears and takes: what a Map in first-set order gives, a key cleared and set again going last', () => {
+  const t = new Timers<string>();
+  const ref = new Map<string, number>();
+  const keys = ['a', 'b', 'c', 'd', 'e', 'f'];
+  let seed = 777;
+  const rand = (n: number): number => {
+    seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+    return seed % n;
+  };
+  const refDue = (now: number): string[] => {
+    const fired = [...ref].filter(([, w]) => w <= now).sort((x, y) => x[1] - y[1]);
+    for (const [k] of fired) ref.delete(k);
+    return fired.map(([k]) => k);
+  };
+  for (let i = 0; i < 5000; i++) {
+    const k = keys[rand(keys.length)]!;
+    const op = rand(10);
+    // Few distinct times, so that equal deadlines are common and their order counts.
+    if (op < 5) {
+      const w = rand(8) * 100;
+      t.set(k, w);
+      ref.set(k, w);
+    } else if (op < 7) {
+      t.clear(k);
+      ref.delete(k);
+    } else if (op === 7) {
+      const now = rand(8) * 100;
+      assert.equal(t.takeDue(now), refDue(now).length > 0, `step ${i}`);
+    } else {
+      const now = rand(8) * 100;
+      assert.deepEqual(t.due(now), refDue(now), `step ${i}`);
+    }
+    assert.equal(t.size, ref.size, `step ${i}`);
+    for (const x of keys) assert.equal(t.get(x), ref.get(x), `step ${i}: ${x}`);
+  }
+});
