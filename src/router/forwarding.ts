@@ -205,8 +205,9 @@ export class Forwarding {
       return;
     }
     const packet: DataPacket = { header, bytes: encodeData(header, payload, opts.room) };
-    // From here on the packet's own bytes (the payload itself when its header went in front of it).
-    const own = packet.bytes.subarray(dataHeaderBytes(header));
+    // From here on the packet's own bytes: the payload itself when its header went in front of it (in its room), else the copy.
+    const hdr = dataHeaderBytes(header);
+    const own = (opts.room ?? 0) >= hdr ? payload : packet.bytes.subarray(hdr);
     if (dst === p.addr) {
       p.counters.delivered++;
       p.deliver(header, own, now);

@@ -140,7 +140,8 @@ export interface TcpSegment {
   /**
    * The data. From parseTcp, a view into the parsed bytes (`subarray`, no
    * copy): it changes if they do, and keeps their whole buffer alive. Copy it
-   * before holding on to it past the receive buffer's lifetime.
+   * before holding on to it past the receive buffer's lifetime. No data: one
+   * empty array shared by every such parsed segment.
    */
   payload: Uint8Array;
 }
@@ -447,12 +448,16 @@ function checkOptions(o: TcpOptions): void {
  * order: WIRE_TRUNCATED under 20 bytes; WIRE_BAD_LENGTH for a data offset
  * under 5 words or past the end of `bytes` (or, for IPv4, a segment over
  * 65535 bytes); WIRE_BAD_CHECKSUM; WIRE_BAD_FIELD for a malformed option.
- * Every error's `what` is 'TCP'. The payload is a view into `bytes`.
+ * Every error's `what` is 'TCP'. The payload is a view into `bytes` (one
+ * shared empty array when the segment carries none).
  *
  * Never throws for any `bytes`. A malformed `ip` (not two 4-byte or two
  * 16-byte addresses) is a programming error and throws RangeArgumentError,
  * as tcpChecksum does.
  */
+/** The payload of every parsed segment that carries none. */
+const NO_PAYLOAD = new Uint8Array(0);
+
 export function parseTcp(bytes: Uint8Array, ip?: IpPair): Result<TcpSegment, WireError> {
   const b = bytes;
   const n = b.length;
@@ -545,7 +550,8 @@ export function parseTcp(bytes: Uint8Array, ip?: IpPair): Result<TcpSegment, Wir
     window: get16(b, 14),
     urgent: get16(b, 18),
     options,
-    payload: b.subarray(hdr),
+    // A segment with no data (most ACKs) shares one empty array: nothing can be read or written through it.
+    payload: hdr === n ? NO_PAYLOAD : b.subarray(hdr),
   });
 }
 
