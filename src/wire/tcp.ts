@@ -440,6 +440,9 @@ function checkOptions(o: TcpOptions): void {
 // ---------------------------------------------------------------------------
 // Parse
 
+/** The payload of every parsed segment that carries none. */
+const NO_PAYLOAD = new Uint8Array(0);
+
 /**
  * The segment in `bytes`, which run from the TCP header to the end of the IP
  * payload. With `ip`, the checksum is verified first (a corrupted segment is
@@ -455,9 +458,6 @@ function checkOptions(o: TcpOptions): void {
  * 16-byte addresses) is a programming error and throws RangeArgumentError,
  * as tcpChecksum does.
  */
-/** The payload of every parsed segment that carries none. */
-const NO_PAYLOAD = new Uint8Array(0);
-
 export function parseTcp(bytes: Uint8Array, ip?: IpPair): Result<TcpSegment, WireError> {
   const b = bytes;
   const n = b.length;
