@@ -41,21 +41,26 @@ export function checkSend(id: string, detached: boolean, frame: MacFrame): void 
 /** The kinds of frame the DCF puts on the air. `bcast` is a broadcast data frame. */
 export type FrameKind = 'data' | 'bcast' | 'rts' | 'cts' | 'ack';
 
-/** A frame in the air. */
+/**
+ * A frame in the air. The medium reuses it once the frame has ended (nothing
+ * outside the medium holds one, and a station keeps what it needs of a frame
+ * past its end, see `respond`), so its fields are written again then; they
+ * are not to be written outside the medium.
+ */
 export interface AirFrame {
-  readonly kind: FrameKind;
-  readonly sender: DcfStation;
-  readonly chIdx: number;
-  readonly startUs: Micros;
+  kind: FrameKind;
+  sender: DcfStation;
+  chIdx: number;
+  startUs: Micros;
   /** End of the airtime; moved earlier when the sender aborts it. */
   endUs: Micros;
   /** The duration field: how long after its end the frame reserves the medium (NAV). */
-  readonly navUs: Micros;
+  navUs: Micros;
   /** The mesh frame a data or broadcast frame carries (and an RTS announces). */
-  readonly mac: MacFrame | undefined;
-  readonly seq: number;
+  mac: MacFrame | undefined;
+  seq: number;
   /** The station it is for (unicast data, RTS, CTS, ACK), chosen when it starts. */
-  readonly target: DcfStation | undefined;
+  target: DcfStation | undefined;
   /**
    * Its hearings in the order they were added, as a list through `Hearing.next`
    * (no array per frame: one is made for every frame, and grown as it fills).
@@ -206,9 +211,15 @@ export class DcfStation implements Station {
   /** What the pending exchange timeout (no ACK or no CTS in time) is for: its time, and whether an RTS went unanswered. */
   private exchAtUs: Micros = 0;
   private exchRts = false;
-  /** The pending response (ACK or CTS): what, to which frame, with what NAV. */
+  /**
+   * The pending response (ACK or CTS): what, to which frame (its channel,
+   * sequence number and sender, kept here: the medium reuses the frame once
+   * it has ended), with what NAV.
+   */
   private respKind: 'ack' | 'cts' = 'ack';
-  private respTo: AirFrame | undefined;
+  private respChIdx = -1;
+  private respSeq = 0;
+  private respSender: DcfStation | undefined;
   private respNavUs: Micros = 0;
   // The callbacks of the timers above, made once: a station sets one on nearly every change of the medium.
   private readonly accessRun = (): void => {
@@ -225,10 +236,10 @@ export class DcfStation implements Station {
   };
   private readonly respondRun = (): void => {
     this.respEv = undefined;
-    const to = this.respTo!;
-    this.respTo = undefined;
+    const to = this.respSender!;
+    this.respSender = undefined;
     // Sent regardless of carrier sense, but not while deaf or already on the air.
-    if (this.chIdx === to.chIdx && !this.txFrame) this.air.transmit(this, this.respKind, undefined, to.seq, to.sender, Math.max(0, this.respNavUs));
+    if (this.chIdx === this.respChIdx && !this.txFrame) this.air.transmit(this, this.respKind, undefined, this.respSeq, to, Math.max(0, this.respNavUs));
     this.air.flush();
   };
   /** When a countdown is under way: the time its first slot began. */
@@ -588,7 +599,9 @@ export class DcfStation implements Station {
   private respond(now: Micros, kind: 'ack' | 'cts', to: AirFrame, navUs: Micros): void {
     if (this.respEv !== undefined) this.air.cancel(this.respEv);
     this.respKind = kind;
-    this.respTo = to;
+    this.respChIdx = to.chIdx;
+    this.respSeq = to.seq;
+    this.respSender = to.sender;
     this.respNavUs = navUs;
     this.respEv = this.air.atFlushing(now + this.air.phy.sifsUs, this.respondRun);
   }

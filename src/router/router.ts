@@ -516,7 +516,8 @@ export class MeshRouter {
           this.p.onEvent?.({ kind: 'r2-tuned', channel: a.channel, atUs: this.p.engine.now() });
           break;
         case 'transmit': {
-          const tag: InFlight = { packet: a.packet, channel: a.channel };
+          // The action carries the packet and its channel: it is the frame's tag (no object of its own).
+          const tag: InFlight = a;
           this.p.r2Observer?.handedOut(a.packet, a.channel, this.p.engine.now());
           if (!this.r2.send({ src: this.addr, dst: a.packet.nextHop, payload: a.packet.item.bytes, tag })) {
             // The radio refused it (its queue is full; the MAC window is meant to keep it from that):

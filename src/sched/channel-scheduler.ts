@@ -126,6 +126,15 @@ export const noDrops = (): Record<DropReason, number> => ({
  * make something due (a work-conserving leave included), so a driver that
  * ticks at `nextDeadline()` after every input misses nothing.
  */
+/** A packet the MAC holds: the 'transmit' action that handed it out, and where it goes back to when given back. */
+interface OutEntry<T> {
+  readonly kind: 'transmit';
+  readonly channel: number;
+  readonly packet: QueuedPacket<T>;
+  /** Set only when the MAC gives the packet back (rare): the action as handed out has no such field. */
+  back?: number;
+}
+
 export class ChannelScheduler<T = unknown> {
   private params: ChannelSchedulerParams;
   private readonly q = new Map<number, ClassedQueue<T>>();
@@ -138,8 +147,12 @@ export class ChannelScheduler<T = unknown> {
   private readyUs: Micros = 0;
   private dwellEnd: Micros | undefined;
   private pausedNow = false;
-  /** The packets the MAC holds, in the order they were handed out (at most `macWindow`); `back`: given back, to this channel's queue. */
-  private readonly out: Array<{ channel: number; packet: QueuedPacket<T>; back?: number }> = [];
+  /**
+   * The packets the MAC holds, in the order they were handed out (at most
+   * `macWindow`); `back`: given back, to this channel's queue. Each entry is
+   * the 'transmit' action that handed its packet out (one object a packet).
+   */
+  private readonly out: Array<OutEntry<T>> = [];
   /** Entries of `out` given back (they return to their queues when every entry is back or done). */
   private returned = 0;
   private window: number;
@@ -305,7 +318,10 @@ export class ChannelScheduler<T = unknown> {
     this.advance(now);
     const i = this.outIndex(packet);
     if (i < 0) return [];
-    this.out.splice(i, 1);
+    // Removed in place (a splice makes an array of what it removes).
+    const out = this.out;
+    for (let j = i + 1; j < out.length; j++) out[j - 1] = out[j]!;
+    out.length--;
     this.settleReturned();
     return this.withDrops(this.step(now));
   }
@@ -572,15 +588,18 @@ export class ChannelScheduler<T = unknown> {
   private handHead(now: Micros): SchedAction<T>[] {
     const channel = this.channel!;
     const q = this.q.get(channel);
-    const actions: SchedAction<T>[] = [];
+    // The action is also the packet's entry in `out`; the list is made with its first action (most hand one packet).
+    let actions: SchedAction<T>[] | undefined;
     while (this.out.length < this.window) {
       const packet = q?.shift(now);
       if (!packet) break;
-      this.out.push({ channel, packet });
+      const a: OutEntry<T> = { kind: 'transmit', channel, packet };
+      this.out.push(a);
       this.counters.handedOut++;
-      actions.push({ kind: 'transmit', channel, packet });
+      if (actions === undefined) actions = [a];
+      else actions.push(a);
     }
-    return actions;
+    return actions ?? [];
   }
 
   /** See the file comment: the interval, scaled by the queue's share of the bytes when adaptive. */
