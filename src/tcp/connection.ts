@@ -253,8 +253,15 @@ export class TcpConnection {
   };
   readonly rtt: RttEstimator;
   readonly scoreboard: Scoreboard;
+  /** What `view()` hands the congestion control, written again at each call. */
+  private readonly sendView: { -readonly [K in keyof SendView]: SendView[K] };
   private cc: CongestionControl;
-  private out: TcpAction[] = [];
+  /**
+   * Segments since the last poll; undefined when none. Made with its first
+   * segment (`[a]`): an empty list that grows takes room for 17 at its first
+   * store, and most polls hand out one segment.
+   */
+  private out: TcpAction[] | undefined;
   /**
    * Events since the last poll, each once, in the order first emitted:
    * `pending[0 .. pendingCount)`. An array and a count rather than a Set: an
@@ -371,6 +378,7 @@ export class TcpConnection {
       granularityUs: US_PER_MS,
     });
     this.scoreboard = new Scoreboard(cfg.dupThresh);
+    this.sendView = { mss: 0, una: 0, nxt: 0, max: 0, end: 0, wndEnd: 0, maxWnd: 0, scoreboard: this.scoreboard, sackOn: false };
     this.cc = this.makeCc(cfg.mss);
     this.rack = cfg.rack ? new Rack() : undefined;
   }
@@ -498,12 +506,16 @@ export class TcpConnection {
   poll(): readonly TcpAction[] {
     // Polled after every input and timer: nothing to hand out is the one frozen empty list.
     const n = this.pendingCount;
-    if (this.out.length === 0 && n === 0) return NO_ACTIONS;
-    const out = this.out;
-    for (let i = 0; i < n; i++) out[out.length] = EVENT_ACTIONS[this.pending[i]!];
+    let out = this.out;
+    let i = 0;
+    if (out === undefined) {
+      if (n === 0) return NO_ACTIONS;
+      out = [EVENT_ACTIONS[this.pending[i++]!]];
+    }
+    for (; i < n; i++) out[out.length] = EVENT_ACTIONS[this.pending[i]!];
     this.pendingCount = 0;
-    // Handed over whole, and a new list started: no copy.
-    this.out = [];
+    // Handed over whole, and a new list started with the next segment: no copy.
+    this.out = undefined;
     return out;
   }
 
@@ -538,14 +550,14 @@ export class TcpConnection {
   /** The RST that answers a segment nobody should have sent (3.10.7.1). */
   private replyReset(seg: TcpSegment, now: Micros): void {
     if (seg.flags & TCP_RST) return;
-    this.out.push({ kind: 'segment', seg: resetFor(seg) });
+    this.queueSegment(resetFor(seg));
     void now;
   }
 
   private handleListen(seg: TcpSegment, now: Micros): void {
     if (seg.flags & TCP_RST) return;
     if (seg.flags & TCP_ACK) {
-      this.out.push({ kind: 'segment', seg: resetFor(seg) });
+      this.queueSegment(resetFor(seg));
       return;
     }
     if (!(seg.flags & TCP_SYN)) return;
@@ -566,7 +578,7 @@ export class TcpConnection {
     if (seg.flags & TCP_ACK) {
       ack = fromWire(this.iss, seg.ack, this.sndUna);
       if (ack <= 0 || ack > this.sndMax) {
-        if (!(seg.flags & TCP_RST)) this.out.push({ kind: 'segment', seg: resetFor(seg) });
+        if (!(seg.flags & TCP_RST)) this.queueSegment(resetFor(seg));
         return;
       }
     }
@@ -658,7 +670,7 @@ export class TcpConnection {
     const ack = fromWire(this.iss, seg.ack, this.sndUna);
     if (this.state === 'SYN-RECEIVED') {
       if (ack <= this.sndUna || ack > this.sndMax) {
-        this.out.push({ kind: 'segment', seg: resetFor(seg) });
+        this.queueSegment(resetFor(seg));
         return;
       }
       this.sndWnd = seg.window << this.sndWscale;
@@ -1339,17 +1351,18 @@ export class TcpConnection {
   // Output
 
   private view(): SendView {
-    return {
-      mss: this.sendMss,
-      una: this.sndUna,
-      nxt: this.sndNxt,
-      max: this.sndMax,
-      end: this.writeEnd + (this.finQueued ? 1 : 0),
-      wndEnd: this.sndUna + this.sndWnd,
-      maxWnd: this.maxSndWnd,
-      scoreboard: this.scoreboard,
-      sackOn: this.sackOn,
-    };
+    // One object per connection, written again at each call: a view is good for the call it is passed to (see `SendView`).
+    const v = this.sendView;
+    v.mss = this.sendMss;
+    v.una = this.sndUna;
+    v.nxt = this.sndNxt;
+    v.max = this.sndMax;
+    v.end = this.writeEnd + (this.finQueued ? 1 : 0);
+    v.wndEnd = this.sndUna + this.sndWnd;
+    v.maxWnd = this.maxSndWnd;
+    v.scoreboard = this.scoreboard;
+    v.sackOn = this.sackOn;
+    return v;
   }
 
   /** Sends what the congestion control and the peer's window allow. */
@@ -1445,7 +1458,14 @@ export class TcpConnection {
       this.delackAt = undefined;
       this.lastAckSent = this.ackPoint;
     }
-    this.out.push({ kind: 'segment', seg });
+    this.queueSegment(seg);
+  }
+
+  private queueSegment(seg: TcpSegment): void {
+    const a: TcpAction = { kind: 'segment', seg };
+    const out = this.out;
+    if (out === undefined) this.out = [a];
+    else out[out.length] = a;
   }
 
   /** The window field: free receive buffer, never moving the right edge back, opened only by a worthwhile amount (SWS avoidance). */

@@ -2,7 +2,7 @@ import { RangeArgumentError } from '../core/errors.js';
 import type { Rng } from '../core/rng.js';
 import { earlierOf, type Micros } from '../core/time.js';
 import { sameBytes } from '../wire/bytes.js';
-import { TCP_RST, TCP_SYN, TCP_ACK, encodeTcp, parseTcp, type TcpSegment } from '../wire/tcp.js';
+import { TCP_RST, TCP_SYN, TCP_ACK, encodeTcp, parseTcp, type IpPair, type TcpSegment } from '../wire/tcp.js';
 import { checkTcpConfig, DEFAULT_TCP_CONFIG, resetFor, TcpConnection, TcpError, type TcpConfig, type TcpEvent } from './connection.js';
 
 /** A segment leaving the stack: its bytes and the address they go to. */
@@ -34,6 +34,8 @@ export interface TcpStackCounters {
 interface Entry {
   conn: TcpConnection;
   remote: Uint8Array;
+  /** This host's address and the remote's, for encoding the connection's segments (made once). */
+  ip: IpPair;
 }
 
 /** The most header room a stack keeps in front of a segment. */
@@ -55,8 +57,10 @@ export class TcpStack {
   /** The same entries by their two ports (`portsKey`), for the lookup every arriving segment makes. */
   private readonly byPorts = new Map<number, Entry[]>();
   private readonly listeners = new Map<number, { cfg: Readonly<TcpConfig>; accept: (conn: TcpConnection) => void }>();
-  private outbox: TcpPacket[] = [];
-  private events: TcpStackEvent[] = [];
+  /** Packets since the last poll; undefined when none (made with the first: see `TcpConnection`'s `out`). */
+  private outbox: TcpPacket[] | undefined;
+  /** Events since the last poll; undefined when none. */
+  private events: TcpStackEvent[] | undefined;
   private nextEphemeral = 49152;
   readonly counters: TcpStackCounters = { received: 0, malformed: 0, badChecksum: 0, noConnection: 0, resetsSent: 0, accepted: 0 };
 
@@ -99,9 +103,9 @@ export class TcpStack {
     const lp = localPort ?? this.ephemeralPort(remote, port);
     if (this.find(remote, port, lp)) throw new TcpError('TCP_PORT_IN_USE', `tcp: a connection ${lp} -> ${port} exists`);
     const conn = new TcpConnection({ ...this.defaults, ...cfg }, lp, port, this.iss());
-    this.add({ conn, remote });
+    const e = this.add(conn, remote);
     conn.connect(now);
-    this.collect(conn, remote);
+    this.collect(e);
     return conn;
   }
 
@@ -132,7 +136,7 @@ export class TcpStack {
     const entry = this.find(src, seg.srcPort, seg.dstPort);
     if (entry) {
       entry.conn.handle(seg, now);
-      this.collect(entry.conn, src);
+      this.collect(entry);
       return;
     }
     const listener = this.listeners.get(seg.dstPort);
@@ -140,14 +144,14 @@ export class TcpStack {
       const conn = new TcpConnection(listener.cfg, seg.dstPort, seg.srcPort, this.iss());
       conn.listen();
       conn.handle(seg, now);
-      this.add({ conn, remote: src });
+      const e = this.add(conn, src);
       this.counters.accepted++;
       listener.accept(conn);
-      this.collect(conn, src);
+      this.collect(e);
       return;
     }
     this.counters.noConnection++;
-    if (!(seg.flags & TCP_RST)) this.send(src, resetFor(seg));
+    if (!(seg.flags & TCP_RST)) this.send({ src: this.localIp, dst: src }, resetFor(seg));
   }
 
   /** Runs the timers that are due. */
@@ -157,7 +161,7 @@ export class TcpStack {
       const d = e.conn.nextDeadline();
       if (d !== undefined && d <= now) {
         e.conn.tick(now);
-        this.collect(e.conn, e.remote);
+        this.collect(e);
       }
     }
   }
@@ -173,14 +177,15 @@ export class TcpStack {
    * user calls (write, read, close, abort) made since.
    */
   poll(): { readonly packets: readonly TcpPacket[]; readonly events: readonly TcpStackEvent[] } {
-    for (const e of this.conns) this.collect(e.conn, e.remote);
+    for (const e of this.conns) this.collect(e);
     // A host is polled until nothing is left: the last, empty answer is one object made once.
-    if (this.outbox.length === 0 && this.events.length === 0) return NOTHING_POLLED;
-    // Handed over whole, and new lists started: no copies.
-    const polled = { packets: this.outbox, events: this.events };
-    this.outbox = [];
-    this.events = [];
-    return polled;
+    const packets = this.outbox;
+    const events = this.events;
+    if (packets === undefined && events === undefined) return NOTHING_POLLED;
+    // Handed over whole, and new lists started with their first entries: no copies.
+    this.outbox = undefined;
+    this.events = undefined;
+    return { packets: packets ?? NOTHING_POLLED.packets, events: events ?? NOTHING_POLLED.events };
   }
 
   /** Live connections. */
@@ -188,13 +193,19 @@ export class TcpStack {
     return [...this.conns].map((e) => e.conn);
   }
 
-  private collect(conn: TcpConnection, remote: Uint8Array): void {
+  private collect(e: Entry): void {
+    const conn = e.conn;
     const actions = conn.poll();
     for (let i = 0; i < actions.length; i++) {
       const a = actions[i]!;
-      if (a.kind === 'segment') this.send(remote, a.seg);
-      // Stored by index, not pushed: a push is inlined only while its call site never deoptimized (see the event engine).
-      else this.events[this.events.length] = { conn, event: a.event };
+      if (a.kind === 'segment') this.send(e.ip, a.seg);
+      else {
+        const ev: TcpStackEvent = { conn, event: a.event };
+        // Stored by index, not pushed: a push is inlined only while its call site never deoptimized (see the event engine).
+        const events = this.events;
+        if (events === undefined) this.events = [ev];
+        else events[events.length] = ev;
+      }
     }
     if (conn.state === 'CLOSED') this.remove(conn);
   }
@@ -205,12 +216,14 @@ export class TcpStack {
     return undefined;
   }
 
-  private add(e: Entry): void {
+  private add(conn: TcpConnection, remote: Uint8Array): Entry {
+    const e: Entry = { conn, remote, ip: { src: this.localIp, dst: remote } };
     this.conns.add(e);
     const k = portsKey(e.conn.remotePort, e.conn.localPort);
     const list = this.byPorts.get(k);
     if (list) list.push(e);
     else this.byPorts.set(k, [e]);
+    return e;
   }
 
   private remove(conn: TcpConnection): void {
@@ -227,10 +240,12 @@ export class TcpStack {
     else this.byPorts.delete(k);
   }
 
-  private send(dst: Uint8Array, seg: TcpSegment): void {
+  private send(ip: IpPair, seg: TcpSegment): void {
     if (seg.flags & TCP_RST) this.counters.resetsSent++;
+    const p: TcpPacket = { dst: ip.dst, bytes: encodeTcp(seg, ip, this.room, this.checksums), room: this.room };
     const box = this.outbox;
-    box[box.length] = { dst, bytes: encodeTcp(seg, { src: this.localIp, dst }, this.room, this.checksums), room: this.room };
+    if (box === undefined) this.outbox = [p];
+    else box[box.length] = p;
   }
 }
 

@@ -4,7 +4,11 @@ import type { Scoreboard } from '../scoreboard.js';
 export type CcName = 'reno' | 'newreno' | 'vegas' | 'sack' | 'cubic';
 export const CC_NAMES: readonly CcName[] = ['reno', 'newreno', 'vegas', 'sack', 'cubic'];
 
-/** What the congestion control sees of the sender (absolute offsets, see seq.ts). */
+/**
+ * What the congestion control sees of the sender (absolute offsets, see
+ * seq.ts): good for the call it is passed to, never to keep (the connection
+ * writes the same object again for its next call).
+ */
 export interface SendView {
   /** Effective send MSS: payload bytes of a full segment. */
   readonly mss: number;
