@@ -318,10 +318,11 @@ export class ChannelScheduler<T = unknown> {
     this.advance(now);
     const i = this.outIndex(packet);
     if (i < 0) return [];
-    // Removed in place (a splice makes an array of what it removes).
+    // Removed in place: a splice makes an array of what it removes, and a
+    // shorter length gives the list's room back (the next hand-out makes it again); a pop keeps it.
     const out = this.out;
     for (let j = i + 1; j < out.length; j++) out[j - 1] = out[j]!;
-    out.length--;
+    out.pop();
     this.settleReturned();
     return this.withDrops(this.step(now));
   }
