@@ -1,7 +1,7 @@
 import { CogmeshError } from '../core/errors.js';
 import { earlierOf, US_PER_MS, type Micros } from '../core/time.js';
 import { TCP_ACK, TCP_FIN, TCP_PSH, TCP_RST, TCP_SYN, type SackBlock, type TcpOptions, type TcpSegment } from '../wire/tcp.js';
-import { congestionControl, initialWindow, type CcName, type CongestionControl, type SendView } from './cc/index.js';
+import { congestionControl, initialWindow, type CcName, type CongestionControl, type SendView, type AckEvent } from './cc/index.js';
 import { Rack } from './rack.js';
 import { ByteRing } from './ring.js';
 import { RttEstimator } from './rtt.js';
@@ -255,6 +255,8 @@ export class TcpConnection {
   readonly scoreboard: Scoreboard;
   /** What `view()` hands the congestion control, written again at each call. */
   private readonly sendView: { -readonly [K in keyof SendView]: SendView[K] };
+  /** What `ackEvent()` hands the congestion control, written again at each call. */
+  private readonly ackSeen: AckEvent = { now: 0, ack: 0, acked: 0, dup: false, flightBefore: 0 };
   private cc: CongestionControl;
   /**
    * Segments since the last poll; undefined when none. Made with its first
@@ -507,12 +509,17 @@ export class TcpConnection {
     // Polled after every input and timer: nothing to hand out is the one frozen empty list.
     const n = this.pendingCount;
     let out = this.out;
-    let i = 0;
     if (out === undefined) {
       if (n === 0) return NO_ACTIONS;
-      out = [EVENT_ACTIONS[this.pending[i++]!]];
+      out = n === 1 ? [EVENT_ACTIONS[this.pending[0]!]] : [];
+      if (n > 1) for (let i = 0; i < n; i++) out[i] = EVENT_ACTIONS[this.pending[i]!];
+    } else if (n > 0) {
+      // The segments, then the events, in a list made to size (one store past a list of one takes room for 17).
+      const all = new Array<TcpAction>(out.length + n);
+      for (let i = 0; i < out.length; i++) all[i] = out[i]!;
+      for (let i = 0; i < n; i++) all[out.length + i] = EVENT_ACTIONS[this.pending[i]!];
+      out = all;
     }
-    for (; i < n; i++) out[out.length] = EVENT_ACTIONS[this.pending[i]!];
     this.pendingCount = 0;
     // Handed over whole, and a new list started with the next segment: no copy.
     this.out = undefined;
@@ -791,9 +798,10 @@ export class TcpConnection {
       this.rackDetect(now);
     }
     const wasRecovering = this.cc.inRecovery;
-    const prior = { cwnd: this.cc.cwnd, ssthresh: this.cc.ssthresh };
-    if (acked > 0 || dup) this.cc.onAck({ now, ack, acked, dup, flightBefore }, this.view());
-    this.afterCcAck(wasRecovering, prior, flightBefore, now);
+    const priorCwnd = this.cc.cwnd;
+    const priorSsthresh = this.cc.ssthresh;
+    if (acked > 0 || dup) this.cc.onAck(this.ackEvent(now, ack, acked, dup, flightBefore), this.view());
+    this.afterCcAck(wasRecovering, priorCwnd, priorSsthresh, flightBefore, now);
     if (spurious) this.respondSpurious(spurious, acked, now);
     else if (frtoAct === 'spurious' && this.episode) this.respondSpurious(this.episode, acked, now);
     else if (frtoAct === 'new-data') {
@@ -841,11 +849,15 @@ export class TcpConnection {
     };
   }
 
-  /** What follows the congestion control's view of an ACK (or of a RACK timer): a fast retransmit starts an episode. */
-  private afterCcAck(wasRecovering: boolean, prior: { cwnd: number; ssthresh: number }, flightBefore: number, now: Micros): void {
+  /**
+   * What follows the congestion control's view of an ACK (or of a RACK
+   * timer), given cwnd and ssthresh before it: a fast retransmit starts an
+   * episode.
+   */
+  private afterCcAck(wasRecovering: boolean, priorCwnd: number, priorSsthresh: number, flightBefore: number, now: Micros): void {
     if (!wasRecovering && this.cc.inRecovery) {
       this.stats.fastRetransmits++;
-      if (this.judgesEpisodes) this.beginEpisode('fast', prior, flightBefore, now);
+      if (this.judgesEpisodes) this.beginEpisode('fast', { cwnd: priorCwnd, ssthresh: priorSsthresh }, flightBefore, now);
     }
     if (wasRecovering && !this.cc.inRecovery) this.rack?.recoveryEnded();
   }
@@ -1012,10 +1024,11 @@ export class TcpConnection {
     if (!this.rack || !this.sackOn || !SENDING.has(this.state) || this.sndUna >= this.sndMax) return;
     if (!this.rackDetect(now)) return;
     const wasRecovering = this.cc.inRecovery;
-    const prior = { cwnd: this.cc.cwnd, ssthresh: this.cc.ssthresh };
+    const priorCwnd = this.cc.cwnd;
+    const priorSsthresh = this.cc.ssthresh;
     const flight = this.sndMax - this.sndUna;
-    this.cc.onAck({ now, ack: this.sndUna, acked: 0, dup: false, flightBefore: flight }, this.view());
-    this.afterCcAck(wasRecovering, prior, flight, now);
+    this.cc.onAck(this.ackEvent(now, this.sndUna, 0, false, flight), this.view());
+    this.afterCcAck(wasRecovering, priorCwnd, priorSsthresh, flight, now);
     this.output(now);
   }
 
@@ -1349,6 +1362,17 @@ export class TcpConnection {
 
   // ---------------------------------------------------------------------------
   // Output
+
+  /** The ACK as the congestion control sees it: one object per connection, written again at each call (see `AckEvent`). */
+  private ackEvent(now: Micros, ack: number, acked: number, dup: boolean, flightBefore: number): AckEvent {
+    const a = this.ackSeen;
+    a.now = now;
+    a.ack = ack;
+    a.acked = acked;
+    a.dup = dup;
+    a.flightBefore = flightBefore;
+    return a;
+  }
 
   private view(): SendView {
     // One object per connection, written again at each call: a view is good for the call it is passed to (see `SendView`).

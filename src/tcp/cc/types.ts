@@ -29,7 +29,7 @@ export interface SendView {
   readonly sackOn: boolean;
 }
 
-/** One arriving ACK, as the connection classified it. */
+/** One arriving ACK, as the connection classified it: good for the call it is passed to, never to keep (as a `SendView`). */
 export interface AckEvent {
   now: Micros;
   /** The cumulative ACK (absolute). */
