@@ -171,7 +171,7 @@ export class ChannelScheduler<T = unknown> {
     this.nowUs = startUs;
     this.counters = { enqueued: 0, handedOut: 0, switches: 0, stays: 0, earlyLeaves: 0, removed: 0, drops: noDrops(), dwellUs: {} };
     for (const c of this.params.channels) {
-      this.q.set(c, new ClassedQueue<T>(this.params.queuePackets, this.params.classes ?? NO_QOS, startUs));
+      this.q.set(c, new ClassedQueue<T>(this.params.queuePackets, this.params.classes ?? NO_QOS, startUs, this.tally));
       this.counters.dwellUs[c] = 0;
     }
     this.relist();
@@ -180,6 +180,7 @@ export class ChannelScheduler<T = unknown> {
   private relist(): void {
     this.qChannels = [...this.q.keys()];
     this.qList = [...this.q.values()];
+    this.servedFor = -1;
   }
 
   static check(p: ChannelSchedulerParams): ChannelSchedulerParams {
@@ -241,10 +242,20 @@ export class ChannelScheduler<T = unknown> {
   }
 
   private anyOtherWaiting(): boolean {
-    const list = this.qList;
-    for (let i = 0; i < list.length; i++) if (this.qChannels[i] !== this.channel && list[i]!.length > 0) return true;
-    return false;
+    // Every queue's packets, less those of the channel served.
+    const c = this.channel;
+    if (this.servedFor !== c) {
+      this.servedQ = c === undefined ? undefined : this.q.get(c);
+      this.servedFor = c;
+    }
+    return this.tally.packets - (this.servedQ?.length ?? 0) > 0;
   }
+
+  /** Packets in all the channel queues (each queue keeps it as its count changes). */
+  private readonly tally = { packets: 0 };
+  /** The queue of channel `servedFor` (-1: to be looked up again; the queues were made again). */
+  private servedQ: ClassedQueue<T> | undefined;
+  private servedFor: number | undefined = -1;
 
   private othersWaitingAt = -1;
   private othersWaitingFor: number | undefined;
@@ -469,7 +480,7 @@ export class ChannelScheduler<T = unknown> {
     for (const c of next.channels) {
       let q = this.q.get(c);
       if (!q) {
-        q = new ClassedQueue<T>(next.queuePackets, next.classes ?? NO_QOS, now);
+        q = new ClassedQueue<T>(next.queuePackets, next.classes ?? NO_QOS, now, this.tally);
         this.q.set(c, q);
       } else q.setClasses(next.classes ?? NO_QOS, now);
       q.capacity = next.queuePackets;

@@ -60,6 +60,9 @@ const bytesIn = (kbps: number, us: number): number => (kbps * us) / 8000;
  *
  * With the one class of NO_QOS this is exactly a bounded FIFO.
  */
+/** `admit`'s answer for a packet taken without pushing another out: made once (one a packet otherwise). */
+const ADMITTED: { ok: true } = Object.freeze({ ok: true });
+
 export class ClassedQueue<T = unknown> {
   private states: ClassState<T>[] = [];
   private readonly byQueue = new Map<number, number>();
@@ -68,12 +71,24 @@ export class ClassedQueue<T = unknown> {
   /** Packets in all classes, kept as they come and go: R2 reads every queue's length after every input and every 10 ms. */
   private count = 0;
 
+  /**
+   * `tally`, when given, counts the packets of every queue that shares it
+   * (R2's channel queues): whether any queue but one has packets is then a
+   * subtraction, not a pass over the queues.
+   */
   constructor(
     public capacity: number,
     classes: readonly QosClass[],
     nowUs: Micros,
+    private readonly tally: { packets: number } = { packets: 0 },
   ) {
     this.setClasses(classes, nowUs);
+  }
+
+  /** Sets the count, and the tally by as much. */
+  private setCount(n: number): void {
+    this.tally.packets += n - this.count;
+    this.count = n;
   }
 
   get length(): number {
@@ -97,8 +112,8 @@ export class ClassedQueue<T = unknown> {
     this.settle(p, i);
     if (this.count < this.capacity) {
       this.states[i]!.q.push(p);
-      this.count++;
-      return { ok: true };
+      this.setCount(this.count + 1);
+      return ADMITTED;
     }
     for (let j = this.states.length - 1; j > i; j--) {
       const victim = this.states[j]!.q.pop();
@@ -139,7 +154,7 @@ export class ClassedQueue<T = unknown> {
     if (i < 0) return undefined;
     const s = this.states[i]!;
     const p = s.q.shift()!;
-    this.count--;
+    this.setCount(this.count - 1);
     if (within >= 0) {
       s.tokens -= p.bytes;
       this.charged = { p, at: i };
@@ -152,7 +167,7 @@ export class ClassedQueue<T = unknown> {
     const i = this.indexOf(p);
     this.settle(p, i);
     this.states[i]!.q.unshift(p);
-    this.count++;
+    this.setCount(this.count + 1);
     this.refund(p);
   }
 
@@ -176,7 +191,7 @@ export class ClassedQueue<T = unknown> {
     for (let j = this.states.length - 1; j >= 0; j--) {
       const p = this.states[j]!.q.pop();
       if (p) {
-        this.count--;
+        this.setCount(this.count - 1);
         return p;
       }
     }
@@ -186,13 +201,13 @@ export class ClassedQueue<T = unknown> {
   /** Takes out every packet `match` accepts, oldest first; the others keep their places. */
   takeWhere(match: (p: QueuedPacket<T>) => boolean): QueuedPacket<T>[] {
     const taken = byAge(this.states.map((s) => s.q.takeWhere(match)));
-    this.count -= taken.length;
+    this.setCount(this.count - taken.length);
     return taken;
   }
 
   /** Empties the queue, oldest first. */
   drain(): QueuedPacket<T>[] {
-    this.count = 0;
+    this.setCount(0);
     return byAge(this.states.map((s) => s.q.drain()));
   }
 
@@ -221,8 +236,9 @@ export class ClassedQueue<T = unknown> {
     for (const p of orphans) p.queue = BEST_EFFORT_QUEUE;
     const be = this.states[this.byQueue.get(BEST_EFFORT_QUEUE)!]!.q;
     if (orphans.length > 0) for (const p of byAge([be.drain(), orphans])) be.push(p);
-    this.count = 0;
-    for (const s of this.states) this.count += s.q.length;
+    let n = 0;
+    for (const s of this.states) n += s.q.length;
+    this.setCount(n);
     this.charged = undefined;
   }
 

@@ -273,3 +273,59 @@ test('randomized: the window bound, transmits only on the tuned channel, nothing
     else assert.equal(c.earlyLeaves, 0);
   }
 });
+
+describe('whether other queues wait', () => {
+  // `othersWaiting` keeps a tally of every queue's packets instead of passing over them: it must
+  // answer as the queues themselves do through every kind of input, live changes of channels,
+  // capacity and classes included.
+  test('after every input of a random run it agrees with the queues', () => {
+    const rng = Rng.fromSeed(17);
+    const classes = [
+      { queue: 2, minKbps: 500, burstUs: 20_000 },
+      { queue: 0, minKbps: 0, burstUs: 0 },
+    ];
+    const s = sched({ macWindow: 2, queuePackets: 4, workConserving: true });
+    const held: Pkt[] = [];
+    let now = 0;
+    const run = (actions: readonly Act[]) => {
+      for (const a of actions) if (a.kind === 'transmit') held.push(a.packet);
+    };
+    for (let step = 0; step < 5000; step++) {
+      now += rng.int(0, 3000);
+      const channels = s.queueChannels;
+      const r = rng.int(0, 99);
+      if (r < 40) {
+        const channel = channels[rng.int(0, channels.length - 1)]!;
+        const p = { ...pkt(rng.int(1, 4), now), queue: rng.int(0, 2) };
+        if (s.enqueue(channel, p, now).ok) run(s.tick(now));
+      } else if (r < 65) run(s.tick(now));
+      else if (r < 80 && held.length > 0) run(s.txDone(now, held.shift()));
+      else if (r < 85 && held.length > 0) {
+        s.requeueFront(channels[rng.int(0, channels.length - 1)]!, held.shift()!);
+        run(s.tick(now));
+      } else if (r < 88) run(s.rechannel(rng.int(1, 4), channels[rng.int(0, channels.length - 1)]!, now));
+      else if (r < 90) s.removeNextHop(rng.int(1, 4), now);
+      else if (r < 93) {
+        const pick = [1, 6, 11, 3].filter(() => rng.int(0, 1) === 1);
+        run(
+          s.setParams(
+            {
+              ...P,
+              channels: pick.length > 0 ? pick : [6],
+              queuePackets: rng.int(1, 5),
+              macWindow: 2,
+              workConserving: true,
+              classes: rng.int(0, 1) ? classes : undefined,
+            },
+            now,
+          ),
+        );
+      } else if (r < 95) run(s.pause(now));
+      else if (r < 97) run(s.resume(now));
+      else run(s.tick(now));
+      const tuned = s.tunedChannel;
+      const want = s.queues().some((q) => q.channel !== tuned && q.packets > 0);
+      assert.equal(s.othersWaiting(), want, `step ${step}: othersWaiting with R2 on ${tuned}`);
+    }
+  });
+});
