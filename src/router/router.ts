@@ -20,7 +20,7 @@ import type { ChannelObservation } from '../sensing/workload.js';
 import type { VnfHost } from '../vnf/pool.js';
 import type { VnfEvent, VnfInfo } from '../vnf/types.js';
 import { encodeControl, packetKind, parseControlShared } from '../wire/codec.js';
-import type { ControlMsg, DataHeader, HelloNeighbour, HelloWorkload, NodeAddr } from '../wire/mesh.js';
+import type { ControlMsg, DataHeader, DataProto, HelloNeighbour, HelloWorkload, NodeAddr } from '../wire/mesh.js';
 import type { R3Auth } from '../wire/r3-auth.js';
 import { Forwarding, type DataPacket, type FlowEntry, type LinkCounters, type LinkImpairment, type RouterDrop } from './forwarding.js';
 import { NodeCore, type NodeEvent } from './node-core.js';
@@ -325,8 +325,9 @@ export class MeshRouter {
    * for another end gives that end's address as `from` (the header's source).
    * `label`: the IPv6 flow label it marks the packets with (its QoS class).
    */
-  originate(...packet: Parameters<Forwarding['originate']>): void {
-    this.data.originate(...packet);
+  originate(dst: NodeAddr, proto: DataProto, flow: number, seq: number, payload: Uint8Array, now: Micros, opts?: Parameters<Forwarding['originate']>[6]): void {
+    // Passed on by name, not as a spread list: the arguments of every packet this router sends.
+    this.data.originate(dst, proto, flow, seq, payload, now, opts);
   }
 
   /** Sets (or clears) the host side of the IP plane: the daemon's TUN, once it is open. */

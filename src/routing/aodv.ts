@@ -524,6 +524,12 @@ export class MultipathAodv {
     const e = this.table.get(dst);
     if (!e) return undefined;
     this.sweepEntry(e, now);
+    if (e.paths.length === 1) {
+      // One path (nearly every route, and a lookup for every packet): the answer without a candidate first.
+      const path = e.paths[0]!;
+      e.chosen = path.nextHop;
+      return { nextHop: path.nextHop, hopCount: path.hopCount, pathCost: path.restCost + this.linkCost(path.nextHop) };
+    }
     const c = this.choose(e);
     if (!c) return undefined;
     e.chosen = c.nextHop;
