@@ -152,11 +152,12 @@ export interface Timing {
   dataUs(payloadBytes: number): Micros;
 }
 
+/** The frame in service and its retry state: one object per station, written again for each frame (see `beginService`). */
 interface Service {
-  readonly frame: MacFrame;
-  readonly seq: number;
-  readonly bcast: boolean;
-  readonly useRts: boolean;
+  frame: MacFrame;
+  seq: number;
+  bcast: boolean;
+  useRts: boolean;
   attempts: number;
   shortRetries: number;
   longRetries: number;
@@ -245,7 +246,9 @@ export class DcfStation implements Station {
   /** When a countdown is under way: the time its first slot began. */
   private countFromUs: Micros | undefined;
 
+  /** The frame in service (`service` while there is one). */
   private svc: Service | undefined;
+  private service: Service | undefined;
   private phase: Phase = 'idle';
   private exchEv: EventId | undefined;
   private respEv: EventId | undefined;
@@ -341,7 +344,8 @@ export class DcfStation implements Station {
     const svc = this.svc;
     if (svc) {
       this.counters.aborted++;
-      this.air.post(() => h.onSent(svc.frame, { ok: false, reason: 'aborted', attempts: svc.attempts, atUs: now }));
+      const { frame, attempts } = svc;
+      this.air.post(() => h.onSent(frame, { ok: false, reason: 'aborted', attempts, atUs: now }));
     }
     for (let f = this.dequeue(); f; f = this.dequeue()) {
       const frame = f;
@@ -473,15 +477,21 @@ export class DcfStation implements Station {
 
   private beginService(frame: MacFrame, now: Micros): void {
     const bcast = frame.dst === BROADCAST;
-    this.svc = {
-      frame,
-      seq: this.nextSeq,
-      bcast,
-      useRts: !bcast && frame.payload.length > this.air.phy.rtsThresholdBytes,
-      attempts: 0,
-      shortRetries: 0,
-      longRetries: 0,
-    };
+    const useRts = !bcast && frame.payload.length > this.air.phy.rtsThresholdBytes;
+    // The station's one service object, made with its first frame: nothing keeps it past the frame's
+    // service (what is posted about a frame takes its values, not the object).
+    const svc = this.service;
+    if (svc === undefined) this.svc = this.service = { frame, seq: this.nextSeq, bcast, useRts, attempts: 0, shortRetries: 0, longRetries: 0 };
+    else {
+      svc.frame = frame;
+      svc.seq = this.nextSeq;
+      svc.bcast = bcast;
+      svc.useRts = useRts;
+      svc.attempts = 0;
+      svc.shortRetries = 0;
+      svc.longRetries = 0;
+      this.svc = svc;
+    }
     this.nextSeq = (this.nextSeq + 1) & 0xfff;
     this.phase = 'contend';
     // A frame that finds the medium busy and no backoff pending draws one (802.11 9.3.4.2).
@@ -546,11 +556,11 @@ export class DcfStation implements Station {
 
   /** The exchange in service is cut (retune, detach): the caller has the station's timing in hand. */
   private abortService(now: Micros): void {
-    const svc = this.svc!;
+    const { frame, attempts } = this.svc!;
     this.counters.aborted++;
     this.endService(now);
     const h = this.handlers;
-    this.air.post(() => h.onSent(svc.frame, { ok: false, reason: 'aborted', attempts: svc.attempts, atUs: now }));
+    this.air.post(() => h.onSent(frame, { ok: false, reason: 'aborted', attempts, atUs: now }));
   }
 
   /** Ends the service: CW back to its minimum, a post-backoff drawn, the next queued frame taken in; false when none was. */
