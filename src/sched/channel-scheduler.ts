@@ -58,6 +58,15 @@ export const noDrops = (): Record<DropReason, number> => ({
   'route-broken': 0,
 });
 
+/** A packet the MAC holds: the 'transmit' action that handed it out, and where it goes back to when given back. */
+interface OutEntry<T> {
+  readonly kind: 'transmit';
+  readonly channel: number;
+  readonly packet: QueuedPacket<T>;
+  /** Set only when the MAC gives the packet back (rare): the action as handed out has no such field. */
+  back?: number;
+}
+
 /**
  * The channel scheduler of the switchable transmit radio R2 (Urban-X).
  *
@@ -126,15 +135,6 @@ export const noDrops = (): Record<DropReason, number> => ({
  * make something due (a work-conserving leave included), so a driver that
  * ticks at `nextDeadline()` after every input misses nothing.
  */
-/** A packet the MAC holds: the 'transmit' action that handed it out, and where it goes back to when given back. */
-interface OutEntry<T> {
-  readonly kind: 'transmit';
-  readonly channel: number;
-  readonly packet: QueuedPacket<T>;
-  /** Set only when the MAC gives the packet back (rare): the action as handed out has no such field. */
-  back?: number;
-}
-
 export class ChannelScheduler<T = unknown> {
   private params: ChannelSchedulerParams;
   private readonly q = new Map<number, ClassedQueue<T>>();

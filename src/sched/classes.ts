@@ -41,6 +41,9 @@ interface ClassState<T> {
 /** Bytes a rate of `kbps` earns in `us` microseconds. */
 const bytesIn = (kbps: number, us: number): number => (kbps * us) / 8000;
 
+/** `admit`'s answer for a packet taken without pushing another out: made once (one a packet otherwise). */
+const ADMITTED: { ok: true } = Object.freeze({ ok: true });
+
 /**
  * One channel queue of R2 with a queue per QoS class inside it (seeds/002 on
  * the Urban-X scheduler), bounded as a whole by `capacity` packets.
@@ -60,9 +63,6 @@ const bytesIn = (kbps: number, us: number): number => (kbps * us) / 8000;
  *
  * With the one class of NO_QOS this is exactly a bounded FIFO.
  */
-/** `admit`'s answer for a packet taken without pushing another out: made once (one a packet otherwise). */
-const ADMITTED: { ok: true } = Object.freeze({ ok: true });
-
 export class ClassedQueue<T = unknown> {
   private states: ClassState<T>[] = [];
   private readonly byQueue = new Map<number, number>();
