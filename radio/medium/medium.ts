@@ -166,6 +166,26 @@ function checkPosition(field: string, p: Position): void {
   if (!p || !Number.isFinite(p.xM) || !Number.isFinite(p.yM)) throw new RangeArgumentError(field, p, 'a position with finite xM and yM');
 }
 
+/** A frame object for `transmit` to fill (all its fields present, so every frame has one shape). */
+function blankFrame(sender: DcfStation): AirFrame {
+  return {
+    kind: 'data',
+    sender,
+    chIdx: -1,
+    startUs: 0,
+    endUs: 0,
+    navUs: 0,
+    mac: undefined,
+    seq: 0,
+    target: undefined,
+    firstHearing: undefined,
+    lastHearing: undefined,
+    truncated: false,
+    pnLost: undefined,
+    endEv: 0,
+  };
+}
+
 /** The medium's state and the services stations use; the public face is AirMedium. */
 class MediumCore implements Air {
   readonly t: Timing;
@@ -207,7 +227,7 @@ class MediumCore implements Air {
    */
   private spareHearings: Hearing | undefined;
   /** Ended frames, for reuse: `spareFrames[0 .. spareFrameCount)` (one was made for every frame, a tenth of what a simulation allocated). */
-  private readonly spareFrames: Array<AirFrame | undefined> = [];
+  private readonly spareFrames: AirFrame[] = [];
   private spareFrameCount = 0;
   private readonly usage: ChannelUsage[];
   private readonly framesOnChannel: Int32Array;
@@ -453,39 +473,20 @@ class MediumCore implements Air {
     const t = this.t;
     const airUs = kind === 'ack' ? t.ackUs : kind === 'cts' ? t.ctsUs : kind === 'rts' ? t.rtsUs : t.dataUs(mac!.payload.length);
     if (kind === 'data' || kind === 'rts') target = this.unicastTarget(st, mac!.dst, k);
-    let f = this.spareFrameCount > 0 ? this.spareFrames[--this.spareFrameCount] : undefined;
-    if (f === undefined) {
-      f = {
-        kind,
-        sender: st,
-        chIdx: k,
-        startUs: now,
-        endUs: now + airUs,
-        navUs,
-        mac,
-        seq,
-        target,
-        firstHearing: undefined,
-        lastHearing: undefined,
-        truncated: false,
-        pnLost: undefined,
-        endEv: 0,
-      };
-    } else {
-      this.spareFrames[this.spareFrameCount] = undefined;
-      f.kind = kind;
-      f.sender = st;
-      f.chIdx = k;
-      f.startUs = now;
-      f.endUs = now + airUs;
-      f.navUs = navUs;
-      f.mac = mac;
-      f.seq = seq;
-      f.target = target;
-      f.truncated = false;
-      f.pnLost = undefined;
-      f.endEv = 0;
-    }
+    // An ended frame again, or a new one; every field written here either way.
+    const f = this.spareFrameCount > 0 ? this.spareFrames[--this.spareFrameCount]! : blankFrame(st);
+    f.kind = kind;
+    f.sender = st;
+    f.chIdx = k;
+    f.startUs = now;
+    f.endUs = now + airUs;
+    f.navUs = navUs;
+    f.mac = mac;
+    f.seq = seq;
+    f.target = target;
+    f.truncated = false;
+    f.pnLost = undefined;
+    f.endEv = 0;
     st.freeze(now, true);
     st.txFrame = f;
     st.eifs = false;
