@@ -21,6 +21,19 @@ export function changedPaths(a: unknown, b: unknown, at = ''): string[] {
   return out;
 }
 
+/**
+ * changedPaths of two configurations that can differ only in the top-level
+ * `sections` (a set's copy of the running one, checked): those are compared,
+ * the others not walked.
+ */
+function changedPathsIn(a: NodeConfig, b: NodeConfig, sections: readonly string[]): string[] {
+  const x = a as unknown as Record<string, unknown>;
+  const y = b as unknown as Record<string, unknown>;
+  const out: string[] = [];
+  for (const k of [...new Set(sections)].sort()) if (!sameJson(x[k], y[k])) diff(x[k], y[k], k, out);
+  return out;
+}
+
 const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 function diff(a: unknown, b: unknown, at: string, out: string[]): void {
@@ -153,6 +166,6 @@ export function liveChange(
   opts: { take?: boolean; sections?: readonly string[] } = {},
 ): LiveChange {
   const checked = opts.take ? checkNodeConfigInPlace(next, source, { changedSections: opts.sections }) : parseNodeConfig(next, source);
-  const changed = changedPaths(prev, checked);
+  const changed = opts.take && opts.sections ? changedPathsIn(prev, checked, opts.sections) : changedPaths(prev, checked);
   return { from: prevVersion ?? configVersion(prev), checked, changed, restartOnly: restartOnlyIssues(prev, checked, changed) };
 }

@@ -4,7 +4,8 @@ import stableStringify from 'fast-json-stable-stringify';
 import { Rng } from '../../src/core/rng.js';
 import { changedPaths, liveChange, sameJson } from '../../src/config/live.js';
 import { defaultNodeConfig } from '../../src/config/load.js';
-import { copyJson } from '../../src/core/schema.js';
+import { copyJson, setPaths } from '../../src/core/schema.js';
+import { configVersion } from '../../src/config/load.js';
 
 /** A random JSON-ish value over a small domain, so that equal ones come up often. */
 function randomValue(rng: Rng, depth: number): unknown {
@@ -79,4 +80,33 @@ test('changedPaths names the leaves that differ, arrays whole, in key order; a l
     c.restartOnly.map((i) => i.path),
     ['/radios/R3/channel'],
   );
+});
+
+test("a set's change, compared in the sections its paths name, reports what comparing the whole configurations reports", () => {
+  const rng = Rng.fromSeed(8).fork('set-sections');
+  // Valid values, some the defaults (no change), in several sections, some two in one section.
+  const choices: Array<[string, unknown[]]> = [
+    ['sensing.periodMs', [1000, 2000]],
+    ['sensing.durationMs', [70, 40]],
+    ['sensing.cooperative.halfLifeMs', [2000, 3000]],
+    ['radios.R3.channel', [3, 4]],
+    ['channel.hysteresis', [0.1, 0.2]],
+    ['switching.intervalMs', [50, 40]],
+    ['log.level', ['info', 'debug']],
+  ];
+  const prev = defaultNodeConfig(1);
+  const version = configVersion(prev);
+  let changes = 0;
+  for (let i = 0; i < 300; i++) {
+    const entries = choices.filter(() => rng.next() < 0.5).map(([p, vs]) => [p, vs[rng.int(0, vs.length - 1)]] as const);
+    // In any order, a path's section named once per path.
+    entries.sort(() => rng.next() - 0.5);
+    const { doc, issues } = setPaths(prev, entries);
+    assert.deepEqual(issues, []);
+    const whole = changedPaths(prev, structuredClone(doc));
+    const c = liveChange(prev, doc, 'set', version, { take: true, sections: entries.map(([p]) => p.split('.', 1)[0]!) });
+    assert.deepEqual(c.changed, whole, entries.map(([p, v]) => `${p}=${String(v)}`).join(' '));
+    if (whole.length > 1) changes++;
+  }
+  assert.ok(changes > 50, `sets that change several fields (${changes})`);
 });
