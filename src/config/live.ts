@@ -156,7 +156,7 @@ export interface LiveChange {
  * change, held by nobody else), so it is checked in place, not copied;
  * with `opts.sections`, the top-level sections it can differ from `prev`
  * in (it is `prev` with some paths set), only those are checked against
- * the schema.
+ * the schema and compared with `prev`'s.
  */
 export function liveChange(
   prev: NodeConfig,
