@@ -7,7 +7,8 @@
  *                                    [--flows-per-router 0.1] [--flow-hops 3]
  *                                    [--degree 12] [--rate 0.1] [--seed 1]
  *                                    [--cognitive on|off] [--pn on|off]
- *                                    [--set PATH=VALUE]... [--heap-mb 8192] [--keep DIR] [--json]
+ *                                    [--set PATH=VALUE]... [--heap-mb 8192] [--runs 5] [--short-s 5]
+ *                                    [--keep DIR] [--json]
  *
  * The routers are drawn uniformly at random in a square sized so that each
  * has `--degree` others within the transmission range on average, redrawn
@@ -21,7 +22,14 @@
  * by default) that reports the simulation's wall and CPU time, the events it
  * fired and its peak resident set. The report gives events per second and the
  * growth exponent of the wall time against the 10-router run, measured in the
- * same run: log(wall_N / wall_10) / log(N / 10); 1 is linear. --keep DIR
+ * same run: log(wall_N / wall_10) / log(N / 10); 1 is linear. A short run
+ * is moved most by other work on the machine (on this 2-core VM one core at
+ * times runs the same process 1.4x slower than the other, for seconds), and
+ * the exponent of a small size magnifies it (a tenth more wall at 30 routers
+ * is 0.09 of exponent): each size whose first run took under --short-s
+ * seconds of wall runs --runs times in all, in passes over those sizes after
+ * the first pass (so that its runs are spread over the bench), and its row
+ * gives the median run's wall and CPU (and the range of its walls). --keep DIR
  * leaves each mesh's scenario file in DIR (scale-N.json), to run or profile
  * with `cogmesh sim`.
  */
@@ -55,6 +63,8 @@ const { values } = parseArgs({
     pn: { type: 'string', default: 'on' },
     set: { type: 'string', multiple: true, default: [] },
     'heap-mb': { type: 'string', default: '8192' },
+    runs: { type: 'string', default: '5' },
+    'short-s': { type: 'string', default: '5' },
     keep: { type: 'string' },
     json: { type: 'boolean', default: false },
     child: { type: 'string' },
@@ -121,6 +131,8 @@ const seed = num('seed', values.seed, 1, 2 ** 31 - 1, true);
 const cognitive = onOff('cognitive', values.cognitive);
 const pn = onOff('pn', values.pn);
 const heapMb = num('heap-mb', values['heap-mb'], 256, 1 << 20, true);
+const runs = num('runs', values.runs, 1, 100, true);
+const shortS = num('short-s', values['short-s'], 0, 1e6);
 
 type Point = { xM: number; yM: number };
 
@@ -203,14 +215,31 @@ function runChild(path: string, overrides: ScenarioOverrides): Promise<ChildRepo
 interface Row {
   routers: number;
   flows: number;
+  /** The median run's report (by wall; its CPU the median of the runs' CPU). */
   report?: ChildReport;
+  /** Every run's report, in the order run. */
+  runs: ChildReport[];
   error?: string;
+  /** The scenario file and its overrides, to run again. */
+  path: string;
+  overrides: ScenarioOverrides;
+}
+
+const median = (xs: readonly number[]): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 === 1 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+};
+/** A row's runs as one: the median wall and CPU, the rest (peak RSS; the events and deliveries are the same in every run) from the run nearest the median wall. */
+function summarise(all: readonly ChildReport[]): ChildReport {
+  const wallMs = median(all.map((r) => r.wallMs));
+  const nearest = [...all].sort((a, b) => Math.abs(a.wallMs - wallMs) - Math.abs(b.wallMs - wallMs))[0]!;
+  return { ...nearest, wallMs, cpuMs: median(all.map((r) => r.cpuMs)) };
 }
 
 const dir = values.keep ?? mkdtempSync(join(tmpdir(), 'cogmesh-scale-'));
 if (values.keep !== undefined) mkdirSync(dir, { recursive: true });
 const rows: Row[] = [];
-// One unit per size; the larger sizes take the most time, so the estimate is early at first. COGMESH_PROGRESS=0 turns it off.
+// One unit per size's first run; the larger sizes take the most time, so the estimate is early at first. COGMESH_PROGRESS=0 turns it off.
 const shown = progress({ total: sizes.length, label: 'bench scale', unit: 'sizes', enabled: progressWanted() });
 try {
   for (const n of sizes) {
@@ -228,12 +257,35 @@ try {
     writeFileSync(path, JSON.stringify(scenario));
     const overrides: ScenarioOverrides = { seed, seeds: 1, durationS, cognitive, pn, set: values.set ?? [] };
     process.stderr.write(`bench/scale.ts: ${n} routers, ${m.flows.length} flows ...\n`);
+    const row: Row = { routers: n, flows: m.flows.length, runs: [], path, overrides };
     try {
-      rows.push({ routers: n, flows: m.flows.length, report: await runChild(path, overrides) });
+      row.runs.push(await runChild(path, overrides));
     } catch (e) {
-      rows.push({ routers: n, flows: m.flows.length, error: e instanceof Error ? e.message : String(e) });
+      row.error = e instanceof Error ? e.message : String(e);
     }
+    rows.push(row);
     shown.tick();
+  }
+  // The short sizes again, a pass at a time, until each has --runs runs.
+  const short = rows.filter((r) => r.error === undefined && r.runs[0]!.wallMs < shortS * 1000);
+  for (let pass = 1; pass < runs && short.length > 0; pass++) {
+    process.stderr.write(`bench/scale.ts: pass ${pass + 1} of ${runs} over ${short.map((r) => r.routers).join(', ')} routers ...\n`);
+    for (const row of short) {
+      if (row.error !== undefined) continue;
+      try {
+        row.runs.push(await runChild(row.path, row.overrides));
+      } catch (e) {
+        row.error = e instanceof Error ? e.message : String(e);
+      }
+    }
+  }
+  for (const row of rows) {
+    if (row.error !== undefined) continue;
+    // A seed's simulation is deterministic: every run of a mesh fires the same events and delivers the same.
+    const [first, ...rest] = row.runs;
+    const other = rest.find((r) => r.events !== first!.events || r.delivered !== first!.delivered || r.sent !== first!.sent);
+    if (other) row.error = `its runs differ (${first!.events} and ${other.events} events, ${first!.delivered} and ${other.delivered} delivered)`;
+    else row.report = summarise(row.runs);
   }
 } finally {
   shown.stop();
@@ -250,30 +302,51 @@ const exponent = (r: Row, cpu = false): number | null => {
 
 if (values.json) {
   process.stdout.write(
-    `${JSON.stringify({ durationS, degree, flowsPerRouter, flowHops, rateMbps, cognitive, pn, heapMb, rows: rows.map((r) => ({ ...r, exponent: exponent(r), cpuExponent: exponent(r, true) })) }, null, 2)}\n`,
+    `${JSON.stringify(
+      {
+        durationS,
+        degree,
+        flowsPerRouter,
+        flowHops,
+        rateMbps,
+        cognitive,
+        pn,
+        heapMb,
+        rows: rows.map(({ path: _path, overrides: _overrides, ...r }) => ({ ...r, exponent: exponent(r as Row), cpuExponent: exponent(r as Row, true) })),
+      },
+      null,
+      2,
+    )}\n`,
   );
 } else {
   const f = (x: number, d = 2): string => x.toFixed(d);
   const lines = [
-    `| routers | flows | wall (s) | CPU (s) | events | events/s | peak RSS (MB) | delivered | exponent vs ${ref?.routers ?? '-'} | CPU exponent |`,
-    '| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+    `| routers | flows | runs | wall (s) | walls (s) | CPU (s) | events | events/s | peak RSS (MB) | delivered | exponent vs ${ref?.routers ?? '-'} | CPU exponent |`,
+    '| ---: | ---: | ---: | ---: | :---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
   ];
+  /** The range of a row's walls, when it ran more than once. */
+  const walls = (r: Row): string => {
+    if (r.runs.length < 2) return '-';
+    const w = r.runs.map((x) => x.wallMs / 1000);
+    return `${f(Math.min(...w))}-${f(Math.max(...w))}`;
+  };
   for (const r of rows) {
     const p = r.report;
     if (!p) {
-      lines.push(`| ${r.routers} | ${r.flows} | failed: ${r.error} | | | | | | | |`);
+      lines.push(`| ${r.routers} | ${r.flows} | ${r.runs.length} | failed: ${r.error} | | | | | | | | |`);
       continue;
     }
     const e = exponent(r);
     const ec = exponent(r, true);
     lines.push(
-      `| ${r.routers} | ${r.flows} | ${f(p.wallMs / 1000)} | ${f(p.cpuMs / 1000)} | ${p.events} | ${Math.round(p.events / (p.wallMs / 1000))} | ${f(p.maxRssMb, 0)} | ${p.sent > 0 ? f((100 * p.delivered) / p.sent, 1) + '%' : '-'} | ${e === null ? '-' : f(e)} | ${ec === null ? '-' : f(ec)} |`,
+      `| ${r.routers} | ${r.flows} | ${r.runs.length} | ${f(p.wallMs / 1000)} | ${walls(r)} | ${f(p.cpuMs / 1000)} | ${p.events} | ${Math.round(p.events / (p.wallMs / 1000))} | ${f(p.maxRssMb, 0)} | ${p.sent > 0 ? f((100 * p.delivered) / p.sent, 1) + '%' : '-'} | ${e === null ? '-' : f(e)} | ${ec === null ? '-' : f(ec)} |`,
     );
   }
   process.stdout.write(`${lines.join('\n')}\n\n`);
   process.stdout.write(
     `${f(durationS, 0)} s simulated per mesh, cognitive ${cognitive ? 'on' : 'off'}, PNs ${pn ? 'on' : 'off'}; ${degree} neighbours per router on average, ` +
       `${flowsPerRouter} flows per router of ${flowHops} hops at ${rateMbps} Mbps; one process per mesh, heap capped at ${heapMb} MB; ` +
+      `a size whose first run took under ${f(shortS, 0)} s ran ${runs} times (spread over the bench) and shows its median run's wall and CPU; ` +
       `exponent = log(wall_N / wall_ref) / log(N / ref), 1 is linear; the CPU exponent is the same of CPU time, which other work on the machine moves less.\n`,
   );
   const at300 = rows.find((r) => r.routers === 300)?.report;
