@@ -5,7 +5,7 @@
  *
  *   node --import tsx bench/ns2.ts [--hops 1,2,3,4] [--duration 100] [--seeds 3] [--seed 1]
  *                                  [--window 20] [--jobs 1] [--warmup 100] [--warmup-runs 6] [--rounds 3]
- *                                  [--set PATH=VALUE]...
+ *                                  [--set PATH=VALUE]... [--pin on|off]
  *                                  [--json] [--check]
  *
  * ns-2 runs bench/peers/ns2-chain.tcl (`ns ns2-chain.tcl HOPS DURATION SEED
@@ -47,12 +47,23 @@
  * and CPU columns give the median round: other work on a shared machine moves
  * a single run by up to half, on either side. Goodputs come from the first
  * round; every round of cogmesh must give the same, to the last digit.
+ * --pin (on by default, with --jobs 1 on Linux with util-linux's taskset):
+ * each round runs on one core, the next round on the next: this process's
+ * main thread, which runs cogmesh's simulations and starts ns-2's
+ * processes (a child inherits the affinity of the thread that starts it),
+ * is bound to it for the round (V8's compiler and collector threads are
+ * left free, as they are unpinned; the whole `cogmesh sim` processes run
+ * after the rounds, unpinned). Two simulations compared
+ * must run on the same core: on a VM one core can run the same process 1.4x
+ * slower than another for minutes, and unpinned the two sides land where
+ * the scheduler puts them. Without taskset the rounds run unpinned, and the
+ * report says so.
  * CPU times are given too, as other work on the machine moves them less than
  * wall times: ns-2's processes' (from this process's children times in
  * /proc/self/stat, to 10 ms; Linux only) against the simulations' in this
  * process (every thread of it, V8's compiler and collector threads included).
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
@@ -80,6 +91,7 @@ const { values } = parseArgs({
     'warmup-runs': { type: 'string', default: '6' },
     rounds: { type: 'string', default: '3' },
     set: { type: 'string', multiple: true, default: [] },
+    pin: { type: 'string', default: 'on' },
     json: { type: 'boolean', default: false },
     check: { type: 'boolean', default: false },
   },
@@ -106,6 +118,34 @@ const window = intFlag('window', values.window, 1, 1_000_000);
 const jobs = intFlag('jobs', values.jobs, 1, 256);
 const warmupS = intFlag('warmup', values.warmup, 0, 100_000);
 const seedList = Array.from({ length: seeds }, (_, k) => seed0 + k);
+if (values.pin !== 'on' && values.pin !== 'off') usage(`--pin: "${values.pin}" is not on or off`);
+
+/**
+ * Binds this process's main thread (its thread id is the process id; the
+ * other threads keep their cores) to `cpu`, or lets it run anywhere again
+ * (`undefined`); false where taskset cannot.
+ */
+function pinMainThread(cpu: number | undefined): boolean {
+  const cpus = cpu === undefined ? allowed.join(',') : String(cpu);
+  return spawnSync('taskset', ['-p', '-c', cpus, String(process.pid)], { stdio: 'ignore' }).status === 0;
+}
+/** The cores this process may run on at its start (Linux's Cpus_allowed_list, e.g. "0-3,6"); empty where it cannot tell. */
+function allowedCpus(): number[] {
+  try {
+    const list = /^Cpus_allowed_list:\s*(\S+)/m.exec(readFileSync('/proc/self/status', 'utf8'))?.[1] ?? '';
+    return list.split(',').flatMap((part) => {
+      const [a, b = a] = part.split('-').map(Number);
+      return Number.isInteger(a) && Number.isInteger(b) ? Array.from({ length: b! - a! + 1 }, (_, k) => a! + k) : [];
+    });
+  } catch {
+    return [];
+  }
+}
+const allowed = allowedCpus();
+/** Whether the rounds run pinned: asked, one thread of simulation, more than one core, and taskset works here. */
+const pinned = values.pin === 'on' && jobs === 1 && allowed.length > 1 && pinMainThread(undefined);
+/** The core of round `round` (pinned runs). */
+const roundCpu = (round: number): number => allowed[round % allowed.length]!;
 
 const tclPath = fileURLToPath(new URL('peers/ns2-chain.tcl', import.meta.url));
 const scenarioPath = fileURLToPath(new URL('../config/scenarios/urbanx-chain.json', import.meta.url));
@@ -145,6 +185,7 @@ function selfCpuS(): number {
 
 class Ns2Error extends Error {}
 
+/** One seed of ns-2 (started by this process's main thread, it runs on the cores that thread may). */
 function runNs2(hops: number, seed: number): Promise<Ns2Run> {
   const args = [tclPath, String(hops), String(durationS), String(seed), String(window)];
   const cmd = `ns ${args.join(' ')}`;
@@ -286,6 +327,11 @@ for (const hops of hopsList) {
   const cogmeshRounds: Array<{ result: SimResult; wallS: number; cpuS: number }> = [];
   let failed: string | undefined;
   for (let round = 0; round < rounds; round++) {
+    const cpu = pinned ? roundCpu(round) : undefined;
+    if (cpu !== undefined && !pinMainThread(cpu)) {
+      process.stderr.write(`bench/ns2.ts: taskset could not bind this process to core ${cpu}\n`);
+      process.exit(1);
+    }
     const ns2Runs: Ns2Run[] = [];
     try {
       for (const s of seedList) {
@@ -310,6 +356,7 @@ for (const hops of hopsList) {
       failed = e instanceof Error ? e.message : String(e);
     }
   }
+  if (pinned) pinMainThread(undefined);
   const ns2Runs = ns2Rounds[0]!;
   const ns2Goodput = spread(ns2Runs.map((r) => r.goodputMbps))!;
   const ns2WallRounds = ns2Rounds.map((runs) => runs.reduce((a, r) => a + r.wallS, 0));
@@ -381,7 +428,9 @@ if (values.json) {
             summary: r.cogmesh.result.summary[0],
           },
   }));
-  process.stdout.write(`${JSON.stringify({ durationS, seeds: seedList, window, warmupS, warmupRuns, rounds, tolerance: TOLERANCE, rows: out }, null, 2)}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ durationS, seeds: seedList, window, warmupS, warmupRuns, rounds, pinned, tolerance: TOLERANCE, rows: out }, null, 2)}\n`,
+  );
 } else {
   const cell = (s: Spread | null | undefined, digits = 3): string => (s ? `${s.mean.toFixed(digits)} ± ${s.ci95.toFixed(digits)}` : 'n/a');
   const secs = (x: number | undefined): string => (x === undefined ? 'n/a' : x.toFixed(2));
@@ -402,7 +451,8 @@ if (values.json) {
     `${lines.join('\n')}\n\n` +
       `TCP Reno, window ${window} packets, 1000-byte segments, FTP from ${startS} s to ${durationS} s; seeds ${seedList.join(', ')}; ` +
       `goodput = payload delivered in order to the sink over the FTP's active time. ` +
-      `Wall and CPU times: the seeds' sum, the median over ${rounds} round(s) of ns-2's seeds and cogmesh's in turn (process wall: one round). ` +
+      `Wall and CPU times: the seeds' sum, the median over ${rounds} round(s) of ns-2's seeds and cogmesh's in turn (process wall: one round), ` +
+      `${pinned ? `each round's ns-2 processes and this process's main thread on one core, the cores in turn` : 'unpinned (--pin off, --jobs above 1, or no taskset)'}. ` +
       `Wall times: ns-2 processes one after another; cogmesh's simulations in this process on ${jobs} worker thread(s) ` +
       `(cogmesh wall; ${warmupS > 0 ? `after ${warmupRuns} untimed warm-up simulation(s) of ${warmupS} s` : 'no warm-up'}), and whole \`cogmesh sim\` processes one after another, start-up included (process wall). ` +
       `CPU times: ns-2's processes, and every thread of this process during its simulations.\n`,
