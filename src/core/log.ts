@@ -36,6 +36,10 @@ export function createLogger(o: LogOptions): Logger {
     messageFormat: vc ? '[t={t_us}us] {msg}' : '{msg}',
   };
   if (o.destination === undefined && o.background === true) {
+    // Node's stream for standard output, once made, has a pipe or socket there in non-blocking mode (a plain `node`
+    // process starts with it blocking): a write on the thread pool then takes what fits and never waits for a reader
+    // that is alive but does not read, which would hold the process at exit. Made here on purpose, not left to `isTTY`.
+    void process.stdout;
     const render = o.format === 'pretty' ? prettyFactory(prettyOptions) : undefined;
     return pino(base, new BackgroundLines(1, render ? { render } : {}));
   }
@@ -80,7 +84,11 @@ let exitHooked = false;
  * descriptor that stays not ready. Lines that cannot be written (the reader
  * gone, or more than `maxQueuedChars` waiting for a reader that does not
  * read) are counted in `dropped`; once the queue has room again, a line
- * from `notice` says how many went before the next one.
+ * from `notice` says how many went before the next one. The descriptor
+ * should be in non-blocking mode where it is a pipe or a socket
+ * (createLogger has Node make standard output so): a write on the thread
+ * pool to a blocking one whose reader is alive but does not read waits for
+ * ever, and holds the process at its exit (libuv waits for its pool).
  */
 export class BackgroundLines {
   /** Lines not written: the reader went away, or `maxQueuedChars` were waiting already. */

@@ -1,9 +1,14 @@
 import assert from 'node:assert/strict';
-import type { ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { closeSync, mkdtempSync, openSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { test } from 'node:test';
 import { VirtualClock } from '../../src/core/time.js';
 import { createLogger, type LogOptions } from '../../src/core/log.js';
+import { root } from '../support/cli.js';
 import { runScript } from '../support/script.js';
 
 function capture(o: Omit<LogOptions, 'destination'>): { lines: () => string[]; opts: LogOptions } {
@@ -156,4 +161,47 @@ test('pretty background logs to standard output: one rendered line per record, i
   assert.equal(r.code, 0, r.stderr);
   assert.equal(r.lines.length, 50, r.stdout);
   r.lines.forEach((l, i) => assert.match(l, new RegExp(`INFO: line ${i}$`)));
+});
+
+/** A FIFO in a folder of its own, removed after `fn`. */
+async function withFifo<T>(fn: (path: string) => Promise<T>): Promise<T> {
+  const dir = mkdtempSync(join(tmpdir(), 'cm-log-fifo-'));
+  try {
+    const path = join(dir, 'out');
+    execFileSync('mkfifo', [path]);
+    return await fn(path);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+test('a background log to a pipe whose reader is alive but does not read does not hold the process at exit', { timeout: 60_000 }, async () => {
+  // The child's standard output is a FIFO that this process holds open but never reads: it fills at 64 kB. A write
+  // waiting for room on libuv's thread pool would hold the child at exit for ever (libuv waits for its pool's threads);
+  // standard output is non-blocking (createLogger has Node make it so; tsx, which runs this child, does too), so the
+  // writes take what fits, the rest waits in the queue, and the exit's flush gives up on it after 2 s.
+  await withFifo(async (path) => {
+    const fd = openSync(path, 'r+');
+    try {
+      const script = [
+        `import { createLogger, logLoss } from ${LOG_MODULE};`,
+        "const log = createLogger({ level: 'info', format: 'json', background: true });",
+        "for (let i = 0; i < 10000; i++) log.info({ event: 'line', i, pad: 'x'.repeat(100) }, 'line');",
+        'setTimeout(() => { process.stderr.write(JSON.stringify(logLoss(log))); process.exit(0); }, 100);',
+      ].join('\n');
+      const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: root, stdio: ['ignore', fd, 'pipe'] });
+      let stderr = '';
+      child.stderr!.setEncoding('utf8').on('data', (c: string) => (stderr += c));
+      const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+      const [code, signal] = (await once(child, 'exit')) as [number | null, NodeJS.Signals | null];
+      clearTimeout(timer);
+      assert.equal(signal, null, `still running after 30 s, killed: ${stderr}`);
+      assert.equal(code, 0, stderr);
+      // More than the pipe holds was queued, nothing given up before the exit (the exit's flush tried for 2 s, then left it).
+      const loss = JSON.parse(stderr) as { dropped: number; gone?: string };
+      assert.deepEqual(loss, { dropped: 0 }, stderr);
+    } finally {
+      closeSync(fd);
+    }
+  });
 });
