@@ -24,7 +24,7 @@
  * growth exponent of the wall time against the 10-router run, measured in the
  * same run: log(wall_N / wall_10) / log(N / 10); 1 is linear. A short run
  * is moved most by other work on the machine (on this 2-core VM one core at
- * times runs the same process 1.4x slower than the other, for seconds), and
+ * times runs the same process 1.4x slower than the other, for minutes), and
  * the exponent of a small size magnifies it (a tenth more wall at 30 routers
  * is 0.09 of exponent): each size whose first run took under --short-s
  * seconds of wall runs --runs times in all, in passes over those sizes after
@@ -312,7 +312,10 @@ if (values.json) {
         cognitive,
         pn,
         heapMb,
-        rows: rows.map(({ path: _path, overrides: _overrides, ...r }) => ({ ...r, exponent: exponent(r as Row), cpuExponent: exponent(r as Row, true) })),
+        rows: rows.map((row) => {
+          const { path: _path, overrides: _overrides, ...r } = row;
+          return { ...r, exponent: exponent(row), cpuExponent: exponent(row, true) };
+        }),
       },
       null,
       2,
