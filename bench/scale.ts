@@ -43,6 +43,7 @@ import { Rng } from '../src/core/rng.js';
 import type { ScenarioOverrides } from '../src/config/scenario.js';
 import { builtSimulate } from './built.js';
 import { progress, progressWanted } from '../src/cli/progress.js';
+import { median } from '../src/sim/report.js';
 
 /** The medium's default transmission range (m), which the scenarios use. */
 const TX_RANGE_M = 250;
@@ -225,10 +226,6 @@ interface Row {
   overrides: ScenarioOverrides;
 }
 
-const median = (xs: readonly number[]): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 === 1 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
-};
 /** A row's runs as one: the median wall and CPU, the rest (peak RSS; the events and deliveries are the same in every run) from the run nearest the median wall. */
 function summarise(all: readonly ChildReport[]): ChildReport {
   const wallMs = median(all.map((r) => r.wallMs));
