@@ -5,7 +5,7 @@ import stableStringify from 'fast-json-stable-stringify';
 import { ism2g4 } from '../../radio/channels.js';
 import type { PnConfig, PnPatternConfig, BandConfig, NodeConfig } from './types.js';
 import { configFilePath, nodeSchema, parseNodeConfig, withoutSecretValues } from './load.js';
-import { cloneJson, isObject, overridePaths, readJsonFile, schemaChecker, type Schema } from '../core/schema.js';
+import { cloneJson, copyJson, isObject, overridePaths, readJsonFile, schemaChecker, type Schema } from '../core/schema.js';
 import { ConfigError, type ConfigIssue } from '../core/errors.js';
 import { Rng } from '../core/rng.js';
 import type { CcName } from '../tcp/cc/types.js';
@@ -416,6 +416,16 @@ export function airOf(sc: Scenario): { params: MediumParams; phy: PhyParams } {
 }
 
 /**
+ * Router configurations a scenario has had checked, by their document with
+ * the seed left out: another seed's differs only in `node.seed`, a 32-bit
+ * integer no rule reads, which every seed gives (`>>> 0`) in the schema's
+ * range. A run of several seeds checks each router's configuration once.
+ * Keyed by content, not by router: a scenario changed after a call is
+ * checked again. What is kept is a copy the callers never see.
+ */
+const checkedRouterConfigs = new WeakMap<Scenario, Map<string, NodeConfig>>();
+
+/**
  * The configuration of router `index`: node defaults, then the scenario's
  * shared `node` section, then its own override; id, name and seed are the
  * router's. Problems are reported at their path in the scenario.
@@ -424,9 +434,24 @@ export function routerConfig(sc: Scenario, index: number, seed: number): NodeCon
   const own = sc.nodeOverrides[String(index)] ?? {};
   const merged = deepMerge(deepMerge({}, sc.node), own);
   const node = isObject(merged.node) ? merged.node : {};
-  merged.node = { ...node, id: index, name: `r${index}`, seed: (seed * 1000003 + index) >>> 0 };
+  const nodeSeed = (seed * 1000003 + index) >>> 0;
+  // The document without its seed names the configuration among the scenario's checked ones.
+  const ownNode = { ...node, id: index, name: `r${index}`, seed: 0 };
+  merged.node = ownNode;
+  const key = JSON.stringify(merged);
+  let checked = checkedRouterConfigs.get(sc);
+  const known = checked?.get(key);
+  if (known !== undefined) {
+    const cfg = copyJson(known);
+    cfg.node.seed = nodeSeed;
+    return cfg;
+  }
+  ownNode.seed = nodeSeed;
   try {
-    return parseNodeConfig(merged, `router ${index}`);
+    const cfg = parseNodeConfig(merged, `router ${index}`);
+    if (checked === undefined) checkedRouterConfigs.set(sc, (checked = new Map()));
+    checked.set(key, copyJson(cfg));
+    return cfg;
   } catch (e) {
     if (!(e instanceof ConfigError)) throw e;
     const at = Object.hasOwn(sc.nodeOverrides, String(index)) ? `/nodeOverrides/${index}` : '/node';

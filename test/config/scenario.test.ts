@@ -51,6 +51,36 @@ describe('scenario: defaults and validation', () => {
     assert.equal(bandConfig(sc, 11).pn.length, 11);
   });
 
+  test("a router's configuration for another seed is the checked one with its own seed, and a changed scenario is checked again", async () => {
+    const sc = await loadScenario('config/scenarios/urbanx-chain.json');
+    const withSeed = (seed: number, index: number): unknown => {
+      const s = structuredClone(sc);
+      return { ...routerConfig(s, index, seed) };
+    };
+    for (const seed of [1, 2, 4294967295]) {
+      for (const index of [0, 3]) {
+        const cfg = routerConfig(sc, index, seed);
+        // What a scenario checked for the first time (a copy: no configuration kept) gives.
+        assert.deepEqual(cfg, withSeed(seed, index), `seed ${seed}, router ${index}`);
+        assert.equal(cfg.node.seed, (seed * 1000003 + index) >>> 0);
+        assert.equal(cfg.node.id, index);
+        // A caller's changes stay in its copy.
+        cfg.sensing.durationMs = 1;
+        cfg.node.name = 'changed';
+      }
+    }
+    assert.equal(routerConfig(sc, 3, 5).sensing.durationMs, 70);
+    assert.equal(routerConfig(sc, 3, 5).node.name, 'r3');
+    // The scenario changed after its routers' configurations were checked: checked again, refused whole.
+    (sc.node as { sensing?: Record<string, unknown> }).sensing = { durationMs: -1 };
+    assert.throws(
+      () => routerConfig(sc, 3, 5),
+      (e: unknown) => e instanceof ConfigError && e.issues.some((i) => i.path === '/node/sensing/durationMs'),
+    );
+    (sc.node as { sensing?: Record<string, unknown> }).sensing = { durationMs: 60 };
+    assert.equal(routerConfig(sc, 3, 5).sensing.durationMs, 60);
+  });
+
   test('every shipped scenario is valid', async () => {
     const dir = 'config/scenarios';
     const files = readdirSync(dir).filter((f) => f.endsWith('.json'));
