@@ -419,9 +419,10 @@ export function airOf(sc: Scenario): { params: MediumParams; phy: PhyParams } {
  * Router configurations a scenario has had checked, by their document with
  * the seed left out: another seed's differs only in `node.seed`, a 32-bit
  * integer no rule reads, which every seed gives (`>>> 0`) in the schema's
- * range. A run of several seeds checks each router's configuration once.
- * Keyed by content, not by router: a scenario changed after a call is
- * checked again. What is kept is a copy the callers never see.
+ * range. A run of several seeds checks each router's configuration once
+ * (a scenario of one seed keeps none: nothing would ask again). Keyed by
+ * content, not by router: a scenario changed after a call is checked again.
+ * What is kept is a copy the callers never see.
  */
 const checkedRouterConfigs = new WeakMap<Scenario, Map<string, NodeConfig>>();
 
@@ -449,8 +450,10 @@ export function routerConfig(sc: Scenario, index: number, seed: number): NodeCon
   ownNode.seed = nodeSeed;
   try {
     const cfg = parseNodeConfig(merged, `router ${index}`);
-    if (checked === undefined) checkedRouterConfigs.set(sc, (checked = new Map()));
-    checked.set(key, copyJson(cfg));
+    if (sc.seeds > 1) {
+      if (checked === undefined) checkedRouterConfigs.set(sc, (checked = new Map()));
+      checked.set(key, copyJson(cfg));
+    }
     return cfg;
   } catch (e) {
     if (!(e instanceof ConfigError)) throw e;

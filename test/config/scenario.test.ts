@@ -52,7 +52,7 @@ describe('scenario: defaults and validation', () => {
   });
 
   test("a router's configuration for another seed is the checked one with its own seed, and a changed scenario is checked again", async () => {
-    const sc = await loadScenario('config/scenarios/urbanx-chain.json');
+    const sc = await loadScenario('config/scenarios/urbanx-chain.json', { seeds: 3 });
     const withSeed = (seed: number, index: number): unknown => {
       const s = structuredClone(sc);
       return { ...routerConfig(s, index, seed) };
