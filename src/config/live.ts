@@ -156,7 +156,8 @@ export interface LiveChange {
  * change, held by nobody else), so it is checked in place, not copied;
  * with `opts.sections`, the top-level sections it can differ from `prev`
  * in (it is `prev` with some paths set), only those are checked against
- * the schema and compared with `prev`'s.
+ * the schema and compared with `prev`'s, and the loader's rules across
+ * fields that read none of them when `prev` passed are not run again.
  */
 export function liveChange(
   prev: NodeConfig,
@@ -165,7 +166,7 @@ export function liveChange(
   prevVersion?: string,
   opts: { take?: boolean; sections?: readonly string[] } = {},
 ): LiveChange {
-  const checked = opts.take ? checkNodeConfigInPlace(next, source, { changedSections: opts.sections }) : parseNodeConfig(next, source);
+  const checked = opts.take ? checkNodeConfigInPlace(next, source, { changedSections: opts.sections, since: prev }) : parseNodeConfig(next, source);
   const changed = opts.take && opts.sections ? changedPathsIn(prev, checked, opts.sections) : changedPaths(prev, checked);
   return { from: prevVersion ?? configVersion(prev), checked, changed, restartOnly: restartOnlyIssues(prev, checked, changed) };
 }

@@ -80,19 +80,88 @@ export function parseNodeConfig(input: unknown, source = 'configuration'): NodeC
  * just built and nobody else holds): the defaults go into `data` itself, so
  * it is not copied first. `opts.changedSections`: `data` is a configuration
  * that passed, changed only in these top-level sections (a live `set`'s
- * paths): the schema is checked on those alone (the rules across fields
- * still run over the whole).
+ * paths): the schema is checked on those alone. `opts.since`: that
+ * configuration, when it passed here with `changedSections` too: the rules
+ * across fields that read none of the changed sections when they passed it
+ * are not run again (`RuleReads`); the others are.
  */
-export function checkNodeConfigInPlace(data: unknown, source = 'configuration', opts: { changedSections?: readonly string[] } = {}): NodeConfig {
+export function checkNodeConfigInPlace(
+  data: unknown,
+  source = 'configuration',
+  opts: { changedSections?: readonly string[]; since?: NodeConfig } = {},
+): NodeConfig {
+  const changed = opts.changedSections;
+  const ruled = changed ? ruleIssuesSince(data, changed, opts.since) : undefined;
   // What is wrong with a key or the token, in words, says more than the schema's "a string": it takes that issue's place.
-  const keys = keyIssues(data);
+  const keys = ruled ? ruled.issues[0]! : keyIssues(data);
   const keyAt = new Map(keys.map((i) => [i.path, i]));
-  const schemaIssues = opts.changedSections ? check.members(data, opts.changedSections) : check(data);
+  const schemaIssues = changed ? check.members(data, changed) : check(data);
   const issues = schemaIssues.map((i) => keyAt.get(i.path) ?? i);
   const seen = new Set(issues.map((i) => i.path));
-  for (const issue of [...keys, ...semanticIssues(data)]) if (!seen.has(issue.path)) issues.push(issue);
+  const rest = ruled ? ruled.issues.flat() : [...keys, ...semanticIssues(data)];
+  for (const issue of rest) if (!seen.has(issue.path)) issues.push(issue);
   if (issues.length > 0) throw new ConfigError(withoutSecretValues(issues), source);
+  if (ruled) passedReads.set(data as object, ruled.reads);
   return data as NodeConfig;
+}
+
+/**
+ * The top-level sections each rule of `RULES` read when it last passed a
+ * configuration: `all` where it enumerated the root (it may depend on any).
+ */
+type RuleReads = ReadonlyArray<ReadonlySet<string> | 'all'>;
+
+/** What the rules read of the configurations that passed them with `changedSections` (held no longer than those). */
+const passedReads = new WeakMap<object, RuleReads>();
+
+/**
+ * The rules' issues with `data` (one list per rule of `RULES`), and what
+ * each read of it. A rule is a pure function of the document: run on values
+ * it has read before, it reads the same and reports the same. So a rule
+ * that passed `since` (every rule did: it passed) reading none of the
+ * sections `data` changes, finds nothing in `data` either, and is not run;
+ * every other rule runs, its reads recorded.
+ */
+function ruleIssuesSince(data: unknown, changed: readonly string[], since: NodeConfig | undefined): { issues: ConfigIssue[][]; reads: RuleReads } {
+  const before = since === undefined ? undefined : passedReads.get(since);
+  const issues: ConfigIssue[][] = [];
+  const reads: Array<ReadonlySet<string> | 'all'> = [];
+  for (let i = 0; i < RULES.length; i++) {
+    const was = before?.[i];
+    if (was !== undefined && was !== 'all' && !changed.some((s) => was.has(s))) {
+      issues.push([]);
+      reads.push(was);
+      continue;
+    }
+    const r = readsOf(RULES[i]!, data);
+    issues.push(r.issues);
+    reads.push(r.reads);
+  }
+  return { issues, reads };
+}
+
+/** Runs `rule` on `data`, recording the top-level sections it reads (`all` when it enumerates them). */
+function readsOf(rule: (cfg: unknown) => ConfigIssue[], data: unknown): { issues: ConfigIssue[]; reads: ReadonlySet<string> | 'all' } {
+  if (!isObjectRoot(data)) return { issues: rule(data), reads: 'all' };
+  const read = new Set<string>();
+  let all = false;
+  const note = (k: string | symbol): void => {
+    if (typeof k === 'string') read.add(k);
+    else all = true;
+  };
+  const seen = new Proxy(data, {
+    get: (t, k) => (note(k), Reflect.get(t, k)),
+    has: (t, k) => (note(k), Reflect.has(t, k)),
+    getOwnPropertyDescriptor: (t, k) => (note(k), Reflect.getOwnPropertyDescriptor(t, k)),
+    ownKeys: (t) => ((all = true), Reflect.ownKeys(t)),
+    getPrototypeOf: (t) => ((all = true), Reflect.getPrototypeOf(t)),
+  });
+  const issues = rule(seen);
+  return { issues, reads: all ? 'all' : read };
+}
+
+function isObjectRoot(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 /** The configuration of node `id` with every other field at its default. */
@@ -228,29 +297,54 @@ const PLANS = { 11: ism2g4(11), 13: ism2g4(13) } as const;
 const isInt = (v: unknown): v is number => Number.isSafeInteger(v);
 
 /**
+ * The loader's rules, in the order of their issues: the keys' first (they
+ * take the place of the schema's issues at their paths), then the checks
+ * across fields (`semanticIssues`). Each is a pure function of the document,
+ * reporting what the values it reads say and nothing else (no clock, file
+ * or state of its own): `ruleIssuesSince` relies on it.
+ */
+const RULES: ReadonlyArray<(cfg: unknown) => ConfigIssue[]> = [
+  keyIssues,
+  sensingPeriodIssues,
+  controlPlaneIssues,
+  qosIssues,
+  controllerIssues,
+  ipIssues,
+  gatewayIssues,
+  channelIssues,
+];
+
+/**
  * Cross-field checks, each guarded so that a document the schema refused is
  * checked as far as it can be; the caller drops any issue on a path the
  * schema already reported.
  */
 function semanticIssues(cfg: unknown): ConfigIssue[] {
   const issues: ConfigIssue[] = [];
+  for (let i = 1; i < RULES.length; i++) issues.push(...RULES[i]!(cfg));
+  return issues;
+}
 
+/** A sensing round fits in its period. */
+function sensingPeriodIssues(cfg: unknown): ConfigIssue[] {
   const durationMs = get(cfg, 'sensing', 'durationMs');
   const periodMs = get(cfg, 'sensing', 'periodMs');
   if (isInt(durationMs) && isInt(periodMs) && durationMs > periodMs) {
-    issues.push({
-      path: '/sensing/durationMs',
-      value: durationMs,
-      expected: `at most sensing.periodMs (${periodMs} ms): a sensing round must fit in its period`,
-    });
+    return [
+      {
+        path: '/sensing/durationMs',
+        value: durationMs,
+        expected: `at most sensing.periodMs (${periodMs} ms): a sensing round must fit in its period`,
+      },
+    ];
   }
+  return [];
+}
 
-  issues.push(...controlPlaneIssues(cfg));
-  issues.push(...qosIssues(cfg));
-  issues.push(...controllerIssues(cfg));
-  issues.push(...ipIssues(cfg));
-  issues.push(...gatewayIssues(cfg));
-
+/** Channels are the plan's (and the allowed ones'), and a sensing round has the channels and the time it needs. */
+function channelIssues(cfg: unknown): ConfigIssue[] {
+  const issues: ConfigIssue[] = [];
+  const durationMs = get(cfg, 'sensing', 'durationMs');
   const count = get(cfg, 'channelPlan', 'channels');
   if (count !== 11 && count !== 13) return issues; // the schema has reported it; no plan to check channels against
   const plan = PLANS[count];

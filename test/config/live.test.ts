@@ -3,7 +3,8 @@ import { test } from 'node:test';
 import stableStringify from 'fast-json-stable-stringify';
 import { Rng } from '../../src/core/rng.js';
 import { changedPaths, liveChange, sameJson } from '../../src/config/live.js';
-import { defaultNodeConfig } from '../../src/config/load.js';
+import { defaultNodeConfig, parseNodeConfig } from '../../src/config/load.js';
+import { ConfigError } from '../../src/core/errors.js';
 import { copyJson, setPaths } from '../../src/core/schema.js';
 import { configVersion } from '../../src/config/load.js';
 
@@ -109,4 +110,49 @@ test("a set's change, compared in the sections its paths name, reports what comp
     if (whole.length > 1) changes++;
   }
   assert.ok(changes > 50, `sets that change several fields (${changes})`);
+});
+
+test('a chain of sets, each checked against the last one taken, is taken or refused as a whole check of its configuration says', () => {
+  const rng = Rng.fromSeed(9).fork('set-rules');
+  // Values the rules across fields weigh against each other (a round within its period and with time for its
+  // retunes, channels of the plan and of the allowed list, a control endpoint beyond loopback), valid or not.
+  const choices: Array<[string, unknown[]]> = [
+    ['sensing.periodMs', [1000, 2000, 500]],
+    ['sensing.durationMs', [70, 40, 1500]],
+    ['sensing.channelsPerRound', [0, 3, 12]],
+    ['switching.overheadUs', [1000, 20000]],
+    ['channel.initialChannel', [0, 6, 13]],
+    ['channel.cognitive', [true, false]],
+    ['channelPlan.allowed', [[], [1, 6, 11], [1, 1]]],
+    ['radios.R3.channel', [3, 6, 12]],
+    ['control.endpoint', ['', 'tcp://127.0.0.1:7700', 'tcp://10.0.0.1:7700']],
+    ['log.level', ['info', 'debug']],
+  ];
+  let prev = defaultNodeConfig(1);
+  const seen = { taken: 0, refused: 0 };
+  for (let i = 0; i < 400; i++) {
+    const entries = choices.filter(() => rng.next() < 0.25).map(([p, vs]) => [p, vs[rng.int(0, vs.length - 1)]] as const);
+    if (entries.length === 0) continue;
+    const { doc, issues } = setPaths(prev, entries);
+    assert.deepEqual(issues, []);
+    const what = entries.map(([p, v]) => `${p}=${JSON.stringify(v)}`).join(' ');
+    let whole: { cfg?: unknown; issues?: unknown };
+    try {
+      whole = { cfg: parseNodeConfig(structuredClone(doc)) };
+    } catch (e) {
+      assert.ok(e instanceof ConfigError, String(e));
+      whole = { issues: e.issues };
+    }
+    try {
+      const c = liveChange(prev, doc, 'set', configVersion(prev), { take: true, sections: entries.map(([p]) => p.split('.', 1)[0]!) });
+      assert.deepEqual(c.checked, whole.cfg, `taken, where the whole check refuses: ${what}`);
+      prev = c.checked;
+      seen.taken++;
+    } catch (e) {
+      assert.ok(e instanceof ConfigError, String(e));
+      assert.deepEqual(e.issues, whole.issues, `refused otherwise than the whole check: ${what}`);
+      seen.refused++;
+    }
+  }
+  assert.ok(seen.taken > 40 && seen.refused > 40, JSON.stringify(seen));
 });
