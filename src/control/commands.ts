@@ -107,10 +107,12 @@ export function get(view: RouterView, path: string | undefined): GetResult {
  */
 export function set(view: RouterView, values: Record<string, unknown>, expect: string | undefined): SetResult {
   const current = refuseStale(view, expect);
-  // setPaths copies the running configuration; the copy is this set's own, so it is checked in place.
+  // setPaths copies the sections the paths name; they are this set's own, so they are checked in place. The others
+  // stay the running configuration's objects: nothing checks, fills or changes them, and a configuration is never
+  // changed once it runs.
   const prev = view.runningConfig();
   const entries = Object.entries(values);
-  const { doc, issues } = setPaths(prev, entries);
+  const { doc, issues } = setPaths(prev, entries, { shareOthers: true });
   if (issues.length > 0) throw new ConfigError(withoutSecretValues(issues), 'set');
   // The copy differs from the running configuration (which passed) only in the sections the paths name.
   const sections = entries.map(([p]) => p.split('.', 1)[0]!);

@@ -603,13 +603,17 @@ export function overridePaths(doc: unknown, overrides: readonly string[], opts: 
  * Sets each dotted path to its value, in a copy of `doc` (plain JSON data:
  * copyJson): the same rules as `overridePaths`, for values that are already
  * values (the control API's `set`), so nothing goes through text and back.
+ * `opts.shareOthers`: only the top-level members the paths name are copied
+ * (and the root); the others are `doc`'s own objects, for a caller that
+ * changes nothing in them and never changes `doc` (a live set: the running
+ * configuration, checked again only in the sections it names).
  */
 export function setPaths(
   doc: unknown,
   entries: ReadonlyArray<readonly [path: string, value: unknown]>,
-  opts: { create?: boolean } = {},
+  opts: { create?: boolean; shareOthers?: boolean } = {},
 ): { doc: unknown; issues: ConfigIssue[] } {
-  const next = copyJson(doc);
+  const next = opts.shareOthers && isObject(doc) ? copyNamed(doc, entries) : copyJson(doc);
   const issues: ConfigIssue[] = [];
   for (const [path, value] of entries) {
     const segments = path.split('.');
@@ -617,6 +621,17 @@ export function setPaths(
     else setPath(next, segments, value, opts, issues);
   }
   return { doc: next, issues };
+}
+
+/** `doc` with the top-level members the paths name copied (copyJson), the others shared. */
+function copyNamed(doc: Record<string, unknown>, entries: ReadonlyArray<readonly [path: string, value: unknown]>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const k of Object.keys(doc)) out[k] = doc[k];
+  for (const [path] of entries) {
+    const k = path.split('.', 1)[0]!;
+    if (Object.hasOwn(doc, k) && out[k] === doc[k]) out[k] = copyJson(doc[k]);
+  }
+  return out;
 }
 
 function setPath(root: unknown, segments: readonly string[], value: unknown, opts: { create?: boolean }, issues: ConfigIssue[]): void {

@@ -133,8 +133,10 @@ test('a chain of sets, each checked against the last one taken, is taken or refu
   for (let i = 0; i < 400; i++) {
     const entries = choices.filter(() => rng.next() < 0.25).map(([p, vs]) => [p, vs[rng.int(0, vs.length - 1)]] as const);
     if (entries.length === 0) continue;
-    const { doc, issues } = setPaths(prev, entries);
+    // As a live set builds it: the sections the paths name copied, the others the running configuration's own.
+    const { doc, issues } = setPaths(prev, entries, { shareOthers: true });
     assert.deepEqual(issues, []);
+    const running = structuredClone(prev);
     const what = entries.map(([p, v]) => `${p}=${JSON.stringify(v)}`).join(' ');
     let whole: { cfg?: unknown; issues?: unknown };
     try {
@@ -146,11 +148,13 @@ test('a chain of sets, each checked against the last one taken, is taken or refu
     try {
       const c = liveChange(prev, doc, 'set', configVersion(prev), { take: true, sections: entries.map(([p]) => p.split('.', 1)[0]!) });
       assert.deepEqual(c.checked, whole.cfg, `taken, where the whole check refuses: ${what}`);
+      assert.deepEqual(prev, running, `the running configuration changed: ${what}`);
       prev = c.checked;
       seen.taken++;
     } catch (e) {
       assert.ok(e instanceof ConfigError, String(e));
       assert.deepEqual(e.issues, whole.issues, `refused otherwise than the whole check: ${what}`);
+      assert.deepEqual(prev, running, `the running configuration changed: ${what}`);
       seen.refused++;
     }
   }
