@@ -11,7 +11,7 @@ import { dependenceConfig, type GatewayConfig } from '../gateway/role.js';
 import { maximalIndependentSets, SLICE_DEFAULTS } from '../gateway/slices.js';
 import { curvePublicKey } from '../wire/curve-key.js';
 import { curveKeyProblem } from '../wire/z85.js';
-import { cloneJson, markedFields, overridePaths, readJsonFile, schemaChecker, valueOrUndefined, withheld, type Schema } from '../core/schema.js';
+import { cloneJson, isObject, markedFields, overridePaths, readJsonFile, schemaChecker, valueOrUndefined, withheld, type Schema } from '../core/schema.js';
 import { mayHoldSecret, MONITOR_TOKEN_RULE, monitorTokenProblem, secretFields, secretPlaces, withoutFields } from './secrets.js';
 import type { NodeConfig } from './types.js';
 import type { FlowSpec } from '../openflow/flow-spec.js';
@@ -142,7 +142,7 @@ function ruleIssuesSince(data: unknown, changed: readonly string[], since: NodeC
 
 /** Runs `rule` on `data`, recording the top-level sections it reads (`all` when it enumerates them). */
 function readsOf(rule: (cfg: unknown) => ConfigIssue[], data: unknown): { issues: ConfigIssue[]; reads: ReadonlySet<string> | 'all' } {
-  if (!isObjectRoot(data)) return { issues: rule(data), reads: 'all' };
+  if (!isObject(data)) return { issues: rule(data), reads: 'all' };
   const read = new Set<string>();
   let all = false;
   const note = (k: string | symbol): void => {
@@ -158,10 +158,6 @@ function readsOf(rule: (cfg: unknown) => ConfigIssue[], data: unknown): { issues
   });
   const issues = rule(seen);
   return { issues, reads: all ? 'all' : read };
-}
-
-function isObjectRoot(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 /** The configuration of node `id` with every other field at its default. */

@@ -436,12 +436,12 @@ export function routerConfig(sc: Scenario, index: number, seed: number): NodeCon
   const merged = deepMerge(deepMerge({}, sc.node), own);
   const node = isObject(merged.node) ? merged.node : {};
   const nodeSeed = (seed * 1000003 + index) >>> 0;
-  // The document without its seed names the configuration among the scenario's checked ones.
   const ownNode = { ...node, id: index, name: `r${index}`, seed: 0 };
   merged.node = ownNode;
-  const key = JSON.stringify(merged);
+  // The document without its seed names the configuration among the scenario's checked ones (kept for several seeds only).
+  const key = sc.seeds > 1 ? JSON.stringify(merged) : undefined;
   let checked = checkedRouterConfigs.get(sc);
-  const known = checked?.get(key);
+  const known = key === undefined ? undefined : checked?.get(key);
   if (known !== undefined) {
     const cfg = copyJson(known);
     cfg.node.seed = nodeSeed;
@@ -450,7 +450,7 @@ export function routerConfig(sc: Scenario, index: number, seed: number): NodeCon
   ownNode.seed = nodeSeed;
   try {
     const cfg = parseNodeConfig(merged, `router ${index}`);
-    if (sc.seeds > 1) {
+    if (key !== undefined) {
       if (checked === undefined) checkedRouterConfigs.set(sc, (checked = new Map()));
       checked.set(key, copyJson(cfg));
     }
