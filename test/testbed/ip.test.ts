@@ -8,7 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import type { ControlReply } from '../../src/control/protocol.js';
 import { root } from '../support/cli.js';
 import { IpTestbed, iperfServer, kill, listening, skip } from '../support/ip-testbed.js';
-import { until } from '../support/until.js';
+import { reaches, until } from '../support/until.js';
 
 /**
  * Real IP over the mesh, as a network person tries it: `cogmesh testbed
@@ -25,6 +25,17 @@ function hops(out: string): string[] {
     .slice(1)
     .map((l) => /^\s*\d+\s+(\S+)/.exec(l)?.[1] ?? '')
     .filter((h) => h !== '');
+}
+
+/** What each router's status says of the path, for a failure's message: R1's channel and moves, and every counter of drops and routing that is not zero. */
+async function meshState(tb: IpTestbed): Promise<string> {
+  const parts: string[] = [];
+  for (let i = 0; i < 5; i++) {
+    const s = (await tb.status(i)) as unknown as { r1: { channel: number; moves: number }; drops: Record<string, number>; routing: Record<string, number> };
+    const nonzero = Object.entries({ ...s.drops, ...s.routing }).filter(([, v]) => v !== 0);
+    parts.push(`r${i} R1 on ${s.r1.channel} after ${s.r1.moves} moves, ${nonzero.map(([k, v]) => `${k} ${v}`).join(' ')}`);
+  }
+  return parts.join('; ');
 }
 
 /** A file of random bytes served by `python3 -m http.server` from host `i`. */
@@ -90,15 +101,25 @@ describe('real IP over a chain of 5 routers (testbed --netns)', { skip, timeout:
   });
 
   test('iperf3 TCP (Linux CUBIC) runs end to end', async () => {
-    const server = await iperfServer(tb, 4, 5201);
-    try {
-      const r = await tb.run(0, ['iperf3', '-c', '10.0.4.2', '-p', '5201', '-t', '8', '-C', 'cubic', '-J'], 90_000);
-      const j = JSON.parse(r.out) as { end: { sum_received: { bytes: number }; sender_tcp_congestion: string } };
-      assert.equal(j.end.sender_tcp_congestion, 'cubic');
-      assert.ok(j.end.sum_received.bytes > 20_000, `received ${j.end.sum_received.bytes} bytes`);
-    } finally {
-      kill(server);
-    }
+    // The PNs come and go on every data channel: a run whose segments meet a PN on a hop (and
+    // Linux's RTO backing off 1, 2, 4 s) can carry little in 8 s, so up to three runs.
+    let port = 5201;
+    const { met, runs } = await reaches(
+      3,
+      async () => {
+        const server = await iperfServer(tb, 4, port);
+        try {
+          const r = await tb.run(0, ['iperf3', '-c', '10.0.4.2', '-p', String(port++), '-t', '8', '-C', 'cubic', '-J'], 90_000);
+          const j = JSON.parse(r.out) as { end: { sum_received: { bytes: number }; sum_sent: { retransmits: number }; sender_tcp_congestion: string } };
+          assert.equal(j.end.sender_tcp_congestion, 'cubic');
+          return { bytes: j.end.sum_received.bytes, retransmits: j.end.sum_sent.retransmits };
+        } finally {
+          kill(server);
+        }
+      },
+      ({ bytes }) => bytes > 20_000,
+    );
+    assert.ok(met, `received ${runs.map((r) => `${r.bytes} bytes (${r.retransmits} retransmitted)`).join(', ')}; the routers: ${await meshState(tb)}`);
   });
 
   test('iperf3 UDP runs end to end and reports its loss', async () => {
