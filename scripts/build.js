@@ -2,7 +2,7 @@
 // than every one of its inputs, so that a build after a small change (or none, as
 // `npm start` runs it) redoes only what that change touched. `--force` redoes every step.
 import { spawnSync } from 'node:child_process';
-import { readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -29,6 +29,7 @@ const STEPS = [
     inputs: ['dist/src', 'dist/radio'],
     outputs: ['dist/cli/main.js', 'dist/cli/seed-worker.js', 'dist/cli/sandbox-worker.js', 'dist/cli/build-validators.js'],
     ignore: validators,
+    after: pruneBundle,
   },
   {
     run: 'build:validators',
@@ -47,6 +48,26 @@ const STEPS = [
   },
   { run: 'build:page', inputs: ['src/monitor/page'], outputs: ['dist/monitor/page.js'] },
 ];
+
+/**
+ * After the bundle: removes from dist/cli every file that this build of it did not write
+ * (esbuild's metafile lists them), save the validators. Chunk names are hashes of their
+ * contents, so each build that changes a chunk writes it under a new name and would
+ * otherwise leave the old one behind.
+ */
+function pruneBundle() {
+  const dir = join(root, 'dist/cli');
+  const meta = JSON.parse(readFileSync(join(root, 'dist/cli.meta.json'), 'utf8'));
+  const written = new Set(Object.keys(meta.outputs).map((p) => join(root, p)));
+  let removed = 0;
+  for (const name of readdirSync(dir)) {
+    const p = join(dir, name);
+    if (written.has(p) || validators(p)) continue;
+    rmSync(p, { recursive: true, force: true });
+    removed++;
+  }
+  if (removed > 0) process.stdout.write(`build: removed ${removed} files of earlier bundles from dist/cli\n`);
+}
 
 /** The latest modification time (ms) of a file, or of any file under a folder; 0 when there is none. */
 function newest(path, ignore) {
@@ -80,6 +101,7 @@ for (const step of STEPS) {
   const command = `${scripts[step.run]}${force && !step.outputs ? ' --force' : ''}`;
   const r = spawnSync(command, { cwd: root, env, shell: true, stdio: 'inherit' });
   if (r.status !== 0) process.exit(r.status ?? 1);
+  step.after?.();
 }
 
 // When the build last finished: a skipped step leaves its outputs older than an edit that
