@@ -225,6 +225,24 @@ export class GatewayRole<P> {
     };
   }
 
+  /**
+   * This role replaces `old` (a live change): each client that keeps its id
+   * keeps its counts (less the packets `old` still holds, which the caller
+   * offers here again), and the unshaped packets and slice computations
+   * add up. Call it before `old.drain()`.
+   */
+  carryFrom(old: GatewayRole<P>): void {
+    const before = new Map(old.cfg.clients.map((c, i) => [c.id, i]));
+    this.cfg.clients.forEach((c, j) => {
+      const i = before.get(c.id);
+      if (i === undefined) return;
+      const s = old.shaper.client(i);
+      this.shaper.carryCounts(j, s, s.queuePackets);
+    });
+    this.unshapedCount += old.unshapedCount;
+    this.changes += old.changes;
+  }
+
   /** Every packet still queued (the role is being replaced). */
   drain(): P[] {
     return this.shaper.drain();

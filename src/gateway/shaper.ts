@@ -245,6 +245,21 @@ export class GatewayShaper<P> {
     for (const q of this.queues) q.due = this.departure(q, now);
   }
 
+  /**
+   * Client j goes on with another shaper's counts for it (a live change of
+   * the gateway section makes a new shaper): what that one sent and dropped,
+   * and what it enqueued less the `held` packets still in its queue, which
+   * are offered here again and counted as they are taken or dropped.
+   */
+  carryCounts(j: number, from: Readonly<ShaperClientState>, held: number): void {
+    const s = this.queueOf(j).state;
+    s.enqueued += from.enqueued - held;
+    s.sent += from.sent;
+    s.dropped += from.dropped;
+    s.bytes += from.bytes;
+    s.droppedBytes += from.droppedBytes;
+  }
+
   /** Every queued packet, oldest first per client, and empties the queues (the role is being replaced). */
   drain(): P[] {
     const out: P[] = [];

@@ -77,12 +77,17 @@ export class GatewaySide {
 
   /**
    * A new gateway section (a live set): a new role from `now`, with the
-   * packets the old one held offered to it again (counters start again; a
-   * graph given whole, or scan reports, are for the caller to give again).
+   * packets the old one held offered to it again. A client that keeps its id
+   * keeps its counters; a graph given whole, or scan reports, are for the
+   * caller to give again. The old role is drained only once the new one is
+   * made.
    */
   reconfigure(cfg: GatewayConfig, now: Micros): void {
-    const held = this.role?.drain() ?? [];
-    this.role = cfg.enabled ? new GatewayRole<EnteringPacket>(cfg, now) : undefined;
+    const old = this.role;
+    const role = cfg.enabled ? new GatewayRole<EnteringPacket>(cfg, now) : undefined;
+    if (old && role) role.carryFrom(old);
+    const held = old?.drain() ?? [];
+    this.role = role;
     for (const e of held) if (!this.admit(e.packet, e.payload, e.entry, now)) this.parts.enter(e.packet, e.payload, e.entry, now);
   }
 

@@ -79,4 +79,54 @@ describe('a gateway router holds a client’s host-side packets until its slice'
     assert.equal(lan1().share, 0.3);
     assert.equal(gw.gatewayReport('lan1', new Map([[1, -50]]), engine.now()), false);
   });
+
+  test('a live change keeps the counters of a client that keeps its id; the packet it held is counted once', () => {
+    const cfg = gw.config;
+    const live = (clients: Array<{ id: string; prefix: string; router: number }>, slices: Array<{ clients: string[]; share: number }>): void =>
+      gw.reconfigure(
+        { ...cfg, gateway: { ...cfg.gateway, clients, slicing: { ...cfg.gateway.slicing, static: slices } } },
+        ['gateway.clients', 'gateway.slicing'],
+        engine.now(),
+      );
+    const lan2 = { id: 'lan2', prefix: '10.0.2.0/24', router: 2 };
+    // 10.06 s: 60 ms into a frame, past the client's slice before and after the change.
+    engine.run(seconds(10) + ms(60));
+    gw.fromHost(udp('10.0.0.2', '10.0.1.2'), engine.now());
+    const before = { ...lan1() };
+    const { unshaped, sliceChanges } = gw.gateway.state()!;
+    assert.equal(before.queuePackets, 1);
+    live(cfg.gateway.clients, [{ clients: ['lan1'], share: 0.5 }]);
+    live(
+      [...cfg.gateway.clients, lan2],
+      [
+        { clients: ['lan1'], share: 0.5 },
+        { clients: ['lan2'], share: 0.3 },
+      ],
+    );
+    const after = gw.gateway.state()!;
+    const [l1, l2] = after.clients;
+    assert.deepEqual(
+      { enqueued: l1!.enqueued, sent: l1!.sent, dropped: l1!.dropped, bytes: l1!.bytes, queuePackets: l1!.queuePackets, share: l1!.share },
+      { enqueued: before.enqueued, sent: before.sent, dropped: before.dropped, bytes: before.bytes, queuePackets: 1, share: 0.5 },
+    );
+    assert.deepEqual([l2!.id, l2!.enqueued, l2!.sent, l2!.queuePackets], ['lan2', 0, 0, 0]);
+    assert.equal(after.unshaped, unshaped, 'the held packet went back to its client, not unshaped');
+    assert.equal(after.sliceChanges, sliceChanges + 2);
+    engine.run(seconds(10) + ms(100));
+    assert.equal(lan1().sent, before.sent + 1, 'sent at the frame’s start, once');
+    assert.equal(lan1().enqueued, before.enqueued);
+    // A change that drops the client: its held packet goes on unshaped, lan2 keeps its counters.
+    engine.run(seconds(10) + ms(160));
+    gw.fromHost(udp('10.0.0.2', '10.0.2.2'), engine.now());
+    gw.fromHost(udp('10.0.0.2', '10.0.1.2'), engine.now());
+    const lan2Before = { ...gw.gateway.state()!.clients[1]! };
+    assert.equal(lan2Before.enqueued, 1);
+    live([lan2], [{ clients: ['lan2'], share: 0.3 }]);
+    const dropped = gw.gateway.state()!;
+    assert.deepEqual(
+      dropped.clients.map((c) => [c.id, c.enqueued, c.queuePackets]),
+      [['lan2', lan2Before.enqueued, lan2Before.queuePackets]],
+    );
+    assert.equal(dropped.unshaped, unshaped + 1);
+  });
 });
