@@ -4,7 +4,7 @@
  * one TCP Reno FTP flow of 1000-byte segments, 1-4 hops.
  *
  *   node --import tsx bench/ns2.ts [--hops 1,2,3,4] [--duration 100] [--seeds 3] [--seed 1]
- *                                  [--window 20] [--jobs 1] [--warmup 100] [--warmup-runs 6] [--rounds 3]
+ *                                  [--window 20] [--jobs 1] [--warmup 100] [--warmup-runs 20] [--rounds 3]
  *                                  [--set PATH=VALUE]... [--pin on|off]
  *                                  [--json] [--check]
  *
@@ -26,7 +26,7 @@
  * buffer. --jobs is cogmesh's worker threads:
  * 1 by default, so that both wall times are one core's (ns-2 is single-threaded).
  * Before the timed simulations in this process, --warmup-runs untimed
- * simulations (6 by default, one after another, seeds from --seed) of
+ * simulations (20 by default, one after another, seeds from --seed) of
  * --warmup simulated seconds each (0: none) at the first hop count: V8
  * compiles the simulator's code during its first runs, and without it the
  * first hop count's time would hold that compilation and the others' not.
@@ -38,8 +38,18 @@
  * allocates, and until it has grown each run pays for more scavenges (after
  * six warm-up runs of 20 s, the first three timed 3-seed runs of 100 s at 1
  * hop took 70, 48 and 35 scavenges, 39, 45 and 26 ms; after six of 100 s,
- * 44, 35 and 35, and 35 from then on). Six of 100 s (the default) cost
- * about a second. The process
+ * 44, 35 and 35, and 35 from then on). Six of 100 s were the default
+ * until a process's main-thread CPU per warm 3-seed 1-hop run was followed
+ * run by run: after one seed, 0.46, 0.38, 0.37, 0.38, 0.43 and 0.37 s,
+ * then 0.345-0.366 s from the seventh run (the 19th seed) on, and V8's
+ * compiler threads still busy in the early runs. Six seeds left the first
+ * row's runs inside that curve, the other rows past it: paired, five times
+ * each, the 1-hop row's wall ratio was 0.94-1.09x after six and
+ * 0.83-1.00x after twenty, its CPU ratio 1.19-1.50x against 1.03-1.14x;
+ * the row timed twice in one run (--hops 1,1) gave the same twice after
+ * twenty (CPU 1.14 and 1.18x, 1.10 and 1.14x), and a first row dearer
+ * than the second after six (1.27 and 1.13x). Twenty of 100 s (the
+ * default) cost about 2.5 s. The process
  * columns keep it (each process starts cold), as ns-2's processes keep their
  * start-up.
  * --rounds (3 by default): each hop count's ns-2 seeds and cogmesh's
@@ -88,7 +98,7 @@ const { values } = parseArgs({
     window: { type: 'string', default: '20' },
     jobs: { type: 'string', default: '1' },
     warmup: { type: 'string', default: '100' },
-    'warmup-runs': { type: 'string', default: '6' },
+    'warmup-runs': { type: 'string', default: '20' },
     rounds: { type: 'string', default: '3' },
     set: { type: 'string', multiple: true, default: [] },
     pin: { type: 'string', default: 'on' },
